@@ -1,0 +1,3 @@
+from diting.cli.main import run
+
+run()

@@ -1,0 +1,239 @@
+"""Reading Spring configuration files into flat, line-addressed entries.
+
+``.properties`` follow ``java.util.Properties.load`` (continuations, ``\\uXXXX``
+escapes, ``=``/``:``/whitespace separators, ``#``/``!`` comments). YAML is
+composed with PyYAML's safe loader and flattened to dotted keys with ``[n]``
+indices; scalars stay strings (no type conversion, so no floats). Multi-document
+YAML keeps each document's profile condition (``spring.profiles`` or
+``spring.config.activate.on-profile``). Keys are compared in Spring's canonical
+relaxed form (:func:`canonical_key`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+try:  # the C loader is faster and equally safe
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - pure-Python PyYAML
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+#: YAML nodes visited per file at most (aliases can multiply a small file)
+MAX_YAML_NODES = 200_000
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One key of a config file: canonical key, raw key as written, string value, 1-based line."""
+
+    key: str
+    raw_key: str
+    value: str
+    line: int
+    end_line: int
+
+
+@dataclass
+class ConfigDocument:
+    """Entries of one document; ``profiles`` is the activation condition (None: always)."""
+
+    entries: list[ConfigEntry]
+    profiles: list[str] | None = None
+
+
+@dataclass
+class ConfigFile:
+    """A parsed config file: its documents, or ``error`` (with line) when it could not be read."""
+
+    path: str
+    fmt: str  # properties | yaml
+    documents: list[ConfigDocument] = field(default_factory=list)
+    error: str | None = None
+    error_line: int | None = None
+    budget_exhausted: bool = False
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def canonical_key(key: str) -> str:
+    """Spring's canonical relaxed form: lower-case kebab elements, ``[n]`` indices.
+
+    ``spring.applicationName`` and ``spring.application_name`` both give
+    ``spring.application-name``; ``list.0.x`` stays, ``list[0].x`` keeps brackets.
+    """
+    out = []
+    for element in key.strip().split("."):
+        idx = ""
+        m = re.match(r"^(.*?)((?:\[[^\]]*\])*)$", element)
+        if m:
+            element, idx = m.group(1), m.group(2)
+        element = _CAMEL.sub("-", element).replace("_", "-").lower()
+        out.append(element + idx)
+    return ".".join(out)
+
+
+# ---------------------------------------------------------------- properties
+
+_PROP_ESC = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape_props(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "u" and i + 5 < len(s) + 0 and re.match(r"[0-9a-fA-F]{4}", s[i + 2:i + 6] or ""):
+                out.append(chr(int(s[i + 2:i + 6], 16)))
+                i += 6
+                continue
+            out.append(_PROP_ESC.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def parse_properties(path: str, text: str) -> ConfigFile:
+    """Parse ``.properties`` text. Never raises."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    entries: list[ConfigEntry] = []
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i].lstrip(" \t\f")
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        logical = line
+        while _continues(logical) and i < len(lines):
+            logical = logical[:-1] + lines[i].lstrip(" \t\f")
+            i += 1
+        if _continues(logical):
+            logical = logical[:-1]
+        key_chars: list[str] = []
+        j = 0
+        while j < len(logical):
+            c = logical[j]
+            if c == "\\" and j + 1 < len(logical):
+                key_chars.append(logical[j:j + 2])
+                j += 2
+                continue
+            if c in "=: \t\f":
+                break
+            key_chars.append(c)
+            j += 1
+        while j < len(logical) and logical[j] in " \t\f":
+            j += 1
+        if j < len(logical) and logical[j] in "=:":
+            j += 1
+            while j < len(logical) and logical[j] in " \t\f":
+                j += 1
+        raw_key = _unescape_props("".join(key_chars))
+        value = _unescape_props(logical[j:])
+        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, start + 1, i))
+    return ConfigFile(path, "properties", [ConfigDocument(entries)])
+
+
+def _continues(line: str) -> bool:
+    n = len(line) - len(line.rstrip("\\"))
+    return n % 2 == 1
+
+
+# ---------------------------------------------------------------- yaml
+
+
+def _profile_condition(doc: list[ConfigEntry]) -> list[str] | None:
+    for e in doc:
+        if e.key in ("spring.profiles", "spring.config.activate.on-profile"):
+            return [p.strip() for p in re.split(r"[,|]", e.value) if p.strip()]
+    return None
+
+
+def parse_yaml(path: str, text: str) -> ConfigFile:
+    """Parse YAML text into flattened documents. Never raises."""
+    cf = ConfigFile(path, "yaml")
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        cf.error = str(getattr(exc, "problem", None) or exc).strip()
+        cf.error_line = mark.line + 1 if mark is not None else None
+        return cf
+    except (ValueError, RecursionError) as exc:
+        cf.error = str(exc)
+        return cf
+    budget = [MAX_YAML_NODES]
+    for node in nodes:
+        if node is None:
+            continue
+        entries: list[ConfigEntry] = []
+        _flatten(node, "", entries, budget, 0)
+        if budget[0] <= 0:
+            cf.budget_exhausted = True
+        cf.documents.append(ConfigDocument(entries, _profile_condition(entries)))
+    return cf
+
+
+def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[int], depth: int) -> None:
+    stack: list[tuple[yaml.Node, str, int, int]] = [(node, prefix, node.start_mark.line + 1, depth)]
+    while stack:
+        budget[0] -= 1
+        if budget[0] <= 0:
+            return
+        cur, pre, line, d = stack.pop()
+        if d > 100:
+            continue
+        if isinstance(cur, yaml.MappingNode):
+            items = []
+            for k, v in cur.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    continue
+                key = f"{pre}.{k.value}" if pre else str(k.value)
+                items.append((v, key, k.start_mark.line + 1, d + 1))
+            stack.extend(reversed(items))
+        elif isinstance(cur, yaml.SequenceNode):
+            items = [(v, f"{pre}[{i}]", v.start_mark.line + 1, d + 1) for i, v in enumerate(cur.value)]
+            stack.extend(reversed(items))
+        elif isinstance(cur, yaml.ScalarNode):
+            value = cur.value if cur.tag != "tag:yaml.org,2002:null" else ""
+            end = cur.end_mark.line + 1 if cur.end_mark.column > 0 else cur.end_mark.line
+            out.append(ConfigEntry(canonical_key(pre), pre, str(value), line, max(line, end)))
+
+
+def parse_config(path: str, text: str) -> ConfigFile:
+    """Dispatch on the file extension (``.properties``, ``.yml``/``.yaml``)."""
+    if path.endswith(".properties"):
+        return parse_properties(path, text)
+    return parse_yaml(path, text)
+
+
+# ---------------------------------------------------------------- Maven resource filtering
+
+_AT_TOKEN = re.compile(r"@([A-Za-z0-9_][A-Za-z0-9_.\-]*)@")
+
+
+def filter_resource(text: str, lookup) -> tuple[str, list[str]]:
+    """Maven resource filtering with Spring Boot's ``@…@`` delimiter.
+
+    ``lookup(name)`` gives a property value or None. Tokens that cannot be
+    resolved stay as written and are returned as the second value.
+    """
+    missing: list[str] = []
+
+    def repl(m: re.Match[str]) -> str:
+        v = lookup(m.group(1))
+        if v is None:
+            if m.group(1) not in missing:
+                missing.append(m.group(1))
+            return m.group(0)
+        return v
+
+    return _AT_TOKEN.sub(repl, text), missing

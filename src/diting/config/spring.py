@@ -1,0 +1,232 @@
+"""Spring Boot configuration of one deployable module, with the precedence of SPEC §4.4.
+
+Sources, first wins: (3) ``application-{p}`` of the active profiles, last listed
+first; (4) ``application``; (5) ``bootstrap-{p}``, then ``bootstrap``. Within a
+rank ``config/`` beats the resource root and ``.properties`` beats ``.yml``;
+a disagreement between equal ranks is AMBIGUOUS. Files of inactive profiles
+are never read for values, and environments are never merged. Snapshot,
+remote-config and placeholder-configurer sources (ranks 1, 2 and 6) join in the
+probes stage.
+
+The active profile set is ``--profile``, else ``spring.profiles.active`` of the
+base application/bootstrap file, else ``default``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from diting.config.sources import ConfigEntry, ConfigFile, canonical_key, filter_resource, parse_config
+
+_NAME = re.compile(r"^(application|bootstrap)(?:-([^./]+))?\.(properties|yml|yaml)$")
+_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class ConfigFileRef:
+    """A config file diting read: path and blob sha (goes into analysis_input)."""
+
+    path: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class ResolvedValue:
+    """A config value with where it came from.
+
+    ``status``: RESOLVED, AMBIGUOUS (equal-rank sources disagree: ``candidates``),
+    UNKNOWN (key absent or a placeholder without value). ``basis`` says how
+    placeholders were filled (``PLACEHOLDER_DEFAULT`` when only a ``${x:default}``
+    default applied)."""
+
+    key: str
+    status: str
+    value: str | None
+    entry: ConfigEntry | None = None
+    path: str | None = None
+    candidates: tuple[tuple[str, str, int], ...] = ()
+    basis: str = "CONFIG_FILE"
+    missing: tuple[str, ...] = ()
+
+
+@dataclass
+class _Source:
+    rank: tuple[int, int, int, int]
+    path: str
+    file: ConfigFile
+    profile: str | None
+
+
+@dataclass
+class SpringConfig:
+    """The config sources of one module for one profile set."""
+
+    profiles: list[str]
+    profile_basis: str
+    sources: list[_Source] = field(default_factory=list)
+    files_read: list[ConfigFileRef] = field(default_factory=list)
+    unreadable: list[tuple[str, str, int | None]] = field(default_factory=list)
+    unfiltered: list[tuple[str, str]] = field(default_factory=list)
+
+    def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
+        hits: list[tuple[_Source, ConfigEntry]] = []
+        for src in self.sources:
+            found: ConfigEntry | None = None
+            for doc in src.file.documents:
+                if doc.profiles is not None and not _profiles_match(doc.profiles, self.profiles):
+                    continue
+                for e in doc.entries:
+                    if e.key == key:
+                        found = e  # later documents and later keys win inside one file
+            if found is not None:
+                hits.append((src, found))
+        return hits
+
+    def get(self, key: str, _depth: int = 0) -> ResolvedValue:
+        """Resolve ``key`` (any relaxed form) with precedence and placeholders."""
+        ck = canonical_key(key)
+        hits = self._entries(ck)
+        if not hits:
+            return ResolvedValue(ck, "UNKNOWN", None)
+        # .properties beats .yml inside a rank; .yml and .yaml of one rank can disagree
+        top_rank = hits[0][0].rank
+        same = [(s, e) for s, e in hits if s.rank == top_rank]
+        values = {e.value for _, e in same}
+        if len(values) > 1:
+            return ResolvedValue(ck, "AMBIGUOUS", None, candidates=tuple(sorted((s.path, e.value, e.line)
+                                                                                for s, e in same)))
+        src, entry = hits[0]
+        value, basis, missing = self._placeholders(entry.value, _depth)
+        if value is None:
+            return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing))
+        return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis)
+
+    def _placeholders(self, value: str, depth: int) -> tuple[str | None, str, list[str]]:
+        basis = "CONFIG_FILE"
+        missing: list[str] = []
+        if depth > 8:
+            return None, "PLACEHOLDER_CYCLE", missing
+        out = value
+        for _ in range(16):
+            m = _PLACEHOLDER.search(out)
+            if m is None:
+                break
+            body = m.group(1)
+            name, sep, default = body.partition(":")
+            inner = self.get(name, depth + 1) if name else ResolvedValue(name, "UNKNOWN", None)
+            if inner.status == "RESOLVED" and inner.value is not None:
+                rep = inner.value
+                if inner.basis != "CONFIG_FILE":
+                    basis = inner.basis
+            elif sep:
+                rep = default
+                basis = "PLACEHOLDER_DEFAULT"
+            else:
+                missing.append(name)
+                return None, "PLACEHOLDER_UNRESOLVED", missing
+            out = out[:m.start()] + rep + out[m.end():]
+        return out, basis, missing
+
+
+def _profiles_match(condition: list[str], active: list[str]) -> bool:
+    for p in condition:
+        if p.startswith("!"):
+            if p[1:] not in active:
+                return True
+        elif p in active:
+            return True
+    return False
+
+
+def spring_config_files(paths: list[str], resource_roots: list[str]) -> list[tuple[str, str, str | None, str, int]]:
+    """Spring Boot config files among ``paths``: ``(path, base, profile, ext, location rank)``.
+
+    Location rank 0 is ``{root}/config/``, 1 the resource root itself."""
+    out = []
+    for p in paths:
+        for root in resource_roots:
+            prefix = f"{root}/" if root else ""
+            if not p.startswith(prefix):
+                continue
+            rel = p[len(prefix):]
+            loc = None
+            if "/" not in rel:
+                loc = 1
+            elif rel.startswith("config/") and rel.count("/") == 1:
+                loc = 0
+                rel = rel[len("config/"):]
+            if loc is None:
+                continue
+            m = _NAME.match(rel)
+            if m:
+                out.append((p, m.group(1), m.group(2), m.group(3), loc))
+    return sorted(out)
+
+
+def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_text, maven_lookup,
+                       explicit_profiles: list[str] | None) -> SpringConfig:
+    """Build the :class:`SpringConfig` of one module.
+
+    ``read_text(path)`` returns ``(text, blob_sha)`` or None; ``maven_lookup(name)``
+    resolves ``@name@`` tokens (Maven resource filtering with default profiles).
+    """
+    parsed: dict[str, ConfigFile] = {}
+    cfg = SpringConfig([], "default")
+
+    def parse(path: str) -> ConfigFile | None:
+        if path in parsed:
+            return parsed[path]
+        got = read_text(path)
+        if got is None:
+            return None
+        text, blob = got
+        cfg.files_read.append(ConfigFileRef(path, blob))
+        filtered, missing = filter_resource(text, maven_lookup)
+        for name in missing:
+            cfg.unfiltered.append((path, name))
+        cf = parse_config(path, filtered)
+        if cf.error:
+            cfg.unreadable.append((path, cf.error, cf.error_line))
+        parsed[path] = cf
+        return cf
+
+    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, int, int]:
+        base_rank = 0 if base == "application" else 2
+        if profile is None:
+            tier = base_rank + 1
+            pidx = 0
+        else:
+            tier = base_rank
+            pidx = -profiles.index(profile)  # last listed first
+        return (tier, pidx, loc, 0 if ext == "properties" else 1)
+
+    # the active profile set
+    if explicit_profiles:
+        cfg.profiles = list(explicit_profiles)
+        cfg.profile_basis = "--profile"
+    else:
+        base = SpringConfig([], "default")
+        for path, b, profile, ext, loc in files:
+            if profile is None:
+                cf = parse(path)
+                if cf is not None:
+                    base.sources.append(_Source(rank_of(b, None, ext, loc, []), path, cf, None))
+        base.sources.sort(key=lambda s: s.rank)
+        for key in ("spring.profiles.active",):
+            rv = base.get(key)
+            if rv.status == "RESOLVED" and rv.value and rv.value.strip():
+                cfg.profiles = [p.strip() for p in rv.value.split(",") if p.strip()]
+                cfg.profile_basis = f"spring.profiles.active in {rv.path}:{rv.entry.line if rv.entry else 0}"
+        if not cfg.profiles:
+            cfg.profiles = ["default"]
+            cfg.profile_basis = "default"
+    for path, b, profile, ext, loc in files:
+        if profile is not None and profile not in cfg.profiles:
+            continue
+        cf = parse(path)
+        if cf is not None:
+            cfg.sources.append(_Source(rank_of(b, profile, ext, loc, cfg.profiles), path, cf, profile))
+    cfg.sources.sort(key=lambda s: (s.rank, s.path))
+    cfg.files_read.sort(key=lambda r: r.path)
+    return cfg

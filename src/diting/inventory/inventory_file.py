@@ -1,0 +1,78 @@
+"""The inventory file (``--inventory``): services named explicitly (SPEC §4.1).
+
+YAML ``services: [{service_id, repo_id, module_path, owner, profile, exclusion_reason}]``.
+An entry whose ``repo_id`` matches the scanned repository (or that has none)
+and whose ``module_path`` names a module (its directory or pom path) makes that
+module a service with that id; an entry with ``exclusion_reason`` is not
+scanned and is reported. The same file is the application denominator of the
+coverage report over a graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from diting.errors import UserError
+from diting.ir.canonical import sha256_hex
+
+_FIELDS = {"service_id", "repo_id", "module_path", "owner", "profile", "exclusion_reason"}
+
+
+@dataclass
+class InventoryFile:
+    """A loaded inventory file and its sha256 (part of the analysis input)."""
+
+    entries: list[dict[str, Any]]
+    sha256: str
+
+    @classmethod
+    def load(cls, path: Path) -> "InventoryFile":
+        """Read and check the file. Raises :class:`UserError` when it is missing or malformed."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read inventory file {path}: {exc.strerror}") from exc
+        try:
+            doc = yaml.safe_load(data.decode("utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise UserError(f"inventory file {path} is not valid YAML: {exc}") from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("services"), list):
+            raise UserError(f"inventory file {path} must be a mapping with a 'services' list")
+        entries = []
+        for i, e in enumerate(doc["services"]):
+            if not isinstance(e, dict) or not e.get("service_id"):
+                raise UserError(f"inventory file {path}: entry #{i + 1} needs a service_id")
+            unknown = set(e) - _FIELDS
+            if unknown:
+                raise UserError(f"inventory file {path}: entry {e['service_id']} has unknown fields "
+                                f"{', '.join(sorted(unknown))}")
+            entries.append({k: (str(v) if v is not None else None) for k, v in e.items()})
+        return cls(entries, sha256_hex(data))
+
+    def for_repo(self, repo_id: str, model) -> tuple[dict[str, dict], list[tuple[str, str]], list[str]]:
+        """Entries of this repository: forced services by pom path, excluded (service_id, pom path),
+        and ids of entries whose module_path is not a module here."""
+        forced: dict[str, dict] = {}
+        excluded: list[tuple[str, str]] = []
+        unmapped: list[str] = []
+        by_dir = {m.dir: p for p, m in model.modules.items()}
+        for e in self.entries:
+            if e.get("repo_id") and e["repo_id"] != repo_id:
+                continue
+            mp = (e.get("module_path") or "").strip().strip("/")
+            if mp == ".":
+                mp = ""
+            pom = mp if mp.endswith(".xml") and mp in model.modules else by_dir.get(mp)
+            if pom is None:
+                if e.get("module_path") is not None:
+                    unmapped.append(e["service_id"])
+                continue
+            if e.get("exclusion_reason"):
+                excluded.append((e["service_id"], pom))
+            else:
+                forced[pom] = e
+        return forced, excluded, unmapped

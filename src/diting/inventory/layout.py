@@ -1,0 +1,117 @@
+"""Which files belong to which module, what kind they are, and what is excluded and why (SPEC §4.1).
+
+Every regular blob belongs to the module whose directory is its longest
+prefix. Excluded, each counted with its reason: ``src/test/**`` (test_source),
+``target/`` and ``build/`` at a module's top (build_output),
+``*/generated-sources/**`` (generated_sources), ``.mvn/`` (maven_wrapper).
+Committed generator output under ``src/main`` is real source and is scanned.
+Files of kinds diting does not read are excluded as ``not_analyzed_type`` or
+``outside_source_root``; symlinks are never followed (``symlink``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diting.source.git import TreeEntry
+
+JAVA = "JAVA"
+POM = "POM"
+CONFIG = "CONFIG"
+
+CONFIG_EXTENSIONS = (".properties", ".yml", ".yaml", ".xml")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A blob of a module: ``kind`` (JAVA, POM, CONFIG) when diting reads it, else the
+    ``excluded`` reason; ``gitlink`` entries stand for submodules."""
+
+    path: str
+    entry: TreeEntry
+    module: str | None
+    kind: str | None
+    excluded: str | None
+
+
+def exclusion_reason(rel: str) -> str | None:
+    """Exclusion reason of a module-relative path, or None when it is in scope."""
+    parts = rel.split("/")
+    if parts[0] in ("target", "build"):
+        return "build_output"
+    for i, p in enumerate(parts[:-1]):
+        if p == ".mvn":
+            return "maven_wrapper"
+        if p in ("generated-sources", "generated-test-sources"):
+            return "generated_sources"
+        if p == "src" and i + 1 < len(parts) - 1 and parts[i + 1] == "test":
+            return "test_source"
+    return None
+
+
+def _under(path: str, root: str) -> bool:
+    return not root or path.startswith(root + "/")
+
+
+def owning_module(path: str, module_dirs: list[str]) -> str | None:
+    """The module directory that is the longest prefix of ``path`` ('' for the root), else None."""
+    best: str | None = None
+    for d in module_dirs:
+        if (not d or path.startswith(d + "/")) and (best is None or len(d) > len(best)):
+            best = d
+    return best
+
+
+def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], list[str]]]) -> list[FileEntry]:
+    """Classify every tree entry.
+
+    ``modules``: module dir → (pom path, source roots, resource roots).
+    """
+    dirs = sorted(modules)
+    # longest-prefix ownership, computed by walking each path's ancestors
+    dir_set = set(dirs)
+    out: list[FileEntry] = []
+    for e in entries:
+        path = e.path
+        owner = None
+        d = path
+        while True:
+            d = d.rsplit("/", 1)[0] if "/" in d else ""
+            if d in dir_set:
+                owner = d
+                break
+            if not d:
+                break
+        if owner is None:
+            out.append(FileEntry(path, e, None, None, "outside_modules"))
+            continue
+        pom_path, src_roots, res_roots = modules[owner]
+        rel = path[len(owner) + 1:] if owner else path
+        if e.is_symlink:
+            out.append(FileEntry(path, e, pom_path, None, "symlink"))
+            continue
+        if e.is_gitlink:
+            out.append(FileEntry(path, e, pom_path, None, None))
+            continue
+        reason = exclusion_reason(rel)
+        if reason:
+            out.append(FileEntry(path, e, pom_path, None, reason))
+            continue
+        if path == pom_path:
+            out.append(FileEntry(path, e, pom_path, POM, None))
+            continue
+        if path.endswith(".java"):
+            if any(_under(path, r) for r in src_roots):
+                out.append(FileEntry(path, e, pom_path, JAVA, None))
+            else:
+                out.append(FileEntry(path, e, pom_path, None, "outside_source_root"))
+            continue
+        if path.endswith(CONFIG_EXTENSIONS):
+            webapp = f"{owner}/src/main/webapp" if owner else "src/main/webapp"
+            if any(_under(path, r) for r in res_roots) or (path.endswith(".xml") and _under(path, webapp)):
+                out.append(FileEntry(path, e, pom_path, CONFIG, None))
+            else:
+                out.append(FileEntry(path, e, pom_path, None, "outside_source_root"))
+            continue
+        out.append(FileEntry(path, e, pom_path, None, "not_analyzed_type"))
+    return out

@@ -1,0 +1,533 @@
+"""The Maven effective model, built without running Maven (SPEC §4.1).
+
+For every pom.xml at the commit: the parent chain inside the repository
+(``relativePath`` first, then by coordinate), active-by-default profiles merged
+into their own POM, inheritance of properties, dependencies and
+dependencyManagement, in-repo BOM imports, and property interpolation
+(``${project.version}``, ``${revision}``, ``${parent.*}``, custom and nested
+properties, ``-D`` definitions from ``.mvn/maven.config``). The reactor is the
+``<modules>`` tree. Nothing from the repository is executed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from diting.findings import Finding
+from diting.inventory.pom import Dependency, Plugin, ProfileDecl, RawPom, Span
+from diting.source.paths import join_inside
+
+BOOT_PLUGIN = ("org.springframework.boot", "spring-boot-maven-plugin")
+_PROP = re.compile(r"\$\{([^}$]+)\}")
+
+#: module role by artifactId suffix (SPEC §4.1; seed L100–103)
+ROLE_SUFFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("EXPORT", ("-export", "-client", "-rpc", "-api")),
+    ("SERVICE", ("-service", "-domain", "-core", "-biz")),
+    ("DAO", ("-dao", "-mapper")),
+    ("ENTRY", ("-web", "-worker", "-provider", "-consumer", "-server", "-boot")),
+)
+
+
+@dataclass
+class EffectiveDependency:
+    """A dependency after inheritance, management and interpolation.
+
+    ``version_source`` is DECLARED, MANAGED or UNKNOWN; ``declared_in`` the pom
+    path whose ``<dependency>`` element (``span``) is the evidence."""
+
+    group_id: str
+    artifact_id: str
+    version: str | None
+    scope: str
+    type: str
+    classifier: str
+    optional: bool
+    exclusions: list[tuple[str, str]]
+    declared_in: str
+    span: Span
+    version_source: str
+    unresolved: list[str] = field(default_factory=list)
+
+    @property
+    def ga(self) -> str:
+        return f"{self.group_id}:{self.artifact_id}"
+
+    @property
+    def coordinate(self) -> str:
+        return f"{self.ga}:{self.version}" if self.version else self.ga
+
+
+@dataclass
+class MavenModule:
+    """One in-repo Maven module with its effective model."""
+
+    pom_path: str
+    dir: str
+    raw: RawPom
+    group_id: str | None = None
+    artifact_id: str | None = None
+    version: str | None = None
+    packaging: str = "jar"
+    parent_path: str | None = None
+    parent_external: str | None = None
+    parent_status: str | None = None  # IN_REPO, EXTERNAL_WELL_KNOWN, MISSING
+    properties: dict[str, str] = field(default_factory=dict)
+    dependencies: list[EffectiveDependency] = field(default_factory=list)
+    managed: dict[tuple[str, str, str, str], EffectiveDependency] = field(default_factory=dict)
+    imported_boms: list[str] = field(default_factory=list)
+    active_profiles: list[str] = field(default_factory=list)
+    inactive_profiles: list[str] = field(default_factory=list)
+    own_plugins: list[tuple[Plugin, str | None]] = field(default_factory=list)
+    module_paths: list[str] = field(default_factory=list)
+    source_roots: list[str] = field(default_factory=list)
+    resource_roots: list[str] = field(default_factory=list)
+    java_level: str | None = None
+    source_encoding: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    failed: bool = False
+
+    @property
+    def ga(self) -> str:
+        return f"{self.group_id}:{self.artifact_id}"
+
+    @property
+    def coordinate(self) -> str:
+        return f"{self.ga}:{self.version}" if self.version else self.ga
+
+    def role(self) -> tuple[str | None, str]:
+        """Module role and its basis: by artifactId suffix, else POM for pom packaging."""
+        aid = (self.artifact_id or "").lower()
+        for role, suffixes in ROLE_SUFFIXES:
+            for s in suffixes:
+                if aid.endswith(s):
+                    return role, f"suffix {s}"
+        if self.packaging == "pom":
+            return "POM", "packaging pom"
+        return None, "no suffix rule matched"
+
+    def boot_plugin(self) -> tuple[Plugin, str | None] | None:
+        """The spring-boot-maven-plugin declared in the module's own build plugins (or an
+        active own profile), with its effective ``skip`` value; None when absent."""
+        for plugin, skip in self.own_plugins:
+            if (plugin.group_id or "org.springframework.boot", plugin.artifact_id) == BOOT_PLUGIN:
+                return plugin, skip
+        return None
+
+
+class MavenModel:
+    """Effective models of every in-repo pom.
+
+    ``poms``: pom path → :class:`RawPom`; ``user_properties`` from
+    ``.mvn/maven.config``; ``well_known_parent``: predicate on a groupId (rules).
+    """
+
+    def __init__(self, poms: dict[str, RawPom], user_properties: dict[str, str],
+                 well_known_parent, tree_paths: set[str], gitlinks: set[str]) -> None:
+        self.poms = poms
+        self.user_properties = user_properties
+        self.well_known_parent = well_known_parent
+        self.tree_paths = tree_paths
+        self.gitlinks = gitlinks
+        self.modules: dict[str, MavenModule] = {}
+        self._building: set[str] = set()
+        self._by_ga: dict[tuple[str, str], list[str]] = {}
+        for path, raw in sorted(poms.items()):
+            if raw.error:
+                continue
+            g = raw.group_id or (raw.parent.group_id if raw.parent else None)
+            if raw.artifact_id:
+                self._by_ga.setdefault((g or "", raw.artifact_id), []).append(path)
+        for path in sorted(poms):
+            self.build(path)
+        self._reactor()
+
+    # ---------------------------------------------------------------- parents
+    def _find_parent(self, raw: RawPom, findings: list[Finding]) -> str | None:
+        ref = raw.parent
+        assert ref is not None
+        rel = "../pom.xml" if ref.relative_path is None else ref.relative_path
+        if rel:
+            target = join_inside(raw.dir, rel)
+            if target is None:
+                findings.append(Finding("PATH_OUTSIDE_TREE", f"parent relativePath {rel!r} leaves the repository; "
+                                        "not followed", raw.path, ref.span.start, ref.span.end, raw.path, "relpath"))
+            else:
+                if not target.endswith(".xml"):
+                    target = f"{target}/pom.xml" if target else "pom.xml"
+                cand = self.poms.get(target)
+                if cand is not None and not cand.error and self._matches(cand, ref):
+                    return target
+        matches = self._by_ga.get((ref.group_id or "", ref.artifact_id or ""), [])
+        matches = [m for m in matches if m != raw.path]
+        if len(matches) > 1 and ref.version:
+            exact = [m for m in matches if self.poms[m].version == ref.version]
+            matches = exact or matches
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            # the nearest by directory is Maven's relativePath convention; several equal
+            # candidates stay unresolved
+            findings.append(Finding("POM_PARENT_MISSING", f"parent {ref.group_id}:{ref.artifact_id} matches "
+                                    f"{len(matches)} poms in the repository ({', '.join(matches[:5])}); none chosen",
+                                    raw.path, ref.span.start, ref.span.end, raw.path, "parent"))
+        return None
+
+    @staticmethod
+    def _matches(cand: RawPom, ref) -> bool:
+        g = cand.group_id or (cand.parent.group_id if cand.parent else None)
+        return cand.artifact_id == ref.artifact_id and (ref.group_id is None or g == ref.group_id)
+
+    # ---------------------------------------------------------------- profiles
+    def _active_profiles(self, raw: RawPom) -> tuple[list[ProfileDecl], list[str]]:
+        explicit: list[ProfileDecl] = []
+        defaults: list[ProfileDecl] = []
+        for prof in raw.profiles:
+            if prof.activation_property is not None:
+                name, value = prof.activation_property
+                if name.startswith("!"):
+                    if name[1:] not in self.user_properties:
+                        explicit.append(prof)
+                elif name in self.user_properties and (value is None or self.user_properties[name] == value):
+                    explicit.append(prof)
+            elif prof.active_by_default:
+                defaults.append(prof)
+        active = explicit or defaults
+        inactive = [p.id for p in raw.profiles if p not in active]
+        return active, inactive
+
+    # ---------------------------------------------------------------- building
+    def build(self, path: str) -> MavenModule | None:
+        """Effective model of the pom at ``path`` (memoised; parent cycles are cut)."""
+        if path in self.modules:
+            return self.modules[path]
+        raw = self.poms.get(path)
+        if raw is None:
+            return None
+        mod = MavenModule(pom_path=path, dir=raw.dir, raw=raw)
+        if raw.error:
+            mod.failed = True
+            mod.findings.append(Finding("MODULE_SKIPPED", f"pom.xml is not readable: {raw.error}", path,
+                                        raw.error_line or 0, raw.error_line or 0, path, "malformed"))
+            self.modules[path] = mod
+            return mod
+        if path in self._building:
+            return None
+        self._building.add(path)
+        findings = mod.findings
+        parent: MavenModule | None = None
+        if raw.parent is not None:
+            ppath = self._find_parent(raw, findings)
+            if ppath is not None:
+                parent = self.build(ppath)
+                if parent is None:
+                    findings.append(Finding("POM_PARENT_MISSING", f"parent chain of {path} is cyclic", path,
+                                            raw.parent.span.start, raw.parent.span.end, path, "cycle"))
+                elif parent.failed:
+                    parent = None
+                    findings.append(Finding("POM_PARENT_MISSING", f"parent {ppath} is not readable", path,
+                                            raw.parent.span.start, raw.parent.span.end, path, "unreadable"))
+                else:
+                    mod.parent_path = ppath
+                    mod.parent_status = "IN_REPO"
+            if mod.parent_path is None and not any(f.code == "POM_PARENT_MISSING" for f in findings):
+                coord = f"{raw.parent.group_id}:{raw.parent.artifact_id}:{raw.parent.version}"
+                mod.parent_external = coord
+                if self.well_known_parent(raw.parent.group_id or ""):
+                    mod.parent_status = "EXTERNAL_WELL_KNOWN"
+                    findings.append(Finding("POM_PARENT_EXTERNAL", f"parent {coord} is outside the repository "
+                                            "(well known; its properties and managed versions are not read)",
+                                            path, raw.parent.span.start, raw.parent.span.end, path, "parent"))
+                else:
+                    mod.parent_status = "MISSING"
+                    findings.append(Finding("POM_PARENT_MISSING", f"parent {coord} is neither in the repository nor "
+                                            "a well-known parent", path, raw.parent.span.start,
+                                            raw.parent.span.end, path, "parent"))
+            elif mod.parent_path is None:
+                mod.parent_status = "MISSING"
+
+        active, inactive = self._active_profiles(raw)
+        mod.active_profiles = [p.id for p in active]
+        mod.inactive_profiles = inactive
+
+        # coordinates (parent element values are the fallback for groupId/version)
+        mod.group_id = raw.group_id or (raw.parent.group_id if raw.parent else None)
+        mod.artifact_id = raw.artifact_id
+        mod.version = raw.version or (raw.parent.version if raw.parent else None)
+        mod.packaging = raw.packaging or "jar"
+
+        # properties: parent's, then own, then own active profiles; user properties win
+        props: dict[str, str] = dict(parent.properties) if parent else {}
+        props.update(raw.properties)
+        for p in active:
+            props.update(p.properties)
+        mod.properties = props
+
+        def interp(value: str | None, what: str, span: Span | None) -> tuple[str | None, list[str]]:
+            if value is None:
+                return None, []
+            out, missing = self.interpolate(value, mod, parent)
+            if missing and span is not None:
+                findings.append(Finding("PROPERTY_UNRESOLVED", f"{what}: ${{{'}, ${'.join(missing)}}} not defined "
+                                        "in the repository", path, span.start, span.end, path, f"{what}|{value}"))
+            return out, missing
+
+        gspan = raw.project_span
+        mod.group_id, _ = interp(mod.group_id, "groupId", gspan)
+        mod.artifact_id, _ = interp(mod.artifact_id, "artifactId", raw.artifact_span or gspan)
+        mod.version, _ = interp(mod.version, "version", gspan)
+        mod.packaging = (interp(mod.packaging, "packaging", raw.packaging_span or gspan)[0] or "jar").strip()
+        if not mod.group_id or not mod.artifact_id or "${" in (mod.group_id + mod.artifact_id):
+            findings.append(Finding("COORDINATE_UNRESOLVED", f"module coordinate {mod.group_id}:{mod.artifact_id} "
+                                    "cannot be determined", path, gspan.start if gspan else 0,
+                                    gspan.start if gspan else 0, path, "coordinate"))
+
+        # dependencyManagement: parent's, then own (own wins), then in-repo BOM imports (lowest)
+        managed: dict[tuple[str, str, str, str], EffectiveDependency] = dict(parent.managed) if parent else {}
+        boms: list[EffectiveDependency] = []
+        for d in raw.dependency_management + [d for p in active for d in p.dependency_management]:
+            ed = self._effective(d, mod, parent, "DECLARED", path, findings)
+            if ed.scope == "import" and ed.type == "pom":
+                boms.append(ed)
+                continue
+            managed[(ed.group_id, ed.artifact_id, ed.type, ed.classifier)] = ed
+        mod.imported_boms = list(parent.imported_boms) if parent else []
+        for bom in boms:
+            mod.imported_boms.append(bom.coordinate)
+            target = self._in_repo(bom.group_id, bom.artifact_id, bom.version)
+            if target is not None and target != path:
+                bmod = self.build(target)
+                if bmod is not None and not bmod.failed:
+                    for k, v in bmod.managed.items():
+                        managed.setdefault(k, v)
+        mod.managed = managed
+
+        # dependencies: parent's inherited, own override by key
+        deps: dict[tuple[str, str, str, str], EffectiveDependency] = {}
+        if parent:
+            for d in parent.dependencies:
+                deps[(d.group_id, d.artifact_id, d.type, d.classifier)] = d
+        for d in raw.dependencies + [d for p in active for d in p.dependencies]:
+            ed = self._effective(d, mod, parent, "DECLARED", path, findings)
+            deps[(ed.group_id, ed.artifact_id, ed.type, ed.classifier)] = ed
+        for key, ed in deps.items():
+            m = managed.get(key)
+            if ed.version is None and m is not None and m.version:
+                ed.version, ed.version_source = m.version, "MANAGED"
+            if ed.scope == "" and m is not None and m.scope:
+                ed.scope = m.scope
+            if not ed.scope:
+                ed.scope = "compile"
+            if ed.version is None:
+                ed.version_source = "UNKNOWN"
+        mod.dependencies = [deps[k] for k in sorted(deps)]
+
+        # own build plugins (own pom and own active profiles), with skip from management
+        managed_skip: dict[tuple[str, str], str | None] = {}
+        chain: list[RawPom] = []
+        cur: MavenModule | None = mod
+        while cur is not None:
+            chain.append(cur.raw)
+            cur = self.modules.get(cur.parent_path) if cur.parent_path else None
+        for r in reversed(chain):
+            for p in r.managed_plugins:
+                if p.skip is not None:
+                    managed_skip[(p.group_id or "org.apache.maven.plugins", p.artifact_id or "")] = p.skip
+        for p in raw.plugins + [p for prof in active for p in prof.plugins]:
+            skip = p.skip if p.skip is not None else managed_skip.get(
+                (p.group_id or "org.apache.maven.plugins", p.artifact_id or ""))
+            if skip is not None:
+                skip = interp(skip, "plugin skip", p.span)[0]
+            mod.own_plugins.append((p, skip))
+
+        # layout
+        src = raw.source_directory or (self._inherited(mod, "source_directory"))
+        mod.source_roots = [self._root(mod, src or "src/main/java")]
+        res = raw.resource_directories or self._inherited(mod, "resource_directories") or ["src/main/resources"]
+        roots = []
+        for r in res:
+            r = interp(r, "resource directory", None)[0] or r
+            roots.append(self._root(mod, r))
+        mod.resource_roots = sorted(set(roots))
+        mod.java_level = self._java_level(mod)
+        enc = props.get("project.build.sourceEncoding")
+        mod.source_encoding = self.interpolate(enc, mod, parent)[0] if enc else None
+
+        # aggregated modules (own and active profiles)
+        for name, line in raw.modules + [m for p in active for m in p.modules]:
+            target = join_inside(raw.dir, name.replace("\\", "/"))
+            if target is None:
+                findings.append(Finding("PATH_OUTSIDE_TREE", f"<module>{name}</module> leaves the repository; "
+                                        "not followed", path, line, line, path, f"module|{name}"))
+                continue
+            pom_path = target if target.endswith(".xml") else (f"{target}/pom.xml" if target else "pom.xml")
+            if target in self.gitlinks or any(pom_path.startswith(g + "/") for g in self.gitlinks):
+                findings.append(Finding("MODULE_SKIPPED", f"module {name} is a git submodule; its content is "
+                                        "not in this repository's tree", path, line, line, path, f"module|{name}"))
+                continue
+            if pom_path not in self.poms:
+                findings.append(Finding("MODULE_SKIPPED", f"module {name} is declared but {pom_path} does not exist "
+                                        "at this commit", path, line, line, path, f"module|{name}"))
+                continue
+            mod.module_paths.append(pom_path)
+
+        self._building.discard(path)
+        self.modules[path] = mod
+        return mod
+
+    def _inherited(self, mod: MavenModule, attr: str):
+        cur = self.modules.get(mod.parent_path) if mod.parent_path else None
+        while cur is not None:
+            v = getattr(cur.raw, attr)
+            if v:
+                return v
+            cur = self.modules.get(cur.parent_path) if cur.parent_path else None
+        return None
+
+    @staticmethod
+    def _root(mod: MavenModule, rel: str) -> str:
+        rel = rel.replace("${project.basedir}/", "").replace("${basedir}/", "").strip().strip("/")
+        joined = join_inside(mod.dir, rel)
+        return joined if joined is not None else f"{mod.dir}/{rel}".strip("/")
+
+    def _java_level(self, mod: MavenModule) -> str | None:
+        p = mod.properties
+        for key in ("maven.compiler.release", "maven.compiler.source", "java.version"):
+            if p.get(key):
+                return self.interpolate(p[key], mod, None)[0]
+        cur: MavenModule | None = mod
+        while cur is not None:
+            for k in ("release", "source"):
+                v = cur.raw.compiler_config.get(k)
+                if v:
+                    return self.interpolate(v, mod, None)[0]
+            cur = self.modules.get(cur.parent_path) if cur.parent_path else None
+        return None
+
+    def _effective(self, d: Dependency, mod: MavenModule, parent: MavenModule | None, source: str, path: str,
+                   findings: list[Finding]) -> EffectiveDependency:
+        missing: list[str] = []
+
+        def it(v: str | None) -> str | None:
+            if v is None:
+                return None
+            out, miss = self.interpolate(v, mod, parent)
+            missing.extend(miss)
+            return out
+
+        g = it(d.group_id) or ""
+        a = it(d.artifact_id) or ""
+        v = it(d.version)
+        ed = EffectiveDependency(g, a, v, (it(d.scope) or "").strip(), (it(d.type) or "jar").strip(),
+                                 (it(d.classifier) or "").strip(), d.optional, d.exclusions, path, d.span,
+                                 source if v else "UNKNOWN", sorted(set(missing)))
+        if missing and ("${" in g or "${" in a):
+            findings.append(Finding("DEPENDENCY_UNRESOLVED", f"dependency {g}:{a} has unresolved properties "
+                                    f"{', '.join(sorted(set(missing)))}", path, d.span.start, d.span.end, path,
+                                    f"dep|{g}:{a}"))
+        elif missing:
+            findings.append(Finding("PROPERTY_UNRESOLVED", f"dependency {g}:{a}: ${{{'}, ${'.join(sorted(set(missing)))}}}"
+                                    " not defined in the repository", path, d.span.start, d.span.end, path,
+                                    f"depver|{g}:{a}"))
+        return ed
+
+    # ---------------------------------------------------------------- interpolation
+    def lookup(self, name: str, mod: MavenModule, parent: MavenModule | None) -> str | None:
+        """Value of ``${name}`` for ``mod``: user properties, then model values, then properties."""
+        if name in self.user_properties:
+            return self.user_properties[name]
+        model = {
+            "groupId": mod.group_id, "artifactId": mod.artifact_id, "version": mod.version,
+            "packaging": mod.packaging, "name": mod.raw.name,
+        }
+        raw_parent = mod.raw.parent
+        pmodel = {
+            "groupId": raw_parent.group_id if raw_parent else None,
+            "artifactId": raw_parent.artifact_id if raw_parent else None,
+            "version": raw_parent.version if raw_parent else None,
+        }
+        for prefix in ("project.", "pom.", ""):
+            if name.startswith(prefix):
+                rest = name[len(prefix):]
+                if rest in model and model[rest] is not None and (prefix or rest in ("groupId", "artifactId",
+                                                                                        "version")):
+                    return model[rest]
+                if rest.startswith("parent.") and pmodel.get(rest[7:]) is not None:
+                    return pmodel[rest[7:]]
+        if name in mod.properties:
+            return mod.properties[name]
+        return None
+
+    def interpolate(self, value: str, mod: MavenModule, parent: MavenModule | None) -> tuple[str, list[str]]:
+        """Replace ``${…}`` recursively (nested properties, cycle-safe). Returns the value and
+        the names that stayed unresolved."""
+        missing: list[str] = []
+        out = value
+        for _ in range(16):
+            changed = False
+
+            def repl(m: re.Match[str]) -> str:
+                nonlocal changed
+                v = self.lookup(m.group(1), mod, parent)
+                if v is None or f"${{{m.group(1)}}}" in v:
+                    if m.group(1) not in missing:
+                        missing.append(m.group(1))
+                    return m.group(0)
+                changed = True
+                return v
+
+            out = _PROP.sub(repl, out)
+            if not changed:
+                break
+        return out, [m for m in missing if f"${{{m}}}" in out]
+
+    # ---------------------------------------------------------------- reactor
+    def _in_repo(self, g: str, a: str, v: str | None) -> str | None:
+        """The one in-repo pom declaring ``g:a`` (version preferred when several), else None."""
+        paths = list(self._by_ga.get((g, a), []))
+        if v and len(paths) > 1:
+            exact = [p for p in paths if (self.poms[p].version or
+                                          (self.poms[p].parent.version if self.poms[p].parent else None)) == v]
+            paths = exact or paths
+        return paths[0] if len(paths) == 1 else None
+
+    def _reactor(self) -> None:
+        self.aggregated_by: dict[str, str] = {}
+        for path in sorted(self.modules):
+            for child_path in self.modules[path].module_paths:
+                self.aggregated_by.setdefault(child_path, path)
+
+    def reactor_root(self, path: str) -> str:
+        """The top-level aggregator whose ``<modules>`` tree reaches ``path`` (itself if none)."""
+        seen = {path}
+        cur = path
+        while cur in self.aggregated_by and self.aggregated_by[cur] not in seen:
+            cur = self.aggregated_by[cur]
+            seen.add(cur)
+        return cur
+
+    def modules_by_ga(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p, m in sorted(self.modules.items()):
+            if not m.failed:
+                out.setdefault(m.ga, []).append(p)
+        return out
+
+
+def read_maven_config(data: bytes) -> dict[str, str]:
+    """``-Dname=value`` definitions of ``.mvn/maven.config`` (user properties)."""
+    out: dict[str, str] = {}
+    try:
+        tokens = shlex.split(data.decode("utf-8", "replace"), comments=False)
+    except ValueError:
+        tokens = data.decode("utf-8", "replace").split()
+    for i, tok in enumerate(tokens):
+        if tok.startswith("-D") and len(tok) > 2:
+            k, _, v = tok[2:].partition("=")
+            out[k] = v if _ else "true"
+        elif tok == "-D" and i + 1 < len(tokens):
+            k, _, v = tokens[i + 1].partition("=")
+            out[k] = v if _ else "true"
+    return out

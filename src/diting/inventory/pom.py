@@ -1,0 +1,265 @@
+"""Raw POM reading: what one pom.xml declares, with line spans for evidence.
+
+Nothing is interpolated or inherited here; :mod:`diting.inventory.maven` builds
+the effective model. Parsing goes through :func:`diting.source.xmlsafe.parse_xml`
+(entities never expanded, DTDs never fetched).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from diting.source.xmlsafe import (
+    XmlDocument,
+    child,
+    child_text,
+    children,
+    element_end_line,
+    element_text,
+    parse_xml,
+)
+
+
+@dataclass
+class Span:
+    """1-based inclusive line span in the pom file."""
+
+    start: int
+    end: int
+
+
+@dataclass
+class Dependency:
+    """A ``<dependency>`` as written (values not yet interpolated)."""
+
+    group_id: str | None
+    artifact_id: str | None
+    version: str | None
+    scope: str | None
+    type: str | None
+    classifier: str | None
+    optional: bool
+    exclusions: list[tuple[str, str]]
+    span: Span
+
+    def key(self) -> tuple[str | None, str | None, str, str]:
+        return (self.group_id, self.artifact_id, self.type or "jar", self.classifier or "")
+
+
+@dataclass
+class Plugin:
+    group_id: str | None
+    artifact_id: str | None
+    skip: str | None
+    span: Span
+
+
+@dataclass
+class ProfileDecl:
+    """A ``<profile>``: what it adds when active."""
+
+    id: str
+    active_by_default: bool
+    activation_property: tuple[str, str | None] | None
+    has_other_activation: bool
+    properties: dict[str, str]
+    property_spans: dict[str, Span]
+    dependencies: list[Dependency]
+    dependency_management: list[Dependency]
+    modules: list[tuple[str, int]]
+    plugins: list[Plugin]
+    managed_plugins: list[Plugin]
+    span: Span
+
+
+@dataclass
+class ParentRef:
+    group_id: str | None
+    artifact_id: str | None
+    version: str | None
+    relative_path: str | None  # None: default ``../pom.xml``; "": lookup disabled
+    span: Span
+
+
+@dataclass
+class RawPom:
+    """One pom.xml as declared. ``error`` is set when the file is not well-formed XML."""
+
+    path: str
+    dir: str
+    lines: list[str]
+    encoding: str
+    lossy: bool
+    error: str | None = None
+    error_line: int | None = None
+    group_id: str | None = None
+    artifact_id: str | None = None
+    version: str | None = None
+    packaging: str | None = None
+    name: str | None = None
+    parent: ParentRef | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    property_spans: dict[str, Span] = field(default_factory=dict)
+    dependencies: list[Dependency] = field(default_factory=list)
+    dependency_management: list[Dependency] = field(default_factory=list)
+    modules: list[tuple[str, int]] = field(default_factory=list)
+    plugins: list[Plugin] = field(default_factory=list)
+    managed_plugins: list[Plugin] = field(default_factory=list)
+    profiles: list[ProfileDecl] = field(default_factory=list)
+    source_directory: str | None = None
+    resource_directories: list[str] = field(default_factory=list)
+    compiler_config: dict[str, str] = field(default_factory=dict)
+    artifact_span: Span | None = None
+    packaging_span: Span | None = None
+    project_span: Span | None = None
+
+
+def _span(lines: list[str], el: etree._Element) -> Span:
+    start = el.sourceline or 1
+    return Span(start, max(start, element_end_line(lines, el)))
+
+
+def _deps(lines: list[str], container: etree._Element | None) -> list[Dependency]:
+    out: list[Dependency] = []
+    if container is None:
+        return out
+    for d in children(container, "dependency"):
+        excl: list[tuple[str, str]] = []
+        ex = child(d, "exclusions")
+        if ex is not None:
+            for e in children(ex, "exclusion"):
+                excl.append((child_text(e, "groupId") or "*", child_text(e, "artifactId") or "*"))
+        out.append(Dependency(
+            child_text(d, "groupId"), child_text(d, "artifactId"), child_text(d, "version"),
+            child_text(d, "scope"), child_text(d, "type"), child_text(d, "classifier"),
+            (child_text(d, "optional") or "").strip().lower() == "true", excl, _span(lines, d)))
+    return out
+
+
+def _plugins(lines: list[str], container: etree._Element | None) -> list[Plugin]:
+    out: list[Plugin] = []
+    if container is None:
+        return out
+    for p in children(container, "plugin"):
+        conf = child(p, "configuration")
+        out.append(Plugin(child_text(p, "groupId"), child_text(p, "artifactId"),
+                          child_text(conf, "skip") if conf is not None else None, _span(lines, p)))
+    return out
+
+
+def _properties(lines: list[str], el: etree._Element | None) -> tuple[dict[str, str], dict[str, Span]]:
+    props: dict[str, str] = {}
+    spans: dict[str, Span] = {}
+    if el is None:
+        return props, spans
+    for p in children(el):
+        name = p.tag.rsplit("}", 1)[-1] if isinstance(p.tag, str) else None
+        if not name:
+            continue
+        props[name] = element_text(p)
+        spans[name] = _span(lines, p)
+    return props, spans
+
+
+def _modules(el: etree._Element | None) -> list[tuple[str, int]]:
+    if el is None:
+        return []
+    return [(element_text(m), m.sourceline or 1) for m in children(el, "module") if element_text(m)]
+
+
+def read_pom(path: str, data: bytes) -> RawPom:
+    """Read one pom.xml. Never raises: a malformed file gives ``error`` and ``error_line``."""
+    doc: XmlDocument = parse_xml(data)
+    lines = doc.decoded.text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    pom = RawPom(path=path, dir=directory, lines=lines, encoding=doc.decoded.encoding, lossy=doc.decoded.lossy)
+    if doc.root is None:
+        pom.error = doc.error or "not well-formed XML"
+        pom.error_line = doc.error_line
+        return pom
+    root = doc.root
+    if root.tag.rsplit("}", 1)[-1] != "project":
+        pom.error = f"root element is <{root.tag.rsplit('}', 1)[-1]}>, not <project>"
+        pom.error_line = root.sourceline
+        return pom
+    pom.project_span = _span(lines, root)
+    pom.group_id = child_text(root, "groupId")
+    pom.artifact_id = child_text(root, "artifactId")
+    a = child(root, "artifactId")
+    if a is not None:
+        pom.artifact_span = _span(lines, a)
+    pom.version = child_text(root, "version")
+    pom.packaging = child_text(root, "packaging")
+    pk = child(root, "packaging")
+    if pk is not None:
+        pom.packaging_span = _span(lines, pk)
+    pom.name = child_text(root, "name")
+    par = child(root, "parent")
+    if par is not None:
+        rp = child(par, "relativePath")
+        rel = None
+        if rp is not None:
+                rel = element_text(rp)
+        pom.parent = ParentRef(child_text(par, "groupId"), child_text(par, "artifactId"), child_text(par, "version"),
+                               rel, _span(lines, par))
+    pom.properties, pom.property_spans = _properties(lines, child(root, "properties"))
+    pom.dependencies = _deps(lines, child(root, "dependencies"))
+    pom.dependency_management = _deps(lines, child(child(root, "dependencyManagement"), "dependencies"))
+    pom.modules = _modules(child(root, "modules"))
+    build = child(root, "build")
+    pom.plugins = _plugins(lines, child(build, "plugins"))
+    pom.managed_plugins = _plugins(lines, child(child(build, "pluginManagement"), "plugins"))
+    pom.source_directory = child_text(build, "sourceDirectory")
+    res = child(build, "resources")
+    if res is not None:
+        for r in children(res, "resource"):
+            d = child_text(r, "directory")
+            if d:
+                pom.resource_directories.append(d)
+    for p in pom.plugins + pom.managed_plugins:
+        if p.artifact_id == "maven-compiler-plugin":
+            pel = _find_plugin_el(build, p)
+            conf = child(pel, "configuration") if pel is not None else None
+            for k in ("release", "source", "target", "encoding"):
+                v = child_text(conf, k)
+                if v:
+                    pom.compiler_config.setdefault(k, v)
+    profiles = child(root, "profiles")
+    if profiles is not None:
+        for prof in children(profiles, "profile"):
+            act = child(prof, "activation")
+            abd = (child_text(act, "activeByDefault") or "").lower() == "true"
+            prop = None
+            other = False
+            if act is not None:
+                pe = child(act, "property")
+                if pe is not None:
+                    prop = (child_text(pe, "name") or "", child_text(pe, "value"))
+                other = any(c is not None for c in (child(act, "jdk"), child(act, "os"), child(act, "file")))
+            pprops, pspans = _properties(lines, child(prof, "properties"))
+            pbuild = child(prof, "build")
+            pom.profiles.append(ProfileDecl(
+                id=child_text(prof, "id") or "", active_by_default=abd, activation_property=prop,
+                has_other_activation=other, properties=pprops, property_spans=pspans,
+                dependencies=_deps(lines, child(prof, "dependencies")),
+                dependency_management=_deps(lines, child(child(prof, "dependencyManagement"), "dependencies")),
+                modules=_modules(child(prof, "modules")), plugins=_plugins(lines, child(pbuild, "plugins")),
+                managed_plugins=_plugins(lines, child(child(pbuild, "pluginManagement"), "plugins")),
+                span=_span(lines, prof)))
+    return pom
+
+
+def _find_plugin_el(build: etree._Element | None, plugin: Plugin) -> etree._Element | None:
+    if build is None:
+        return None
+    for container in (child(build, "plugins"), child(child(build, "pluginManagement"), "plugins")):
+        if container is None:
+            continue
+        for p in children(container, "plugin"):
+            if (p.sourceline or 0) == plugin.span.start:
+                return p
+    return None

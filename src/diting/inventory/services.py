@@ -1,0 +1,159 @@
+"""Deployable services, their module closures and ids, and ``lib:`` packages (SPEC §4.1).
+
+* A module is **deployable** iff (a) its own ``<build><plugins>`` (or an own
+  active profile's) declares spring-boot-maven-plugin without ``skip``, or
+  (b) its packaging is ``war``, or (c) it has a class annotated with
+  ``@SpringBootApplication`` (or an alias a rule declares) with ``main``. A
+  module packaged as ``pom`` builds no artifact and is never deployable. A
+  bare ``main`` is an ENTRY of kind MAIN, not a service.
+* A service's package holds its module and every in-repo module reached
+  through compile, provided, runtime or system dependencies (transitively
+  compile and runtime; exclusions and optional dependencies honoured).
+* ``service_id`` = ``spring.application.name`` with the config precedence of
+  SPEC §4.4 after ``@…@`` filtering, else the artifactId. Two deployables with
+  one id become ``{name}~{artifactId}`` with SERVICE_ID_COLLISION.
+* Modules outside every service form one ``lib:{artifactId}`` package per
+  top-level reactor, counted as ``module_not_deployed``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from diting.config.spring import SpringConfig
+from diting.findings import Finding
+from diting.inventory.maven import EffectiveDependency, MavenModel, MavenModule
+
+CLOSURE_SCOPES = ("compile", "provided", "runtime", "system")
+TRANSITIVE_SCOPES = ("compile", "runtime")
+
+
+@dataclass
+class ModuleLinks:
+    """A module's dependencies split into in-repo modules and external artifacts."""
+
+    in_repo: list[tuple[EffectiveDependency, str]] = field(default_factory=list)
+    external: list[EffectiveDependency] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def link_dependencies(model: MavenModel) -> dict[str, ModuleLinks]:
+    """Resolve each dependency to the in-repo module it names, when the source at this commit is
+    that module's source: equal groupId and artifactId, and an equal version when both are known.
+
+    Several matching modules: the one in the same top-level reactor; else DEPENDENCY_UNRESOLVED.
+    An in-repo coordinate at another version is an external artifact with SOURCE_UNMAPPED.
+    """
+    by_ga = model.modules_by_ga()
+    out: dict[str, ModuleLinks] = {}
+    for path, mod in sorted(model.modules.items()):
+        links = ModuleLinks()
+        out[path] = links
+        if mod.failed:
+            continue
+        my_root = model.reactor_root(path)
+        for d in mod.dependencies:
+            cands = [p for p in by_ga.get(d.ga, []) if p != path]
+            if not cands:
+                links.external.append(d)
+                continue
+            if d.version and "${" not in d.version:
+                same_version = [p for p in cands if model.modules[p].version == d.version]
+                if not same_version:
+                    links.external.append(d)
+                    have = sorted({model.modules[p].version or "?" for p in cands})
+                    links.findings.append(Finding(
+                        "SOURCE_UNMAPPED", f"{d.ga}:{d.version} is built from this repository only at version "
+                        f"{', '.join(have)}; the depended-on version has no source here", d.declared_in,
+                        d.span.start, d.span.end, path, f"unmapped|{d.ga}|{d.version}"))
+                    continue
+                cands = same_version
+            if len(cands) > 1:
+                same_reactor = [p for p in cands if model.reactor_root(p) == my_root]
+                if len(same_reactor) == 1:
+                    cands = same_reactor
+            if len(cands) == 1:
+                links.in_repo.append((d, cands[0]))
+            else:
+                links.external.append(d)
+                links.findings.append(Finding(
+                    "DEPENDENCY_UNRESOLVED", f"{d.coordinate} matches {len(cands)} modules in the repository "
+                    f"({', '.join(cands[:5])}); none chosen", d.declared_in, d.span.start, d.span.end, path,
+                    f"ambiguous|{d.ga}"))
+    return out
+
+
+def _excluded(ga: str, exclusions: list[tuple[str, str]]) -> bool:
+    g, _, a = ga.partition(":")
+    return any(fnmatch.fnmatchcase(g, eg) and fnmatch.fnmatchcase(a, ea) for eg, ea in exclusions)
+
+
+def closure(links: dict[str, ModuleLinks], model: MavenModel, root: str) -> list[str]:
+    """``root`` first, then every in-repo module it reaches (sorted)."""
+    seen = {root}
+    stack: list[tuple[str, bool, list[tuple[str, str]]]] = [(root, True, [])]
+    while stack:
+        cur, direct, excl = stack.pop()
+        for dep, target in links.get(cur, ModuleLinks()).in_repo:
+            scopes = CLOSURE_SCOPES if direct else TRANSITIVE_SCOPES
+            if dep.scope not in scopes or (not direct and dep.optional):
+                continue
+            if _excluded(dep.ga, excl) or target in seen:
+                continue
+            seen.add(target)
+            stack.append((target, False, excl + dep.exclusions))
+    return [root] + sorted(seen - {root})
+
+
+@dataclass
+class DeployableBasis:
+    """Why a module is a service: BOOT_PLUGIN, WAR_PACKAGING, SPRING_BOOT_APPLICATION or INVENTORY,
+    with the evidence location (path and lines) and a detail string."""
+
+    basis: str
+    path: str
+    start: int
+    end: int
+    detail: str
+
+
+@dataclass
+class PackagePlan:
+    """One package to write: a deployable service or a ``lib:`` unit."""
+
+    service_id: str
+    kind: str  # SERVICE or LIB
+    roots: list[str]
+    modules: list[str]
+    basis: list[DeployableBasis] = field(default_factory=list)
+    id_basis: dict[str, object] = field(default_factory=dict)
+    config: SpringConfig | None = None
+    findings: list[Finding] = field(default_factory=list)
+    owner: str | None = None
+    inventory_profile: str | None = None
+
+    @property
+    def profiles(self) -> list[str]:
+        return self.config.profiles if self.config else ["default"]
+
+
+def deployable_basis(mod: MavenModule, app_mains: list[tuple[str, str, int, int]]) -> list[DeployableBasis]:
+    """The deployable rule of SPEC §4.1 for one module. ``app_mains`` lists
+    ``(annotation FQN, path, start, end)`` of application classes with ``main``."""
+    if mod.failed or mod.packaging == "pom":
+        return []
+    out: list[DeployableBasis] = []
+    bp = mod.boot_plugin()
+    if bp is not None:
+        plugin, skip = bp
+        if (skip or "").strip().lower() != "true":
+            out.append(DeployableBasis("BOOT_PLUGIN", mod.pom_path, plugin.span.start, plugin.span.end,
+                                       "spring-boot-maven-plugin in the module's own build plugins"))
+    if mod.packaging == "war":
+        sp = mod.raw.packaging_span
+        out.append(DeployableBasis("WAR_PACKAGING", mod.pom_path, sp.start if sp else 1, sp.end if sp else 1,
+                                   "packaging war"))
+    for fqn, path, start, end in app_mains:
+        out.append(DeployableBasis("SPRING_BOOT_APPLICATION", path, start, end, f"@{fqn} class with main"))
+    return out

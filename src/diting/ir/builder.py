@@ -1,0 +1,260 @@
+"""Building the records of a package.
+
+Records are assembled as *blueprints*: plain dicts whose references are
+:class:`RefTo` markers and whose ``implementation_ref`` is an :class:`ImplRef`
+marker. A blueprint does not yet know its package, so the records of a module
+shared by several services are built and validated once and then stamped with
+each package's ``scan_id`` and ``implementation_scope`` when written.
+
+Every blueprint is validated against the models of :mod:`diting.ir.models`
+when it is added (the writer's boundary check); ``revision_id`` is computed at
+:meth:`RecordSet.finish` from the record and its evidence content hashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from diting.ir import ids
+from diting.ir.canonical import sha256_hex
+from diting.ir.models import (
+    DIAGNOSTIC_SEVERITY,
+    ConfigBinding,
+    Diagnostic,
+    EntityRecord,
+    LedgerItem,
+    Relation,
+    SourceSegment,
+)
+from diting.ir.redaction import redact
+
+_DUMMY_SCAN = "scan:validate:0000000000000000"
+_DUMMY_SCOPE = "sv:validate:" + "0" * 40
+_DUMMY_REV = "rev:" + "0" * 64
+
+
+class RefTo:
+    """A reference to ``record_id`` inside the package being written."""
+
+    __slots__ = ("rid",)
+
+    def __init__(self, rid: str) -> None:
+        self.rid = rid
+
+    def __lt__(self, other: "RefTo") -> bool:
+        return self.rid < other.rid
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RefTo) and other.rid == self.rid
+
+    def __hash__(self) -> int:
+        return hash(self.rid)
+
+    def __repr__(self) -> str:
+        return f"RefTo({self.rid!r})"
+
+
+class ImplRef:
+    """An entity's ``implementation_ref``; scope and revision are stamped per package."""
+
+    __slots__ = ("stable_id", "revision")
+
+    def __init__(self, stable_id: str) -> None:
+        self.stable_id = stable_id
+        self.revision: str | None = None
+
+
+class BlueprintError(ValueError):
+    """A record that does not satisfy its model: a bug in diting, never in the input."""
+
+
+def refs(rids) -> list[RefTo]:
+    """Sorted, de-duplicated :class:`RefTo` list of record ids."""
+    return [RefTo(r) for r in sorted(set(rids))]
+
+
+def stamp(value: Any, scan_id: str, scope: str) -> Any:
+    """The blueprint ``value`` with every marker replaced for one package."""
+    if isinstance(value, RefTo):
+        return {"scan_id": scan_id, "record_id": value.rid}
+    if isinstance(value, ImplRef):
+        return {"stable_id": value.stable_id, "implementation_scope": scope,
+                "revision_id": value.revision or _DUMMY_REV}
+    if isinstance(value, dict):
+        return {k: stamp(v, scan_id, scope) for k, v in value.items()}
+    if isinstance(value, list):
+        return [stamp(v, scan_id, scope) for v in value]
+    return value
+
+
+def _validate(model: type[BaseModel], record: dict[str, Any]) -> None:
+    data = stamp(record, _DUMMY_SCAN, _DUMMY_SCOPE)
+    try:
+        if model is EntityRecord:
+            EntityRecord.model_validate({"root": data})
+        else:
+            model.model_validate(data)
+    except ValidationError as exc:
+        raise BlueprintError(f"{record.get('record_id')}: {exc}") from exc
+
+
+@dataclass
+class SegmentSpec:
+    """What a segment needs: path, the file's decoded lines, line span, source type, encoding."""
+
+    path: str
+    start: int
+    end: int
+
+
+@dataclass
+class RecordSet:
+    """Blueprints of one module or one package, keyed by record_id."""
+
+    repo_id: str
+    commit_sha: str
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    relations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    segments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    diagnostics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ledger: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: code → count, for coverage and summaries
+    duplicate_ids: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------ segments
+    def segment(self, path: str, lines: list[str], start: int, end: int, source_type: str, encoding: str) -> str:
+        """Register the evidence segment for lines ``start..end`` of ``path``; returns its record_id.
+
+        CONFIG and BUILD text is redacted (:mod:`diting.ir.redaction`)."""
+        n = len(lines)
+        start = max(1, min(start, n if n else 1))
+        end = max(start, min(end, n if n else 1))
+        rid = ids.segment_record_id(path, start, end)
+        if rid in self.segments:
+            return rid
+        original = "\n".join(lines[start - 1:end])
+        if source_type in ("CONFIG", "BUILD"):
+            content, spans = redact(original)
+        else:
+            content, spans = original, []
+        rec = {
+            "record_id": rid,
+            "source_type": source_type,
+            "locator": {"repo_id": self.repo_id, "commit_sha": self.commit_sha, "path": path,
+                        "start_line": start, "end_line": end},
+            "encoding": encoding,
+            "content": content,
+            "content_hash": sha256_hex(content),
+            "source_content_hash": sha256_hex(original),
+            "redactions": [{"start_offset": s, "end_offset": e, "reason": r} for s, e, r in spans],
+        }
+        _validate(SourceSegment, rec)
+        self.segments[rid] = rec
+        return rid
+
+    # ------------------------------------------------------------ entities
+    def entity(self, kind: str, stable_id: str, name: str, evidence: list[str], attributes: dict[str, Any] | None = None,
+               **extra: Any) -> str:
+        """Add an entity blueprint; returns its record_id. A second entity with the same
+        record_id is ignored and remembered in :attr:`duplicate_ids`."""
+        rid = ids.entity_record_id(kind, stable_id)
+        if rid in self.entities:
+            self.duplicate_ids.append(rid)
+            return rid
+        rec: dict[str, Any] = {
+            "record_id": rid, "kind": kind, "stable_id": stable_id, "name": name,
+            "implementation_ref": ImplRef(stable_id), "evidence_refs": refs(evidence),
+            "attributes": attributes or {},
+        }
+        rec.update(extra)
+        _validate(EntityRecord, rec)
+        self.entities[rid] = rec
+        return rid
+
+    def add_evidence(self, rid: str, evidence: list[str]) -> None:
+        """Add evidence to an existing entity (e.g. an EXTERNAL referenced twice)."""
+        rec = self.entities[rid]
+        merged = {r.rid for r in rec["evidence_refs"]} | set(evidence)
+        rec["evidence_refs"] = refs(merged)
+        rec["implementation_ref"] = ImplRef(rec["stable_id"])
+
+    # ------------------------------------------------------------ relations
+    def relation(self, kind: str, source_rid: str, source_stable: str, *, target_rid: str | None,
+                 target_key: str, status: str, evidence: list[str], candidates: list[str] | None = None,
+                 diagnostics: list[str] | None = None, match_keys: dict[str, Any] | None = None,
+                 ordinal: int = 0, callsite_id: str | None = None, guard: str | None = None,
+                 attributes: dict[str, Any] | None = None) -> str:
+        """Add a relation blueprint (resolution invariants are validated); returns its record_id."""
+        stable = ids.relation_stable_id(kind, source_stable, target_key, ordinal)
+        rid = ids.record_id_for(ids.RELATION_PREFIX, stable)
+        if rid in self.relations:
+            self.duplicate_ids.append(rid)
+            return rid
+        rec: dict[str, Any] = {
+            "record_id": rid, "kind": kind, "stable_id": stable, "source_ref": RefTo(source_rid),
+            "target_ref": RefTo(target_rid) if target_rid else None,
+            "candidate_target_refs": refs(candidates or []), "resolution_status": status,
+            "evidence_refs": refs(evidence), "diagnostic_refs": refs(diagnostics or []),
+            "match_keys": match_keys, "callsite_id": callsite_id,
+            "guard_ref": RefTo(guard) if guard else None, "attributes": attributes or {},
+        }
+        _validate(Relation, rec)
+        self.relations[rid] = rec
+        return rid
+
+    # ------------------------------------------------------------ diagnostics
+    def diagnostic(self, code: str, key: str, message: str, affected: list[str], evidence: list[str]) -> str:
+        """Add a diagnostic with the catalogue's fixed severity; returns its record_id."""
+        rid = ids.diagnostic_record_id(code, key)
+        if rid in self.diagnostics:
+            return rid
+        rec = {"record_id": rid, "code": code, "severity": DIAGNOSTIC_SEVERITY[code].value,
+               "affected_refs": refs(affected), "message": message, "evidence_refs": refs(evidence)}
+        _validate(Diagnostic, rec)
+        self.diagnostics[rid] = rec
+        return rid
+
+    def binding(self, rec: dict[str, Any]) -> str:
+        _validate(ConfigBinding, rec)
+        self.bindings[rec["record_id"]] = rec
+        return rec["record_id"]
+
+    def ledger_item(self, rec: dict[str, Any]) -> str:
+        _validate(LedgerItem, rec)
+        self.ledger[rec["record_id"]] = rec
+        return rec["record_id"]
+
+    # ------------------------------------------------------------ merging
+    def merge(self, other: "RecordSet") -> None:
+        """Add ``other``'s blueprints; equal record_ids are one record (evidence of
+        entities is united, so an EXTERNAL cited by two modules keeps both)."""
+        for rid, rec in other.entities.items():
+            mine = self.entities.get(rid)
+            if mine is None:
+                self.entities[rid] = rec
+            elif mine is not rec:
+                theirs = {r.rid for r in rec["evidence_refs"]}
+                have = {r.rid for r in mine["evidence_refs"]}
+                if not theirs <= have:
+                    copy = dict(mine)
+                    copy["evidence_refs"] = refs(have | theirs)
+                    copy["implementation_ref"] = ImplRef(mine["stable_id"])
+                    self.entities[rid] = copy
+        for name in ("relations", "segments", "diagnostics", "bindings", "ledger"):
+            mine_d = getattr(self, name)
+            for rid, rec in getattr(other, name).items():
+                mine_d.setdefault(rid, rec)
+
+    def finish(self) -> None:
+        """Compute every entity's revision_id (cached on its :class:`ImplRef`)."""
+        hashes = {rid: seg["content_hash"] for rid, seg in self.segments.items()}
+        for rec in self.entities.values():
+            impl: ImplRef = rec["implementation_ref"]
+            if impl.revision is None:
+                body = stamp({k: v for k, v in rec.items() if k != "implementation_ref"}, "", "")
+                body["implementation_ref"] = {"stable_id": impl.stable_id}
+                impl.revision = ids.revision_id_for(body, [hashes[r.rid] for r in rec["evidence_refs"]])

@@ -1,0 +1,422 @@
+"""``diting verify``: check an IR package against the contract of SPEC §3.
+
+Always: the manifest validates against the frozen IR manifest 0.1 schema; the
+file list equals the directory; every file's sha256 and record count match;
+``analysis_input.json`` hashes to ``input_digest`` and ``scan_id`` derives from
+it. With ``deep``: every record — JSON per line, canonical bytes, sort order,
+model validation, id formats and derivations, record_id uniqueness across
+files, reference closure, legal relation endpoints, resolution invariants,
+segment hashes and redaction spans, recomputed revisions, coverage sums.
+With ``repo``: every segment's text re-read from the repository at
+``commit_sha``, redactions re-applied, both hashes checked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+from pydantic import ValidationError
+
+from diting.errors import UserError
+from diting.ir import ids
+from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.models import (
+    DIAGNOSTIC_SEVERITY,
+    JSONL_MODELS,
+    LEGAL_RELATIONS,
+    PACKAGE_FILES,
+    Coverage,
+    EntityRecord,
+)
+from diting.ir.redaction import redact
+from diting.ir.writer import manifest_schema
+
+
+@dataclass(frozen=True)
+class VerifyFinding:
+    """One problem: the file, the 1-based line, the record and what is wrong."""
+
+    file: str | None
+    line: int | None
+    record_id: str | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "record_id": self.record_id, "message": self.message}
+
+    def __str__(self) -> str:
+        loc = self.file or "package"
+        if self.line:
+            loc += f":{self.line}"
+        rec = f" [{self.record_id}]" if self.record_id else ""
+        return f"{loc}{rec}: {self.message}"
+
+
+def _refs(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every ``{scan_id, record_id}`` reference inside ``value`` with its JSON path."""
+    if isinstance(value, dict):
+        if set(value) == {"scan_id", "record_id"}:
+            yield path, value
+            return
+        for k, v in value.items():
+            yield from _refs(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _refs(v, f"{path}[{i}]")
+
+
+class _Verifier:
+    def __init__(self, pkg: Path, deep: bool, repo: Path | None) -> None:
+        self.pkg = pkg
+        self.deep = deep
+        self.repo = repo
+        self.findings: list[VerifyFinding] = []
+        self.manifest: dict[str, Any] = {}
+        self.records: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
+
+    def add(self, file: str | None, line: int | None, rid: str | None, msg: str) -> None:
+        self.findings.append(VerifyFinding(file, line, rid, msg))
+
+    # ------------------------------------------------------------ files
+    def run(self) -> list[VerifyFinding]:
+        if not self.pkg.exists():
+            raise UserError(f"package not found: {self.pkg}")
+        if not self.pkg.is_dir():
+            raise UserError(f"not a package directory: {self.pkg}")
+        mpath = self.pkg / "manifest.json"
+        if not mpath.is_file():
+            self.add("manifest.json", None, None, "missing: not an IR package")
+            return self.findings
+        raw = mpath.read_bytes()
+        try:
+            self.manifest = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.add("manifest.json", None, None, f"not valid JSON: {exc}")
+            return self.findings
+        errors = sorted(jsonschema.Draft202012Validator(manifest_schema()).iter_errors(self.manifest),
+                        key=lambda e: list(e.path))
+        for e in errors:
+            where = "/".join(str(p) for p in e.path) or "(root)"
+            self.add("manifest.json", None, None, f"IR manifest 0.1 schema: {where}: {e.message}")
+        if errors:
+            return self.findings
+        if self.deep and raw != (dumps(self.manifest) + "\n").encode("utf-8"):
+            self.add("manifest.json", None, None, "not in canonical form")
+        listed = {f["path"]: f for f in self.manifest["files"]}
+        present = {p.name for p in self.pkg.iterdir() if p.name != "manifest.json"}
+        for name in sorted(present - set(listed)):
+            self.add(name, None, None, "file in the package but not listed in the manifest")
+        for name in sorted(set(PACKAGE_FILES) - set(listed)):
+            self.add(name, None, None, "required file not listed in the manifest")
+        contents: dict[str, bytes] = {}
+        for name, entry in sorted(listed.items()):
+            fpath = self.pkg / name
+            if not fpath.is_file():
+                self.add(name, None, None, "listed in the manifest but missing")
+                continue
+            data = fpath.read_bytes()
+            contents[name] = data
+            if sha256_hex(data) != entry["sha256"]:
+                self.add(name, None, None, f"sha256 {sha256_hex(data)[:16]}… differs from the manifest's "
+                                           f"{entry['sha256'][:16]}…")
+            count = 1 if name.endswith(".json") else data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+            if count != entry["record_count"]:
+                self.add(name, None, None, f"{count} records, the manifest says {entry['record_count']}")
+        ai = contents.get("analysis_input.json")
+        if ai is not None:
+            if sha256_hex(ai) != self.manifest["input_digest"]:
+                self.add("analysis_input.json", None, None, "sha256 differs from manifest.input_digest")
+            expected_scan = ids.scan_id_for(self.manifest["service_id"], self.manifest["input_digest"])
+            if self.manifest["scan_id"] != expected_scan:
+                self.add("manifest.json", None, None, f"scan_id {self.manifest['scan_id']!r} does not derive from "
+                                                      f"service_id and input_digest ({expected_scan!r})")
+        if self.manifest.get("coverage_ref") not in listed:
+            self.add("manifest.json", None, None, "coverage_ref names no listed file")
+        if self.deep:
+            self._deep(contents)
+        if self.repo is not None:
+            self._segments_from_repo(contents)
+        return self.findings
+
+    # ------------------------------------------------------------ deep
+    def _deep(self, contents: dict[str, bytes]) -> None:
+        scan_id = self.manifest["scan_id"]
+        scope = ids.implementation_scope_for(self.manifest["service_id"], self.manifest["commit_sha"])
+        ai = contents.get("analysis_input.json")
+        if ai is not None:
+            try:
+                ai_obj = json.loads(ai.decode("utf-8"))
+                if ai != (dumps(ai_obj) + "\n").encode("utf-8"):
+                    self.add("analysis_input.json", None, None, "not in canonical form")
+                if ai_obj.get("commit_sha") != self.manifest["commit_sha"]:
+                    self.add("analysis_input.json", None, None, "commit_sha differs from the manifest")
+            except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+                self.add("analysis_input.json", None, None, f"not valid canonical JSON: {exc}")
+        owner: dict[str, tuple[str, int]] = {}
+        for name, model in JSONL_MODELS.items():
+            data = contents.get(name)
+            if data is None:
+                continue
+            recs: list[tuple[int, dict[str, Any]]] = []
+            prev = None
+            for lineno, line in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), 1):
+                if not line and not data:
+                    continue
+                try:
+                    obj = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    self.add(name, lineno, None, f"not valid JSON: {exc}")
+                    continue
+                if not isinstance(obj, dict):
+                    self.add(name, lineno, None, "a line must be a JSON object")
+                    continue
+                rid = obj.get("record_id")
+                try:
+                    if line != dumps(obj).encode("utf-8"):
+                        self.add(name, lineno, rid, "not in canonical form (key order, whitespace or escaping)")
+                except ValueError as exc:
+                    self.add(name, lineno, rid, str(exc))
+                try:
+                    if model is EntityRecord:
+                        EntityRecord.model_validate({"root": obj})
+                    else:
+                        model.model_validate(obj)
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"] if p != "root")
+                    self.add(name, lineno, rid, f"invalid record: {where}: {first['msg']}")
+                if not isinstance(rid, str):
+                    continue
+                if prev is not None and rid <= prev:
+                    self.add(name, lineno, rid, "lines are not sorted by record_id (or a record_id repeats)")
+                prev = rid
+                if rid in owner:
+                    self.add(name, lineno, rid, f"record_id also used in {owner[rid][0]}:{owner[rid][1]}")
+                else:
+                    owner[rid] = (name, lineno)
+                for where, ref in _refs(obj):
+                    if ref.get("scan_id") != scan_id:
+                        self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
+                                                    "package's scan_id")
+                recs.append((lineno, obj))
+            self.records[name] = recs
+        entities = {o["record_id"]: o for _, o in self.records.get("entities.jsonl", [])}
+        segments = {o["record_id"]: o for _, o in self.records.get("source_segments.jsonl", [])}
+        diagnostics = {o["record_id"]: o for _, o in self.records.get("diagnostics.jsonl", [])}
+        # ids, scopes, references
+        for name, recs in self.records.items():
+            for lineno, o in recs:
+                rid = o.get("record_id")
+                for where, ref in _refs(o):
+                    if ref.get("record_id") not in owner:
+                        self.add(name, lineno, rid, f"{where} refers to {ref.get('record_id')!r}, which is not in "
+                                                    "the package")
+                self._ids(name, lineno, o, scope)
+        for lineno, o in self.records.get("entities.jsonl", []):
+            self._entity(lineno, o, segments)
+        for lineno, o in self.records.get("relations.jsonl", []):
+            self._relation(lineno, o, entities, diagnostics)
+        for lineno, o in self.records.get("source_segments.jsonl", []):
+            self._segment(lineno, o)
+        for lineno, o in self.records.get("diagnostics.jsonl", []):
+            if o.get("code") in DIAGNOSTIC_SEVERITY and o.get("severity") != DIAGNOSTIC_SEVERITY[o["code"]].value:
+                self.add("diagnostics.jsonl", lineno, o.get("record_id"), "severity differs from the catalogue")
+        cov = contents.get("coverage.json")
+        if cov is not None:
+            try:
+                cobj = json.loads(cov.decode("utf-8"))
+                Coverage.model_validate(cobj)
+                if cobj.get("scan_id") != scan_id:
+                    self.add("coverage.json", None, None, "scan_id differs from the manifest")
+                for where, ref in _refs(cobj):
+                    if ref.get("record_id") not in entities:
+                        self.add("coverage.json", None, None, f"{where} refers to {ref.get('record_id')!r}, which "
+                                                              "is not an entity of the package")
+                if cov != (dumps(cobj) + "\n").encode("utf-8"):
+                    self.add("coverage.json", None, None, "not in canonical form")
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                self.add("coverage.json", None, None, f"not valid JSON: {exc}")
+            except ValidationError as exc:
+                self.add("coverage.json", None, None, f"invalid: {exc.errors()[0]['msg']}")
+        self._status(diagnostics)
+
+    def _ids(self, name: str, lineno: int, o: dict[str, Any], scope: str) -> None:
+        rid = o.get("record_id")
+        stable = o.get("stable_id")
+        if name == "entities.jsonl":
+            kind = o.get("kind")
+            if kind in ids.ENTITY_PREFIX and isinstance(stable, str):
+                if rid != ids.entity_record_id(kind, stable):
+                    self.add(name, lineno, rid, f"record_id does not derive from kind {kind} and stable_id")
+            impl = o.get("implementation_ref") or {}
+            if impl.get("stable_id") != stable:
+                self.add(name, lineno, rid, "implementation_ref.stable_id differs from stable_id")
+            if impl.get("implementation_scope") != scope:
+                self.add(name, lineno, rid, f"implementation_scope is not {scope}")
+        elif name == "relations.jsonl" and isinstance(stable, str):
+            if rid != ids.record_id_for(ids.RELATION_PREFIX, stable):
+                self.add(name, lineno, rid, "record_id does not derive from stable_id")
+            if not stable.startswith(f"{o.get('kind')}|"):
+                self.add(name, lineno, rid, "stable_id does not start with the relation kind")
+        elif name == "source_segments.jsonl":
+            loc = o.get("locator") or {}
+            if rid != ids.segment_record_id(str(loc.get("path")), loc.get("start_line", 0), loc.get("end_line", 0)):
+                self.add(name, lineno, rid, "record_id does not derive from the locator")
+            if loc.get("repo_id") != self.manifest["repo_id"] or loc.get("commit_sha") != self.manifest["commit_sha"]:
+                self.add(name, lineno, rid, "locator repo_id/commit_sha differ from the manifest")
+        elif name == "diagnostics.jsonl":
+            if not isinstance(rid, str) or not rid.startswith(ids.DIAGNOSTIC_PREFIX):
+                self.add(name, lineno, rid, "record_id lacks the diagnostic: prefix")
+
+    def _entity(self, lineno: int, o: dict[str, Any], segments: dict[str, dict[str, Any]]) -> None:
+        rid = o.get("record_id")
+        hashes = []
+        for ref in o.get("evidence_refs", []):
+            seg = segments.get(ref.get("record_id"))
+            if seg is None:
+                self.add("entities.jsonl", lineno, rid, f"evidence {ref.get('record_id')!r} is not a source segment")
+                return
+            hashes.append(seg.get("content_hash", ""))
+        impl = o.get("implementation_ref") or {}
+        body = {k: v for k, v in o.items() if k != "implementation_ref"}
+        body["implementation_ref"] = {"stable_id": impl.get("stable_id")}
+        if impl.get("revision_id") != ids.revision_id_for(body, hashes):
+            self.add("entities.jsonl", lineno, rid, "revision_id does not match the record and its evidence")
+
+    def _relation(self, lineno: int, o: dict[str, Any], entities: dict[str, dict[str, Any]],
+                  diagnostics: dict[str, dict[str, Any]]) -> None:
+        rid = o.get("record_id")
+        kind = o.get("kind")
+        src = entities.get((o.get("source_ref") or {}).get("record_id"))
+        targets = []
+        if o.get("target_ref"):
+            targets.append(entities.get(o["target_ref"].get("record_id")))
+        targets.extend(entities.get(c.get("record_id")) for c in o.get("candidate_target_refs", []))
+        if src is None:
+            self.add("relations.jsonl", lineno, rid, "source_ref is not an entity")
+            return
+        legal = LEGAL_RELATIONS.get(kind, set())
+        for t in targets:
+            if t is None:
+                self.add("relations.jsonl", lineno, rid, "a target or candidate is not an entity")
+                continue
+            if (src["kind"], t["kind"]) not in legal:
+                self.add("relations.jsonl", lineno, rid, f"{kind} from {src['kind']} to {t['kind']} is not a legal "
+                                                         "relation (SPEC §3.5)")
+        if kind and src["kind"] not in {a for a, _ in legal}:
+            self.add("relations.jsonl", lineno, rid, f"{kind} cannot start at a {src['kind']}")
+        for d in o.get("diagnostic_refs", []):
+            if d.get("record_id") not in diagnostics:
+                self.add("relations.jsonl", lineno, rid, f"diagnostic_ref {d.get('record_id')!r} is not a diagnostic")
+
+    def _segment(self, lineno: int, o: dict[str, Any]) -> None:
+        rid = o.get("record_id")
+        content = o.get("content", "")
+        if sha256_hex(content) != o.get("content_hash"):
+            self.add("source_segments.jsonl", lineno, rid, "content_hash is not the sha256 of content")
+        reds = o.get("redactions", [])
+        prev_end = 0
+        for r in reds:
+            s, e = r.get("start_offset", -1), r.get("end_offset", -1)
+            if s < prev_end or e <= s or e > len(content):
+                self.add("source_segments.jsonl", lineno, rid, "redactions overlap, are unsorted or out of bounds")
+                break
+            if content[s:e].strip("*\r\n"):
+                self.add("source_segments.jsonl", lineno, rid, "a redacted span is not masked in content")
+                break
+            prev_end = e
+        if not reds and o.get("source_content_hash") != o.get("content_hash"):
+            self.add("source_segments.jsonl", lineno, rid, "without redactions source_content_hash must equal "
+                                                           "content_hash")
+
+    def _status(self, diagnostics: dict[str, dict[str, Any]]) -> None:
+        has_error = any(d.get("severity") == "ERROR" for d in diagnostics.values())
+        status = self.manifest.get("status")
+        if status == "COMPLETE" and has_error:
+            self.add("manifest.json", None, None, "status COMPLETE although an ERROR diagnostic exists")
+        if status == "PARTIAL" and not has_error:
+            self.add("manifest.json", None, None, "status PARTIAL without any ERROR diagnostic")
+
+    # ------------------------------------------------------------ repo
+    def _segments_from_repo(self, contents: dict[str, bytes]) -> None:
+        from diting.source.git import GitRepo
+        segs = self.records.get("source_segments.jsonl")
+        if segs is None:
+            segs = []
+            data = contents.get("source_segments.jsonl", b"")
+            for lineno, line in enumerate(data.splitlines(), 1):
+                try:
+                    segs.append((lineno, json.loads(line)))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    self.add("source_segments.jsonl", lineno, None, "not valid JSON")
+        commit = self.manifest["commit_sha"]
+        with GitRepo(self.repo) as repo:
+            try:
+                repo.resolve_commit(commit)
+            except UserError:
+                self.add("manifest.json", None, None, f"commit {commit} is not in {self.repo}")
+                return
+            tree = {e.path: e for e in repo.ls_tree(commit)}
+            cache: dict[tuple[str, str], list[str] | None] = {}
+            for lineno, o in segs:
+                rid = o.get("record_id")
+                loc = o.get("locator") or {}
+                path = loc.get("path")
+                key = (path, o.get("encoding", "utf-8"))
+                if key not in cache:
+                    e = tree.get(path)
+                    if e is None or not e.is_regular:
+                        cache[key] = None
+                    else:
+                        cache[key] = _decode_as(repo.read_blob(e.oid), key[1])
+                lines = cache[key]
+                if lines is None:
+                    self.add("source_segments.jsonl", lineno, rid, f"{path} is not a file at {commit[:12]}")
+                    continue
+                s, e_ = loc.get("start_line", 0), loc.get("end_line", 0)
+                if s < 1 or e_ > max(len(lines), 1):
+                    self.add("source_segments.jsonl", lineno, rid, f"lines {s}-{e_} are outside {path}")
+                    continue
+                original = "\n".join(lines[s - 1:e_])
+                if sha256_hex(original) != o.get("source_content_hash"):
+                    self.add("source_segments.jsonl", lineno, rid, f"source_content_hash differs from {path}:{s}-{e_} "
+                                                                   "at the commit")
+                if o.get("source_type") in ("CONFIG", "BUILD"):
+                    expected, spans = redact(original)
+                    reds = [{"start_offset": a, "end_offset": b, "reason": r} for a, b, r in spans]
+                    if reds != o.get("redactions"):
+                        self.add("source_segments.jsonl", lineno, rid, "redactions differ from re-applying the "
+                                                                       "redaction rules")
+                else:
+                    expected = original
+                if expected != o.get("content"):
+                    self.add("source_segments.jsonl", lineno, rid, f"content differs from {path}:{s}-{e_} at the "
+                                                                   "commit")
+
+
+def _decode_as(data: bytes, encoding: str) -> list[str]:
+    import codecs
+    if encoding == "utf-8" and data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    elif encoding == "utf-16-le" and data.startswith(codecs.BOM_UTF16_LE):
+        data = data[2:]
+    elif encoding == "utf-16-be" and data.startswith(codecs.BOM_UTF16_BE):
+        data = data[2:]
+    try:
+        text = data.decode(encoding, "replace")
+    except LookupError:
+        text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:
+    """Findings for the package at ``pkg`` (empty when valid). Raises :class:`UserError` when
+    ``pkg`` is not a directory or ``repo`` is not a git repository."""
+    return _Verifier(Path(pkg), deep, Path(repo) if repo else None).run()

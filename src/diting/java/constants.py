@@ -1,0 +1,211 @@
+"""Folding ``static final`` constants and enum constants (SPEC §4.2, the base of §4.3).
+
+A constant is a ``static final`` field (every field of an interface or
+annotation type) with an initializer. Its value folds when the initializer is
+a literal, a unary minus, a ``+`` chain of foldable operands (string
+concatenation or integer addition with Java's rules), a parenthesised
+expression, or a reference to another constant: a simple name in the
+enclosing types or their in-repo supertypes, ``Type.NAME`` through imports,
+or a static import. Folding is memoised and cycle-safe; floating-point values
+are never folded (no floats anywhere in the IR).
+
+A folded value is ``(value: str, type: str)`` where type is
+``java.lang.String``, ``int``, ``long``, ``char``, ``boolean`` or
+``enum:{binary name}`` (value = constant name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from diting.java.names import FileScope
+from diting.java.syntax import FieldDecl, FileFacts, TypeRef
+
+Folded = tuple[str, str]
+
+_INT_BITS = {"int": 32, "long": 64}
+
+
+@dataclass
+class _ConstDecl:
+    scope: FileScope
+    chain: list[int]
+    expr: dict[str, Any] | None
+    enum_of: str | None  # binary name of the enum for an enum constant
+    name: str
+
+
+def _wrap(v: int, kind: str) -> int:
+    bits = _INT_BITS[kind]
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def _is_constant_field(fd: FieldDecl, type_kind: str) -> bool:
+    if type_kind in ("INTERFACE", "ANNOTATION"):
+        return fd.initializer is not None
+    return "static" in fd.modifiers and "final" in fd.modifiers and fd.initializer is not None
+
+
+class ConstantFolder:
+    """Constants of every module, keyed by ``(module, binary type name, field name)``."""
+
+    def __init__(self) -> None:
+        self._decls: dict[tuple[str, str, str], _ConstDecl] = {}
+        self._memo: dict[tuple[str, str, str], Folded | None] = {}
+        self._active: set[tuple[str, str, str]] = set()
+        self._supers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def add_file(self, module: str, facts: FileFacts, scope: FileScope) -> None:
+        """Register the constants, enum constants and supertypes declared in one file."""
+        for idx, td in enumerate(facts.types):
+            binary = scope.binary_of(td)
+            chain = []
+            cur: int | None = idx
+            while cur is not None:
+                chain.append(cur)
+                cur = facts.types[cur].outer
+            for fd in td.fields:
+                if _is_constant_field(fd, td.kind):
+                    self._decls[(module, binary, fd.name)] = _ConstDecl(scope, chain, fd.initializer, None, fd.name)
+            for ec in td.enum_constants:
+                self._decls[(module, binary, ec.name)] = _ConstDecl(scope, chain, None, binary, ec.name)
+            sups = []
+            for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces):
+                r = scope.resolve_base(ref, chain[1:], scope.type_vars_for(chain))
+                if r is not None:
+                    for info in r.infos:
+                        sups.append((info.module, info.binary))
+            self._supers[(module, binary)] = sups
+
+    def constant(self, key: tuple[str, str, str]) -> Folded | None:
+        """Folded value of the constant ``key``, or None."""
+        if key in self._memo:
+            return self._memo[key]
+        decl = self._decls.get(key)
+        if decl is None or key in self._active:
+            return None
+        if decl.enum_of is not None:
+            result: Folded | None = (decl.name, f"enum:{decl.enum_of}")
+        else:
+            self._active.add(key)
+            try:
+                result = self.fold(decl.expr, decl.scope, decl.chain)
+            finally:
+                self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    def _field_in_type(self, module: str, binary: str, name: str, seen: set | None = None) -> Folded | None:
+        key = (module, binary, name)
+        if key in self._decls:
+            return self.constant(key)
+        seen = seen or set()
+        if (module, binary) in seen:
+            return None
+        seen.add((module, binary))
+        for sm, sb in self._supers.get((module, binary), []):
+            v = self._field_in_type(sm, sb, name, seen)
+            if v is not None:
+                return v
+        return None
+
+    def _has_field(self, module: str, binary: str, name: str) -> bool:
+        return (module, binary, name) in self._decls
+
+    def _name(self, name: str, scope: FileScope, chain: list[int]) -> Folded | None:
+        module = scope.visible.own_module or ""
+        for idx in chain:
+            binary = scope.binary_of(scope.facts.types[idx])
+            v = self._field_in_type(module, binary, name)
+            if v is not None:
+                return v
+            if self._has_field(module, binary, name):
+                return None
+        target = scope.static_single.get(name)
+        if target is not None:
+            owner = target.rsplit(".", 1)[0]
+            r = scope.resolve_base(TypeRef(tuple(owner.split("."))), [], {})
+            if r is not None:
+                for info in r.infos:
+                    v = self._field_in_type(info.module, info.binary, name)
+                    if v is not None:
+                        return v
+            return None
+        for owner in scope.static_wildcards:
+            r = scope.resolve_base(TypeRef(tuple(owner.split("."))), [], {})
+            if r is not None:
+                for info in r.infos:
+                    v = self._field_in_type(info.module, info.binary, name)
+                    if v is not None:
+                        return v
+        return None
+
+    def _qualified(self, parts: list[str], scope: FileScope, chain: list[int]) -> Folded | None:
+        owner, name = parts[:-1], parts[-1]
+        if owner and owner[0] == "this":
+            return self._name(name, scope, chain) if len(owner) == 1 else None
+        r = scope.resolve_base(TypeRef(tuple(owner)), chain, scope.type_vars_for(chain))
+        if r is None:
+            return None
+        for info in r.infos:
+            v = self._field_in_type(info.module, info.binary, name)
+            if v is not None:
+                return v
+        return None
+
+    def fold(self, expr: dict[str, Any] | None, scope: FileScope, chain: list[int]) -> Folded | None:
+        """Fold an expression (the JSON of :func:`diting.java.syntax.expr_json`)."""
+        if expr is None:
+            return None
+        k = expr.get("kind")
+        if k == "str":
+            return (expr["value"], "java.lang.String")
+        if k in ("int", "long"):
+            return (expr["value"], k)
+        if k == "char":
+            return (expr["value"], "char")
+        if k == "bool":
+            return (expr["value"], "boolean")
+        if k == "name":
+            return self._name(expr["parts"][0], scope, chain)
+        if k == "field":
+            return self._qualified(list(expr["parts"]), scope, chain)
+        if k == "unary":
+            inner = self.fold(expr.get("operand"), scope, chain)
+            if inner is None:
+                return None
+            op = expr.get("op")
+            if op == "-" and inner[1] in _INT_BITS:
+                return (str(_wrap(-int(inner[0]), inner[1])), inner[1])
+            if op == "+" and inner[1] in _INT_BITS:
+                return inner
+            if op == "!" and inner[1] == "boolean":
+                return ("false" if inner[0] == "true" else "true", "boolean")
+            return None
+        if k == "concat":
+            acc: Folded | None = None
+            for item in expr["items"]:
+                v = self.fold(item, scope, chain)
+                if v is None:
+                    return None
+                if acc is None:
+                    acc = v
+                    continue
+                if acc[1] == "java.lang.String" or v[1] == "java.lang.String":
+                    if acc[1].startswith("enum:") or v[1].startswith("enum:"):
+                        return None  # an enum's toString() may be overridden
+                    acc = (acc[0] + v[0], "java.lang.String")
+                elif acc[1] in _INT_BITS and v[1] in _INT_BITS:
+                    kind = "long" if "long" in (acc[1], v[1]) else "int"
+                    acc = (str(_wrap(int(acc[0]) + int(v[0]), kind)), kind)
+                elif acc[1] == "char" and v[1] in _INT_BITS or acc[1] in _INT_BITS and v[1] == "char":
+                    a = ord(acc[0]) if acc[1] == "char" else int(acc[0])
+                    b = ord(v[0]) if v[1] == "char" else int(v[0])
+                    kind = "long" if "long" in (acc[1], v[1]) else "int"
+                    acc = (str(_wrap(a + b, kind)), kind)
+                else:
+                    return None
+            return acc
+        return None

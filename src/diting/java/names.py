@@ -1,0 +1,319 @@
+"""Type-name resolution and erasure (SPEC §3.3, §4.2; JLS §6.5.5).
+
+A simple type name is looked up, in order: type variables in scope (erased to
+their first bound, else ``java.lang.Object``); the enclosing types and their
+member types; single-type imports; types of the same package; on-demand
+(wildcard) imports together with ``java.lang``. Qualified names resolve their
+first segment the same way and append member types with ``$``; when the first
+segment is not a type the name is package-qualified.
+
+Visible types of a module are its own plus those of the in-repo modules it
+depends on (compile, provided, runtime), so a shared module resolves the same
+way in every package that holds it. Library types come from the JDK catalog
+(``data/jdk-types.txt``) or from explicit imports. A name that cannot be
+resolved becomes ``?Simple``; several candidates from wildcard imports also
+give ``?Simple`` (never a guess).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from diting.ir.canonical import sha256_hex
+from diting.java.syntax import FileFacts, TypeDecl, TypeRef
+
+_CATALOG_PATH = Path(__file__).parent / "data" / "jdk-types.txt"
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    """An in-repo type: binary name, canonical (dotted) name, kind, and where it is declared."""
+
+    binary: str
+    canonical: str
+    kind: str
+    module: str
+    path: str
+    package: str
+    simple: str
+    top_level: bool
+
+
+class JdkCatalog:
+    """Public top-level types of the JDK's exported ``java.*``/``javax.*`` packages."""
+
+    def __init__(self, text: str) -> None:
+        self.packages: dict[str, dict[str, str]] = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            pkg, simple, kind = line.split("\t")
+            self.packages.setdefault(pkg, {})[simple] = kind
+        self.sha256 = sha256_hex(text)
+
+    def kind_of(self, fqn: str) -> str | None:
+        pkg, _, simple = fqn.rpartition(".")
+        return self.packages.get(pkg, {}).get(simple)
+
+    def has_package(self, pkg: str) -> bool:
+        return pkg in self.packages
+
+
+@lru_cache(maxsize=1)
+def jdk_catalog() -> JdkCatalog:
+    """The shipped JDK catalog (cached)."""
+    return JdkCatalog(_CATALOG_PATH.read_text(encoding="utf-8"))
+
+
+def module_types(module: str, files: list[FileFacts]) -> list[TypeInfo]:
+    """Every named (non-local, non-anonymous) type declared in ``files`` of ``module``."""
+    out: list[TypeInfo] = []
+    for f in files:
+        for td in f.types:
+            if td.nesting in ("LOCAL", "ANONYMOUS"):
+                continue
+            # a member type of a local or anonymous type is not addressable by name
+            chain = td
+            ok = True
+            while chain.outer is not None:
+                chain = f.types[chain.outer]
+                if chain.nesting in ("LOCAL", "ANONYMOUS"):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            binary = f"{f.package}.{td.binary_suffix}" if f.package else td.binary_suffix
+            canonical = binary.replace("$", ".")
+            out.append(TypeInfo(binary, canonical, td.kind, module, f.path, f.package, td.simple_name,
+                                td.outer is None))
+    return out
+
+
+class VisibleTypes:
+    """Types visible from one module: its own first, then its dependencies'."""
+
+    def __init__(self, own: list[TypeInfo], deps: list[TypeInfo]) -> None:
+        self.by_canonical: dict[str, list[TypeInfo]] = {}
+        self.by_package: dict[str, dict[str, list[TypeInfo]]] = {}
+        self.packages: set[str] = set()
+        for info in own + deps:
+            self.by_canonical.setdefault(info.canonical, []).append(info)
+            self.packages.add(info.package)
+            if info.top_level:
+                self.by_package.setdefault(info.package, {}).setdefault(info.simple, []).append(info)
+        self.own_module = own[0].module if own else None
+
+    def lookup(self, canonical: str) -> list[TypeInfo]:
+        return self.by_canonical.get(canonical, [])
+
+    def preferred(self, infos: list[TypeInfo]) -> list[TypeInfo]:
+        """Candidates narrowed to the module's own declaration when it has one."""
+        own = [i for i in infos if i.module == self.own_module]
+        return own or infos
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved type: ``name`` is the erased binary name with ``[]`` per dimension
+    (``?Simple`` when unresolvable); ``infos`` are the in-repo declarations of that
+    name (several when modules disagree); ``external`` when the name is known but
+    outside the repository."""
+
+    name: str
+    infos: tuple[TypeInfo, ...] = ()
+    external: bool = False
+    unresolved: bool = False
+
+    @property
+    def base(self) -> str:
+        return self.name.replace("[]", "")
+
+
+def _convention_binary(canonical: str) -> str:
+    """Binary name of a library type written canonically: after the first capitalised
+    segment, the remaining segments are member types (Java naming convention)."""
+    parts = canonical.split(".")
+    for i, p in enumerate(parts):
+        if p[:1].isupper():
+            return ".".join(parts[: i + 1]) + "".join("$" + q for q in parts[i + 1:])
+    return canonical
+
+
+class FileScope:
+    """Name resolution inside one file of one module."""
+
+    def __init__(self, facts: FileFacts, visible: VisibleTypes) -> None:
+        self.facts = facts
+        self.visible = visible
+        self.jdk = jdk_catalog()
+        self.single: dict[str, str] = {}
+        self.wildcards: list[str] = []
+        self.static_single: dict[str, str] = {}
+        self.static_wildcards: list[str] = []
+        for imp in facts.imports:
+            if imp.static:
+                if imp.wildcard:
+                    self.static_wildcards.append(imp.name)
+                else:
+                    self.static_single[imp.name.rsplit(".", 1)[-1]] = imp.name
+            elif imp.wildcard:
+                self.wildcards.append(imp.name)
+            else:
+                self.single[imp.name.rsplit(".", 1)[-1]] = imp.name
+        self.package = facts.package
+        self._own_binaries = [self.binary_of(td) for td in facts.types]
+        self.unresolved: set[str] = set()
+
+    def binary_of(self, td: TypeDecl) -> str:
+        return f"{self.package}.{td.binary_suffix}" if self.package else td.binary_suffix
+
+    # ------------------------------------------------------------ lookups
+    def _canonical_to_resolved(self, canonical: str) -> Resolved | None:
+        infos = self.visible.lookup(canonical)
+        if infos:
+            infos = self.visible.preferred(infos)
+            return Resolved(infos[0].binary, tuple(infos))
+        return None
+
+    def _member_of(self, binary: str, simple: str) -> Resolved | None:
+        canonical = binary.replace("$", ".") + "." + simple
+        return self._canonical_to_resolved(canonical)
+
+    def _simple(self, simple: str, chain: list[int]) -> Resolved | None:
+        types = self.facts.types
+        # enclosing types, innermost first: the type itself or one of its member types
+        for idx in chain:
+            td = types[idx]
+            if td.simple_name == simple and td.nesting != "ANONYMOUS":
+                return Resolved(self._own_binaries[idx], self._infos_for(self._own_binaries[idx]))
+            for j, other in enumerate(types):
+                if other.outer == idx and other.simple_name == simple and other.nesting == "MEMBER":
+                    return Resolved(self._own_binaries[j], self._infos_for(self._own_binaries[j]))
+            # local classes declared in the enclosing body
+            for j, other in enumerate(types):
+                if other.outer == idx and other.simple_name == simple and other.nesting == "LOCAL":
+                    return Resolved(self._own_binaries[j])
+            r = self._inherited_member(idx, simple)
+            if r is not None:
+                return r
+        if simple in self.single:
+            canonical = self.single[simple]
+            return self._canonical_to_resolved(canonical) or self._external(canonical)
+        # same package
+        same = self.visible.by_package.get(self.package, {}).get(simple)
+        if same:
+            same = self.visible.preferred(same)
+            return Resolved(same[0].binary, tuple(same))
+        candidates: dict[str, Resolved] = {}
+        for pkg in self.wildcards:
+            r = self._canonical_to_resolved(f"{pkg}.{simple}")
+            if r is not None:
+                candidates[r.name] = r
+                continue
+            outer = self._canonical_to_resolved(pkg)
+            if outer is not None:
+                m = self._member_of(outer.name, simple)
+                if m is not None:
+                    candidates[m.name] = m
+                continue
+            if self.jdk.kind_of(f"{pkg}.{simple}"):
+                candidates[f"{pkg}.{simple}"] = Resolved(f"{pkg}.{simple}", external=True)
+        if self.jdk.kind_of(f"java.lang.{simple}"):
+            candidates.setdefault(f"java.lang.{simple}", Resolved(f"java.lang.{simple}", external=True))
+        if len(candidates) == 1:
+            return next(iter(candidates.values()))
+        return None
+
+    def _inherited_member(self, idx: int, simple: str) -> Resolved | None:
+        """A member type inherited from an in-repo supertype (one level)."""
+        td = self.facts.types[idx]
+        for sup in ([td.superclass] if td.superclass else []) + list(td.interfaces):
+            if sup.parts and sup.parts[-1] == simple:
+                continue
+            r = self.resolve_base(sup, [i for i in self._chain_of(idx) if i != idx], {})
+            if r is not None and r.infos:
+                m = self._member_of(r.name, simple)
+                if m is not None:
+                    return m
+        return None
+
+    def _chain_of(self, idx: int) -> list[int]:
+        out = []
+        cur: int | None = idx
+        while cur is not None:
+            out.append(cur)
+            cur = self.facts.types[cur].outer
+        return out
+
+    def _infos_for(self, binary: str) -> tuple[TypeInfo, ...]:
+        infos = self.visible.lookup(binary.replace("$", "."))
+        return tuple(self.visible.preferred(infos)) if infos else ()
+
+    def _external(self, canonical: str) -> Resolved:
+        return Resolved(_convention_binary(canonical), external=True)
+
+    # ------------------------------------------------------------ public
+    def resolve_base(self, ref: TypeRef, chain: list[int], type_vars: dict[str, TypeRef | None],
+                     _depth: int = 0) -> Resolved | None:
+        """Resolve the name of ``ref`` (no array dims); None when unresolvable."""
+        if ref.primitive:
+            return Resolved(ref.parts[0])
+        parts = list(ref.parts)
+        if not parts or parts[0].startswith("?"):
+            return None
+        head = parts[0]
+        if len(parts) == 1 and head in type_vars:
+            bound = type_vars[head]
+            if bound is None or _depth > 8:
+                return Resolved("java.lang.Object", external=True)
+            inner = {k: v for k, v in type_vars.items() if k != head}
+            return self.resolve_base(bound, chain, inner, _depth + 1) or Resolved("java.lang.Object", external=True)
+        first = self._simple(head, chain)
+        if first is not None:
+            binary = first.name
+            infos = first.infos
+            for p in parts[1:]:
+                m = self._member_of(binary, p) if infos else None
+                if m is not None:
+                    binary, infos = m.name, m.infos
+                else:
+                    binary, infos = f"{binary}${p}", ()
+            return Resolved(binary, infos, external=first.external and not infos)
+        if len(parts) == 1:
+            return None
+        # package-qualified: the longest prefix that is a known type
+        for i in range(len(parts), 0, -1):
+            canonical = ".".join(parts[:i])
+            r = self._canonical_to_resolved(canonical)
+            if r is not None:
+                binary = r.name + "".join("$" + p for p in parts[i:])
+                return Resolved(binary, r.infos if i == len(parts) else ())
+        if not head[:1].isupper():
+            return self._external(".".join(parts))
+        return None
+
+    def resolve(self, ref: TypeRef | None, chain: list[int], type_vars: dict[str, TypeRef | None]) -> Resolved:
+        """Erased binary name of ``ref`` with ``[]`` per dimension; records unresolved names."""
+        if ref is None:
+            return Resolved("?", unresolved=True)
+        r = self.resolve_base(ref, chain, type_vars)
+        if r is None:
+            simple = ref.parts[-1] if ref.parts else "?"
+            simple = simple.lstrip("?")
+            self.unresolved.add(".".join(ref.parts).lstrip("?"))
+            return Resolved("?" + simple + "[]" * ref.dims, unresolved=True)
+        if ref.dims:
+            return Resolved(r.name + "[]" * ref.dims, r.infos, r.external)
+        return r
+
+    def type_vars_for(self, chain: list[int], method_params: list | None = None) -> dict[str, TypeRef | None]:
+        """Type variables in scope: method's, then each enclosing type's (inner wins)."""
+        tv: dict[str, TypeRef | None] = {}
+        for idx in reversed(chain):
+            for p in self.facts.types[idx].type_params:
+                tv[p.name] = p.bounds[0] if p.bounds else None
+        for p in method_params or []:
+            tv[p.name] = p.bounds[0] if p.bounds else None
+        return tv

@@ -1,0 +1,769 @@
+"""Per-file Java syntax facts with tree-sitter-java (SPEC §4.2).
+
+:func:`extract_file` is a pure function of a file's bytes (plus the module's
+declared source encoding): it returns a :class:`FileFacts` of plain,
+picklable data — package, imports, every type declaration (named, nested,
+local, anonymous and enum-constant bodies), its members, annotations with
+arguments, type references *as written* and error ranges. Names are resolved
+later, per module, by :mod:`diting.java.names`.
+
+Declarations are found with one tree-sitter query wherever they occur —
+also inside error-recovered regions — so what parsed is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+import tree_sitter_java as tsj
+
+from diting.source.text import DecodedText, decode_bytes
+
+LANGUAGE = ts.Language(tsj.language())
+
+TYPE_NODES = ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+              "annotation_type_declaration")
+METHOD_NODES = ("method_declaration", "constructor_declaration", "compact_constructor_declaration",
+                "annotation_type_element_declaration")
+FIELD_NODES = ("field_declaration", "constant_declaration")
+BODY_NODES = ("class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body")
+TYPE_KIND = {"class_declaration": "CLASS", "interface_declaration": "INTERFACE", "enum_declaration": "ENUM",
+             "record_declaration": "RECORD", "annotation_type_declaration": "ANNOTATION"}
+
+_QUERY_TEXT = "\n".join(
+    [f"({n}) @type" for n in TYPE_NODES]
+    + ["(object_creation_expression (class_body)) @anon", "(enum_constant body: (class_body)) @anon"]
+    + [f"({n}) @method" for n in METHOD_NODES]
+    + [f"({n}) @field" for n in FIELD_NODES]
+    + ["(enum_constant) @enumconst", "(static_initializer) @clinit"]
+)
+
+#: expressions deeper than this are kept as text only (hostile input: deep nesting)
+MAX_EXPR_DEPTH = 64
+#: expression text kept at most this long in facts
+MAX_EXPR_TEXT = 400
+
+_parser: ts.Parser | None = None
+_query: ts.Query | None = None
+
+
+def _tools() -> tuple[ts.Parser, ts.Query]:
+    global _parser, _query
+    if _parser is None:
+        _parser = ts.Parser(LANGUAGE)
+        _query = ts.Query(LANGUAGE, _QUERY_TEXT)
+    assert _query is not None
+    return _parser, _query
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass(slots=True)
+class TypeRef:
+    """A type as written: ``parts`` of the (possibly qualified) name without type
+    arguments, array ``dims``; ``primitive`` for int/boolean/void …"""
+
+    parts: tuple[str, ...]
+    dims: int = 0
+    primitive: bool = False
+
+
+@dataclass(slots=True)
+class Annotation:
+    """``@name(args)``: ``name`` as written (dotted), ``args`` name → expression JSON."""
+
+    name: str
+    args: dict[str, Any]
+    line: int
+
+
+@dataclass(slots=True)
+class Param:
+    name: str
+    type: TypeRef
+    annotations: list[Annotation]
+    varargs: bool = False
+
+
+@dataclass(slots=True)
+class TypeParam:
+    name: str
+    bounds: list[TypeRef]
+
+
+@dataclass(slots=True)
+class MethodDecl:
+    """A method, constructor (``<init>``), compact constructor or annotation element."""
+
+    name: str
+    decl_kind: str  # METHOD, CONSTRUCTOR, COMPACT_CONSTRUCTOR, ANNOTATION_ELEMENT
+    modifiers: list[str]
+    annotations: list[Annotation]
+    type_params: list[TypeParam]
+    params: list[Param]
+    return_type: TypeRef | None
+    throws: list[TypeRef]
+    start_line: int
+    end_line: int
+    has_body: bool
+    start_byte: int
+
+
+@dataclass(slots=True)
+class FieldDecl:
+    """One declarator of a field (``int a, b;`` gives two)."""
+
+    name: str
+    type: TypeRef
+    modifiers: list[str]
+    annotations: list[Annotation]
+    initializer: dict[str, Any] | None
+    start_line: int
+    end_line: int
+    start_byte: int
+
+
+@dataclass(slots=True)
+class EnumConstant:
+    name: str
+    args: list[dict[str, Any]]
+    annotations: list[Annotation]
+    start_line: int
+    end_line: int
+    start_byte: int
+
+
+@dataclass(slots=True)
+class TypeDecl:
+    """A type declaration. ``binary_suffix`` is the binary name below the package
+    (``Outer$Inner``, ``Outer$1``, ``Outer$1Local``); ``outer`` indexes the
+    enclosing type in :attr:`FileFacts.types` (None for top-level types)."""
+
+    kind: str  # CLASS, INTERFACE, ENUM, RECORD, ANNOTATION
+    simple_name: str
+    binary_suffix: str
+    outer: int | None
+    nesting: str  # TOP, MEMBER, LOCAL, ANONYMOUS
+    modifiers: list[str]
+    annotations: list[Annotation]
+    type_params: list[TypeParam]
+    superclass: TypeRef | None
+    interfaces: list[TypeRef]
+    anonymous_base: TypeRef | None
+    header_start: int
+    header_end: int
+    end_line: int
+    start_byte: int
+    methods: list[MethodDecl] = field(default_factory=list)
+    fields: list[FieldDecl] = field(default_factory=list)
+    enum_constants: list[EnumConstant] = field(default_factory=list)
+    record_components: list[Param] = field(default_factory=list)
+    static_init_lines: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Import:
+    name: str
+    static: bool
+    wildcard: bool
+    line: int
+
+
+@dataclass(slots=True)
+class FileFacts:
+    """Everything the syntax pass learns about one ``.java`` file."""
+
+    path: str
+    encoding: str
+    lossy: bool
+    bom: bool
+    line_count: int
+    package: str
+    imports: list[Import]
+    types: list[TypeDecl]
+    #: error ranges ``(start_line, start_col, end_line, end_col, what)``, 1-based lines
+    errors: list[tuple[int, int, int, int, str]]
+    #: declarations the parser found but that sit outside any type
+    orphans: list[tuple[str, int]]
+    declared_type_count: int
+    declared_method_count: int
+    #: the decoded lines (needed for evidence); dropped once segments are cut
+    lines: list[str] | None = None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _text(node: ts.Node, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _line(node: ts.Node) -> int:
+    return node.start_point[0] + 1
+
+
+def _end_line(node: ts.Node) -> int:
+    end = node.end_point
+    # a node that ends at column 0 ends on the previous line
+    return end[0] + (1 if end[1] > 0 or end[0] == node.start_point[0] else 0)
+
+
+def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef | None:
+    """The erased type reference of a type node (generic arguments dropped)."""
+    if node is None:
+        return None
+    dims = extra_dims
+    while node.type == "array_type":
+        dn = node.child_by_field_name("dimensions")
+        dims += _text(dn, src).count("[") if dn is not None else 1
+        node = node.child_by_field_name("element")
+        if node is None:
+            return None
+    t = node.type
+    if t in ("integral_type", "floating_point_type", "boolean_type", "void_type"):
+        return TypeRef((_text(node, src).strip(),), dims, True)
+    parts = _name_parts(node, src)
+    if not parts:
+        return TypeRef(("?" + _text(node, src)[:60],), dims, False)
+    return TypeRef(tuple(parts), dims, False)
+
+
+def _name_parts(node: ts.Node, src: bytes) -> list[str]:
+    t = node.type
+    if t == "type_identifier" or t == "identifier":
+        return [_text(node, src)]
+    if t == "generic_type":
+        for c in node.named_children:
+            if c.type in ("type_identifier", "scoped_type_identifier"):
+                return _name_parts(c, src)
+        return []
+    if t in ("scoped_type_identifier", "scoped_identifier"):
+        out: list[str] = []
+        for c in node.named_children:
+            if c.type in ("type_identifier", "identifier", "scoped_type_identifier", "generic_type",
+                          "scoped_identifier"):
+                out.extend(_name_parts(c, src))
+        return out
+    if t == "annotated_type":
+        for c in node.named_children:
+            if c.type not in ("annotation", "marker_annotation"):
+                return _name_parts(c, src)
+    return []
+
+
+def _dims_of(node: ts.Node | None, src: bytes) -> int:
+    return _text(node, src).count("[") if node is not None else 0
+
+
+# ---------------------------------------------------------------- expressions
+
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " ", '"': '"', "'": "'", "\\": "\\"}
+
+
+def unescape_java(body: str) -> str | None:
+    """Java string/char literal body → value; None on an invalid escape."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        i += 1
+        if i >= n:
+            return None
+        e = body[i]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 1
+        elif e == "u":
+            while i < n and body[i] == "u":
+                i += 1
+            hexd = body[i:i + 4]
+            if len(hexd) != 4:
+                return None
+            try:
+                out.append(chr(int(hexd, 16)))
+            except ValueError:
+                return None
+            i += 4
+        elif e in "01234567":
+            j = i
+            limit = 3 if e in "0123" else 2
+            while j < n and j - i < limit and body[j] in "01234567":
+                j += 1
+            out.append(chr(int(body[i:j], 8)))
+            i = j
+        elif e == "\n":  # line continuation in text blocks
+            i += 1
+        else:
+            return None
+    return "".join(out)
+
+
+def _text_block(raw: str) -> str | None:
+    """Value of a Java text block (``\"\"\"`` … ``\"\"\"``), indentation stripped (JLS 3.10.6)."""
+    inner = raw[3:-3]
+    nl = inner.find("\n")
+    if nl < 0:
+        return None
+    content = inner[nl + 1:]
+    lines = content.split("\n")
+    significant = [ln for ln in lines if ln.strip()] + [lines[-1]]
+    indent = min((len(ln) - len(ln.lstrip(" \t")) for ln in significant), default=0)
+    stripped = [ln[indent:].rstrip(" \t") for ln in lines]
+    return unescape_java("\n".join(stripped))
+
+
+def _int_value(text: str) -> str | None:
+    t = text.replace("_", "").rstrip("lL")
+    try:
+        if t.lower().startswith("0x"):
+            return str(int(t[2:], 16))
+        if t.lower().startswith("0b"):
+            return str(int(t[2:], 2))
+        if len(t) > 1 and t.startswith("0"):
+            return str(int(t[1:], 8))
+        return str(int(t))
+    except ValueError:
+        return None
+
+
+def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any] | None:
+    """A small JSON form of an expression, enough for constant folding and rules.
+
+    Kinds: ``str``/``char``/``int``/``long``/``bool``/``null`` (with ``value``),
+    ``float`` (``text`` only — never a float value), ``name``, ``field``
+    (``parts``), ``concat`` (``items``), ``array`` (``items``), ``class``
+    (``type`` parts), ``annotation`` (``name``, ``args``), ``call``
+    (``target`` text, ``name``, ``args``), ``unary`` (``op``, ``operand``),
+    ``cond``, ``other`` (``text``). Depth is capped at :data:`MAX_EXPR_DEPTH`.
+    """
+    if node is None:
+        return None
+    if depth > MAX_EXPR_DEPTH:
+        return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT], "truncated": True}
+    t = node.type
+    if t == "parenthesized_expression":
+        inner = node.named_children
+        return expr_json(inner[0], src, depth + 1) if inner else None
+    if t == "string_literal":
+        raw = _text(node, src)
+        if raw.startswith('"""'):
+            val = _text_block(raw)
+        else:
+            val = unescape_java(raw[1:-1])
+        return {"kind": "str", "value": val} if val is not None else {"kind": "other", "text": raw[:MAX_EXPR_TEXT]}
+    if t == "character_literal":
+        val = unescape_java(_text(node, src)[1:-1])
+        return {"kind": "char", "value": val} if val is not None and len(val) == 1 else {
+            "kind": "other", "text": _text(node, src)}
+    if t in ("decimal_integer_literal", "hex_integer_literal", "octal_integer_literal", "binary_integer_literal"):
+        raw = _text(node, src)
+        val = _int_value(raw)
+        kind = "long" if raw[-1:] in "lL" else "int"
+        return {"kind": kind, "value": val} if val is not None else {"kind": "other", "text": raw}
+    if t in ("decimal_floating_point_literal", "hex_floating_point_literal"):
+        return {"kind": "float", "text": _text(node, src)}
+    if t in ("true", "false"):
+        return {"kind": "bool", "value": t}
+    if t == "null_literal":
+        return {"kind": "null"}
+    if t == "identifier":
+        return {"kind": "name", "parts": [_text(node, src)]}
+    if t in ("field_access", "scoped_identifier"):
+        parts = _dotted(node, src)
+        if parts is not None:
+            return {"kind": "field", "parts": parts}
+        return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+    if t == "binary_expression" and _op(node, src) == "+":
+        items: list[dict[str, Any]] = []
+        stack = [node]
+        # flatten left-deep '+' chains iteratively (long SQL concatenations)
+        operands: list[ts.Node] = []
+        while stack:
+            cur = stack.pop()
+            if cur.type == "binary_expression" and _op(cur, src) == "+":
+                right = cur.child_by_field_name("right")
+                left = cur.child_by_field_name("left")
+                if right is not None:
+                    stack.append(right)
+                if left is not None:
+                    stack.append(left)
+            else:
+                operands.append(cur)
+        for o in operands:
+            j = expr_json(o, src, depth + 1)
+            items.append(j if j is not None else {"kind": "other", "text": ""})
+        return {"kind": "concat", "items": items}
+    if t in ("array_initializer", "element_value_array_initializer"):
+        return {"kind": "array", "items": [j for c in node.named_children
+                                           if (j := expr_json(c, src, depth + 1)) is not None]}
+    if t == "class_literal":
+        tn = node.named_children[0] if node.named_children else None
+        tr = type_ref(tn, src)
+        return {"kind": "class", "type": list(tr.parts) if tr else [], "dims": tr.dims if tr else 0}
+    if t in ("annotation", "marker_annotation"):
+        a = annotation(node, src, depth + 1)
+        return {"kind": "annotation", "name": a.name, "args": a.args}
+    if t == "unary_expression":
+        operand = node.child_by_field_name("operand")
+        op = node.child_by_field_name("operator")
+        return {"kind": "unary", "op": _text(op, src) if op is not None else "?",
+                "operand": expr_json(operand, src, depth + 1)}
+    if t == "method_invocation":
+        obj = node.child_by_field_name("object")
+        name = node.child_by_field_name("name")
+        args = node.child_by_field_name("arguments")
+        return {"kind": "call", "target": _text(obj, src)[:MAX_EXPR_TEXT] if obj is not None else None,
+                "target_expr": expr_json(obj, src, depth + 1) if obj is not None else None,
+                "name": _text(name, src) if name is not None else "",
+                "args": [expr_json(a, src, depth + 1) for a in args.named_children] if args is not None else []}
+    if t == "ternary_expression":
+        return {"kind": "cond", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+    return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+
+
+def _op(node: ts.Node, src: bytes) -> str:
+    op = node.child_by_field_name("operator")
+    return _text(op, src) if op is not None else ""
+
+
+def _dotted(node: ts.Node, src: bytes) -> list[str] | None:
+    out: list[str] = []
+    cur: ts.Node | None = node
+    while cur is not None:
+        if cur.type == "identifier":
+            out.append(_text(cur, src))
+            break
+        if cur.type == "field_access":
+            f = cur.child_by_field_name("field")
+            out.append(_text(f, src) if f is not None else "?")
+            cur = cur.child_by_field_name("object")
+        elif cur.type == "scoped_identifier":
+            nm = cur.child_by_field_name("name")
+            out.append(_text(nm, src) if nm is not None else "?")
+            cur = cur.child_by_field_name("scope")
+        elif cur.type == "this":
+            out.append("this")
+            break
+        else:
+            return None
+    return list(reversed(out))
+
+
+def annotation(node: ts.Node, src: bytes, depth: int = 0) -> Annotation:
+    """An ``annotation``/``marker_annotation`` node as :class:`Annotation`."""
+    name_node = node.child_by_field_name("name")
+    name = _text(name_node, src) if name_node is not None else "?"
+    args: dict[str, Any] = {}
+    arg_list = node.child_by_field_name("arguments")
+    if arg_list is not None:
+        for c in arg_list.named_children:
+            if c.type == "element_value_pair":
+                k = c.child_by_field_name("key")
+                v = c.child_by_field_name("value")
+                args[_text(k, src) if k is not None else "value"] = expr_json(v, src, depth + 1)
+            elif c.type not in ("comment", "line_comment", "block_comment"):
+                args["value"] = expr_json(c, src, depth + 1)
+    return Annotation(name, args, _line(node))
+
+
+def _modifiers(node: ts.Node, src: bytes) -> tuple[list[str], list[Annotation]]:
+    mods: list[str] = []
+    anns: list[Annotation] = []
+    for c in node.children:
+        if c.type == "modifiers":
+            for m in c.children:
+                if m.type in ("annotation", "marker_annotation"):
+                    anns.append(annotation(m, src))
+                elif m.is_named and m.type in ("line_comment", "block_comment"):
+                    continue
+                else:
+                    mods.append(_text(m, src))
+    return mods, anns
+
+
+def _type_params(node: ts.Node | None, src: bytes) -> list[TypeParam]:
+    out: list[TypeParam] = []
+    if node is None:
+        return out
+    for tp in node.named_children:
+        if tp.type != "type_parameter":
+            continue
+        name = ""
+        bounds: list[TypeRef] = []
+        for c in tp.named_children:
+            if c.type in ("type_identifier", "identifier") and not name:
+                name = _text(c, src)
+            elif c.type == "type_bound":
+                for b in c.named_children:
+                    r = type_ref(b, src)
+                    if r is not None:
+                        bounds.append(r)
+        out.append(TypeParam(name, bounds))
+    return out
+
+
+def _params(node: ts.Node | None, src: bytes) -> list[Param]:
+    out: list[Param] = []
+    if node is None:
+        return out
+    for p in node.named_children:
+        if p.type == "formal_parameter":
+            _, anns = _modifiers(p, src)
+            tr = type_ref(p.child_by_field_name("type"), src, _dims_of(p.child_by_field_name("dimensions"), src))
+            nm = p.child_by_field_name("name")
+            out.append(Param(_text(nm, src) if nm is not None else "", tr or TypeRef(("?",)), anns))
+        elif p.type == "spread_parameter":
+            _, anns = _modifiers(p, src)
+            tnode = None
+            name = ""
+            for c in p.named_children:
+                if c.type == "variable_declarator":
+                    nm = c.child_by_field_name("name")
+                    name = _text(nm, src) if nm is not None else ""
+                elif c.type not in ("modifiers",) and tnode is None:
+                    tnode = c
+            tr = type_ref(tnode, src) or TypeRef(("?",))
+            out.append(Param(name, TypeRef(tr.parts, tr.dims + 1, tr.primitive), anns, True))
+    return out
+
+
+def _type_list(node: ts.Node | None, src: bytes) -> list[TypeRef]:
+    out: list[TypeRef] = []
+    if node is None:
+        return out
+    for c in node.named_children:
+        if c.type == "type_list":
+            out.extend(_type_list(c, src))
+            continue
+        r = type_ref(c, src)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------- the pass
+
+
+def _enclosing_type(node: ts.Node, type_index: dict[int, int]) -> int | None:
+    """Index of the nearest enclosing type declaration of ``node`` (itself excluded)."""
+    cur = node.parent
+    while cur is not None:
+        idx = type_index.get(cur.id)
+        if idx is not None:
+            return idx
+        cur = cur.parent
+    return None
+
+
+def _member_owner(node: ts.Node, type_index: dict[int, int]) -> int | None:
+    """The type whose body directly declares ``node`` (a member), or None."""
+    return _enclosing_type(node, type_index)
+
+
+def _error_ranges(root: ts.Node) -> list[tuple[int, int, int, int, str]]:
+    out: list[tuple[int, int, int, int, str]] = []
+    if not root.has_error:
+        return out
+    stack = [root]
+    while stack and len(out) < 200:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            what = "missing " + n.type if n.is_missing else "unexpected syntax"
+            out.append((n.start_point[0] + 1, n.start_point[1] + 1, n.end_point[0] + 1, n.end_point[1] + 1, what))
+            if n.is_missing:
+                continue
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    out.sort()
+    return out
+
+
+def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -> FileFacts:
+    """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input."""
+    decoded: DecodedText = decode_bytes(data, declared_encoding)
+    src = decoded.text.encode("utf-8")
+    parser, query = _tools()
+    tree = parser.parse(src)
+    root = tree.root_node
+    lines = decoded.text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+
+    package = ""
+    imports: list[Import] = []
+    for c in root.named_children:
+        if c.type == "package_declaration":
+            for n in c.named_children:
+                if n.type in ("scoped_identifier", "identifier"):
+                    package = _text(n, src).replace(" ", "")
+        elif c.type == "import_declaration":
+            raw = _text(c, src)
+            static = any(ch.type == "static" for ch in c.children)
+            wildcard = any(ch.type == "asterisk" for ch in c.children)
+            name = ""
+            for n in c.named_children:
+                if n.type in ("scoped_identifier", "identifier"):
+                    name = _text(n, src).replace(" ", "")
+            if name:
+                imports.append(Import(name, static, wildcard, _line(c)))
+            del raw
+
+    caps = ts.QueryCursor(query).captures(root)
+    type_nodes = sorted(caps.get("type", []) + caps.get("anon", []), key=lambda n: (n.start_byte, -n.end_byte))
+    types: list[TypeDecl] = []
+    type_index: dict[int, int] = {}
+    counters: dict[tuple[int, str], int] = {}
+    orphans: list[tuple[str, int]] = []
+    for node in type_nodes:
+        outer = _enclosing_type(node, type_index)
+        is_anon = node.type in ("object_creation_expression", "enum_constant")
+        if is_anon:
+            if outer is None:
+                orphans.append(("anonymous class", _line(node)))
+                continue
+            key = (outer, "")
+            counters[key] = counters.get(key, 0) + 1
+            simple = ""
+            binary = f"{types[outer].binary_suffix}${counters[key]}"
+            nesting = "ANONYMOUS"
+            kind = "CLASS"
+            mods: list[str] = []
+            anns: list[Annotation] = []
+            tparams: list[TypeParam] = []
+            body = next((c for c in node.named_children if c.type == "class_body"), None) \
+                if node.type == "object_creation_expression" else node.child_by_field_name("body")
+            base = type_ref(node.child_by_field_name("type"), src) if node.type == "object_creation_expression" \
+                else None
+            superclass = None
+            interfaces: list[TypeRef] = []
+        else:
+            name_node = node.child_by_field_name("name")
+            simple = _text(name_node, src) if name_node is not None else "?"
+            kind = TYPE_KIND[node.type]
+            parent = node.parent
+            if outer is None:
+                binary = simple
+                nesting = "TOP"
+                if parent is not None and parent.type not in ("program",):
+                    nesting = "TOP"
+            elif parent is not None and parent.type in BODY_NODES:
+                binary = f"{types[outer].binary_suffix}${simple}"
+                nesting = "MEMBER"
+            else:
+                key = (outer, simple)
+                counters[key] = counters.get(key, 0) + 1
+                binary = f"{types[outer].binary_suffix}${counters[key]}{simple}"
+                nesting = "LOCAL"
+            mods, anns = _modifiers(node, src)
+            tparams = _type_params(node.child_by_field_name("type_parameters"), src)
+            body = node.child_by_field_name("body")
+            base = None
+            sc = node.child_by_field_name("superclass")
+            superclass = None
+            if sc is not None:
+                inner = [c for c in sc.named_children]
+                superclass = type_ref(inner[0], src) if inner else None
+            interfaces = _type_list(node.child_by_field_name("interfaces"), src)
+            if node.type == "interface_declaration":
+                for c in node.named_children:
+                    if c.type == "extends_interfaces":
+                        interfaces.extend(_type_list(c, src))
+        header_end = _line(body) if body is not None else _end_line(node)
+        td = TypeDecl(kind, simple, binary, outer, nesting, mods, anns, tparams, superclass, interfaces, base,
+                      _line(node), header_end, _end_line(node), node.start_byte)
+        if node.type == "record_declaration":
+            td.record_components = _params(node.child_by_field_name("parameters"), src)
+        type_index[node.id] = len(types)
+        types.append(td)
+
+    for node in caps.get("method", []):
+        owner = _member_owner(node, type_index)
+        if owner is None:
+            orphans.append(("method", _line(node)))
+            continue
+        mods, anns = _modifiers(node, src)
+        t = node.type
+        name_node = node.child_by_field_name("name")
+        if t in ("constructor_declaration", "compact_constructor_declaration"):
+            name = "<init>"
+        else:
+            name = _text(name_node, src) if name_node is not None else "?"
+        decl_kind = {"method_declaration": "METHOD", "constructor_declaration": "CONSTRUCTOR",
+                     "compact_constructor_declaration": "COMPACT_CONSTRUCTOR",
+                     "annotation_type_element_declaration": "ANNOTATION_ELEMENT"}[t]
+        if t == "compact_constructor_declaration":
+            params = list(types[owner].record_components)
+        else:
+            params = _params(node.child_by_field_name("parameters"), src)
+        ret = None
+        if t in ("method_declaration", "annotation_type_element_declaration"):
+            ret = type_ref(node.child_by_field_name("type"), src, _dims_of(node.child_by_field_name("dimensions"), src))
+        throws: list[TypeRef] = []
+        for c in node.named_children:
+            if c.type == "throws":
+                throws = _type_list(c, src)
+        md = MethodDecl(name, decl_kind, mods, anns, _type_params(node.child_by_field_name("type_parameters"), src),
+                        params, ret, throws, _line(node), _end_line(node),
+                        node.child_by_field_name("body") is not None, node.start_byte)
+        types[owner].methods.append(md)
+
+    for node in caps.get("field", []):
+        owner = _member_owner(node, type_index)
+        if owner is None:
+            orphans.append(("field", _line(node)))
+            continue
+        mods, anns = _modifiers(node, src)
+        base_type = node.child_by_field_name("type")
+        for decl in node.children_by_field_name("declarator"):
+            nm = decl.child_by_field_name("name")
+            tr = type_ref(base_type, src, _dims_of(decl.child_by_field_name("dimensions"), src)) or TypeRef(("?",))
+            value = decl.child_by_field_name("value")
+            types[owner].fields.append(FieldDecl(_text(nm, src) if nm is not None else "?", tr, mods, anns,
+                                                 expr_json(value, src) if value is not None else None,
+                                                 _line(node), _end_line(node), decl.start_byte))
+
+    for node in caps.get("enumconst", []):
+        owner = _member_owner(node, type_index)
+        if owner is None or types[owner].kind != "ENUM":
+            # an enum constant's own body is a type; its owner is the enum around it
+            cur = node.parent
+            owner = None
+            while cur is not None:
+                idx = type_index.get(cur.id)
+                if idx is not None and types[idx].kind == "ENUM" and types[idx].nesting != "ANONYMOUS":
+                    owner = idx
+                    break
+                cur = cur.parent
+            if owner is None:
+                orphans.append(("enum constant", _line(node)))
+                continue
+        nm = node.child_by_field_name("name")
+        args_node = node.child_by_field_name("arguments")
+        args = [j for a in args_node.named_children if (j := expr_json(a, src)) is not None] \
+            if args_node is not None else []
+        _, anns = _modifiers(node, src)
+        types[owner].enum_constants.append(EnumConstant(_text(nm, src) if nm is not None else "?", args, anns,
+                                                        _line(node), _end_line(node), node.start_byte))
+
+    for node in caps.get("clinit", []):
+        owner = _member_owner(node, type_index)
+        if owner is not None:
+            types[owner].static_init_lines.append((_line(node), _end_line(node)))
+
+    for td in types:
+        td.methods.sort(key=lambda m: m.start_byte)
+        td.fields.sort(key=lambda f: f.start_byte)
+        td.enum_constants.sort(key=lambda e: e.start_byte)
+
+    return FileFacts(
+        path=path, encoding=decoded.encoding, lossy=decoded.lossy, bom=decoded.bom, line_count=len(lines),
+        package=package, imports=imports, types=types, errors=_error_ranges(root), orphans=orphans,
+        declared_type_count=len(type_nodes), declared_method_count=len(caps.get("method", [])), lines=lines,
+    )

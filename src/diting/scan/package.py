@@ -1,0 +1,320 @@
+"""Assembling and writing one package (SPEC §3): records, analysis input, coverage, manifest.
+
+A package is self-contained: the module record blueprints of every module in
+the service's closure, the SERVICE entity (for a deployable), DEPENDS_ON
+relations (to in-package modules or ARTIFACT entities), MAIN entries, config
+evidence, and the diagnostics of every finding about its modules and files.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+from typing import TYPE_CHECKING, Any
+
+from diting import __version__
+from diting.coverage.package import package_coverage
+from diting.findings import Finding
+from diting.ir import ids
+from diting.ir.builder import RecordSet, RefTo
+from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.models import DIAGNOSTIC_SEVERITY
+from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
+from diting.java.names import jdk_catalog
+from diting.java.syntax import MAX_EXPR_DEPTH
+from diting.config.sources import MAX_YAML_NODES
+from diting.inventory.services import PackagePlan
+from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
+
+if TYPE_CHECKING:
+    from diting.scan.pipeline import PackageResult, Scanner
+
+MISSING = "missing"
+
+
+def _missing(reason: str) -> dict[str, str]:
+    """The explicit missing marker of the analysis input (never an empty value)."""
+    return {MISSING: reason}
+
+
+def tool_versions() -> dict[str, str]:
+    """Exact versions of the libraries whose behaviour shapes the result."""
+    out = {"diting": __version__, DETECTOR_NAME: DETECTOR_VERSION}
+    for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "PyYAML"):
+        try:
+            out[dist.lower()] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist.lower()] = "not installed"
+    return out
+
+
+def _pom_lines(scanner: "Scanner", pom_path: str) -> list[str]:
+    return scanner.inv.modules[pom_path].raw.lines
+
+
+def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid: str | None) -> str:
+    """Record a finding as a diagnostic in ``rs`` (evidence from the file's lines when it has any)."""
+    evidence: list[str] = []
+    if f.path and f.start_line > 0:
+        lines = None
+        enc = "utf-8"
+        if f.path in scanner.inv.modules:
+            raw = scanner.inv.modules[f.path].raw
+            lines, enc = raw.lines, raw.encoding
+        elif f.path in scanner.facts:
+            lines, enc = scanner.facts[f.path].lines, scanner.facts[f.path].encoding
+        else:
+            got = scanner.snapshot.read(f.path)
+            if got.data is not None:
+                from diting.source.text import decode_bytes, split_lines
+                d = decode_bytes(got.data)
+                lines, enc = split_lines(d.text), d.encoding
+        if lines:
+            evidence.append(rs.segment(f.path, lines, f.start_line, f.end_line or f.start_line, f.source_type, enc))
+    affected = [module_rid] if module_rid else []
+    return rs.diagnostic(f.code, f.identity + "|" + f.code, f.message, affected, evidence)
+
+
+def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
+    """The MODULE entity of ``pom_path`` and its findings (pom, files) into ``rs``; returns its record_id."""
+    mod = scanner.inv.modules[pom_path]
+    ns = scanner.inv.ns[pom_path]
+    raw = mod.raw
+    span = raw.artifact_span or raw.project_span
+    start, end = (span.start, span.end) if span else (raw.error_line or 1, raw.error_line or 1)
+    ev = rs.segment(pom_path, raw.lines or [""], start, end, "BUILD", raw.encoding)
+    role, role_basis = mod.role()
+    model = scanner.inv.model
+    attrs: dict[str, Any] = {
+        "pom_path": pom_path, "dir": mod.dir, "group_id": mod.group_id, "artifact_id": mod.artifact_id,
+        "version": mod.version, "packaging": mod.packaging, "role": role, "role_basis": role_basis,
+        "parent": mod.parent_path or mod.parent_external, "parent_status": mod.parent_status,
+        "active_maven_profiles": mod.active_profiles, "java_level": mod.java_level,
+        "source_roots": mod.source_roots, "resource_roots": mod.resource_roots,
+        "reactor_root": model.reactor_root(pom_path), "failed": mod.failed,
+        "test_dependencies": sorted(d.coordinate for d in mod.dependencies if d.scope == "test"),
+    }
+    rid = rs.entity("MODULE", ns, mod.coordinate if not mod.failed else pom_path, [ev], attrs)
+    for f in mod.findings + scanner.links.get(pom_path).findings if scanner.links.get(pom_path) else mod.findings:
+        finding_diagnostic(scanner, rs, f, rid)
+    for f in scanner.inv.files_by_module.get(pom_path, []):
+        prob = scanner.file_problems.get(f.path)
+        if prob is not None:
+            finding_diagnostic(scanner, rs, prob, rid)
+        cs = scanner.config_states.get(f.path)
+        if cs is not None and cs.problem is not None:
+            if cs.problem == "lossy":
+                finding_diagnostic(scanner, rs, Finding("ENCODING_FALLBACK", f"{f.path}: bytes valid in no supported "
+                                                        "encoding were replaced by U+FFFD", f.path, 0, 0, pom_path,
+                                                        "lossy", "CONFIG"), rid)
+            else:
+                line = cs.line or 0
+                finding_diagnostic(scanner, rs, Finding("PARSE_ERROR", f"{f.path}: {cs.problem}"
+                                                        + (f" (line {line})" if line else ""), f.path, line, line,
+                                                        pom_path, "config", "CONFIG"), rid)
+    return rid
+
+
+class PackageAssembler:
+    """Builds and writes the package of each :class:`PackagePlan` of one scan."""
+
+    def __init__(self, scanner: "Scanner") -> None:
+        self.s = scanner
+        self.inv = scanner.inv
+
+    # ------------------------------------------------------------ records
+    def _artifact(self, rs: RecordSet, coordinate_ga: str, dep, ev: str, in_repo_module: str | None) -> str:
+        rid = ids.entity_record_id("ARTIFACT", coordinate_ga)
+        if rid in rs.entities:
+            rs.add_evidence(rid, [ev])
+            return rid
+        attrs = {"group_id": dep.group_id, "artifact_id": dep.artifact_id, "version": dep.version,
+                 "version_source": dep.version_source, "type": dep.type, "classifier": dep.classifier or None}
+        if in_repo_module:
+            attrs["in_repo_module"] = in_repo_module
+        return rs.entity("ARTIFACT", coordinate_ga, dep.coordinate, [ev], attrs)
+
+    def _depends_on(self, rs: RecordSet, plan: PackagePlan, module_rids: dict[str, str]) -> None:
+        for m in plan.modules:
+            mod = self.inv.modules[m]
+            if mod.failed:
+                continue
+            src_rid, src_ns = module_rids[m], self.inv.ns[m]
+            links = self.s.links[m]
+            in_repo = {d.ga + "|" + d.type + "|" + d.classifier: t for d, t in links.in_repo}
+            for dep in mod.dependencies:
+                if dep.scope == "test":
+                    continue
+                ev = rs.segment(dep.declared_in, _pom_lines(self.s, dep.declared_in), dep.span.start, dep.span.end,
+                                "BUILD", self.inv.modules[dep.declared_in].raw.encoding)
+                target = in_repo.get(dep.ga + "|" + dep.type + "|" + dep.classifier)
+                attrs = {"scope": dep.scope, "version": dep.version, "version_source": dep.version_source,
+                         "optional": dep.optional, "type": dep.type}
+                if target is not None and target in module_rids:
+                    rs.relation("DEPENDS_ON", src_rid, src_ns, target_rid=module_rids[target],
+                                target_key=self.inv.ns[target], status="RESOLVED", evidence=[ev], attributes=attrs)
+                else:
+                    arid = self._artifact(rs, dep.ga, dep, ev, target)
+                    rs.relation("DEPENDS_ON", src_rid, src_ns, target_rid=arid, target_key=dep.ga,
+                                status="RESOLVED", evidence=[ev], attributes=attrs)
+
+    def _service(self, rs: RecordSet, plan: PackagePlan, module_rids: dict[str, str]) -> str:
+        root = plan.roots[0]
+        evs: list[str] = []
+        basis_json = []
+        for b in plan.basis:
+            kind = "CODE" if b.path.endswith(".java") else "BUILD"
+            lines, enc = self._lines(b.path)
+            evs.append(rs.segment(b.path, lines, b.start, b.end, kind, enc))
+            basis_json.append({"basis": b.basis, "path": b.path, "start_line": b.start, "end_line": b.end,
+                               "detail": b.detail})
+        if plan.id_basis.get("source") == "spring.application.name":
+            path, line = str(plan.id_basis["path"]), int(plan.id_basis["line"])
+            lines, enc = self._lines(path)
+            evs.append(rs.segment(path, lines, line, line, "CONFIG", enc))
+        attrs = {"deployable_basis": basis_json, "service_id_basis": plan.id_basis, "module": root,
+                 "spring_profiles": plan.profiles,
+                 "profile_basis": plan.config.profile_basis if plan.config else "default"}
+        if plan.owner:
+            attrs["owner"] = plan.owner
+        rid = rs.entity("SERVICE", plan.service_id, plan.service_id, evs, attrs)
+        for m in plan.modules:
+            mev = [r.rid for r in rs.entities[module_rids[m]]["evidence_refs"]]
+            rs.relation("CONTAINS", rid, plan.service_id, target_rid=module_rids[m], target_key=self.inv.ns[m],
+                        status="RESOLVED", evidence=mev)
+        return rid
+
+    def _lines(self, path: str) -> tuple[list[str], str]:
+        if path in self.inv.modules:
+            return self.inv.modules[path].raw.lines, self.inv.modules[path].raw.encoding
+        if path in self.s.facts:
+            return self.s.facts[path].lines or [""], self.s.facts[path].encoding
+        from diting.source.text import decode_bytes, split_lines
+        got = self.s.snapshot.read(path)
+        d = decode_bytes(got.data or b"")
+        return split_lines(d.text), d.encoding
+
+    def _mains(self, rs: RecordSet, plan: PackagePlan) -> list[str]:
+        out = []
+        for m in plan.roots:
+            for mm in self.s.module_java.get(m).mains if self.s.module_java.get(m) else []:
+                urn = f"{mm.type_binary}#main"
+                stable = f"MAIN:{urn}@{mm.method_stable}"
+                attrs = {"application_class": mm.application_annotation is not None,
+                         "application_annotation": mm.application_annotation}
+                out.append(rs.entity("ENTRY", stable, urn, [mm.evidence], attrs, entry_kind="MAIN", urn=urn,
+                                     handler_ref=RefTo(mm.method_rid)))
+        return out
+
+    # ------------------------------------------------------------ analysis input
+    def _analysis_input(self, plan: PackagePlan) -> dict[str, Any]:
+        s = self.s
+        model = self.inv.model
+        root = model.modules[plan.roots[0]]
+        modules = []
+        pom_inputs: set[tuple[str, str]] = set()
+        for m in sorted(plan.modules):
+            mod = model.modules[m]
+            cur = mod
+            while cur is not None:
+                pom_inputs.add((cur.pom_path, s.snapshot.by_path[cur.pom_path].oid))
+                cur = model.modules.get(cur.parent_path) if cur.parent_path else None
+            modules.append({
+                "pom_path": m, "coordinate": mod.coordinate, "packaging": mod.packaging,
+                "active_maven_profiles": sorted(mod.active_profiles), "java_level": mod.java_level or _missing(
+                    "no compiler release/source property"), "source_encoding": mod.source_encoding or _missing(
+                    "project.build.sourceEncoding not set"),
+                "parent": mod.parent_path or mod.parent_external or _missing("no parent"),
+                "dependencies": sorted(f"{d.coordinate}|{d.scope}" for d in mod.dependencies),
+                "imported_boms": sorted(mod.imported_boms),
+            })
+        cfg = plan.config
+        return {
+            "repo_id": s.repo_id,
+            "commit_sha": s.commit,
+            "service": {"service_id": plan.service_id, "kind": plan.kind, "module_path": plan.roots[0],
+                        "coordinate": root.coordinate, "roots": sorted(plan.roots)},
+            "modules": modules,
+            "pom_inputs": [{"path": p, "blob": b} for p, b in sorted(pom_inputs)],
+            "maven_user_properties": ({"path": self.inv.maven_config, "blob": self.inv.maven_config_blob,
+                                       "properties": s.inv.model.user_properties}
+                                      if self.inv.maven_config else _missing("no .mvn/maven.config")),
+            "spring_profiles": cfg.profiles if cfg else ["default"],
+            "spring_profile_basis": cfg.profile_basis if cfg else "default (not a deployable service)",
+            "config_files": [{"path": src.path, "blob": s.snapshot.by_path[src.path].oid}
+                             for src in cfg.sources] if cfg else [],
+            "config_snapshot_refs": _missing("no --config-snapshot given"),
+            "requested_capabilities": ["all"],
+            "budgets": {"max_file_bytes": s.options.max_file_bytes, "max_expr_depth": MAX_EXPR_DEPTH,
+                        "max_yaml_nodes": MAX_YAML_NODES},
+            "rules": s.rules.digest_entries(),
+            "rule_files": [{"path": f.path, "sha256": f.sha256} for f in sorted(s.rules.files, key=lambda f: f.path)],
+            "catalogs": [{"name": "jdk-types", "sha256": jdk_catalog().sha256}],
+            "inventory": {"sha256": s.inventory_file.sha256} if s.inventory_file else _missing("no --inventory given"),
+            "tool_versions": tool_versions(),
+            "dependency_artifacts_read": [],
+        }
+
+    # ------------------------------------------------------------ package
+    def write(self, plan: PackagePlan) -> "PackageResult":
+        from diting.scan.pipeline import PackageResult
+        s = self.s
+        rs = RecordSet(s.repo_id, s.commit)
+        module_rids: dict[str, str] = {}
+        for m in plan.modules:
+            rs.merge(s.module_sets[m])
+            module_rids[m] = ids.entity_record_id("MODULE", self.inv.ns[m])
+        service_rid = None
+        if plan.kind == "SERVICE":
+            service_rid = self._service(rs, plan, module_rids)
+        self._depends_on(rs, plan, module_rids)
+        entry_rids = self._mains(rs, plan)
+        for f in plan.findings:
+            finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
+        if plan.config is not None:
+            for path, name in plan.config.unfiltered:
+                finding_diagnostic(s, rs, Finding("PROPERTY_UNRESOLVED", f"{path}: @{name}@ is not a Maven property "
+                                                  "of the module; left unfiltered", path, 0, 0, plan.roots[0],
+                                                  f"filter|{name}", "CONFIG"), service_rid)
+            if plan.id_basis.get("source") == "artifactId" and plan.id_basis.get("spring_application_name") in (
+                    "AMBIGUOUS",) or plan.id_basis.get("unresolved_value"):
+                line = int(plan.id_basis.get("line", 0) or 0)
+                finding_diagnostic(s, rs, Finding(
+                    "CONFIG_VALUE_UNKNOWN", f"spring.application.name is {plan.id_basis.get('spring_application_name')}"
+                    f" ({plan.id_basis.get('unresolved_value', 'equal-rank sources disagree')}); the service id falls "
+                    "back to the artifactId", str(plan.id_basis.get("path")) if line else None, line, line,
+                    plan.roots[0], "service-id", "CONFIG"), service_rid)
+
+        analysis_input = self._analysis_input(plan)
+        ai_bytes = (dumps(analysis_input) + "\n").encode("utf-8")
+        digest = sha256_hex(ai_bytes)
+        scan_id = ids.scan_id_for(plan.service_id, digest)
+        scope = ids.implementation_scope_for(plan.service_id, s.commit)
+        coverage = package_coverage(s, plan, rs, scan_id, entry_rids)
+        status = self._status(plan, rs)
+        files = package_files(rs, scan_id, scope, ai_bytes, coverage)
+        manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
+                                input_digest=digest, status=status, files=files)
+        blobs = {name: data for name, (data, _) in files.items()}
+        blobs["manifest.json"] = (dumps(manifest) + "\n").encode("utf-8")
+        name = package_dir_name(plan.service_id, s.commit, plan.profiles)
+        try:
+            path, write_status = write_atomically(s.options.out, name, blobs)
+        except OSError as exc:
+            from diting.errors import UserError
+            raise UserError(f"cannot write package {name} into {s.options.out}: {exc.strerror or exc}") from exc
+        counts = {n.split(".")[0]: c for n, (_, c) in files.items() if n.endswith(".jsonl")}
+        counts["errors"] = sum(1 for d in rs.diagnostics.values() if d["severity"] == "ERROR")
+        counts["warnings"] = sum(1 for d in rs.diagnostics.values() if d["severity"] == "WARNING")
+        return PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
+                             [b.basis for b in plan.basis], list(plan.modules))
+
+    def _status(self, plan: PackagePlan, rs: RecordSet) -> str:
+        root = self.inv.modules[plan.roots[0]]
+        if plan.kind == "SERVICE" and root.failed:
+            return "FAILED"
+        java = [f for m in plan.modules for f in self.inv.files_by_module.get(m, []) if f.kind == "JAVA"]
+        if java and all(f.path in self.s.file_problems for f in java):
+            return "FAILED"
+        if any(DIAGNOSTIC_SEVERITY[d["code"]].value == "ERROR" for d in rs.diagnostics.values()):
+            return "PARTIAL"
+        return "COMPLETE"

@@ -1,0 +1,381 @@
+"""``diting scan``: a repository at a pinned commit → one IR package per service and ``lib:`` unit.
+
+Stages (SPEC §2): tree at the commit → Maven inventory → Java syntax (several
+processes; per-file work is a pure function of the bytes) → name resolution
+and module records → services and their closures → one package per service,
+written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
+from diting.errors import UserError
+from diting.findings import Finding
+from diting.inventory.inventory_file import InventoryFile
+from diting.inventory.layout import CONFIG, JAVA, FileEntry
+from diting.inventory.services import (
+    DeployableBasis,
+    ModuleLinks,
+    PackagePlan,
+    closure,
+    deployable_basis,
+    link_dependencies,
+)
+from diting.ir.builder import RecordSet
+from diting.java.constants import ConstantFolder
+from diting.java.names import FileScope, VisibleTypes, module_types
+from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
+from diting.java.syntax import FileFacts, extract_file
+from diting.rules import RuleSet, load_rules
+from diting.scan.progress import Progress
+from diting.scan.repository import Inventory, build_inventory
+from diting.source.git import GitRepo, default_repo_id
+from diting.source.snapshot import Snapshot
+from diting.source.text import decode_bytes
+from diting.source.xmlsafe import parse_xml
+
+#: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class ScanOptions:
+    """Options of one scan (``--jobs`` and output paths never reach a package)."""
+
+    out: Path
+    services: list[str] = field(default_factory=list)
+    profiles: list[str] | None = None
+    repo_id: str | None = None
+    inventory: Path | None = None
+    jobs: int = 0
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    rules_dirs: list[Path] = field(default_factory=list)
+    quiet: bool = False
+
+
+@dataclass
+class PackageResult:
+    """What one written package is: where, its status, and record counts."""
+
+    service_id: str
+    kind: str
+    path: Path
+    status: str
+    write_status: str
+    scan_id: str
+    counts: dict[str, int]
+    basis: list[str]
+    modules: list[str]
+
+
+@dataclass
+class ScanResult:
+    repo_id: str
+    commit_sha: str
+    packages: list[PackageResult]
+    excluded_services: list[tuple[str, str]]
+    inventory_unmapped: list[str]
+
+
+@dataclass
+class ConfigFileState:
+    """Outcome of reading one config resource: ``problem`` None when it parsed."""
+
+    path: str
+    problem: str | None
+    line: int | None = None
+
+
+def _parse_job(args: tuple[str, bytes, str | None]) -> FileFacts:
+    path, data, enc = args
+    return extract_file(path, data, enc)
+
+
+def _binary_content(data: bytes) -> bool:
+    head = data[:8000]
+    return head.count(b"\x00") > max(8, len(head) // 100)
+
+
+class Scanner:
+    """One scan of one repository at one commit."""
+
+    def __init__(self, repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> None:
+        self.options = options
+        self.repo = GitRepo(repo_path)
+        self.commit = self.repo.resolve_commit(rev)
+        self.repo_id = options.repo_id or default_repo_id(self.repo)
+        self.rules: RuleSet = load_rules(options.rules_dirs)
+        self.inventory_file = InventoryFile.load(options.inventory) if options.inventory else None
+        self.progress = Progress(quiet=options.quiet)
+
+    # ------------------------------------------------------------ stages
+    def run(self) -> ScanResult:
+        with self.repo, self.progress:
+            self.progress.stage("reading the tree")
+            entries = self.repo.ls_tree(self.commit)
+            if not entries:
+                raise UserError(f"commit {self.commit[:12]} has an empty tree: nothing to scan")
+            self.snapshot = Snapshot(self.repo, self.commit, entries, self.options.max_file_bytes)
+            self.progress.stage("reading Maven modules")
+            self.inv: Inventory = build_inventory(self.snapshot, self.rules)
+            self.links: dict[str, ModuleLinks] = link_dependencies(self.inv.model)
+            self.closures = {p: closure(self.links, self.inv.model, p) for p in self.inv.modules}
+            self._read_sources()
+            self._java_records()
+            self.progress.stage("finding services")
+            plans, excluded, unmapped = self._plans()
+            from diting.scan.package import PackageAssembler
+            assembler = PackageAssembler(self)
+            results = []
+            self.progress.stage("writing packages", total=len(plans))
+            for plan in plans:
+                results.append(assembler.write(plan))
+                self.progress.advance()
+            return ScanResult(self.repo_id, self.commit, results, excluded, unmapped)
+
+    def _read_sources(self) -> None:
+        """Read every Java and config file of every module; parse Java in worker processes."""
+        self.file_problems: dict[str, Finding] = {}
+        self.config_states: dict[str, ConfigFileState] = {}
+        self.facts: dict[str, FileFacts] = {}
+        jobs: list[tuple[str, bytes, str | None]] = []
+        java_files = [f for f in self.inv.files if f.kind == JAVA]
+        self.progress.stage("reading sources", total=len(java_files))
+        for f in self.inv.files:
+            mod = self.inv.modules.get(f.module) if f.module else None
+            if f.module is None:
+                continue
+            if f.entry.is_gitlink:
+                self.file_problems[f.path] = Finding(
+                    "FILE_UNREADABLE", f"{f.path} is a git submodule (gitlink {f.entry.oid[:12]}); its content is "
+                    "not in this repository's tree and is not scanned", f.path, 0, 0, f.module, "gitlink", "CODE")
+                continue
+            if f.kind not in (JAVA, CONFIG):
+                continue
+            got = self.snapshot.read(f.path)
+            if got.data is None:
+                code = "FILE_TOO_LARGE" if got.problem == "too_large" else "FILE_UNREADABLE"
+                msg = (f"{f.path} has {got.size} bytes, over the limit of {self.options.max_file_bytes}; not read"
+                       if got.problem == "too_large" else f"{f.path} is a Git LFS pointer; the content is not in git")
+                self.file_problems[f.path] = Finding(code, msg, f.path, 0, 0, f.module, got.problem or "",
+                                                     "CODE" if f.kind == JAVA else "CONFIG")
+                continue
+            if f.kind == JAVA:
+                if _binary_content(got.data):
+                    self.file_problems[f.path] = Finding(
+                        "FILE_UNREADABLE", f"{f.path} has binary content (NUL bytes); not parsed as Java", f.path,
+                        0, 0, f.module, "binary", "CODE")
+                    continue
+                jobs.append((f.path, got.data, mod.source_encoding if mod else None))
+            else:
+                self.config_states[f.path] = self._check_config(f, got.data)
+        self.progress.stage("parsing Java", total=len(jobs))
+        workers = self.options.jobs or (os.cpu_count() or 1)
+        if workers > 1 and len(jobs) > 16:
+            chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for facts in pool.map(_parse_job, jobs, chunksize=chunk):
+                    self.facts[facts.path] = facts
+                    self.progress.advance()
+        else:
+            for job in jobs:
+                facts = _parse_job(job)
+                self.facts[facts.path] = facts
+                self.progress.advance()
+
+    def _check_config(self, f: FileEntry, data: bytes) -> ConfigFileState:
+        if f.path.endswith(".xml"):
+            doc = parse_xml(data)
+            if doc.root is None:
+                return ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line)
+            if doc.decoded.lossy:
+                return ConfigFileState(f.path, "lossy")
+            return ConfigFileState(f.path, None)
+        from diting.config.sources import parse_config
+        decoded = decode_bytes(data)
+        cf = parse_config(f.path, decoded.text)
+        if cf.error and "@" not in decoded.text:
+            return ConfigFileState(f.path, cf.error, cf.error_line)
+        if decoded.lossy:
+            return ConfigFileState(f.path, "lossy")
+        return ConfigFileState(f.path, None)
+
+    def _java_records(self) -> None:
+        """Resolve names per module (visible = own + closure) and build module record blueprints."""
+        self.progress.stage("resolving names")
+        by_module: dict[str, list[FileFacts]] = {}
+        for f in self.inv.files:
+            if f.kind == JAVA and f.path in self.facts and f.module:
+                by_module.setdefault(f.module, []).append(self.facts[f.path])
+        types_of = {m: module_types(m, files) for m, files in by_module.items()}
+        self.scopes: dict[str, FileScope] = {}
+        folder = ConstantFolder()
+        for m in sorted(self.inv.modules):
+            own = types_of.get(m, [])
+            deps: list = []
+            for other in self.closures.get(m, [m])[1:]:
+                deps.extend(types_of.get(other, []))
+            visible = VisibleTypes(own, deps)
+            if visible.own_module is None:
+                visible.own_module = m
+            for facts in by_module.get(m, []):
+                scope = FileScope(facts, visible)
+                self.scopes[facts.path] = scope
+                folder.add_file(m, facts, scope)
+        self.module_sets: dict[str, RecordSet] = {}
+        self.module_java: dict[str, ModuleJavaResult] = {}
+        apps = self.rules.application_annotations()
+        for m in sorted(self.inv.modules):
+            rs = RecordSet(self.repo_id, self.commit)
+            from diting.scan.package import module_entity
+            module_rid = module_entity(self, rs, m)
+            mj = ModuleJava(rs, self.inv.ns[m], module_rid, self.inv.ns, folder, apps)
+            for facts in sorted(by_module.get(m, []), key=lambda x: x.path):
+                mj.add_file(facts, self.scopes[facts.path])
+            self.module_sets[m] = rs
+            self.module_java[m] = mj.result
+
+    # ------------------------------------------------------------ services
+    def _plans(self) -> tuple[list[PackagePlan], list[tuple[str, str]], list[str]]:
+        model = self.inv.model
+        plans: list[PackagePlan] = []
+        forced: dict[str, dict] = {}
+        excluded: list[tuple[str, str]] = []
+        unmapped: list[str] = []
+        if self.inventory_file is not None:
+            forced, excluded, unmapped = self.inventory_file.for_repo(self.repo_id, model)
+        excluded_modules = {mp for sid, mp in excluded}
+        for path in sorted(model.modules):
+            mod = model.modules[path]
+            if path in excluded_modules:
+                continue
+            mains: list[MainMethod] = self.module_java.get(path, ModuleJavaResult()).mains
+            app_mains = []
+            for mm in mains:
+                if mm.application_annotation:
+                    seg = self.module_sets[path].segments[mm.type_evidence]["locator"]
+                    app_mains.append((mm.application_annotation, seg["path"], seg["start_line"], seg["end_line"]))
+            basis = deployable_basis(mod, app_mains)
+            inv_entry = forced.get(path)
+            if inv_entry is not None:
+                basis.append(DeployableBasis("INVENTORY", mod.pom_path, mod.raw.artifact_span.start
+                                             if mod.raw.artifact_span else 1, mod.raw.artifact_span.end
+                                             if mod.raw.artifact_span else 1,
+                                             f"named by the inventory file as {inv_entry['service_id']}"))
+            if not basis:
+                continue
+            plan = PackagePlan(service_id="", kind="SERVICE", roots=[path], modules=self.closures[path], basis=basis)
+            profiles = self.options.profiles
+            if profiles is None and inv_entry is not None and inv_entry.get("profile"):
+                profiles = [p.strip() for p in str(inv_entry["profile"]).split(",") if p.strip()]
+            plan.config = self._spring_config(mod, profiles)
+            if inv_entry is not None:
+                plan.service_id = str(inv_entry["service_id"])
+                plan.id_basis = {"source": "inventory", "inventory_service_id": plan.service_id}
+                plan.owner = inv_entry.get("owner")
+            else:
+                plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
+            plans.append(plan)
+        # collisions
+        by_id: dict[str, list[PackagePlan]] = {}
+        for p in plans:
+            by_id.setdefault(p.service_id, []).append(p)
+        for sid, group in by_id.items():
+            if len(group) < 2:
+                continue
+            for p in group:
+                mod = model.modules[p.roots[0]]
+                new = f"{sid}~{mod.artifact_id}"
+                if sum(1 for q in group if model.modules[q.roots[0]].artifact_id == mod.artifact_id) > 1:
+                    new = f"{sid}~{mod.group_id}:{mod.artifact_id}"
+                others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
+                span = mod.raw.artifact_span
+                p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
+                                          f"deployable module(s) {others}; this one is named {new!r}",
+                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
+                                          mod.pom_path, f"collision|{sid}"))
+                p.id_basis = dict(p.id_basis, collided_with=sid)
+                p.service_id = new
+        # lib packages: modules outside every service closure, one per top-level reactor
+        in_service: set[str] = set()
+        for p in plans:
+            in_service.update(p.modules)
+        lib_roots: dict[str, list[str]] = {}
+        for path in sorted(model.modules):
+            if path in in_service or path in excluded_modules:
+                continue
+            lib_roots.setdefault(model.reactor_root(path), []).append(path)
+        for reactor, members in sorted(lib_roots.items()):
+            rmod = model.modules[reactor]
+            name = rmod.artifact_id if rmod.artifact_id and "${" not in rmod.artifact_id else \
+                (reactor.rsplit("/", 2)[-2] if "/" in reactor else "root")
+            mods: list[str] = list(members)
+            for m in members:
+                for d in self.closures.get(m, [m]):
+                    if d not in mods:
+                        mods.append(d)
+            plans.append(PackagePlan(service_id=f"lib:{name}", kind="LIB", roots=members,
+                                     modules=members + sorted(set(mods) - set(members))))
+        # lib ids can collide too (two reactors with one artifactId)
+        seen: dict[str, int] = {}
+        for p in plans:
+            if p.kind == "LIB":
+                seen[p.service_id] = seen.get(p.service_id, 0) + 1
+        for p in plans:
+            if p.kind == "LIB" and seen[p.service_id] > 1:
+                p.service_id = f"{p.service_id}~{model.modules[p.roots[0]].dir or 'root'}".replace("/", ".")
+        if self.options.services:
+            wanted = set(self.options.services)
+            chosen = [p for p in plans if p.service_id in wanted]
+            missing = wanted - {p.service_id for p in chosen}
+            if missing:
+                available = ", ".join(sorted(p.service_id for p in plans))
+                raise UserError(f"no service named {', '.join(sorted(missing))} in this repository at "
+                                f"{self.commit[:12]}; services found: {available}")
+            plans = chosen
+        plans.sort(key=lambda p: p.service_id)
+        return plans, excluded, unmapped
+
+    def _spring_config(self, mod, profiles: list[str] | None) -> SpringConfig:
+        paths = [f.path for f in self.inv.files_by_module.get(mod.pom_path, []) if f.kind == CONFIG]
+        files = spring_config_files(paths, mod.resource_roots)
+
+        def read_text(path: str):
+            got = self.snapshot.read(path)
+            if got.data is None:
+                return None
+            return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
+
+        def maven_lookup(name: str):
+            return self.inv.model.lookup(name, mod, None)
+
+        return load_spring_config(files, read_text, maven_lookup, profiles)
+
+    def _service_id(self, mod, cfg: SpringConfig) -> tuple[str, dict]:
+        rv = cfg.get("spring.application.name")
+        if rv.status == "RESOLVED" and rv.value and rv.value.strip() and "@" not in rv.value:
+            basis = {"source": "spring.application.name", "path": rv.path, "line": rv.entry.line if rv.entry else 0,
+                     "value_basis": rv.basis}
+            return rv.value.strip(), basis
+        basis = {"source": "artifactId", "spring_application_name": rv.status}
+        if rv.status == "AMBIGUOUS":
+            basis["candidates"] = [{"path": p, "value": v, "line": ln} for p, v, ln in rv.candidates]
+        elif rv.entry is not None:
+            basis["unresolved_value"] = rv.entry.value
+            basis["path"] = rv.path
+            basis["line"] = rv.entry.line
+        return mod.artifact_id or mod.dir.rsplit("/", 1)[-1] or "root", basis
+
+
+def scan(repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> ScanResult:
+    """Scan ``repo_path`` at ``rev`` into packages under ``options.out``.
+
+    Raises :class:`UserError` for a missing path, a non-repository, an unknown
+    revision, an empty tree, or a repository without pom.xml.
+    """
+    return Scanner(repo_path, rev, options).run()

@@ -1,0 +1,222 @@
+"""Read a repository at one commit through git plumbing only (SPEC §1.1, §1.2).
+
+Blobs come from the object database, so a bare repository works and the
+working tree (uncommitted edits included) is never read. git runs with hooks,
+fsmonitor and filters disabled, with system and global configuration ignored
+and with an environment built from scratch, so nothing in the scanned
+repository's configuration can make git execute a program.
+
+Only these git commands are used: ``rev-parse``, ``ls-tree``, ``cat-file
+--batch``, ``config --get remote.origin.url`` and ``merge-base --all``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from diting.errors import UserError
+
+#: tree entry modes
+MODE_FILE = "100644"
+MODE_EXEC = "100755"
+MODE_SYMLINK = "120000"
+MODE_GITLINK = "160000"
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def _git_env() -> dict[str, str]:
+    """A minimal environment: no inherited GIT_* variables, no user or system config."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LC_ALL": "C",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "HOME": os.devnull,
+    }
+    return env
+
+
+_HARDENING = [
+    "-c", "core.hooksPath=" + os.devnull,
+    "-c", "core.fsmonitor=false",
+    "-c", "core.untrackedCache=false",
+    "-c", "safe.directory=*",
+    "-c", "protocol.allow=never",
+]
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of ``git ls-tree -r -l``: mode, object type, object id, size in bytes (None for gitlinks)."""
+
+    path: str
+    mode: str
+    obj_type: str
+    oid: str
+    size: int | None
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == MODE_SYMLINK
+
+    @property
+    def is_gitlink(self) -> bool:
+        return self.mode == MODE_GITLINK or self.obj_type == "commit"
+
+    @property
+    def is_regular(self) -> bool:
+        return self.obj_type == "blob" and self.mode in (MODE_FILE, MODE_EXEC)
+
+
+class GitRepo:
+    """A git repository read through plumbing. Raises :class:`UserError` when ``path``
+    is missing or is not a git repository."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if not p.exists():
+            raise UserError(f"repository path does not exist: {path}")
+        if not p.is_dir():
+            raise UserError(f"repository path is not a directory: {path}")
+        self.path = p.resolve()
+        out = self._run(["rev-parse", "--git-dir"], check=False)
+        if out.returncode != 0:
+            raise UserError(f"not a git repository: {path}")
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    # -------------------------------------------------------------- plumbing
+    def _cmd(self, args: list[str]) -> list[str]:
+        return ["git", *_HARDENING, "-C", str(self.path), *args]
+
+    def _run(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(self._cmd(args), env=_git_env(), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if check and proc.returncode != 0:
+            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise UserError(f"git {args[0]} failed: {msg[-1] if msg else proc.returncode}")
+        return proc
+
+    def resolve_commit(self, rev: str) -> str:
+        """Resolve ``rev`` once to the full commit SHA. Raises :class:`UserError` for an unknown rev."""
+        if not rev or rev.startswith("-") or "\n" in rev or "\x00" in rev:
+            raise UserError(f"not a valid revision: {rev!r}")
+        proc = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                         check=False)
+        sha = proc.stdout.decode("ascii", "replace").strip()
+        if proc.returncode != 0 or not _SHA.match(sha):
+            raise UserError(f"unknown revision {rev!r} in {self.path.name}: no such commit")
+        return sha
+
+    def ls_tree(self, commit: str) -> list[TreeEntry]:
+        """Every entry of the commit's tree, recursively, sorted by path (bytes order as git gives)."""
+        proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
+        entries: list[TreeEntry] = []
+        for raw in proc.stdout.split(b"\x00"):
+            if not raw:
+                continue
+            meta, _, path_b = raw.partition(b"\t")
+            parts = meta.split()
+            if len(parts) != 4:
+                continue
+            mode, typ, oid, size = (p.decode("ascii") for p in parts)
+            path = path_b.decode("utf-8", "replace")
+            entries.append(TreeEntry(path, mode, typ, oid, None if size == "-" else int(size)))
+        return entries
+
+    def origin_url(self) -> str | None:
+        """``remote.origin.url`` from the repository's own config, or None."""
+        proc = self._run(["config", "--get", "remote.origin.url"], check=False)
+        if proc.returncode != 0:
+            return None
+        url = proc.stdout.decode("utf-8", "replace").strip()
+        return url or None
+
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        """``git merge-base --all a b``: every merge base (several are kept, never one picked)."""
+        proc = self._run(["merge-base", "--all", a, b], check=False)
+        return sorted(proc.stdout.decode("ascii", "replace").split()) if proc.returncode == 0 else []
+
+    # -------------------------------------------------------------- blobs
+    def read_blob(self, oid: str) -> bytes:
+        """Read one object's bytes through a persistent ``cat-file --batch`` process (no filters)."""
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(self._cmd(["cat-file", "--batch"]), env=_git_env(),
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL)
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        self._batch.stdin.write(oid.encode("ascii") + b"\n")
+        self._batch.stdin.flush()
+        header = self._batch.stdout.readline().split()
+        if len(header) != 3:
+            raise UserError(f"object {oid} is missing from the repository")
+        size = int(header[2])
+        data = self._batch.stdout.read(size)
+        self._batch.stdout.read(1)
+        return data
+
+    def close(self) -> None:
+        if self._batch is not None:
+            try:
+                if self._batch.stdin:
+                    self._batch.stdin.close()
+                self._batch.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self._batch.kill()
+            self._batch = None
+
+    def __enter__(self) -> "GitRepo":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+
+
+def repo_id_from_url(url: str) -> str | None:
+    """Normalise a remote URL: no scheme, credentials, port-free scp form or ``.git``.
+
+    ``https://user:pw@github.com/a/b.git`` → ``github.com/a/b``;
+    ``git@github.com:a/b.git`` → ``github.com/a/b``. Local paths give None.
+    """
+    url = url.strip()
+    if _SCHEME.match(url):
+        if url.startswith("file://"):
+            return None
+        rest = _SCHEME.sub("", url)
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1]
+        out = f"{host}/{path}" if path else host
+    else:
+        m = _SCP.match(url)
+        if not m or url.startswith("/") or url.startswith("."):
+            return None
+        out = f"{m.group(1)}/{m.group(2)}"
+    out = out.rstrip("/")
+    if out.endswith(".git"):
+        out = out[:-4]
+    return out or None
+
+
+def default_repo_id(repo: GitRepo) -> str:
+    """``--repo-id`` fallback: origin URL normalised, else the directory's base name (never a path)."""
+    url = repo.origin_url()
+    if url:
+        rid = repo_id_from_url(url)
+        if rid:
+            return rid
+    name = repo.path.name
+    if name.endswith(".git") and len(name) > 4:
+        name = name[:-4]
+    return name or "repo"

@@ -1,0 +1,58 @@
+"""A repository at one commit: its tree entries and blob reading with size limits.
+
+Everything the scan reads goes through :class:`Snapshot`; it reads only blobs
+of the pinned commit's tree, never the working tree and never a path outside
+the repository (paths are looked up in the tree, not on disk).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diting.source.git import GitRepo, TreeEntry
+from diting.source.text import is_lfs_pointer
+
+
+@dataclass(frozen=True)
+class BlobRead:
+    """Result of reading a blob: ``data`` or the reason it was not read
+    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``)."""
+
+    data: bytes | None
+    problem: str | None = None
+    size: int = 0
+
+
+class Snapshot:
+    """The tree of ``commit`` in ``repo``; ``max_file_bytes`` bounds what is read."""
+
+    def __init__(self, repo: GitRepo, commit: str, entries: list[TreeEntry], max_file_bytes: int) -> None:
+        self.repo = repo
+        self.commit = commit
+        self.entries = entries
+        self.by_path: dict[str, TreeEntry] = {e.path: e for e in entries}
+        self.gitlinks: set[str] = {e.path for e in entries if e.is_gitlink}
+        self.max_file_bytes = max_file_bytes
+
+    def exists(self, path: str) -> bool:
+        e = self.by_path.get(path)
+        return e is not None and e.is_regular
+
+    def read(self, path: str) -> BlobRead:
+        """Read a regular blob of the tree, never following symlinks or submodules."""
+        e = self.by_path.get(path)
+        if e is None:
+            return BlobRead(None, "missing")
+        if e.is_symlink:
+            return BlobRead(None, "symlink")
+        if e.is_gitlink:
+            return BlobRead(None, "submodule")
+        if not e.is_regular:
+            return BlobRead(None, "missing")
+        size = e.size or 0
+        if size > self.max_file_bytes:
+            return BlobRead(None, "too_large", size)
+        data = self.repo.read_blob(e.oid)
+        if is_lfs_pointer(data):
+            return BlobRead(None, "lfs_pointer", size)
+        return BlobRead(data, None, size)
