@@ -14,15 +14,14 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from diting import __version__
 from diting.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="diting: what the Java source of a microservice estate provably does.")
-err = Console(stderr=True)
-out = Console()
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True, highlight=False)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -81,16 +80,13 @@ def scan(
             "inventory_unmapped": result.inventory_unmapped,
         }, indent=2, sort_keys=True))
         return
-    table = Table(title=f"{result.repo_id} @ {result.commit_sha[:12]}", title_justify="left")
-    for col in ("package", "kind", "status", "basis", "modules", "entities", "relations", "errors", "warnings",
-                "written to"):
-        table.add_column(col)
+    out.print(f"{result.repo_id} @ {result.commit_sha}: {len(result.packages)} package(s)", highlight=False)
     for p in result.packages:
-        table.add_row(p.service_id, p.kind, p.status, ",".join(sorted(set(p.basis))) or "-", str(len(p.modules)),
-                      str(p.counts.get("entities", 0)), str(p.counts.get("relations", 0)),
-                      str(p.counts.get("errors", 0)), str(p.counts.get("warnings", 0)),
-                      f"{p.path} ({p.write_status})")
-    out.print(table)
+        why = ",".join(sorted(set(p.basis))) or ("module outside every service" if p.kind == "LIB" else "-")
+        out.print(f"  {p.status:<8} {p.kind:<7} {p.service_id}  [{why}]  modules={len(p.modules)} "
+                  f"entities={p.counts.get('entities', 0)} relations={p.counts.get('relations', 0)} "
+                  f"errors={p.counts.get('errors', 0)} warnings={p.counts.get('warnings', 0)}\n"
+                  f"           → {p.path} ({p.write_status})", highlight=False, markup=False, soft_wrap=True)
     for s, m in result.excluded_services:
         out.print(f"excluded by the inventory: {s} ({m})")
     for s in result.inventory_unmapped:
@@ -145,13 +141,69 @@ def schema(out_dir: Annotated[Path, typer.Option("--out", help="Directory for th
         out.print(str(p), highlight=False)
 
 
+@app.command()
+def demo(
+    workdir: Annotated[Path, typer.Option("--workdir", help="Directory for the fixture repository and packages.")]
+    = Path("diting-demo"),
+) -> None:
+    """Build the bundled fixture estate into a git repository, scan it, verify every package, summarise."""
+    from collections import Counter
+
+    from diting.demo import build_fixture_repo, prepare_workdir
+    from diting.ir.verify import verify_package
+    from diting.scan.pipeline import ScanOptions
+    from diting.scan.pipeline import scan as run_scan
+    try:
+        prepare_workdir(workdir)
+        repo = workdir / "estate-repo"
+        sha = build_fixture_repo(repo)
+        out.print(f"1. built the fixture estate into {repo} at commit {sha}", highlight=False)
+        result = run_scan(repo, sha, ScanOptions(out=workdir / "ir", repo_id="fixtures/estate", quiet=True))
+        out.print(f"2. scanned it: {len(result.packages)} packages under {workdir / 'ir'}", highlight=False)
+        bad = 0
+        for p in result.packages:
+            findings = verify_package(p.path, deep=True, repo=repo)
+            bad += len(findings)
+            for f in findings[:20]:
+                out.print(f"   INVALID {p.service_id}: {f}", highlight=False, markup=False)
+        out.print(f"3. verified every package (--deep, segments re-read from the repository): "
+                  f"{'all valid' if not bad else f'{bad} finding(s)'}", highlight=False)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+        return
+    out.print("4. what was found:", highlight=False)
+    for p in result.packages:
+        why = ", ".join(sorted(set(p.basis))) or "modules outside every service"
+        out.print(f"   {p.service_id:<22} {p.kind:<7} {p.status:<8} because: {why}", highlight=False, markup=False)
+        ents = Counter()
+        diags = Counter()
+        import json as _json
+        for line in (p.path / "entities.jsonl").read_text(encoding="utf-8").splitlines():
+            ents[_json.loads(line)["kind"]] += 1
+        for line in (p.path / "diagnostics.jsonl").read_text(encoding="utf-8").splitlines():
+            diags[_json.loads(line)["code"]] += 1
+        out.print("      entities: " + ", ".join(f"{k} {v}" for k, v in sorted(ents.items())), highlight=False)
+        if diags:
+            out.print("      diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(diags.items())),
+                      highlight=False)
+    raise typer.Exit(1 if bad else 0)
+
+
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. An unexpected failure is one line (exit 3), never a
+    traceback, unless ``DITING_DEBUG=1``."""
+    import os
     try:
         app()
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if os.environ.get("DITING_DEBUG") == "1":
+            raise
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for details; "
+                  "please report it)", highlight=False, soft_wrap=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":  # pragma: no cover

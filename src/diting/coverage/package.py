@@ -55,7 +55,7 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
         cs = scanner.config_states.get(path)
         if cs is None:
             return "failed", None
-        if cs.problem == "lossy":
+        if cs.problem == "lossy" or cs.code == "BUDGET_EXHAUSTED":
             return "partial", None
         return ("failed", None) if cs.problem else ("resolved", None)
     if kind == POM:

@@ -209,7 +209,7 @@ class MavenModel:
         mod = MavenModule(pom_path=path, dir=raw.dir, raw=raw)
         if raw.error:
             mod.failed = True
-            mod.findings.append(Finding("MODULE_SKIPPED", f"pom.xml is not readable: {raw.error}", path,
+            mod.findings.append(Finding("MODULE_SKIPPED", f"{path} is not readable: {raw.error}", path,
                                         raw.error_line or 0, raw.error_line or 0, path, "malformed"))
             self.modules[path] = mod
             return mod

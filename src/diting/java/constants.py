@@ -3,7 +3,8 @@
 A constant is a ``static final`` field (every field of an interface or
 annotation type) with an initializer. Its value folds when the initializer is
 a literal, a unary minus, a ``+`` chain of foldable operands (string
-concatenation or integer addition with Java's rules), a parenthesised
+concatenation or integer addition with Java's rules), integer arithmetic
+(``- * / % << >> & | ^`` with Java's 32/64-bit wrapping), a parenthesised
 expression, or a reference to another constant: a simple name in the
 enclosing types or their in-repo supertypes, ``Type.NAME`` through imports,
 or a static import. Folding is memoised and cycle-safe; floating-point values
@@ -184,6 +185,38 @@ class ConstantFolder:
             if op == "!" and inner[1] == "boolean":
                 return ("false" if inner[0] == "true" else "true", "boolean")
             return None
+        if k == "binary":
+            a = self.fold(expr.get("left"), scope, chain)
+            b = self.fold(expr.get("right"), scope, chain)
+            if a is None or b is None or a[1] not in _INT_BITS or b[1] not in _INT_BITS:
+                return None
+            kind = "long" if "long" in (a[1], b[1]) else "int"
+            x, y, op = int(a[0]), int(b[0]), expr.get("op")
+            if op in ("/", "%") and y == 0:
+                return None
+            if op == "-":
+                r = x - y
+            elif op == "*":
+                r = x * y
+            elif op == "/":
+                r = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)  # Java truncates toward zero
+            elif op == "%":
+                r = x - (abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)) * y
+            elif op == "<<":
+                r = x << (y & (63 if a[1] == "long" else 31))
+                kind = a[1]
+            elif op == ">>":
+                r = x >> (y & (63 if a[1] == "long" else 31))
+                kind = a[1]
+            elif op == "&":
+                r = x & y
+            elif op == "|":
+                r = x | y
+            elif op == "^":
+                r = x ^ y
+            else:
+                return None
+            return (str(_wrap(r, kind)), kind)
         if k == "concat":
             acc: Folded | None = None
             for item in expr["items"]:

@@ -341,6 +341,7 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
     (``parts``), ``concat`` (``items``), ``array`` (``items``), ``class``
     (``type`` parts), ``annotation`` (``name``, ``args``), ``call``
     (``target`` text, ``name``, ``args``), ``unary`` (``op``, ``operand``),
+    ``binary`` (integer ``op`` other than ``+``, ``left``, ``right``),
     ``cond``, ``other`` (``text``). Depth is capped at :data:`MAX_EXPR_DEPTH`.
     """
     if node is None:
@@ -400,6 +401,10 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
             j = expr_json(o, src, depth + 1)
             items.append(j if j is not None else {"kind": "other", "text": ""})
         return {"kind": "concat", "items": items}
+    if t == "binary_expression" and _op(node, src) in _ARITH:
+        return {"kind": "binary", "op": _op(node, src),
+                "left": expr_json(node.child_by_field_name("left"), src, depth + 1),
+                "right": expr_json(node.child_by_field_name("right"), src, depth + 1)}
     if t in ("array_initializer", "element_value_array_initializer"):
         return {"kind": "array", "items": [j for c in node.named_children
                                            if (j := expr_json(c, src, depth + 1)) is not None]}
@@ -426,6 +431,9 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
     if t == "ternary_expression":
         return {"kind": "cond", "text": _text(node, src)[:MAX_EXPR_TEXT]}
     return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+
+
+_ARITH = ("-", "*", "/", "%", "<<", ">>", "&", "|", "^")
 
 
 def _op(node: ts.Node, src: bytes) -> str:

@@ -51,8 +51,13 @@ def _pom_lines(scanner: "Scanner", pom_path: str) -> list[str]:
     return scanner.inv.modules[pom_path].raw.lines
 
 
-def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid: str | None) -> str:
-    """Record a finding as a diagnostic in ``rs`` (evidence from the file's lines when it has any)."""
+#: findings of an in-repo parent POM that shape its children's effective models
+INHERITED_CODES = ("POM_PARENT_EXTERNAL", "POM_PARENT_MISSING")
+
+
+def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid: str | list[str] | None) -> str:
+    """Record a finding as a diagnostic in ``rs`` (evidence from the file's lines when it has any);
+    ``module_rid`` is the affected record (or records)."""
     evidence: list[str] = []
     if f.path and f.start_line > 0:
         lines = None
@@ -70,7 +75,7 @@ def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid
                 lines, enc = split_lines(d.text), d.encoding
         if lines:
             evidence.append(rs.segment(f.path, lines, f.start_line, f.end_line or f.start_line, f.source_type, enc))
-    affected = [module_rid] if module_rid else []
+    affected = module_rid if isinstance(module_rid, list) else [module_rid] if module_rid else []
     return rs.diagnostic(f.code, f.identity + "|" + f.code, f.message, affected, evidence)
 
 
@@ -94,7 +99,8 @@ def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
         "test_dependencies": sorted(d.coordinate for d in mod.dependencies if d.scope == "test"),
     }
     rid = rs.entity("MODULE", ns, mod.coordinate if not mod.failed else pom_path, [ev], attrs)
-    for f in mod.findings + scanner.links.get(pom_path).findings if scanner.links.get(pom_path) else mod.findings:
+    links = scanner.links.get(pom_path)
+    for f in mod.findings + (links.findings if links else []):
         finding_diagnostic(scanner, rs, f, rid)
     for f in scanner.inv.files_by_module.get(pom_path, []):
         prob = scanner.file_problems.get(f.path)
@@ -108,7 +114,7 @@ def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
                                                         "lossy", "CONFIG"), rid)
             else:
                 line = cs.line or 0
-                finding_diagnostic(scanner, rs, Finding("PARSE_ERROR", f"{f.path}: {cs.problem}"
+                finding_diagnostic(scanner, rs, Finding(cs.code, f"{f.path}: {cs.problem}"
                                                         + (f" (line {line})" if line else ""), f.path, line, line,
                                                         pom_path, "config", "CONFIG"), rid)
     return rid
@@ -205,6 +211,21 @@ class PackageAssembler:
                                      handler_ref=RefTo(mm.method_rid)))
         return out
 
+    def _inherited_findings(self, rs: RecordSet, plan: PackagePlan, module_rids: dict[str, str]) -> None:
+        """Findings of in-repo ancestors outside the package that shape its modules' effective POMs."""
+        affected: dict[Finding, set[str]] = {}
+        for m in plan.modules:
+            cur = self.inv.modules[m]
+            while cur.parent_path and cur.parent_path in self.inv.modules:
+                cur = self.inv.modules[cur.parent_path]
+                if cur.pom_path in module_rids:
+                    continue
+                for f in cur.findings:
+                    if f.code in INHERITED_CODES:
+                        affected.setdefault(f, set()).add(module_rids[m])
+        for f, rids in sorted(affected.items(), key=lambda kv: kv[0].identity):
+            finding_diagnostic(self.s, rs, f, sorted(rids))
+
     # ------------------------------------------------------------ analysis input
     def _analysis_input(self, plan: PackagePlan) -> dict[str, Any]:
         s = self.s
@@ -268,6 +289,7 @@ class PackageAssembler:
             service_rid = self._service(rs, plan, module_rids)
         self._depends_on(rs, plan, module_rids)
         entry_rids = self._mains(rs, plan)
+        self._inherited_findings(rs, plan, module_rids)
         for f in plan.findings:
             finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
         if plan.config is not None:
@@ -275,8 +297,9 @@ class PackageAssembler:
                 finding_diagnostic(s, rs, Finding("PROPERTY_UNRESOLVED", f"{path}: @{name}@ is not a Maven property "
                                                   "of the module; left unfiltered", path, 0, 0, plan.roots[0],
                                                   f"filter|{name}", "CONFIG"), service_rid)
-            if plan.id_basis.get("source") == "artifactId" and plan.id_basis.get("spring_application_name") in (
-                    "AMBIGUOUS",) or plan.id_basis.get("unresolved_value"):
+            name_state = plan.id_basis.get("spring_application_name")
+            if plan.id_basis.get("source") == "artifactId" and name_state in ("AMBIGUOUS", "UNKNOWN") and (
+                    name_state == "AMBIGUOUS" or plan.id_basis.get("unresolved_value") is not None):
                 line = int(plan.id_basis.get("line", 0) or 0)
                 finding_diagnostic(s, rs, Finding(
                     "CONFIG_VALUE_UNKNOWN", f"spring.application.name is {plan.id_basis.get('spring_application_name')}"

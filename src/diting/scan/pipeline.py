@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
 from diting.errors import UserError
 from diting.findings import Finding
@@ -89,16 +90,27 @@ class ConfigFileState:
     path: str
     problem: str | None
     line: int | None = None
+    code: str = "PARSE_ERROR"
 
 
-def _parse_job(args: tuple[str, bytes, str | None]) -> FileFacts:
+def _parse_job(args: tuple[str, bytes, str | None]) -> FileFacts | tuple[str, str]:
+    """Parse one file; an unexpected failure comes back as ``(path, message)`` so the scan goes on."""
     path, data, enc = args
-    return extract_file(path, data, enc)
+    try:
+        return extract_file(path, data, enc)
+    except RecursionError:
+        return (path, "nesting too deep for the Java extractor")
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the scan
+        return (path, f"internal error in the Java extractor: {type(exc).__name__}: {exc}")
+
+
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13))
 
 
 def _binary_content(data: bytes) -> bool:
+    """More than 5% control bytes in the first 8000: binary content, not source with a stray NUL."""
     head = data[:8000]
-    return head.count(b"\x00") > max(8, len(head) // 100)
+    return len(head) > 0 and len(head) - len(head.translate(None, _CONTROL)) > len(head) // 20
 
 
 class Scanner:
@@ -160,8 +172,13 @@ class Scanner:
             got = self.snapshot.read(f.path)
             if got.data is None:
                 code = "FILE_TOO_LARGE" if got.problem == "too_large" else "FILE_UNREADABLE"
-                msg = (f"{f.path} has {got.size} bytes, over the limit of {self.options.max_file_bytes}; not read"
-                       if got.problem == "too_large" else f"{f.path} is a Git LFS pointer; the content is not in git")
+                msg = {
+                    "too_large": f"{f.path} has {got.size} bytes, over the limit of {self.options.max_file_bytes}; "
+                                 "not read",
+                    "lfs_pointer": f"{f.path} is a Git LFS pointer; the content is not in git",
+                    "missing_object": f"{f.path}: blob {f.entry.oid[:12]} is missing from the object database "
+                                      "(a partial or shallow clone?); not read",
+                }.get(got.problem or "", f"{f.path} not read: {got.problem}")
                 self.file_problems[f.path] = Finding(code, msg, f.path, 0, 0, f.module, got.problem or "",
                                                      "CODE" if f.kind == JAVA else "CONFIG")
                 continue
@@ -173,37 +190,46 @@ class Scanner:
                     continue
                 jobs.append((f.path, got.data, mod.source_encoding if mod else None))
             else:
-                self.config_states[f.path] = self._check_config(f, got.data)
+                self.config_states[f.path] = self._check_config(f, got.data, mod)
         self.progress.stage("parsing Java", total=len(jobs))
         workers = self.options.jobs or (os.cpu_count() or 1)
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 for facts in pool.map(_parse_job, jobs, chunksize=chunk):
-                    self.facts[facts.path] = facts
-                    self.progress.advance()
+                    self._parsed(facts)
         else:
             for job in jobs:
-                facts = _parse_job(job)
-                self.facts[facts.path] = facts
-                self.progress.advance()
+                self._parsed(_parse_job(job))
 
-    def _check_config(self, f: FileEntry, data: bytes) -> ConfigFileState:
+    def _parsed(self, facts: FileFacts | tuple[str, str]) -> None:
+        if isinstance(facts, tuple):
+            path, message = facts
+            module = next((f.module for f in self.inv.files if f.path == path), None)
+            self.file_problems[path] = Finding("PARSE_ERROR", f"{path}: {message}; no facts recorded", path, 0, 0,
+                                               module, "extractor", "CODE")
+        else:
+            self.facts[facts.path] = facts
+        self.progress.advance()
+
+    def _check_config(self, f: FileEntry, data: bytes, mod) -> ConfigFileState:
+        """Parse one config resource (XML safely; properties and YAML after Maven ``@…@`` filtering)."""
         if f.path.endswith(".xml"):
             doc = parse_xml(data)
             if doc.root is None:
                 return ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line)
-            if doc.decoded.lossy:
-                return ConfigFileState(f.path, "lossy")
-            return ConfigFileState(f.path, None)
-        from diting.config.sources import parse_config
+            return ConfigFileState(f.path, "lossy" if doc.decoded.lossy else None)
         decoded = decode_bytes(data)
-        cf = parse_config(f.path, decoded.text)
-        if cf.error and "@" not in decoded.text:
+        text = decoded.text
+        if mod is not None:
+            text, _ = filter_resource(text, lambda name: self.inv.model.lookup(name, mod, None))
+        cf = parse_config(f.path, text)
+        if cf.error:
             return ConfigFileState(f.path, cf.error, cf.error_line)
-        if decoded.lossy:
-            return ConfigFileState(f.path, "lossy")
-        return ConfigFileState(f.path, None)
+        if cf.budget_exhausted:
+            return ConfigFileState(f.path, f"more than {MAX_YAML_NODES} YAML nodes (aliases?); read partially",
+                                   None, "BUDGET_EXHAUSTED")
+        return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
 
     def _java_records(self) -> None:
         """Resolve names per module (visible = own + closure) and build module record blueprints."""

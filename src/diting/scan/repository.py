@@ -68,8 +68,11 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
             continue
         got = snapshot.read(path)
         if got.data is None:
-            findings.append(Finding("FILE_TOO_LARGE" if got.problem == "too_large" else "FILE_UNREADABLE",
-                                    f"{path} not read: {got.problem}", path, 0, 0, None, "pom"))
+            # the module exists but cannot be read: it is skipped, never dropped
+            raw = RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[""], encoding="utf-8",
+                         lossy=False, error=f"not read ({got.problem}"
+                                            + (f", {got.size} bytes" if got.problem == "too_large" else "") + ")")
+            raws[path] = raw
             continue
         raw = read_pom(path, got.data)
         raws[path] = raw

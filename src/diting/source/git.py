@@ -63,6 +63,8 @@ class TreeEntry:
     obj_type: str
     oid: str
     size: int | None
+    #: the object is not in the object database (a partial or shallow clone)
+    missing: bool = False
 
     @property
     def is_symlink(self) -> bool:
@@ -129,7 +131,12 @@ class GitRepo:
                 continue
             mode, typ, oid, size = (p.decode("ascii") for p in parts)
             path = path_b.decode("utf-8", "replace")
-            entries.append(TreeEntry(path, mode, typ, oid, None if size == "-" else int(size)))
+            if size == "-":
+                entries.append(TreeEntry(path, mode, typ, oid, None))
+            elif size.isdigit():
+                entries.append(TreeEntry(path, mode, typ, oid, int(size)))
+            else:  # git prints BAD for an object it cannot find
+                entries.append(TreeEntry(path, mode, typ, oid, None, missing=True))
         return entries
 
     def origin_url(self) -> str | None:

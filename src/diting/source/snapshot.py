@@ -16,7 +16,7 @@ from diting.source.text import is_lfs_pointer
 @dataclass(frozen=True)
 class BlobRead:
     """Result of reading a blob: ``data`` or the reason it was not read
-    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``)."""
+    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``, ``missing_object``)."""
 
     data: bytes | None
     problem: str | None = None
@@ -49,6 +49,8 @@ class Snapshot:
             return BlobRead(None, "submodule")
         if not e.is_regular:
             return BlobRead(None, "missing")
+        if e.missing:
+            return BlobRead(None, "missing_object")
         size = e.size or 0
         if size > self.max_file_bytes:
             return BlobRead(None, "too_large", size)

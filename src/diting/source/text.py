@@ -6,9 +6,12 @@ encoding):
 1. a byte-order mark decides (UTF-8, UTF-16 LE/BE); the BOM is removed;
 2. strict UTF-8;
 3. the module's declared ``project.build.sourceEncoding`` (strict), when given;
-4. the encoding detector (charset-normalizer) restricted to the encodings seen
+4. GB18030 (a superset of GBK, the usual legacy encoding of Chinese estates) when
+   the bytes decode strictly and the non-ASCII text is mostly CJK — short GBK
+   files are otherwise easily mistaken for EUC-KR or Big5 by statistical detection;
+5. the encoding detector (charset-normalizer) restricted to the encodings seen
    in Chinese and Western Java estates, then a strict decode with its answer;
-5. otherwise UTF-8 with replacement characters: the decode is *lossy* and the
+6. otherwise UTF-8 with replacement characters: the decode is *lossy* and the
    caller records ENCODING_FALLBACK.
 
 Lines are split on ``\\n`` only; ``\\r`` stays in the text (SPEC §3.4).
@@ -77,6 +80,9 @@ def decode_bytes(data: bytes, declared: str | None = None) -> DecodedText:
             text = _strict(data, name)
             if text is not None:
                 return DecodedText(text, name, False, False)
+    text = _strict(data, "gb18030")
+    if text is not None and _mostly_cjk(text):
+        return DecodedText(text, "gb18030", False, False)
     best = charset_normalizer.from_bytes(data, cp_isolation=DETECTOR_CANDIDATES).best()
     if best is not None:
         name = _codec_name(best.encoding)
@@ -85,6 +91,17 @@ def decode_bytes(data: bytes, declared: str | None = None) -> DecodedText:
             if text is not None:
                 return DecodedText(text, name, False, False)
     return DecodedText(data.decode("utf-8", "replace"), "utf-8", True, False)
+
+
+def _mostly_cjk(text: str) -> bool:
+    """True when at least 60% of the non-ASCII characters are CJK ideographs, CJK
+    punctuation or full-width forms — what a GBK/GB18030 source looks like once decoded."""
+    non_ascii = [c for c in text if ord(c) > 0x7F]
+    if not non_ascii:
+        return False
+    cjk = sum(1 for c in non_ascii if 0x4E00 <= ord(c) <= 0x9FFF or 0x3000 <= ord(c) <= 0x303F
+              or 0xFF00 <= ord(c) <= 0xFFEF or 0x3400 <= ord(c) <= 0x4DBF or 0x20000 <= ord(c) <= 0x2FFFF)
+    return cjk * 10 >= len(non_ascii) * 6
 
 
 def split_lines(text: str) -> list[str]:

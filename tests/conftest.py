@@ -1,0 +1,77 @@
+"""Shared test helpers: fixture repositories built with git, scans, and the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diting.demo import build_fixture_repo, commit_tree
+from diting.scan.pipeline import ScanOptions, scan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_repo(tmp_path: Path, files: dict[str, bytes | str], name: str = "repo",
+              symlinks: dict[str, str] | None = None) -> tuple[Path, str]:
+    """A git repository holding ``files`` (path → content) committed deterministically."""
+    src = tmp_path / f"{name}-src"
+    for rel, content in files.items():
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    for rel, target in (symlinks or {}).items():
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, p)
+    dest = tmp_path / name
+    sha = commit_tree(src, dest)
+    return dest, sha
+
+
+def pom(artifact: str, *, parent: str | None = "shop-parent", packaging: str = "jar", body: str = "",
+        group: str = "com.example") -> str:
+    """A small pom.xml."""
+    par = (f"<parent><groupId>{group}</groupId><artifactId>{parent}</artifactId><version>1.0</version></parent>"
+           if parent else f"<groupId>{group}</groupId><version>1.0</version>")
+    return (f'<?xml version="1.0"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
+            f"<modelVersion>4.0.0</modelVersion>\n{par}\n<artifactId>{artifact}</artifactId>\n"
+            f"<packaging>{packaging}</packaging>\n{body}\n</project>\n")
+
+
+BOOT_PLUGIN = ("<build><plugins><plugin><groupId>org.springframework.boot</groupId>"
+               "<artifactId>spring-boot-maven-plugin</artifactId></plugin></plugins></build>")
+
+
+def scan_repo(repo: Path, out: Path, rev: str = "HEAD", **kw) -> "object":
+    kw.setdefault("quiet", True)
+    kw.setdefault("repo_id", "test/repo")
+    return scan(repo, rev, ScanOptions(out=out, **kw))
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m diting ARGS`` in a subprocess (real exit codes and stderr)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "diting", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="session")
+def estate(tmp_path_factory) -> tuple[Path, str]:
+    """The bundled fixture estate as a git repository: (path, commit sha)."""
+    dest = tmp_path_factory.mktemp("estate") / "repo"
+    sha = build_fixture_repo(dest)
+    return dest, sha
+
+
+@pytest.fixture(scope="session")
+def estate_scan(estate, tmp_path_factory):
+    """The estate scanned once: (ScanResult, output dir)."""
+    repo, sha = estate
+    out = tmp_path_factory.mktemp("estate-ir")
+    result = scan(repo, sha, ScanOptions(out=out, repo_id="fixtures/estate", quiet=True))
+    return result, out

@@ -1,0 +1,88 @@
+"""config/: properties and YAML reading, canonical keys, Spring precedence, Maven filtering."""
+
+from __future__ import annotations
+
+from diting.config.sources import canonical_key, filter_resource, parse_properties, parse_yaml
+from diting.config.spring import load_spring_config, spring_config_files
+
+
+def test_properties_parser():
+    text = ("# comment\n! also\nspring.application.name = order\\\n   -center\n"
+            "a\\ key:value with \\u4e2d\nempty\nwin=x\r\nlast\\\\\n")
+    cf = parse_properties("a.properties", text)
+    got = {e.raw_key: (e.value, e.line, e.end_line) for e in cf.documents[0].entries}
+    assert got["spring.application.name"] == ("order-center", 3, 4)
+    assert got["a key"] == ("value with 中", 5, 5)
+    assert got["empty"] == ("", 6, 6)
+    assert got["win"] == ("x", 7, 7)
+    assert got["last\\"] == ("", 8, 8)
+
+
+def test_canonical_key():
+    assert canonical_key("spring.applicationName") == "spring.application-name"
+    assert canonical_key("spring.application_name") == "spring.application-name"
+    assert canonical_key("Server.Port") == "server.port"
+    assert canonical_key("a.list[0].name") == "a.list[0].name"
+
+
+def test_yaml_flatten_lists_profiles_and_lines():
+    text = ("spring:\n  application:\n    name: svc\n  profiles:\n    active: dev\nlist:\n  - a\n  - b: 1\n"
+            "---\nspring:\n  config:\n    activate:\n      on-profile: prod\nx: prod-only\n")
+    cf = parse_yaml("a.yml", text)
+    base, prod = cf.documents
+    assert {e.key: (e.value, e.line) for e in base.entries} == {
+        "spring.application.name": ("svc", 3), "spring.profiles.active": ("dev", 5),
+        "list[0]": ("a", 7), "list[1].b": ("1", 8)}
+    assert prod.profiles == ["prod"]
+
+
+def test_yaml_errors_and_alias_bombs_are_bounded():
+    assert parse_yaml("a.yml", "a: [1, 2\nb: c").error
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8))
+    cf = parse_yaml("bomb.yml", bomb)
+    assert cf.budget_exhausted
+
+
+def test_filter_resource():
+    text, missing = filter_resource("name: @artifactId@\nmail: a@b.com\nx: @nope@", {"artifactId": "svc"}.get)
+    assert text == "name: svc\nmail: a@b.com\nx: @nope@" and missing == ["nope"]
+
+
+def _cfg(files: dict[str, str], profiles=None):
+    found = spring_config_files(sorted(files), ["m/src/main/resources"])
+    return load_spring_config(found, lambda p: (files[p], "0" * 40), lambda n: {"profile.active": "dev"}.get(n),
+                              profiles)
+
+
+def test_spring_precedence():
+    files = {
+        "m/src/main/resources/application.yml": "spring:\n  profiles:\n    active: '@profile.active@'\n"
+                                                "  application:\n    name: base\nx: 1\n",
+        "m/src/main/resources/application-dev.yml": "x: 2\n",
+        "m/src/main/resources/application-prod.yml": "x: 3\nspring.application.name: prod\n",
+        "m/src/main/resources/bootstrap.properties": "spring.application.name=boot\ny=${x}-${z:dflt}\n",
+        "m/src/main/resources/config/application.properties": "w=in-config-dir\n",
+        "m/src/main/resources/application.properties": "w=root\n",
+    }
+    cfg = _cfg(files)
+    assert cfg.profiles == ["dev"]
+    assert cfg.get("spring.application.name").value == "base"      # application beats bootstrap
+    assert cfg.get("x").value == "2"                               # application-{p} beats application
+    assert cfg.get("w").value == "in-config-dir"                   # config/ beats the root
+    rv = cfg.get("y")
+    assert rv.value == "2-dflt" and rv.basis == "PLACEHOLDER_DEFAULT"
+    assert "m/src/main/resources/application-prod.yml" not in [s.path for s in cfg.sources]  # inactive: never read
+    assert _cfg(files, ["prod"]).get("spring.application.name").value == "prod"
+    assert _cfg(files, ["dev", "prod"]).get("x").value == "3"        # the last listed profile wins
+
+
+def test_equal_rank_disagreement_is_ambiguous():
+    files = {"m/src/main/resources/application.yml": "a: 1\n", "m/src/main/resources/application.yaml": "a: 2\n",
+             "m/src/main/resources/application.properties": "b: 1\n"}
+    cfg = _cfg(files)
+    assert cfg.get("a").status == "AMBIGUOUS" and len(cfg.get("a").candidates) == 2
+    assert cfg.get("missing").status == "UNKNOWN"
+    assert _cfg({"m/src/main/resources/application.yml": "a: ${nope}\n"}).get("a").status == "UNKNOWN"

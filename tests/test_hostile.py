@@ -1,0 +1,225 @@
+"""Hostile input: every case ends in a diagnostic or a clear message, never a traceback (issue 2 §8)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from diting.ir.verify import verify_package
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli
+
+ROOT_POM = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>svc</module></modules>")
+APP = ("package shop;\nimport org.springframework.boot.autoconfigure.SpringBootApplication;\n"
+       "@SpringBootApplication\npublic class App {\n    public static void main(String[] args) {}\n}\n")
+
+
+def shop(extra: dict[str, bytes | str], root_pom: str = ROOT_POM) -> dict[str, bytes | str]:
+    files: dict[str, bytes | str] = {"pom.xml": root_pom, "svc/pom.xml": pom("svc", body=BOOT_PLUGIN),
+                                     "svc/src/main/java/shop/App.java": APP}
+    files.update(extra)
+    return files
+
+
+def scan_json(repo: Path, out: Path, *extra: str) -> dict:
+    r = run_cli("scan", str(repo), "--commit", "HEAD", "--out", str(out), "--quiet", "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    return json.loads(r.stdout)
+
+
+def diags(pkg: dict) -> list[dict]:
+    return [json.loads(x) for x in (Path(pkg["path"]) / "diagnostics.jsonl").read_text().splitlines()]
+
+
+def entity_names(pkg: dict) -> set[str]:
+    return {json.loads(x)["name"] for x in (Path(pkg["path"]) / "entities.jsonl").read_text().splitlines()}
+
+
+def svc_pkg(doc: dict) -> dict:
+    return next(p for p in doc["packages"] if p["service_id"] == "svc")
+
+
+def test_encodings_bom_and_crlf(tmp_path):
+    files = shop({
+        "svc/src/main/java/shop/Gbk.java": "package shop;\n// 订单状态\npublic class Gbk { String s = \"支付\"; }\n"
+                                              .encode("gbk"),
+        "svc/src/main/java/shop/Gb18030.java": "package shop;\n// 𠀀 扩展字\npublic class Gb18030 {}\n"
+                                                  .encode("gb18030"),
+        "svc/src/main/java/shop/Latin.java": "package shop;\n// déjà vu, naïve café\npublic class Latin {}\n"
+                                                .encode("latin-1"),
+        "svc/src/main/java/shop/Bom.java": b"\xef\xbb\xbfpackage shop;\npublic class Bom {}\n",
+        "svc/src/main/java/shop/Crlf.java": b"package shop;\r\npublic class Crlf {\r\n  void f() {}\r\n}\r\n",
+    })
+    repo, _ = make_repo(tmp_path, files)
+    doc = scan_json(repo, tmp_path / "out")
+    pkg = svc_pkg(doc)
+    assert {"shop.Gbk", "shop.Gb18030", "shop.Latin", "shop.Bom", "shop.Crlf", "shop.Crlf#f()"} <= entity_names(pkg)
+    assert pkg["status"] == "COMPLETE"
+    assert verify_package(Path(pkg["path"]), deep=True, repo=repo) == []
+    segs = [json.loads(x) for x in (Path(pkg["path"]) / "source_segments.jsonl").read_text().splitlines()]
+    enc = {s["locator"]["path"].rsplit("/", 1)[-1]: s["encoding"] for s in segs}
+    assert enc["Bom.java"] == "utf-8" and enc["Crlf.java"] == "utf-8"
+    assert enc["Gbk.java"] in ("gb18030", "gbk") and enc["Latin.java"] in ("cp1252", "latin_1", "iso8859-1")
+    crlf = next(s for s in segs if s["locator"]["path"].endswith("Crlf.java") and "void f" in s["content"])
+    assert crlf["content"].endswith("\r")
+
+
+def test_nul_bytes_and_binary_java(tmp_path):
+    files = shop({
+        "svc/src/main/java/shop/Nul.java": b"package shop;\npublic class Nul {\n  int a;\x00\n  void ok() {}\n}\n",
+        "svc/src/main/java/shop/Blob.java": bytes(range(256)) * 64,
+    })
+    repo, _ = make_repo(tmp_path, files)
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    by_code = {d["code"]: d for d in diags(pkg)}
+    assert "NUL" in by_code["PARSE_ERROR"]["message"]
+    assert "binary content" in by_code["FILE_UNREADABLE"]["message"]
+    assert "shop.Nul#ok()" in entity_names(pkg)
+    assert pkg["status"] == "PARTIAL"
+
+
+def test_a_20_mb_generated_file_is_too_large(tmp_path):
+    big = "package shop;\npublic class Gen {\n" + "    public static final String C%d = \"x\";\n" * 1 + "}\n"
+    body = "".join(f"    public static final String C{i} = \"{'x' * 40}\";\n" for i in range(300_000))
+    data = ("package shop;\npublic class Gen {\n" + body + "}\n").encode()
+    assert len(data) > 20_000_000
+    repo, _ = make_repo(tmp_path, shop({"svc/src/main/java/shop/Gen.java": data}))
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    tl = [d for d in diags(pkg) if d["code"] == "FILE_TOO_LARGE"]
+    assert len(tl) == 1 and "over the limit of 8388608" in tl[0]["message"]
+    cov = json.loads((Path(pkg["path"]) / "coverage.json").read_text())["dimensions"]["files"]
+    assert cov["failed"] == 1
+    del big
+
+
+def test_the_size_limit_is_configurable(tmp_path):
+    big = "package shop;\npublic class Big {\n" + "    int f;\n" * 500 + "}\n"
+    repo, _ = make_repo(tmp_path, shop({"svc/src/main/java/shop/Big.java": big}))
+    assert not [d for d in diags(svc_pkg(scan_json(repo, tmp_path / "a"))) if d["code"] == "FILE_TOO_LARGE"]
+    pkg = svc_pkg(scan_json(repo, tmp_path / "b", "--max-file-bytes", "4000"))
+    assert [d["code"] for d in diags(pkg) if d["severity"] == "ERROR"] == ["FILE_TOO_LARGE"]
+    # a pom over the limit is a skipped module, never a silently missing one
+    doc = scan_json(repo, tmp_path / "c", "--max-file-bytes", "100")
+    assert [(p["service_id"], p["status"]) for p in doc["packages"]] == [("lib:root", "PARTIAL"),
+                                                                         ("lib:svc", "PARTIAL")]
+    assert [d["message"] for d in diags(doc["packages"][1])] == [
+        "svc/pom.xml is not readable: not read (too_large, 426 bytes)"]
+
+
+def test_deeply_nested_expressions(tmp_path):
+    nested = "(" * 20000 + "1" + ")" * 20000
+    chain = " + ".join(['"a"'] * 50000)
+    src = f"package shop;\npublic class Deep {{\n  static final int X = {nested};\n  static final String S = {chain};\n}}\n"
+    repo, _ = make_repo(tmp_path, shop({"svc/src/main/java/shop/Deep.java": src}))
+    start = time.monotonic()
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    assert time.monotonic() - start < 120
+    assert "shop.Deep.S" in entity_names(pkg)
+
+
+def test_pom_with_doctype_entities_and_billion_laughs(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE")
+    xxe = ('<?xml version="1.0"?>\n<!DOCTYPE project [<!ENTITY x SYSTEM "file://' + str(secret) + '">]>\n'
+           + pom("svc", body=BOOT_PLUGIN + "<description>&x;</description>").split("\n", 1)[1])
+    lol = ['<!ENTITY l0 "lol">'] + [f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10)]
+    laughs = ('<?xml version="1.0"?>\n<!DOCTYPE project [' + "".join(lol) + ']>\n'
+              + pom("laughs", body="<name>&l9;</name>").split("\n", 1)[1])
+    root = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>svc</module><module>laughs</module></modules>")
+    repo, _ = make_repo(tmp_path, shop({"svc/pom.xml": xxe, "laughs/pom.xml": laughs}, root))
+    doc = scan_json(repo, tmp_path / "out")
+    text = "".join(Path(p["path"], f).read_text() for p in doc["packages"] for f in ("entities.jsonl",
+                                                                                    "source_segments.jsonl"))
+    assert "TOP-SECRET-VALUE" not in text
+    lib = next(p for p in doc["packages"] if p["kind"] == "LIB")
+    skipped = [d for d in diags(lib) if d["code"] == "MODULE_SKIPPED"]
+    assert skipped and "amplification" in skipped[0]["message"]
+
+
+def test_malformed_pom_skips_its_module_only(tmp_path):
+    root = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>svc</module><module>broken</module></modules>")
+    repo, _ = make_repo(tmp_path, shop({"broken/pom.xml": "<project><artifactId>broken</artifactId>",
+                                        "broken/src/main/java/b/B.java": "package b; class B {}"}, root))
+    doc = scan_json(repo, tmp_path / "out")
+    assert svc_pkg(doc)["status"] == "COMPLETE"
+    lib = next(p for p in doc["packages"] if p["kind"] == "LIB")
+    assert lib["status"] == "PARTIAL"
+    assert [d["code"] for d in diags(lib) if d["severity"] == "ERROR"] == ["MODULE_SKIPPED"]
+    assert verify_package(Path(lib["path"]), deep=True, repo=repo) == []
+
+
+def test_repository_without_pom(tmp_path):
+    repo, _ = make_repo(tmp_path, {"README.md": "gradle project\n", "src/main/java/A.java": "class A {}"})
+    r = run_cli("scan", str(repo), "--commit", "HEAD", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "no pom.xml" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_paths_leaving_the_tree_and_symlinks(tmp_path):
+    root = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>svc</module><module>../../etc</module></modules>")
+    escaping_parent = pom("svc2", body="").replace(
+        "<parent>", "<parent><relativePath>../../../outside/pom.xml</relativePath>")
+    repo, _ = make_repo(tmp_path, shop({"svc2/pom.xml": escaping_parent}, root), symlinks={
+        "svc/src/main/java/shop/Evil.java": "/etc/passwd",
+        "svc/src/main/resources/application.yml": "../../../../../../etc/hostname",
+    })
+    doc = scan_json(repo, tmp_path / "out")
+    everything = "".join(Path(p["path"], f).read_text() for p in doc["packages"]
+                         for f in ("source_segments.jsonl", "entities.jsonl"))
+    assert "root:x:0:0" not in everything
+    codes = [d["code"] for p in doc["packages"] for d in diags(p)]
+    assert codes.count("PATH_OUTSIDE_TREE") == 2
+    cov = json.loads((Path(svc_pkg(doc)["path"]) / "coverage.json").read_text())["dimensions"]["files"]
+    assert cov["excluded_by_reason"]["symlink"] == 2
+
+
+def test_submodules_and_lfs_pointers(tmp_path):
+    repo, _ = make_repo(tmp_path, shop({
+        "svc/src/main/java/shop/Lfs.java": "version https://git-lfs.github.com/spec/v1\noid sha256:"
+                                           + "0" * 64 + "\nsize 123\n"}))
+    sub, _ = make_repo(tmp_path, {"x.txt": "x"}, name="sub")
+    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub),
+                    "svc/src/main/java/vendored"], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "sub"],
+                   check=True)
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    msgs = [d["message"] for d in diags(pkg) if d["code"] == "FILE_UNREADABLE"]
+    assert any("Git LFS pointer" in m for m in msgs) and any("git submodule" in m for m in msgs)
+
+
+def test_config_redaction_in_evidence(tmp_path):
+    yml = "spring:\n  application:\n    name: svc-center  # oncall 13812345678, db 10.1.2.3\n"
+    repo, _ = make_repo(tmp_path, shop({"svc/src/main/resources/application.yml": yml}))
+    doc = scan_json(repo, tmp_path / "out")
+    pkg = next(p for p in doc["packages"] if p["service_id"] == "svc-center")
+    seg = next(json.loads(x) for x in (Path(pkg["path"]) / "source_segments.jsonl").read_text().splitlines()
+               if "svc-center" in x)
+    assert "13812345678" not in seg["content"] and "10.1.2.3" not in seg["content"]
+    assert [r["reason"] for r in seg["redactions"]] == ["phone", "ip"]
+    assert verify_package(Path(pkg["path"]), deep=True, repo=repo) == []
+
+
+def test_user_errors_are_one_line(tmp_path):
+    r = run_cli("scan", str(tmp_path / "nowhere"), "--commit", "HEAD")
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    (tmp_path / "plain").mkdir()
+    r = run_cli("scan", str(tmp_path / "plain"), "--commit", "HEAD")
+    assert r.returncode == 2 and "not a git repository" in r.stderr
+    repo, _ = make_repo(tmp_path, shop({}))
+    r = run_cli("scan", str(repo), "--commit", "v9.9.9")
+    assert r.returncode == 2 and "unknown revision" in r.stderr
+    empty = tmp_path / "empty"
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    subprocess.run(["git", "-C", str(empty), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "empty"], check=True)
+    r = run_cli("scan", str(empty), "--commit", "HEAD")
+    assert r.returncode == 2 and "empty tree" in r.stderr
+    for res in (r,):
+        assert "Traceback" not in res.stderr

@@ -1,0 +1,146 @@
+"""inventory/: POM reading, the effective model, layout, services."""
+
+from __future__ import annotations
+
+from diting.inventory.layout import exclusion_reason
+from diting.inventory.maven import MavenModel, read_maven_config
+from diting.inventory.pom import read_pom
+from diting.inventory.services import closure, deployable_basis, link_dependencies
+
+
+def model_of(files: dict[str, str], user: dict[str, str] | None = None, gitlinks: set[str] | None = None):
+    raws = {p: read_pom(p, x.encode()) for p, x in files.items()}
+    return MavenModel(raws, user or {}, lambda g: g.startswith("org.springframework"), set(files), gitlinks or set())
+
+
+def P(body: str) -> str:
+    return f'<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>{body}</project>'
+
+
+PARENT = P("""<groupId>com.x</groupId><artifactId>parent</artifactId><version>${revision}</version>
+<packaging>pom</packaging>
+<properties><base>shop</base><nested>${base}-core</nested><lombok.version>1.18.30</lombok.version></properties>
+<modules><module>a</module><module>b</module><module>../outside</module><module>gone</module></modules>
+<dependencyManagement><dependencies>
+  <dependency><groupId>com.x</groupId><artifactId>bom</artifactId><version>${revision}</version>
+    <type>pom</type><scope>import</scope></dependency>
+  <dependency><groupId>org.projectlombok</groupId><artifactId>lombok</artifactId><version>${lombok.version}</version></dependency>
+</dependencies></dependencyManagement>
+<dependencies><dependency><groupId>org.projectlombok</groupId><artifactId>lombok</artifactId><scope>provided</scope></dependency></dependencies>
+""")
+BOM = P("""<groupId>com.x</groupId><artifactId>bom</artifactId><version>${revision}</version><packaging>pom</packaging>
+<dependencyManagement><dependencies>
+<dependency><groupId>com.x</groupId><artifactId>a</artifactId><version>${revision}</version></dependency>
+</dependencies></dependencyManagement>""")
+A = P("""<parent><groupId>com.x</groupId><artifactId>parent</artifactId><version>${revision}</version></parent>
+<artifactId>a</artifactId><name>${nested}</name>""")
+B = P("""<parent><groupId>com.x</groupId><artifactId>parent</artifactId><version>${revision}</version></parent>
+<artifactId>b</artifactId>
+<dependencies>
+  <dependency><groupId>com.x</groupId><artifactId>a</artifactId></dependency>
+  <dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13</version><scope>test</scope></dependency>
+</dependencies>
+<profiles>
+  <profile><id>cloud</id><activation><activeByDefault>true</activeByDefault></activation>
+    <build><plugins><plugin><groupId>org.springframework.boot</groupId><artifactId>spring-boot-maven-plugin</artifactId></plugin></plugins></build>
+  </profile>
+  <profile><id>local</id></profile>
+</profiles>""")
+
+
+def test_effective_model():
+    m = model_of({"pom.xml": PARENT, "bom/pom.xml": BOM, "a/pom.xml": A, "b/pom.xml": B},
+                 {"revision": "2.0.0"})
+    a, b = m.modules["a/pom.xml"], m.modules["b/pom.xml"]
+    assert a.coordinate == "com.x:a:2.0.0" and a.parent_path == "pom.xml"
+    assert m.interpolate("${nested}", a, None) == ("shop-core", [])
+    assert m.interpolate("${project.parent.version}/${missing}", a, None) == ("2.0.0/${missing}", ["missing"])
+    assert m.interpolate("${a}", a, None) == ("${a}", ["a"])
+    deps = {d.ga: d for d in b.dependencies}
+    # the version of com.x:a comes from the in-repo BOM imported by the parent
+    assert deps["com.x:a"].version == "2.0.0" and deps["com.x:a"].version_source == "MANAGED"
+    # inherited from the parent's <dependencies>, version from its dependencyManagement
+    assert deps["org.projectlombok:lombok"].version == "1.18.30" and deps["org.projectlombok:lombok"].scope == "provided"
+    assert b.active_profiles == ["cloud"] and b.inactive_profiles == ["local"]
+    assert b.boot_plugin() is not None and a.boot_plugin() is None
+    codes = sorted(f.code for f in m.modules["pom.xml"].findings)
+    assert codes == ["MODULE_SKIPPED", "PATH_OUTSIDE_TREE"]
+    assert m.reactor_root("b/pom.xml") == "pom.xml"
+
+
+def test_links_closure_and_deployable():
+    m = model_of({"pom.xml": PARENT, "bom/pom.xml": BOM, "a/pom.xml": A, "b/pom.xml": B}, {"revision": "2.0.0"})
+    links = link_dependencies(m)
+    assert [t for _, t in links["b/pom.xml"].in_repo] == ["a/pom.xml"]
+    assert closure(links, m, "b/pom.xml") == ["b/pom.xml", "a/pom.xml"]
+    assert [x.basis for x in deployable_basis(m.modules["b/pom.xml"], [])] == ["BOOT_PLUGIN"]
+    assert deployable_basis(m.modules["a/pom.xml"], []) == []
+    assert deployable_basis(m.modules["pom.xml"], [("x", "p", 1, 1)]) == []  # pom packaging never deploys
+
+
+def test_released_version_of_an_in_repo_module_is_source_unmapped():
+    c = P("""<groupId>com.x</groupId><artifactId>c</artifactId><version>1</version>
+    <dependencies><dependency><groupId>com.x</groupId><artifactId>a</artifactId><version>0.9</version></dependency></dependencies>""")
+    a = P("<groupId>com.x</groupId><artifactId>a</artifactId><version>1</version>")
+    m = model_of({"a/pom.xml": a, "c/pom.xml": c})
+    links = link_dependencies(m)
+    assert links["c/pom.xml"].in_repo == []
+    assert [f.code for f in links["c/pom.xml"].findings] == ["SOURCE_UNMAPPED"]
+
+
+def test_parents_external_missing_cyclic_and_escaping():
+    ext = P("""<parent><groupId>org.springframework.boot</groupId><artifactId>spring-boot-starter-parent</artifactId>
+    <version>3.2.0</version><relativePath/></parent><artifactId>e</artifactId>""")
+    miss = P("""<parent><groupId>com.corp</groupId><artifactId>corp-parent</artifactId><version>7</version>
+    <relativePath>../../../../etc/pom.xml</relativePath></parent><artifactId>m</artifactId>""")
+    c1 = P("""<parent><groupId>g</groupId><artifactId>c2</artifactId><version>1</version><relativePath>../c2/pom.xml</relativePath></parent>
+    <artifactId>c1</artifactId>""")
+    c2 = P("""<parent><groupId>g</groupId><artifactId>c1</artifactId><version>1</version><relativePath>../c1/pom.xml</relativePath></parent>
+    <artifactId>c2</artifactId>""")
+    m = model_of({"e/pom.xml": ext, "m/pom.xml": miss, "c1/pom.xml": c1, "c2/pom.xml": c2})
+    assert [f.code for f in m.modules["e/pom.xml"].findings] == ["POM_PARENT_EXTERNAL"]
+    assert sorted(f.code for f in m.modules["m/pom.xml"].findings) == ["PATH_OUTSIDE_TREE", "POM_PARENT_MISSING"]
+    assert m.modules["c1/pom.xml"] is not None and m.modules["c2/pom.xml"] is not None  # a cycle ends, it does not hang
+    assert any(f.code == "POM_PARENT_MISSING" for mod in (m.modules["c1/pom.xml"], m.modules["c2/pom.xml"])
+               for f in mod.findings)
+
+
+def test_malformed_doctype_and_skip():
+    bad = "<project><artifactId>x</artifactId>"
+    doctype = ('<?xml version="1.0"?><!DOCTYPE project [<!ENTITY v SYSTEM "file:///etc/hostname">]>'
+               + P("<groupId>g</groupId><artifactId>d</artifactId><version>&v;</version><packaging>war</packaging>"))
+    skip = P("""<groupId>g</groupId><artifactId>s</artifactId><version>1</version>
+    <build><plugins><plugin><groupId>org.springframework.boot</groupId><artifactId>spring-boot-maven-plugin</artifactId>
+    <configuration><skip>true</skip></configuration></plugin></plugins></build>""")
+    m = model_of({"x/pom.xml": bad, "d/pom.xml": doctype, "s/pom.xml": skip})
+    assert m.modules["x/pom.xml"].failed and m.modules["x/pom.xml"].findings[0].code == "MODULE_SKIPPED"
+    d = m.modules["d/pom.xml"]
+    assert d.version == "&v;" and not d.failed  # the entity is never expanded
+    assert [b.basis for b in deployable_basis(d, [])] == ["WAR_PACKAGING"]
+    assert deployable_basis(m.modules["s/pom.xml"], []) == []
+
+
+def test_property_activation_and_negation():
+    x = P("""<groupId>g</groupId><artifactId>x</artifactId><version>1</version>
+    <profiles>
+      <profile><id>default</id><activation><activeByDefault>true</activeByDefault></activation></profile>
+      <profile><id>notci</id><activation><property><name>!ci</name></property></activation></profile>
+    </profiles>""")
+    assert model_of({"x/pom.xml": x}).modules["x/pom.xml"].active_profiles == ["notci"]
+    assert model_of({"x/pom.xml": x}, {"ci": "true"}).modules["x/pom.xml"].active_profiles == ["default"]
+
+
+def test_maven_config():
+    assert read_maven_config(b"-Drevision=1.2.3 -T 4 -D sha1=abc\n--batch-mode -Dflag") == {
+        "revision": "1.2.3", "sha1": "abc", "flag": "true"}
+
+
+def test_exclusion_reasons():
+    assert exclusion_reason("src/test/java/A.java") == "test_source"
+    assert exclusion_reason("target/classes/a.properties") == "build_output"
+    assert exclusion_reason("build/x.java") == "build_output"
+    assert exclusion_reason("target2/x.java") is None
+    assert exclusion_reason("src/main/java/com/x/build/A.java") is None
+    assert exclusion_reason("target/generated-sources/annotations/A.java") == "build_output"
+    assert exclusion_reason("src/main/generated-sources/A.java") == "generated_sources"
+    assert exclusion_reason(".mvn/wrapper/MavenWrapperDownloader.java") == "maven_wrapper"

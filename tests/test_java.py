@@ -1,0 +1,224 @@
+"""java/: syntax facts, identities (SPEC §3.3), erasure, Lombok, constants, hostile sources."""
+
+from __future__ import annotations
+
+from diting.ir.builder import RecordSet
+from diting.java.constants import ConstantFolder
+from diting.java.names import FileScope, VisibleTypes, module_types
+from diting.java.records import ModuleJava
+from diting.java.syntax import extract_file
+
+NS = "com.x:m"
+
+
+def records(files: dict[str, str | bytes]) -> tuple[RecordSet, ModuleJava, dict]:
+    facts = [extract_file(p, s.encode("utf-8") if isinstance(s, str) else s) for p, s in sorted(files.items())]
+    visible = VisibleTypes(module_types("m", facts), [])
+    visible.own_module = "m"
+    scopes = {f.path: FileScope(f, visible) for f in facts}
+    folder = ConstantFolder()
+    for f in facts:
+        folder.add_file("m", f, scopes[f.path])
+    rs = RecordSet("r", "0" * 40)
+    mod = rs.entity("MODULE", NS, NS, [rs.segment("pom.xml", ["<project/>"], 1, 1, "BUILD", "utf-8")])
+    mj = ModuleJava(rs, NS, mod, {"m": NS}, folder, {"org.springframework.boot.autoconfigure.SpringBootApplication"})
+    for f in facts:
+        mj.add_file(f, scopes[f.path])
+    return rs, mj, {e["stable_id"]: e for e in rs.entities.values()}
+
+
+def kinds(ents: dict, kind: str) -> set[str]:
+    return {s for s, e in ents.items() if e["kind"] == kind}
+
+
+SHAPES = """package a.b;
+import java.util.*;
+import java.util.function.Function;
+public class Outer<T extends Comparable<T>> {
+    class Inner {}
+    static class Nested { interface Deep {} }
+    enum Mode { ON { void f() {} }, OFF }
+    Runnable r = new Runnable() { public void run() {} };
+    <K extends Number & Runnable> void generic(K k, T t, List<String>[] arr, int... rest) {}
+    void anonymousAndLocal() {
+        Object o = new Object() { class InAnon {} };
+        class Local { void m() { new Runnable() { public void run() {} }; } }
+        Function<String, String> lam = s -> s;
+    }
+    Outer(Map.Entry<String, Integer> e, Inner i, Nested.Deep d, Unknown u) {}
+    static { }
+}
+"""
+
+
+def test_binary_names_of_every_kind_of_type():
+    rs, mj, ents = records({"src/a/b/Outer.java": SHAPES})
+    types = {s.split("/", 1)[1] for s in kinds(ents, "TYPE")}
+    assert types == {"a.b.Outer", "a.b.Outer$Inner", "a.b.Outer$Nested", "a.b.Outer$Nested$Deep", "a.b.Outer$Mode",
+                     "a.b.Outer$Mode$1", "a.b.Outer$1", "a.b.Outer$2", "a.b.Outer$2$InAnon", "a.b.Outer$1Local",
+                     "a.b.Outer$1Local$1"}
+    assert mj.result.files[0].types == 11
+
+
+def test_method_identities_are_erased_binary_names():
+    rs, mj, ents = records({"src/a/b/Outer.java": SHAPES})
+    methods = {s.split("/", 1)[1] for s in kinds(ents, "METHOD")}
+    assert "a.b.Outer#generic(java.lang.Number,java.lang.Comparable,java.util.List[],int[])" in methods
+    assert "a.b.Outer#<init>(java.util.Map$Entry,a.b.Outer$Inner,a.b.Outer$Nested$Deep,?Unknown)" in methods
+    assert "a.b.Outer#<clinit>()" in methods
+    assert "a.b.Outer$Mode$1#f()" in methods
+    init = ents[f"{NS}/a.b.Outer#<init>(java.util.Map$Entry,a.b.Outer$Inner,a.b.Outer$Nested$Deep,?Unknown)"]
+    assert init["kind"] == "METHOD" and init["signature"][-1] == "?Unknown"
+    # javac's default constructors for classes without one
+    assert "a.b.Outer$Inner#<init>()" in methods and "a.b.Outer$Mode#<init>()" not in methods
+    diags = [d for d in rs.diagnostics.values() if d["code"] == "TYPE_UNRESOLVED"]
+    assert len(diags) == 1 and "Unknown" in diags[0]["message"]
+
+
+def test_supertypes_in_repo_external_and_unresolved():
+    files = {
+        "src/p/Base.java": "package p; public abstract class Base implements java.io.Serializable {}",
+        "src/p/Impl.java": "package p; import q.Missing; public class Impl extends Base implements Runnable, Missing, "
+                           "Gone { public void run() {} }",
+    }
+    rs, _, ents = records(files)
+    rels = {(r["kind"], r["stable_id"].split("|")[2], r["resolution_status"]) for r in rs.relations.values()
+            if r["kind"] in ("EXTENDS", "IMPLEMENTS")}
+    assert rels == {("IMPLEMENTS", "ext:java.io.Serializable", "RESOLVED"), ("EXTENDS", f"{NS}/p.Base", "RESOLVED"),
+                    ("IMPLEMENTS", "ext:java.lang.Runnable", "RESOLVED"), ("IMPLEMENTS", "ext:q.Missing", "RESOLVED"),
+                    ("IMPLEMENTS", "?Gone", "UNRESOLVED")}
+    unresolved = next(r for r in rs.relations.values() if r["resolution_status"] == "UNRESOLVED")
+    assert unresolved["match_keys"] == {"type": "Gone"} and unresolved["diagnostic_refs"]
+    assert ents["ext:java.lang.Runnable"]["attributes"]["type_kind"] == "INTERFACE"
+
+
+def test_wildcard_ambiguity_gives_question_mark():
+    rs, _, ents = records({"src/p/A.java": "package p; import java.util.*; import java.awt.*; class A { void f(List l) {} }"})
+    assert f"{NS}/p.A#f(?List)" in ents
+
+
+LOMBOK = """package p;
+import lombok.*;
+import lombok.extern.slf4j.Slf4j;
+import org.springframework.stereotype.Service;
+@Slf4j @Service @RequiredArgsConstructor
+public class Svc {
+    private final Repo repo;
+    private final Clock clock = null;
+    @NonNull private String name;
+    private int counter;
+    private static final String TOPIC = "t";
+}
+"""
+
+
+def test_lombok_members():
+    files = {"src/p/Svc.java": LOMBOK, "src/p/Repo.java": "package p; public interface Repo {}",
+             "src/p/Clock.java": "package p; public class Clock {}",
+             "src/p/Dto.java": "package p; import lombok.Data; @Data public class Dto { private boolean paid; "
+                               "private final long id; @lombok.Setter(lombok.AccessLevel.NONE) private String x; "
+                               "public String getX() { return x; } }",
+             "src/p/Val.java": "package p; @lombok.Value public class Val { String a; int b; }"}
+    _, _, ents = records(files)
+    m = {s.split("/", 1)[1]: e for s, e in ents.items() if e["kind"] in ("METHOD", "FIELD")}
+    ctor = m["p.Svc#<init>(p.Repo,java.lang.String)"]
+    assert ctor["attributes"]["synthesized_by"] == "lombok.RequiredArgsConstructor"
+    assert m["p.Svc.log"]["attributes"]["type"] == "org.slf4j.Logger"
+    assert "p.Svc#<init>()" not in m  # Lombok made a constructor, so javac makes none
+    assert {k for k in m if k.startswith("p.Dto#")} == {
+        "p.Dto#isPaid()", "p.Dto#setPaid(boolean)", "p.Dto#getId()", "p.Dto#getX()", "p.Dto#<init>(long)"}
+    assert {k for k in m if k.startswith("p.Val#")} == {"p.Val#getA()", "p.Val#getB()", "p.Val#<init>(java.lang.String,int)"}
+
+
+def test_records_get_components_accessors_and_canonical_constructor():
+    _, _, ents = records({"src/p/R.java": "package p; public record R(int x, java.util.List<String> ys) "
+                                          "{ public int x() { return x; } }"})
+    m = {s.split("/", 1)[1] for s, e in ents.items() if e["kind"] in ("METHOD", "FIELD")}
+    assert m == {"p.R.x", "p.R.ys", "p.R#x()", "p.R#ys()", "p.R#<init>(int,java.util.List)"}
+
+
+CONSTS = {
+    "src/p/K.java": """package p;
+public interface K {
+    String PREFIX = "trade_";
+    String TOPIC = PREFIX + "order" + '_' + 1 + 2;
+    int SIZE = 10 * 2;
+    long MILLIS = 30 * 1000L;
+    int NEG_DIV = -7 / 2;
+    int WRAP = 2147483647 + 1;
+    int DIV0 = 1 / 0;
+    long BIG = -5L;
+    String ESC = "tab\\there \\u4e2d";
+    double RATE = 0.5;
+    String TB = \"\"\"
+        hello
+          world\"\"\";
+}""",
+    "src/p/E.java": "package p; public enum E { A(K.PREFIX + \"a\", 3), B(\"b\", -1); E(String n, int c) {} }",
+    "src/q/U.java": """package q;
+import static p.K.PREFIX;
+import p.K;
+public class U implements K {
+    static final String FROM_IMPORT = PREFIX + "x";
+    static final String FROM_SUPER = TOPIC + "!";
+    static final String QUAL = p.K.PREFIX + K.PREFIX;
+    static final String CYCLE_A = CYCLE_B + "a";
+    static final String CYCLE_B = CYCLE_A + "b";
+    static final String CALL = String.valueOf(1);
+    final String notStatic = "x";
+}""",
+}
+
+
+def test_constant_folding():
+    _, _, ents = records(CONSTS)
+    def val(name):
+        a = ents[f"{NS}/{name}"]["attributes"]
+        return (a.get("constant_value"), a.get("constant_type"))
+    assert val("p.K.TOPIC") == ("trade_order_12", "java.lang.String")
+    assert val("p.K.SIZE") == ("20", "int")
+    assert val("p.K.MILLIS") == ("30000", "long") and val("p.K.NEG_DIV") == ("-3", "int")
+    assert val("p.K.WRAP") == ("-2147483648", "int") and val("p.K.DIV0") == (None, None)
+    assert val("p.K.BIG") == ("-5", "long")
+    assert val("p.K.ESC") == ("tab\there 中", "java.lang.String")
+    assert val("p.K.RATE") == (None, None)  # floats are never folded
+    assert val("p.K.TB") == ("hello\n  world", "java.lang.String")
+    assert val("q.U.FROM_IMPORT") == ("trade_x", "java.lang.String")
+    assert val("q.U.FROM_SUPER") == ("trade_order_12!", "java.lang.String")
+    assert val("q.U.QUAL") == ("trade_trade_", "java.lang.String")
+    assert val("q.U.CYCLE_A") == (None, None) and val("q.U.CYCLE_B") == (None, None)
+    assert val("q.U.CALL") == (None, None)
+    assert "constant_value" not in ents[f"{NS}/q.U.notStatic"]["attributes"]
+    a = ents[f"{NS}/p.E.A"]["attributes"]
+    assert a["enum_constant"] and a["argument_values"] == [{"value": "trade_a", "type": "java.lang.String"},
+                                                           {"value": "3", "type": "int"}]
+
+
+def test_parse_errors_keep_what_parsed():
+    src = "package p;\npublic class Broken {\n  void ok() {}\n  void bad( {\n  }\n  int after() { return 1; }\n}\n"
+    rs, mj, ents = records({"src/p/Broken.java": src})
+    assert f"{NS}/p.Broken#ok()" in ents and f"{NS}/p.Broken#after()" in ents
+    diag = next(d for d in rs.diagnostics.values() if d["code"] == "PARSE_ERROR")
+    assert "4:" in diag["message"] and diag["severity"] == "ERROR"
+
+
+def test_nul_bytes_and_deep_nesting_do_not_crash():
+    nul = b"package p;\nclass N {\n  void a() {}\x00\x00\n  void b() {}\n}\n"
+    rs, _, ents = records({"src/p/N.java": nul})
+    assert f"{NS}/p.N#a()" in ents
+    assert any("NUL" in d["message"] for d in rs.diagnostics.values() if d["code"] == "PARSE_ERROR")
+    deep = "package p; class D { static final int X = " + "(" * 3000 + "1" + ")" * 3000 + "; " \
+           "static final String S = " + " + ".join(['"a"'] * 20000) + "; }"
+    _, _, ents = records({"src/p/D.java": deep})
+    assert ents[f"{NS}/p.D.S"]["attributes"]["constant_value"] == "a" * 20000
+    assert f"{NS}/p.D.X" in ents
+
+
+def test_main_methods_and_application_class():
+    files = {"src/p/App.java": "package p; import org.springframework.boot.autoconfigure.SpringBootApplication; "
+                               "@SpringBootApplication public class App { public static void main(String[] a) {} }",
+             "src/p/Tool.java": "package p; public class Tool { public static void main(String... a) {} "
+                                "static void main(int x) {} }"}
+    _, mj, _ = records(files)
+    mains = {m.type_binary: m.application_annotation for m in mj.result.mains}
+    assert mains == {"p.App": "org.springframework.boot.autoconfigure.SpringBootApplication", "p.Tool": None}

@@ -1,0 +1,139 @@
+"""source/: git plumbing, text decoding, safe XML, paths."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from diting.errors import UserError
+from diting.source.git import GitRepo, repo_id_from_url
+from diting.source.paths import join_inside
+from diting.source.text import decode_bytes, is_lfs_pointer, split_lines
+from diting.source.xmlsafe import element_end_line, parse_xml
+from tests.conftest import make_repo
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("https://github.com/macrozheng/mall-swarm.git", "github.com/macrozheng/mall-swarm"),
+    ("https://user:secret@github.com/a/b.git", "github.com/a/b"),
+    ("git@github.com:pig-mesh/pig.git", "github.com/pig-mesh/pig"),
+    ("ssh://git@code.jd.com:22/trade/order.git", "code.jd.com:22/trade/order"),
+    ("/srv/git/repo.git", None),
+    ("file:///srv/git/repo.git", None),
+])
+def test_repo_id_from_url(url, expected):
+    assert repo_id_from_url(url) == expected
+
+
+def test_git_errors(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        GitRepo(tmp_path / "nope")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(UserError, match="not a git repository"):
+        GitRepo(tmp_path / "plain")
+    repo, sha = make_repo(tmp_path, {"pom.xml": "<project/>"})
+    g = GitRepo(repo)
+    assert g.resolve_commit("HEAD") == sha
+    assert g.resolve_commit(sha[:10]) == sha
+    for bad in ("no-such-branch", "--all", "HEAD\nx", ""):
+        with pytest.raises(UserError):
+            g.resolve_commit(bad)
+    g.close()
+
+
+def test_ls_tree_and_blobs_come_from_the_object_database(tmp_path):
+    repo, sha = make_repo(tmp_path, {"a.txt": "committed\n"})
+    (repo / "a.txt").write_text("uncommitted edit\n")
+    g = GitRepo(repo)
+    entries = g.ls_tree(sha)
+    assert [e.path for e in entries] == ["a.txt"]
+    assert g.read_blob(entries[0].oid) == b"committed\n"
+    g.close()
+
+
+def test_hooks_and_fsmonitor_never_run(tmp_path):
+    repo, sha = make_repo(tmp_path, {"a.txt": "x\n"})
+    marker = tmp_path / "ran"
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; echo"], check=True)
+    g = GitRepo(repo)
+    g.resolve_commit("HEAD")
+    g.ls_tree(sha)
+    g.close()
+    assert not marker.exists()
+
+
+def test_decode_policy():
+    assert decode_bytes("订单".encode("utf-8")).encoding == "utf-8"
+    bom = decode_bytes(b"\xef\xbb\xbfclass A {}")
+    assert bom.text == "class A {}" and bom.bom and bom.encoding == "utf-8"
+    gbk = "// 订单状态：已支付，等待发货。买家备注不能为空。\nclass A {}\n".encode("gbk")
+    d = decode_bytes(gbk)
+    assert d.encoding == "gb18030" and "订单状态" in d.text and not d.lossy
+    declared = decode_bytes("// 备注\n".encode("gbk"), "GBK")
+    assert declared.encoding == "gbk" and "备注" in declared.text
+    latin = "// Ã  bientôt, café crème\nclass A {}\n".encode("latin-1")
+    dl = decode_bytes(latin)
+    assert "café" in dl.text and not dl.lossy
+    utf16 = decode_bytes(b"\xff\xfe" + "class A {}".encode("utf-16-le"))
+    assert utf16.text == "class A {}" and utf16.bom
+
+
+def test_split_lines_keeps_carriage_returns():
+    assert split_lines("a\r\nb\r\n") == ["a\r", "b\r"]
+    assert split_lines("a\nb") == ["a", "b"]
+    assert split_lines("") == [""]
+
+
+def test_lfs_pointer():
+    assert is_lfs_pointer(b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    assert not is_lfs_pointer(b"class A {}")
+
+
+def test_join_inside_never_leaves_the_tree():
+    assert join_inside("a/b", "../c") == "a/c"
+    assert join_inside("a", "..") == ""
+    assert join_inside("a", "../../etc") is None
+    assert join_inside("", "/etc/passwd") is None
+    assert join_inside("a", "..\\..\\x") is None
+    assert join_inside("a", "C:/x") is None
+
+
+def test_billion_laughs_is_never_expanded():
+    levels = ['<!ENTITY l0 "lol">'] + [f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10)]
+    doc = f'<?xml version="1.0"?>\n<!DOCTYPE p [{"".join(levels)}]>\n<p><a>&l9;</a></p>'.encode()
+    start = time.monotonic()
+    parsed = parse_xml(doc)
+    assert time.monotonic() - start < 5
+    # libxml2 refuses the document outright (amplification limit); never is the text expanded
+    if parsed.root is None:
+        assert "amplification" in (parsed.error or "")
+    else:
+        assert len(parsed.root[0].text or "") < 100
+
+
+def test_external_entities_and_dtds_are_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    doc = (f'<?xml version="1.0"?>\n<!DOCTYPE p SYSTEM "file://{tmp_path}/x.dtd" [\n'
+           f'<!ENTITY xxe SYSTEM "file://{secret}">]>\n<p>&xxe;</p>').encode()
+    parsed = parse_xml(doc)
+    assert parsed.root is not None
+    from lxml import etree
+    assert "TOP-SECRET" not in etree.tostring(parsed.root).decode()
+
+
+def test_malformed_xml_reports_a_line():
+    parsed = parse_xml(b"<project>\n<a>\n</project>\n")
+    assert parsed.root is None and parsed.error and parsed.error_line == 3
+
+
+def test_element_end_line_skips_comments_and_nesting():
+    text = "<r>\n<a>\n  <a/>\n  <!-- <a> -->\n  <b>x</b>\n</a>\n</r>"
+    parsed = parse_xml(text.encode())
+    lines = text.split("\n")
+    assert element_end_line(lines, parsed.root[0]) == 6
