@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+
+# every record a test scan builds is validated against its model as it is added
+os.environ["DITING_VALIDATE"] = "1"
 import subprocess
 import sys
 from pathlib import Path

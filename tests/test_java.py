@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diting.ir.builder import RecordSet
 from diting.java.constants import ConstantFolder
-from diting.java.names import FileScope, VisibleTypes, module_types
+from diting.java.names import FileScope, TypeRegistry, VisibleTypes, module_types
 from diting.java.records import ModuleJava
 from diting.java.syntax import extract_file
 
@@ -16,6 +16,9 @@ def records(files: dict[str, str | bytes]) -> tuple[RecordSet, ModuleJava, dict]
     visible = VisibleTypes(module_types("m", facts), [])
     visible.own_module = "m"
     scopes = {f.path: FileScope(f, visible) for f in facts}
+    registry = TypeRegistry()
+    for sc in scopes.values():
+        registry.add("m", sc)
     folder = ConstantFolder()
     for f in facts:
         folder.add_file("m", f, scopes[f.path])
@@ -222,3 +225,28 @@ def test_main_methods_and_application_class():
     _, mj, _ = records(files)
     mains = {m.type_binary: m.application_annotation for m in mj.result.mains}
     assert mains == {"p.App": "org.springframework.boot.autoconfigure.SpringBootApplication", "p.Tool": None}
+
+
+def test_inherited_member_types_method_type_variables_and_unicode_escapes():
+    files = {
+        "src/p/Api.java": "package p; public interface Api { interface Status {} enum Code { OK } }",
+        "src/p/Base.java": "package p; public abstract class Base implements Api {}",
+        "src/p/Impl.java": """package p;
+import java.util.Iterator;
+public class Impl extends Base {
+    Status status(Code c) { return null; }
+    static <T> Iterator<T> cycle(Iterable<T> it) {
+        return new Iterator<T>() {
+            public boolean hasNext() { return true; }
+            public T next() { return null; }
+            public void accept(T t) {}
+        };
+    }
+    char backslash() { return '\\u005c\\u005c'; }
+    char quote() { if ('x' == '\\u005c'') return 'q'; return 'x'; }
+}""",
+    }
+    rs, _, ents = records(files)
+    assert f"{NS}/p.Impl#status(p.Api$Code)" in ents
+    assert f"{NS}/p.Impl$1#accept(java.lang.Object)" in ents
+    assert not [d for d in rs.diagnostics.values() if d["code"] in ("TYPE_UNRESOLVED", "PARSE_ERROR")]

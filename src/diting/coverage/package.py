@@ -65,20 +65,22 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
 
 def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_id: str,
                      entry_rids: list[str]) -> dict[str, Any]:
+    """Coverage of one package; ``rs`` holds the package-level records (entries among them)."""
     """The coverage document of one package."""
     files = {"discovered": 0, "resolved": 0, "partial": 0, "failed": 0, "excluded": 0}
     reasons: dict[str, int] = {}
     analysis_level: dict[str, str] = {}
     for m in plan.modules:
         mod_failed = scanner.inv.modules[m].failed
+        for summary in scanner.module_results[m].java.files:
+            if summary.unresolved:
+                analysis_level[summary.path] = "SYNTAX_ONLY"
         for f in scanner.inv.files_by_module.get(m, []):
             files["discovered"] += 1
             term, reason = file_outcome(scanner, f.path, f.kind, f.excluded, mod_failed and f.path != m)
             files[term] += 1
             if reason:
                 reasons[reason] = reasons.get(reason, 0) + 1
-            if f.kind == JAVA and f.path in scanner.scopes and scanner.scopes[f.path].unresolved:
-                analysis_level[f.path] = "SYNTAX_ONLY"
     dims: dict[str, Any] = {k: _empty(v) for k, v in NOT_EXAMINED.items()}
     dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
                          denominator_source="git ls-tree of the package's modules at the commit",

@@ -152,8 +152,10 @@ class MavenModel:
         if rel:
             target = join_inside(raw.dir, rel)
             if target is None:
-                findings.append(Finding("PATH_OUTSIDE_TREE", f"parent relativePath {rel!r} leaves the repository; "
-                                        "not followed", raw.path, ref.span.start, ref.span.end, raw.path, "relpath"))
+                if ref.relative_path is not None:  # Maven's default ../pom.xml at the root is not a finding
+                    findings.append(Finding("PATH_OUTSIDE_TREE", f"parent relativePath {rel!r} leaves the "
+                                            "repository; not followed", raw.path, ref.span.start, ref.span.end,
+                                            raw.path, "relpath"))
             else:
                 if not target.endswith(".xml"):
                     target = f"{target}/pom.xml" if target else "pom.xml"

@@ -13,13 +13,16 @@ when it is added (the writer's boundary check); ``revision_id`` is computed at
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from diting.ir import ids
-from diting.ir.canonical import sha256_hex
+from diting.ir.canonical import dumps_bytes, sha256_hex
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
     ConfigBinding,
@@ -90,7 +93,14 @@ def stamp(value: Any, scan_id: str, scope: str) -> Any:
     return value
 
 
+#: validate every blueprint against its pydantic model as it is added (tests and ``DITING_VALIDATE=1``);
+#: otherwise the builder's own checks hold the invariants and ``diting verify --deep`` validates every record
+VALIDATE = os.environ.get("DITING_VALIDATE") == "1"
+
+
 def _validate(model: type[BaseModel], record: dict[str, Any]) -> None:
+    if not VALIDATE:
+        return
     data = stamp(record, _DUMMY_SCAN, _DUMMY_SCOPE)
     try:
         if model is EntityRecord:
@@ -122,8 +132,10 @@ class RecordSet:
     diagnostics: dict[str, dict[str, Any]] = field(default_factory=dict)
     bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: code → count, for coverage and summaries
+    #: record_ids added twice (the first record is kept)
     duplicate_ids: list[str] = field(default_factory=list)
+    #: content hashes of segments that live in another set (evidence of merged entities)
+    foreign_hashes: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------ segments
     def segment(self, path: str, lines: list[str], start: int, end: int, source_type: str, encoding: str) -> str:
@@ -148,8 +160,8 @@ class RecordSet:
                         "start_line": start, "end_line": end},
             "encoding": encoding,
             "content": content,
-            "content_hash": sha256_hex(content),
-            "source_content_hash": sha256_hex(original),
+            "content_hash": (h := sha256_hex(content)),
+            "source_content_hash": h if not spans else sha256_hex(original),
             "redactions": [{"start_offset": s, "end_offset": e, "reason": r} for s, e, r in spans],
         }
         _validate(SourceSegment, rec)
@@ -165,6 +177,8 @@ class RecordSet:
         if rid in self.entities:
             self.duplicate_ids.append(rid)
             return rid
+        if not evidence:
+            raise BlueprintError(f"{kind} {stable_id}: an entity needs evidence")
         rec: dict[str, Any] = {
             "record_id": rid, "kind": kind, "stable_id": stable_id, "name": name,
             "implementation_ref": ImplRef(stable_id), "evidence_refs": refs(evidence),
@@ -189,6 +203,16 @@ class RecordSet:
                  ordinal: int = 0, callsite_id: str | None = None, guard: str | None = None,
                  attributes: dict[str, Any] | None = None) -> str:
         """Add a relation blueprint (resolution invariants are validated); returns its record_id."""
+        if status == "RESOLVED":
+            if not target_rid or candidates:
+                raise BlueprintError(f"{kind} {source_stable}: RESOLVED needs one target and no candidates")
+        elif status == "AMBIGUOUS":
+            if target_rid or len(set(candidates or [])) < 2:
+                raise BlueprintError(f"{kind} {source_stable}: AMBIGUOUS needs no target and two candidates")
+        elif target_rid or candidates or not diagnostics:
+            raise BlueprintError(f"{kind} {source_stable}: UNRESOLVED needs no target, no candidates, a diagnostic")
+        if not evidence:
+            raise BlueprintError(f"{kind} {source_stable}: a relation needs evidence")
         stable = ids.relation_stable_id(kind, source_stable, target_key, ordinal)
         rid = ids.record_id_for(ids.RELATION_PREFIX, stable)
         if rid in self.relations:
@@ -212,6 +236,8 @@ class RecordSet:
         rid = ids.diagnostic_record_id(code, key)
         if rid in self.diagnostics:
             return rid
+        if code not in DIAGNOSTIC_SEVERITY:
+            raise BlueprintError(f"diagnostic code {code} is not in the catalogue")
         rec = {"record_id": rid, "code": code, "severity": DIAGNOSTIC_SEVERITY[code].value,
                "affected_refs": refs(affected), "message": message, "evidence_refs": refs(evidence)}
         _validate(Diagnostic, rec)
@@ -249,12 +275,93 @@ class RecordSet:
             for rid, rec in getattr(other, name).items():
                 mine_d.setdefault(rid, rec)
 
+    def encode(self, placeholders: "Placeholders", skip_entities: set[str] | None = None) -> "EncodedSet":
+        """Every blueprint as its canonical JSON line, with the package's scan_id and scope left as
+        placeholders (:class:`Placeholders`). Entities in ``skip_entities`` are left out."""
+        self.finish()
+        hook = placeholders.hook()
+        out = EncodedSet()
+        for fname, recs in self.families():
+            lines = out.lines[fname]
+            for rid, rec in recs.items():
+                if fname == "entities.jsonl" and skip_entities and rid in skip_entities:
+                    continue
+                lines[rid] = dumps_bytes(rec, hook).decode("utf-8")
+        out.severities = {rid: d["severity"] for rid, d in self.diagnostics.items()}
+        return out
+
+    def families(self) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+        """(jsonl file name, records) for every record family."""
+        return [("entities.jsonl", self.entities), ("relations.jsonl", self.relations),
+                ("source_segments.jsonl", self.segments), ("config_bindings.jsonl", self.bindings),
+                ("diagnostics.jsonl", self.diagnostics), ("branch_ledger.jsonl", self.ledger)]
+
     def finish(self) -> None:
-        """Compute every entity's revision_id (cached on its :class:`ImplRef`)."""
-        hashes = {rid: seg["content_hash"] for rid, seg in self.segments.items()}
+        """Compute every entity's revision_id (cached on its :class:`ImplRef`); the result equals
+        :func:`diting.ir.ids.revision_id_for` of the written record."""
+        hashes = dict(self.foreign_hashes)
+        hashes.update((rid, seg["content_hash"]) for rid, seg in self.segments.items())
+
+        def ref_id(o: Any) -> Any:
+            if isinstance(o, RefTo):
+                return o.rid
+            raise TypeError(type(o).__name__)
+
         for rec in self.entities.values():
             impl: ImplRef = rec["implementation_ref"]
             if impl.revision is None:
-                body = stamp({k: v for k, v in rec.items() if k != "implementation_ref"}, "", "")
-                body["implementation_ref"] = {"stable_id": impl.stable_id}
-                impl.revision = ids.revision_id_for(body, [hashes[r.rid] for r in rec["evidence_refs"]])
+                body = {k: v for k, v in rec.items() if k not in ("record_id", "evidence_refs", "implementation_ref")}
+                body["evidence_content_hashes"] = sorted(hashes[r.rid] for r in rec["evidence_refs"])
+                impl.revision = "rev:" + hashlib.sha256(dumps_bytes(body, ref_id)).hexdigest()
+
+
+class Placeholders:
+    """Stand-ins for a package's scan_id and implementation_scope inside encoded lines.
+
+    A random nonce makes them impossible to forge from repository content; they are
+    replaced (JSON-escaped) when a package is written, so output bytes never depend on it.
+    """
+
+    def __init__(self) -> None:
+        nonce = os.urandom(16).hex()
+        self.scan = f"@@diting-scan-{nonce}@@"
+        self.scope = f"@@diting-scope-{nonce}@@"
+
+    def hook(self) -> Any:
+        """The ``default`` of the canonical encoder: markers become placeholder references."""
+        scan, scope = self.scan, self.scope
+
+        def hook(o: Any) -> Any:
+            if isinstance(o, RefTo):
+                return {"record_id": o.rid, "scan_id": scan}
+            if isinstance(o, ImplRef):
+                if o.revision is None:
+                    raise BlueprintError(f"{o.stable_id}: revision not computed")
+                return {"implementation_scope": scope, "revision_id": o.revision, "stable_id": o.stable_id}
+            raise TypeError(f"cannot encode {type(o).__name__}")
+
+        return hook
+
+    def stamp_line(self, line: str, scan_id: str, scope: str) -> str:
+        """The line with the package's real scan_id and scope."""
+        return line.replace(self.scan, json.dumps(scan_id, ensure_ascii=False)[1:-1]).replace(
+            self.scope, json.dumps(scope, ensure_ascii=False)[1:-1])
+
+
+@dataclass
+class EncodedSet:
+    """Canonical JSON lines (with placeholders) per jsonl file, keyed by record_id."""
+
+    lines: dict[str, dict[str, str]] = field(default_factory=lambda: {
+        name: {} for name in ("entities.jsonl", "relations.jsonl", "source_segments.jsonl",
+                              "config_bindings.jsonl", "diagnostics.jsonl", "branch_ledger.jsonl")})
+    severities: dict[str, str] = field(default_factory=dict)
+
+    def merge(self, other: "EncodedSet") -> None:
+        """Add ``other``'s lines; an equal record_id is one record (the first line is kept)."""
+        for name, lines in other.lines.items():
+            mine = self.lines[name]
+            for rid, line in lines.items():
+                mine.setdefault(rid, line)
+        for rid, sev in other.severities.items():
+            self.severities.setdefault(rid, sev)

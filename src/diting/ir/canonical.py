@@ -8,8 +8,9 @@ files, one trailing newline per line.
 from __future__ import annotations
 
 import hashlib
-import json
-from typing import Any
+from typing import Any, Callable
+
+import orjson
 
 
 class CanonicalError(ValueError):
@@ -34,18 +35,25 @@ def _check(value: Any, path: str = "$") -> None:
     raise CanonicalError(f"unsupported type {type(value).__name__} at {path}")
 
 
+def dumps_bytes(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Canonical JSON as UTF-8 bytes (no trailing newline), without the float check: for values
+    already known to be float-free (validated records). ``default`` converts other objects.
+
+    orjson with sorted keys writes exactly what ``json.dumps(sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)`` writes, several times faster."""
+    return orjson.dumps(value, default=default, option=orjson.OPT_SORT_KEYS)
+
+
 def dumps(value: Any) -> str:
     """Return the canonical JSON text of ``value`` (no trailing newline).
 
     Raises :class:`CanonicalError` for floats or other non-JSON values.
     """
     _check(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def dumps_bytes(value: Any) -> bytes:
-    """Canonical JSON as UTF-8 bytes (no trailing newline)."""
-    return dumps(value).encode("utf-8")
+    try:
+        return dumps_bytes(value).decode("utf-8")
+    except (orjson.JSONEncodeError, UnicodeDecodeError) as exc:
+        raise CanonicalError(str(exc)) from exc
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -57,4 +65,4 @@ def sha256_hex(data: bytes | str) -> str:
 
 def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
     """Canonical jsonl: one canonical line per record, each ending in ``\\n``."""
-    return b"".join(dumps_bytes(r) + b"\n" for r in records)
+    return b"".join(dumps(r).encode("utf-8") + b"\n" for r in records)

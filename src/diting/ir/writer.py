@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 
 from diting import __version__
-from diting.ir.builder import ImplRef, RecordSet, RefTo
+from diting.ir.builder import EncodedSet, Placeholders
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.models import Coverage, Manifest
 
@@ -44,37 +44,18 @@ def package_dir_name(service_id: str, commit_sha: str, profiles: list[str]) -> s
     return name if not name.startswith(".") else "_" + name[1:]
 
 
-def _encoder(scan_id: str, scope: str) -> json.JSONEncoder:
-    def hook(o: Any) -> Any:
-        if isinstance(o, RefTo):
-            return {"record_id": o.rid, "scan_id": scan_id}
-        if isinstance(o, ImplRef):
-            assert o.revision is not None, "RecordSet.finish() was not called"
-            return {"implementation_scope": scope, "revision_id": o.revision, "stable_id": o.stable_id}
-        raise TypeError(f"cannot write {type(o).__name__}")
-
-    return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=hook)
-
-
-def jsonl(records: dict[str, dict[str, Any]], enc: json.JSONEncoder) -> bytes:
-    """Lines sorted by record_id (code-point order), each canonical and newline-terminated."""
-    return "".join(enc.encode(records[rid]) + "\n" for rid in sorted(records)).encode("utf-8")
-
-
-def package_files(rs: RecordSet, scan_id: str, scope: str, analysis_input_bytes: bytes,
-                  coverage: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
-    """File name → (bytes, record_count) for every file except the manifest."""
-    rs.finish()
+def package_files(encoded: EncodedSet, placeholders: Placeholders, scan_id: str, scope: str,
+                  analysis_input_bytes: bytes, coverage: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
+    """File name → (bytes, record_count) for every file except the manifest: jsonl lines sorted by
+    record_id (code-point order), placeholders replaced by the package's scan_id and scope."""
     Coverage.model_validate(coverage)
-    enc = _encoder(scan_id, scope)
     files: dict[str, tuple[bytes, int]] = {
         "analysis_input.json": (analysis_input_bytes, 1),
         "coverage.json": ((dumps(coverage) + "\n").encode("utf-8"), 1),
     }
-    for name, recs in (("entities.jsonl", rs.entities), ("relations.jsonl", rs.relations),
-                       ("source_segments.jsonl", rs.segments), ("config_bindings.jsonl", rs.bindings),
-                       ("diagnostics.jsonl", rs.diagnostics), ("branch_ledger.jsonl", rs.ledger)):
-        files[name] = (jsonl(recs, enc), len(recs))
+    for name, lines in encoded.lines.items():
+        text = "".join(lines[rid] + "\n" for rid in sorted(lines))
+        files[name] = (placeholders.stamp_line(text, scan_id, scope).encode("utf-8"), len(lines))
     return files
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from diting.java.names import FileScope
+from diting.java.names import FileScope, TypeRegistry
 from diting.java.syntax import FieldDecl, FileFacts, TypeRef
 
 Folded = tuple[str, str]
@@ -56,10 +56,11 @@ class ConstantFolder:
         self._decls: dict[tuple[str, str, str], _ConstDecl] = {}
         self._memo: dict[tuple[str, str, str], Folded | None] = {}
         self._active: set[tuple[str, str, str]] = set()
-        self._supers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self.registry: TypeRegistry | None = None
 
     def add_file(self, module: str, facts: FileFacts, scope: FileScope) -> None:
-        """Register the constants, enum constants and supertypes declared in one file."""
+        """Register the constants and enum constants declared in one file."""
+        self.registry = scope.registry
         for idx, td in enumerate(facts.types):
             binary = scope.binary_of(td)
             chain = []
@@ -72,13 +73,6 @@ class ConstantFolder:
                     self._decls[(module, binary, fd.name)] = _ConstDecl(scope, chain, fd.initializer, None, fd.name)
             for ec in td.enum_constants:
                 self._decls[(module, binary, ec.name)] = _ConstDecl(scope, chain, None, binary, ec.name)
-            sups = []
-            for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces):
-                r = scope.resolve_base(ref, chain[1:], scope.type_vars_for(chain))
-                if r is not None:
-                    for info in r.infos:
-                        sups.append((info.module, info.binary))
-            self._supers[(module, binary)] = sups
 
     def constant(self, key: tuple[str, str, str]) -> Folded | None:
         """Folded value of the constant ``key``, or None."""
@@ -98,18 +92,16 @@ class ConstantFolder:
         self._memo[key] = result
         return result
 
-    def _field_in_type(self, module: str, binary: str, name: str, seen: set | None = None) -> Folded | None:
+    def _field_in_type(self, module: str, binary: str, name: str) -> Folded | None:
+        """The constant ``name`` declared in the type or inherited from an in-repo supertype."""
         key = (module, binary, name)
         if key in self._decls:
             return self.constant(key)
-        seen = seen or set()
-        if (module, binary) in seen:
+        if self.registry is None:
             return None
-        seen.add((module, binary))
-        for sm, sb in self._supers.get((module, binary), []):
-            v = self._field_in_type(sm, sb, name, seen)
-            if v is not None:
-                return v
+        for sm, sb in self.registry.ancestors(module, binary):
+            if (sm, sb, name) in self._decls:
+                return self.constant((sm, sb, name))
         return None
 
     def _has_field(self, module: str, binary: str, name: str) -> bool:

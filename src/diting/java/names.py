@@ -141,8 +141,77 @@ def _convention_binary(canonical: str) -> str:
     return canonical
 
 
+class TypeRegistry:
+    """Every in-repo type declaration with the scope that resolves its names, so the
+    in-repo supertypes of a type can be followed across files (member types and
+    constants are inherited)."""
+
+    def __init__(self) -> None:
+        self._decl: dict[tuple[str, str], tuple["FileScope", int]] = {}
+        self._supers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._computing: set[tuple[str, str]] = set()
+        self._ancestors: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def add(self, module: str, scope: "FileScope") -> None:
+        scope.registry = self
+        for idx, td in enumerate(scope.facts.types):
+            self._decl.setdefault((module, scope.binary_of(td)), (scope, idx))
+
+    def supertypes(self, module: str, binary: str) -> list[tuple[str, str]]:
+        """In-repo direct supertypes ``(module, binary)`` of a type (cycle-safe, memoised)."""
+        key = (module, binary)
+        if key in self._supers:
+            return self._supers[key]
+        if key in self._computing or key not in self._decl:
+            return []
+        self._computing.add(key)
+        try:
+            scope, idx = self._decl[key]
+            td = scope.facts.types[idx]
+            chain = scope._chain_of(idx)
+            out: list[tuple[str, str]] = []
+            refs = ([td.superclass] if td.superclass else []) + list(td.interfaces)
+            if td.anonymous_base is not None:
+                refs.append(td.anonymous_base)
+            for ref in refs:
+                r = scope.resolve_base(ref, chain[1:], scope.type_vars_for(chain))
+                if r is not None:
+                    out.extend((i.module, i.binary) for i in r.infos)
+        finally:
+            self._computing.discard(key)
+        self._supers[key] = out
+        return out
+
+    def ancestors(self, module: str, binary: str) -> list[tuple[str, str]]:
+        """All in-repo supertypes, breadth first, each once (memoised once complete)."""
+        key = (module, binary)
+        cached = self._ancestors.get(key)
+        if cached is not None:
+            return cached
+        if self._computing:
+            return self._ancestors_of(module, binary)  # mid-resolution: do not memoise a partial answer
+        result = self._ancestors_of(module, binary)
+        self._ancestors[key] = result
+        return result
+
+    def _ancestors_of(self, module: str, binary: str) -> list[tuple[str, str]]:
+        seen: set[tuple[str, str]] = {(module, binary)}
+        order: list[tuple[str, str]] = []
+        queue = [(module, binary)]
+        while queue:
+            cur = queue.pop(0)
+            for sup in self.supertypes(*cur):
+                if sup not in seen:
+                    seen.add(sup)
+                    order.append(sup)
+                    queue.append(sup)
+        return order
+
+
 class FileScope:
     """Name resolution inside one file of one module."""
+
+    registry: TypeRegistry | None = None
 
     def __init__(self, facts: FileFacts, visible: VisibleTypes) -> None:
         self.facts = facts
@@ -165,6 +234,13 @@ class FileScope:
         self.package = facts.package
         self._own_binaries = [self.binary_of(td) for td in facts.types]
         self.unresolved: set[str] = set()
+        #: (enclosing type index, simple name) → declared member or local type index
+        self._members: dict[tuple[int, str], tuple[int, str]] = {}
+        for j, td in enumerate(facts.types):
+            if td.outer is not None and td.nesting in ("MEMBER", "LOCAL"):
+                self._members.setdefault((td.outer, td.simple_name), (j, td.nesting))
+        self._simple_cache: dict[tuple[str, tuple[int, ...]], Resolved | None] = {}
+        self._resolve_cache: dict[tuple, Resolved | None] = {}
 
     def binary_of(self, td: TypeDecl) -> str:
         return f"{self.package}.{td.binary_suffix}" if self.package else td.binary_suffix
@@ -182,19 +258,25 @@ class FileScope:
         return self._canonical_to_resolved(canonical)
 
     def _simple(self, simple: str, chain: list[int]) -> Resolved | None:
+        key = (simple, tuple(chain))
+        if key in self._simple_cache:
+            return self._simple_cache[key]
+        r = self._simple_uncached(simple, chain)
+        self._simple_cache[key] = r
+        return r
+
+    def _simple_uncached(self, simple: str, chain: list[int]) -> Resolved | None:
         types = self.facts.types
-        # enclosing types, innermost first: the type itself or one of its member types
+        # enclosing types, innermost first: the type itself, a member or local type, an inherited member
         for idx in chain:
             td = types[idx]
             if td.simple_name == simple and td.nesting != "ANONYMOUS":
                 return Resolved(self._own_binaries[idx], self._infos_for(self._own_binaries[idx]))
-            for j, other in enumerate(types):
-                if other.outer == idx and other.simple_name == simple and other.nesting == "MEMBER":
-                    return Resolved(self._own_binaries[j], self._infos_for(self._own_binaries[j]))
-            # local classes declared in the enclosing body
-            for j, other in enumerate(types):
-                if other.outer == idx and other.simple_name == simple and other.nesting == "LOCAL":
-                    return Resolved(self._own_binaries[j])
+            member = self._members.get((idx, simple))
+            if member is not None:
+                j, nesting = member
+                infos = self._infos_for(self._own_binaries[j]) if nesting == "MEMBER" else ()
+                return Resolved(self._own_binaries[j], infos)
             r = self._inherited_member(idx, simple)
             if r is not None:
                 return r
@@ -227,16 +309,14 @@ class FileScope:
         return None
 
     def _inherited_member(self, idx: int, simple: str) -> Resolved | None:
-        """A member type inherited from an in-repo supertype (one level)."""
-        td = self.facts.types[idx]
-        for sup in ([td.superclass] if td.superclass else []) + list(td.interfaces):
-            if sup.parts and sup.parts[-1] == simple:
-                continue
-            r = self.resolve_base(sup, [i for i in self._chain_of(idx) if i != idx], {})
-            if r is not None and r.infos:
-                m = self._member_of(r.name, simple)
-                if m is not None:
-                    return m
+        """A member type inherited from any in-repo supertype."""
+        if self.registry is None:
+            return None
+        module = self.visible.own_module or ""
+        for _, sup in self.registry.ancestors(module, self._own_binaries[idx]):
+            m = self._member_of(sup, simple)
+            if m is not None:
+                return m
         return None
 
     def _chain_of(self, idx: int) -> list[int]:
@@ -298,7 +378,14 @@ class FileScope:
         """Erased binary name of ``ref`` with ``[]`` per dimension; records unresolved names."""
         if ref is None:
             return Resolved("?", unresolved=True)
-        r = self.resolve_base(ref, chain, type_vars)
+        if ref.parts and ref.parts[0] in type_vars:
+            r = self.resolve_base(ref, chain, type_vars)
+        else:  # no type variable involved: the answer depends on the name and the scope only
+            key = (ref.parts, ref.primitive, tuple(chain))
+            if key in self._resolve_cache:
+                r = self._resolve_cache[key]
+            else:
+                r = self._resolve_cache[key] = self.resolve_base(ref, chain, type_vars)
         if r is None:
             simple = ref.parts[-1] if ref.parts else "?"
             simple = simple.lstrip("?")
@@ -312,7 +399,8 @@ class FileScope:
         """Type variables in scope: method's, then each enclosing type's (inner wins)."""
         tv: dict[str, TypeRef | None] = {}
         for idx in reversed(chain):
-            for p in self.facts.types[idx].type_params:
+            td = self.facts.types[idx]
+            for p in td.method_type_params + td.type_params:
                 tv[p.name] = p.bounds[0] if p.bounds else None
         for p in method_params or []:
             tv[p.name] = p.bounds[0] if p.bounds else None

@@ -49,6 +49,8 @@ class MainMethod:
     evidence: str
     application_annotation: str | None
     type_evidence: str
+    #: where the declaring type's header is: (path, start line, end line)
+    type_header: tuple[str, int, int]
 
 
 @dataclass
@@ -233,7 +235,8 @@ class ModuleJava:
                             f.rsplit(".", 1)[-1] == a.name and f.rsplit(".", 1)[0] in scope.wildcards
                             for f in self.apps)):
                         app = fqn or next(f for f in self.apps if f.rsplit(".", 1)[-1] == a.name)
-                self.result.mains.append(MainMethod(rid, stable, binary, ev, app, type_ev))
+                self.result.mains.append(MainMethod(rid, stable, binary, ev, app, type_ev,
+                                                    (facts.path, td.header_start, td.header_end)))
         if td.static_init_lines:
             evs = [self._seg(facts, s, e) for s, e in td.static_init_lines]
             stable = self._method_stable(type_stable, "<clinit>", [])

@@ -13,6 +13,7 @@ also inside error-recovered regions — so what parsed is kept.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +163,8 @@ class TypeDecl:
     enum_constants: list[EnumConstant] = field(default_factory=list)
     record_components: list[Param] = field(default_factory=list)
     static_init_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: type parameters of the method whose body declares this local or anonymous type
+    method_type_params: list[TypeParam] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -593,10 +596,32 @@ def _error_ranges(root: ts.Node) -> list[tuple[int, int, int, int, str]]:
     return out
 
 
+_UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
+
+
+def translate_unicode_escapes(text: str) -> str:
+    """Java's first translation step (JLS §3.3): ``\\uXXXX`` escapes become characters
+    before lexing. A backslash preceded by an odd number of backslashes starts no escape;
+    escapes of control characters are kept as written (so line numbers stay those of the
+    file and literals such as ``'\\u0000'`` stay escape sequences the parser reads)."""
+    if "\\u" not in text:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        ch = chr(int(m.group(2), 16))
+        if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F:
+            return m.group(0)  # control characters (line terminators, NUL …) stay escapes the parser reads
+        return m.group(1) + ch
+
+    return _UNICODE_ESCAPE.sub(repl, text)
+
+
 def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -> FileFacts:
-    """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input."""
+    """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input.
+
+    The parser sees the text after Unicode-escape translation; evidence lines stay the file's own."""
     decoded: DecodedText = decode_bytes(data, declared_encoding)
-    src = decoded.text.encode("utf-8")
+    src = translate_unicode_escapes(decoded.text).encode("utf-8")
     parser, query = _tools()
     tree = parser.parse(src)
     root = tree.root_node
@@ -683,9 +708,18 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
                 for c in node.named_children:
                     if c.type == "extends_interfaces":
                         interfaces.extend(_type_list(c, src))
+        method_tparams: list[TypeParam] = []
+        if nesting in ("LOCAL", "ANONYMOUS"):
+            cur = node.parent
+            while cur is not None and cur.id not in type_index:
+                if cur.type in ("method_declaration", "constructor_declaration"):
+                    method_tparams = _type_params(cur.child_by_field_name("type_parameters"), src)
+                    break
+                cur = cur.parent
         header_end = _line(body) if body is not None else _end_line(node)
         td = TypeDecl(kind, simple, binary, outer, nesting, mods, anns, tparams, superclass, interfaces, base,
                       _line(node), header_end, _end_line(node), node.start_byte)
+        td.method_type_params = method_tparams
         if node.type == "record_declaration":
             td.record_components = _params(node.child_by_field_name("parameters"), src)
         type_index[node.id] = len(types)
@@ -775,3 +809,21 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
         package=package, imports=imports, types=types, errors=_error_ranges(root), orphans=orphans,
         declared_type_count=len(type_nodes), declared_method_count=len(caps.get("method", [])), lines=lines,
     )
+
+
+def skeleton(facts: FileFacts) -> FileFacts:
+    """What cross-file work needs of a file: package, imports, type headers, constant fields
+    and enum constants, error summary — no method bodies, other fields, annotations or lines.
+    Name resolution, supertypes and constant folding work on skeletons of every file, while
+    a module's records are built from its own files' full facts."""
+    types = []
+    for td in facts.types:
+        constants = [f for f in td.fields if f.initializer is not None and (
+            td.kind in ("INTERFACE", "ANNOTATION") or ("static" in f.modifiers and "final" in f.modifiers))]
+        types.append(TypeDecl(td.kind, td.simple_name, td.binary_suffix, td.outer, td.nesting, td.modifiers, [],
+                              td.type_params, td.superclass, td.interfaces, td.anonymous_base, td.header_start,
+                              td.header_end, td.end_line, td.start_byte, [], constants, td.enum_constants, [], [],
+                              td.method_type_params))
+    return FileFacts(facts.path, facts.encoding, facts.lossy, facts.bom, facts.line_count, facts.package,
+                     facts.imports, types, facts.errors, facts.orphans, facts.declared_type_count,
+                     facts.declared_method_count, None)

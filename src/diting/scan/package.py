@@ -15,9 +15,8 @@ from diting import __version__
 from diting.coverage.package import package_coverage
 from diting.findings import Finding
 from diting.ir import ids
-from diting.ir.builder import RecordSet, RefTo
+from diting.ir.builder import EncodedSet, RecordSet, RefTo
 from diting.ir.canonical import dumps, sha256_hex
-from diting.ir.models import DIAGNOSTIC_SEVERITY
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
 from diting.java.syntax import MAX_EXPR_DEPTH
@@ -60,19 +59,7 @@ def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid
     ``module_rid`` is the affected record (or records)."""
     evidence: list[str] = []
     if f.path and f.start_line > 0:
-        lines = None
-        enc = "utf-8"
-        if f.path in scanner.inv.modules:
-            raw = scanner.inv.modules[f.path].raw
-            lines, enc = raw.lines, raw.encoding
-        elif f.path in scanner.facts:
-            lines, enc = scanner.facts[f.path].lines, scanner.facts[f.path].encoding
-        else:
-            got = scanner.snapshot.read(f.path)
-            if got.data is not None:
-                from diting.source.text import decode_bytes, split_lines
-                d = decode_bytes(got.data)
-                lines, enc = split_lines(d.text), d.encoding
+        lines, enc = scanner.text_lines(f.path)
         if lines:
             evidence.append(rs.segment(f.path, lines, f.start_line, f.end_line or f.start_line, f.source_type, enc))
     affected = module_rid if isinstance(module_rid, list) else [module_rid] if module_rid else []
@@ -184,25 +171,17 @@ class PackageAssembler:
             attrs["owner"] = plan.owner
         rid = rs.entity("SERVICE", plan.service_id, plan.service_id, evs, attrs)
         for m in plan.modules:
-            mev = [r.rid for r in rs.entities[module_rids[m]]["evidence_refs"]]
             rs.relation("CONTAINS", rid, plan.service_id, target_rid=module_rids[m], target_key=self.inv.ns[m],
-                        status="RESOLVED", evidence=mev)
+                        status="RESOLVED", evidence=self.s.module_results[m].module_evidence)
         return rid
 
     def _lines(self, path: str) -> tuple[list[str], str]:
-        if path in self.inv.modules:
-            return self.inv.modules[path].raw.lines, self.inv.modules[path].raw.encoding
-        if path in self.s.facts:
-            return self.s.facts[path].lines or [""], self.s.facts[path].encoding
-        from diting.source.text import decode_bytes, split_lines
-        got = self.s.snapshot.read(path)
-        d = decode_bytes(got.data or b"")
-        return split_lines(d.text), d.encoding
+        return self.s.text_lines(path)
 
     def _mains(self, rs: RecordSet, plan: PackagePlan) -> list[str]:
         out = []
         for m in plan.roots:
-            for mm in self.s.module_java.get(m).mains if self.s.module_java.get(m) else []:
+            for mm in self.s.module_results[m].java.mains:
                 urn = f"{mm.type_binary}#main"
                 stable = f"MAIN:{urn}@{mm.method_stable}"
                 attrs = {"application_class": mm.application_annotation is not None,
@@ -280,10 +259,16 @@ class PackageAssembler:
         from diting.scan.pipeline import PackageResult
         s = self.s
         rs = RecordSet(s.repo_id, s.commit)
+        encoded = EncodedSet()
         module_rids: dict[str, str] = {}
         for m in plan.modules:
-            rs.merge(s.module_sets[m])
-            module_rids[m] = ids.entity_record_id("MODULE", self.inv.ns[m])
+            res = s.module_results[m]
+            encoded.merge(res.encoded)
+            module_rids[m] = res.module_rid
+            rs.foreign_hashes.update(res.segment_hashes)
+            ext = RecordSet(s.repo_id, s.commit)
+            ext.entities = res.externals
+            rs.merge(ext)  # equal EXTERNAL entities of several modules unite their evidence
         service_rid = None
         if plan.kind == "SERVICE":
             service_rid = self._service(rs, plan, module_rids)
@@ -313,8 +298,10 @@ class PackageAssembler:
         scan_id = ids.scan_id_for(plan.service_id, digest)
         scope = ids.implementation_scope_for(plan.service_id, s.commit)
         coverage = package_coverage(s, plan, rs, scan_id, entry_rids)
-        status = self._status(plan, rs)
-        files = package_files(rs, scan_id, scope, ai_bytes, coverage)
+        encoded_pkg = rs.encode(s.placeholders)
+        encoded_pkg.merge(encoded)
+        status = self._status(plan, encoded_pkg)
+        files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage)
         manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
                                 input_digest=digest, status=status, files=files)
         blobs = {name: data for name, (data, _) in files.items()}
@@ -326,18 +313,18 @@ class PackageAssembler:
             from diting.errors import UserError
             raise UserError(f"cannot write package {name} into {s.options.out}: {exc.strerror or exc}") from exc
         counts = {n.split(".")[0]: c for n, (_, c) in files.items() if n.endswith(".jsonl")}
-        counts["errors"] = sum(1 for d in rs.diagnostics.values() if d["severity"] == "ERROR")
-        counts["warnings"] = sum(1 for d in rs.diagnostics.values() if d["severity"] == "WARNING")
+        counts["errors"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "ERROR")
+        counts["warnings"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "WARNING")
         return PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
                              [b.basis for b in plan.basis], list(plan.modules))
 
-    def _status(self, plan: PackagePlan, rs: RecordSet) -> str:
+    def _status(self, plan: PackagePlan, encoded: EncodedSet) -> str:
         root = self.inv.modules[plan.roots[0]]
         if plan.kind == "SERVICE" and root.failed:
             return "FAILED"
         java = [f for m in plan.modules for f in self.inv.files_by_module.get(m, []) if f.kind == "JAVA"]
         if java and all(f.path in self.s.file_problems for f in java):
             return "FAILED"
-        if any(DIAGNOSTIC_SEVERITY[d["code"]].value == "ERROR" for d in rs.diagnostics.values()):
+        if any(sev == "ERROR" for sev in encoded.severities.values()):
             return "PARTIAL"
         return "COMPLETE"

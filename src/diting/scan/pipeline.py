@@ -8,7 +8,9 @@ written atomically.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,17 +29,17 @@ from diting.inventory.services import (
     deployable_basis,
     link_dependencies,
 )
-from diting.ir.builder import RecordSet
+from diting.ir.builder import EncodedSet, Placeholders, RecordSet
 from diting.java.constants import ConstantFolder
-from diting.java.names import FileScope, VisibleTypes, module_types
+from diting.java.names import FileScope, TypeRegistry, VisibleTypes, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
-from diting.java.syntax import FileFacts, extract_file
+from diting.java.syntax import FileFacts, extract_file, skeleton
 from diting.rules import RuleSet, load_rules
 from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
 from diting.source.git import GitRepo, default_repo_id
 from diting.source.snapshot import Snapshot
-from diting.source.text import decode_bytes
+from diting.source.text import decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
 
 #: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
@@ -84,6 +86,23 @@ class ScanResult:
 
 
 @dataclass
+class ModuleResult:
+    """One module's records, encoded once and shared by every package that holds the module.
+
+    EXTERNAL entities stay blueprints (``externals``) because a package unites the evidence
+    of equal externals from several modules; ``segment_hashes`` (record_id → content hash of
+    every segment of the module) let package-level records cite module evidence."""
+
+    module: str
+    module_rid: str
+    module_evidence: list[str]
+    encoded: EncodedSet
+    externals: dict[str, dict]
+    segment_hashes: dict[str, str]
+    java: ModuleJavaResult
+
+
+@dataclass
 class ConfigFileState:
     """Outcome of reading one config resource: ``problem`` None when it parsed."""
 
@@ -93,11 +112,14 @@ class ConfigFileState:
     code: str = "PARSE_ERROR"
 
 
-def _parse_job(args: tuple[str, bytes, str | None]) -> FileFacts | tuple[str, str]:
-    """Parse one file; an unexpected failure comes back as ``(path, message)`` so the scan goes on."""
-    path, data, enc = args
+def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
+    """Parse one file into ``(skeleton, full facts)``; the full facts are pickled when they cross
+    to another process, so the main process decodes only skeletons. An unexpected failure comes
+    back as ``(path, message)`` so the scan goes on."""
+    path, data, enc, remote = args
     try:
-        return extract_file(path, data, enc)
+        facts = extract_file(path, data, enc)
+        return skeleton(facts), (pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL) if remote else facts)
     except RecursionError:
         return (path, "nesting too deep for the Java extractor")
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the scan
@@ -188,29 +210,51 @@ class Scanner:
                         "FILE_UNREADABLE", f"{f.path} has binary content (NUL bytes); not parsed as Java", f.path,
                         0, 0, f.module, "binary", "CODE")
                     continue
-                jobs.append((f.path, got.data, mod.source_encoding if mod else None))
+                jobs.append((f.path, got.data, mod.source_encoding if mod else None, False))
             else:
                 self.config_states[f.path] = self._check_config(f, got.data, mod)
         self.progress.stage("parsing Java", total=len(jobs))
         workers = self.options.jobs or (os.cpu_count() or 1)
+        self._full: dict[str, bytes | FileFacts] = {}
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for facts in pool.map(_parse_job, jobs, chunksize=chunk):
-                    self._parsed(facts)
+                for res in pool.map(_parse_job, [j[:3] + (True,) for j in jobs], chunksize=chunk):
+                    self._parsed(res)
         else:
             for job in jobs:
                 self._parsed(_parse_job(job))
 
-    def _parsed(self, facts: FileFacts | tuple[str, str]) -> None:
-        if isinstance(facts, tuple):
-            path, message = facts
+    def _parsed(self, res: tuple) -> None:
+        if isinstance(res[1], str):
+            path, message = res
             module = next((f.module for f in self.inv.files if f.path == path), None)
             self.file_problems[path] = Finding("PARSE_ERROR", f"{path}: {message}; no facts recorded", path, 0, 0,
                                                module, "extractor", "CODE")
         else:
-            self.facts[facts.path] = facts
+            skel, full = res
+            self.facts[skel.path] = skel
+            self._full[skel.path] = full
         self.progress.advance()
+
+    def full_facts(self, path: str) -> FileFacts:
+        """The full facts of one Java file (decoded where they are needed: in a module's worker)."""
+        full = self._full[path]
+        return pickle.loads(full) if isinstance(full, bytes) else full
+
+    def text_lines(self, path: str) -> tuple[list[str], str]:
+        """Decoded lines and encoding of a file at the commit, decoded as the scan decoded it."""
+        if path in self.inv.modules:
+            raw = self.inv.modules[path].raw
+            return raw.lines or [""], raw.encoding
+        got = self.snapshot.read(path)
+        declared = None
+        if path.endswith(".java"):
+            owner = next((f.module for f in self.inv.files if f.path == path), None)
+            mod = self.inv.modules.get(owner) if owner else None
+            declared = mod.source_encoding if mod else None
+        d = decode_bytes(got.data or b"", declared)
+        return split_lines(d.text), d.encoding
 
     def _check_config(self, f: FileEntry, data: bytes, mod) -> ConfigFileState:
         """Parse one config resource (XML safely; properties and YAML after Maven ``@…@`` filtering)."""
@@ -241,6 +285,7 @@ class Scanner:
         types_of = {m: module_types(m, files) for m, files in by_module.items()}
         self.scopes: dict[str, FileScope] = {}
         folder = ConstantFolder()
+        registry = TypeRegistry()
         for m in sorted(self.inv.modules):
             own = types_of.get(m, [])
             deps: list = []
@@ -251,20 +296,36 @@ class Scanner:
                 visible.own_module = m
             for facts in by_module.get(m, []):
                 scope = FileScope(facts, visible)
+                registry.add(m, scope)
                 self.scopes[facts.path] = scope
-                folder.add_file(m, facts, scope)
-        self.module_sets: dict[str, RecordSet] = {}
-        self.module_java: dict[str, ModuleJavaResult] = {}
-        apps = self.rules.application_annotations()
         for m in sorted(self.inv.modules):
-            rs = RecordSet(self.repo_id, self.commit)
-            from diting.scan.package import module_entity
-            module_rid = module_entity(self, rs, m)
-            mj = ModuleJava(rs, self.inv.ns[m], module_rid, self.inv.ns, folder, apps)
-            for facts in sorted(by_module.get(m, []), key=lambda x: x.path):
-                mj.add_file(facts, self.scopes[facts.path])
-            self.module_sets[m] = rs
-            self.module_java[m] = mj.result
+            for facts in by_module.get(m, []):
+                folder.add_file(m, facts, self.scopes[facts.path])
+        self.folder = folder
+        self.apps = self.rules.application_annotations()
+        self.placeholders = Placeholders()
+        self.module_results: dict[str, ModuleResult] = {}
+        # biggest modules first, so two workers finish together
+        size = {m: sum(f.line_count for f in by_module.get(m, [])) for m in self.inv.modules}
+        order = sorted(self.inv.modules, key=lambda m: (-size[m], m))
+        self._by_module = by_module
+        self.progress.stage("building records", total=len(order))
+        workers = self.options.jobs or (os.cpu_count() or 1)
+        global _ACTIVE
+        _ACTIVE = self
+        try:
+            if workers > 1 and len(order) > 1 and "fork" in multiprocessing.get_all_start_methods():
+                ctx = multiprocessing.get_context("fork")
+                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                    for res in pool.map(_module_job, order, chunksize=1):
+                        self.module_results[res.module] = res
+                        self.progress.advance()
+            else:
+                for m in order:
+                    self.module_results[m] = _module_job(m)
+                    self.progress.advance()
+        finally:
+            _ACTIVE = None
 
     # ------------------------------------------------------------ services
     def _plans(self) -> tuple[list[PackagePlan], list[tuple[str, str]], list[str]]:
@@ -280,12 +341,8 @@ class Scanner:
             mod = model.modules[path]
             if path in excluded_modules:
                 continue
-            mains: list[MainMethod] = self.module_java.get(path, ModuleJavaResult()).mains
-            app_mains = []
-            for mm in mains:
-                if mm.application_annotation:
-                    seg = self.module_sets[path].segments[mm.type_evidence]["locator"]
-                    app_mains.append((mm.application_annotation, seg["path"], seg["start_line"], seg["end_line"]))
+            mains: list[MainMethod] = self.module_results[path].java.mains
+            app_mains = [(mm.application_annotation, *mm.type_header) for mm in mains if mm.application_annotation]
             basis = deployable_basis(mod, app_mains)
             inv_entry = forced.get(path)
             if inv_entry is not None:
@@ -396,6 +453,27 @@ class Scanner:
             basis["path"] = rv.path
             basis["line"] = rv.entry.line
         return mod.artifact_id or mod.dir.rsplit("/", 1)[-1] or "root", basis
+
+
+#: the scanner whose modules forked workers build (set only while they run)
+_ACTIVE: "Scanner | None" = None
+
+
+def _module_job(pom_path: str) -> ModuleResult:
+    """Build one module's record blueprints and encode them (runs in a forked worker or inline)."""
+    s = _ACTIVE
+    assert s is not None
+    from diting.scan.package import module_entity
+    rs = RecordSet(s.repo_id, s.commit)
+    module_rid = module_entity(s, rs, pom_path)
+    mj = ModuleJava(rs, s.inv.ns[pom_path], module_rid, s.inv.ns, s.folder, s.apps)
+    for skel in sorted(s._by_module.get(pom_path, []), key=lambda x: x.path):
+        mj.add_file(s.full_facts(skel.path), s.scopes[skel.path])
+    externals = {rid: rec for rid, rec in rs.entities.items() if rec["kind"] == "EXTERNAL"}
+    encoded = rs.encode(s.placeholders, skip_entities=set(externals))
+    hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
+    return ModuleResult(pom_path, module_rid, [r.rid for r in rs.entities[module_rid]["evidence_refs"]], encoded,
+                        externals, hashes, mj.result)
 
 
 def scan(repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> ScanResult:
