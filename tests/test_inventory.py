@@ -144,3 +144,34 @@ def test_exclusion_reasons():
     assert exclusion_reason("target/generated-sources/annotations/A.java") == "build_output"
     assert exclusion_reason("src/main/generated-sources/A.java") == "generated_sources"
     assert exclusion_reason(".mvn/wrapper/MavenWrapperDownloader.java") == "maven_wrapper"
+
+
+def test_closure_follows_provided_dependencies_of_dependencies():
+    svc = P("""<groupId>g</groupId><artifactId>svc</artifactId><version>1</version>
+    <dependencies><dependency><groupId>g</groupId><artifactId>lib</artifactId><version>1</version></dependency>
+    <dependency><groupId>g</groupId><artifactId>t</artifactId><version>1</version><scope>test</scope></dependency>
+    </dependencies>""")
+    lib = P("""<groupId>g</groupId><artifactId>lib</artifactId><version>1</version>
+    <dependencies><dependency><groupId>g</groupId><artifactId>api</artifactId><version>1</version>
+    <scope>provided</scope><optional>true</optional></dependency></dependencies>""")
+    api = P("<groupId>g</groupId><artifactId>api</artifactId><version>1</version>")
+    t = P("<groupId>g</groupId><artifactId>t</artifactId><version>1</version>")
+    m = model_of({"svc/pom.xml": svc, "lib/pom.xml": lib, "api/pom.xml": api, "t/pom.xml": t})
+    links = link_dependencies(m)
+    # lib's types extend api's types, so a package holding lib holds api (never a dangling reference)
+    assert closure(links, m, "svc/pom.xml") == ["svc/pom.xml", "api/pom.xml", "lib/pom.xml"]
+    assert set(closure(links, m, "lib/pom.xml")) <= set(closure(links, m, "svc/pom.xml"))
+
+
+def test_source_directory_is_interpolated():
+    par = P("""<groupId>g</groupId><artifactId>par</artifactId><version>1</version><packaging>pom</packaging>
+    <properties><main.source.dir>src/main/java2</main.source.dir></properties>
+    <build><sourceDirectory>${main.source.dir}</sourceDirectory>
+    <resources><resource><directory>${project.build.directory}/gen</directory></resource></resources></build>""")
+    child = P("""<parent><groupId>g</groupId><artifactId>par</artifactId><version>1</version></parent>
+    <artifactId>c</artifactId>""")
+    m = model_of({"pom.xml": par, "c/pom.xml": child})
+    c = m.modules["c/pom.xml"]
+    assert c.source_roots == ["c/src/main/java2"]
+    assert c.resource_roots == ["c/src/main/resources"]
+    assert [f.code for f in c.findings] == ["PROPERTY_UNRESOLVED"]

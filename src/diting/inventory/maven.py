@@ -344,15 +344,22 @@ class MavenModel:
                 skip = interp(skip, "plugin skip", p.span)[0]
             mod.own_plugins.append((p, skip))
 
-        # layout
-        src = raw.source_directory or (self._inherited(mod, "source_directory"))
-        mod.source_roots = [self._root(mod, src or "src/main/java")]
+        # layout: source and resource roots (interpolated; an unresolvable one falls back to Maven's default)
+        def root(value: str, default: str, what: str) -> str:
+            rel = value.replace("${project.basedir}/", "").replace("${basedir}/", "").strip()
+            out, missing = self.interpolate(rel, mod, parent)
+            if missing:
+                findings.append(Finding("PROPERTY_UNRESOLVED", f"{what} {value!r} cannot be resolved "
+                                        f"(${{{'}, ${'.join(missing)}}}); Maven's default {default} is read instead",
+                                        path, gspan.start if gspan else 0, gspan.start if gspan else 0, path,
+                                        f"{what}|{value}"))
+                out = default
+            return self._root(mod, out)
+
+        src = raw.source_directory or self._inherited(mod, "source_directory")
+        mod.source_roots = [root(src, "src/main/java", "sourceDirectory") if src else self._root(mod, "src/main/java")]
         res = raw.resource_directories or self._inherited(mod, "resource_directories") or ["src/main/resources"]
-        roots = []
-        for r in res:
-            r = interp(r, "resource directory", None)[0] or r
-            roots.append(self._root(mod, r))
-        mod.resource_roots = sorted(set(roots))
+        mod.resource_roots = sorted({root(r, "src/main/resources", "resource directory") for r in res})
         mod.java_level = self._java_level(mod)
         enc = props.get("project.build.sourceEncoding")
         mod.source_encoding = self.interpolate(enc, mod, parent)[0] if enc else None
@@ -390,7 +397,7 @@ class MavenModel:
 
     @staticmethod
     def _root(mod: MavenModule, rel: str) -> str:
-        rel = rel.replace("${project.basedir}/", "").replace("${basedir}/", "").strip().strip("/")
+        rel = rel.strip().strip("/")
         joined = join_inside(mod.dir, rel)
         return joined if joined is not None else f"{mod.dir}/{rel}".strip("/")
 

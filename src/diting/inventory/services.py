@@ -7,8 +7,7 @@
   module packaged as ``pom`` builds no artifact and is never deployable. A
   bare ``main`` is an ENTRY of kind MAIN, not a service.
 * A service's package holds its module and every in-repo module reached
-  through compile, provided, runtime or system dependencies (transitively
-  compile and runtime; exclusions and optional dependencies honoured).
+  through compile, provided, runtime or system dependencies, at any depth.
 * ``service_id`` = ``spring.application.name`` with the config precedence of
   SPEC §4.4 after ``@…@`` filtering, else the artifactId. Two deployables with
   one id become ``{name}~{artifactId}`` with SERVICE_ID_COLLISION.
@@ -18,7 +17,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 
 from diting.config.spring import SpringConfig
@@ -26,7 +24,6 @@ from diting.findings import Finding
 from diting.inventory.maven import EffectiveDependency, MavenModel, MavenModule
 
 CLOSURE_SCOPES = ("compile", "provided", "runtime", "system")
-TRANSITIVE_SCOPES = ("compile", "runtime")
 
 
 @dataclass
@@ -84,25 +81,23 @@ def link_dependencies(model: MavenModel) -> dict[str, ModuleLinks]:
     return out
 
 
-def _excluded(ga: str, exclusions: list[tuple[str, str]]) -> bool:
-    g, _, a = ga.partition(":")
-    return any(fnmatch.fnmatchcase(g, eg) and fnmatch.fnmatchcase(a, ea) for eg, ea in exclusions)
-
-
 def closure(links: dict[str, ModuleLinks], model: MavenModel, root: str) -> list[str]:
-    """``root`` first, then every in-repo module it reaches (sorted)."""
+    """``root`` first, then every in-repo module it reaches through compile, provided, runtime or
+    system dependencies at any depth (sorted).
+
+    Deliberately wider than Maven's runtime classpath (which drops provided and optional
+    dependencies of dependencies, and exclusions): a module's code is compiled against its
+    own provided dependencies, so every module in a package resolves its names inside the
+    package, and a package stays self-contained. The same closure is each module's set of
+    visible types."""
     seen = {root}
-    stack: list[tuple[str, bool, list[tuple[str, str]]]] = [(root, True, [])]
+    stack = [root]
     while stack:
-        cur, direct, excl = stack.pop()
+        cur = stack.pop()
         for dep, target in links.get(cur, ModuleLinks()).in_repo:
-            scopes = CLOSURE_SCOPES if direct else TRANSITIVE_SCOPES
-            if dep.scope not in scopes or (not direct and dep.optional):
-                continue
-            if _excluded(dep.ga, excl) or target in seen:
-                continue
-            seen.add(target)
-            stack.append((target, False, excl + dep.exclusions))
+            if dep.scope in CLOSURE_SCOPES and target not in seen:
+                seen.add(target)
+                stack.append(target)
     return [root] + sorted(seen - {root})
 
 
