@@ -7,7 +7,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 
 from diting.ir.verify import verify_package
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli

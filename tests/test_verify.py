@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.verify import verify_package

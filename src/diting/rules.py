@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from diting.errors import UserError
 from diting.ir.canonical import dumps, sha256_hex
+from diting.userfiles import load_yaml_list
 
 _REQUIRED = ("id", "version", "owner", "family", "description", "source", "match", "emits")
 
@@ -81,13 +80,7 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
         if not d.is_dir():
             raise UserError(f"rules directory not found: {d}")
         for path in sorted(d.glob("*.yaml")) + sorted(d.glob("*.yml")):
-            data = path.read_bytes()
-            try:
-                doc = yaml.safe_load(data.decode("utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError) as exc:
-                raise UserError(f"rule file {path.name} is not valid YAML: {exc}") from exc
-            if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
-                raise UserError(f"rule file {path.name} must be a mapping with a 'rules' list")
+            doc, data = load_yaml_list(path, "rule file", "rules")
             rules = []
             for i, r in enumerate(doc["rules"]):
                 if not isinstance(r, dict):

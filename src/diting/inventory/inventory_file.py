@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from diting.errors import UserError
 from diting.ir.canonical import sha256_hex
+from diting.userfiles import load_yaml_list
 
 _FIELDS = {"service_id", "repo_id", "module_path", "owner", "profile", "exclusion_reason"}
 
@@ -32,16 +31,7 @@ class InventoryFile:
     @classmethod
     def load(cls, path: Path) -> "InventoryFile":
         """Read and check the file. Raises :class:`UserError` when it is missing or malformed."""
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read inventory file {path}: {exc.strerror}") from exc
-        try:
-            doc = yaml.safe_load(data.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise UserError(f"inventory file {path} is not valid YAML: {exc}") from exc
-        if not isinstance(doc, dict) or not isinstance(doc.get("services"), list):
-            raise UserError(f"inventory file {path} must be a mapping with a 'services' list")
+        doc, data = load_yaml_list(path, "inventory file", "services")
         entries = []
         for i, e in enumerate(doc["services"]):
             if not isinstance(e, dict) or not e.get("service_id"):

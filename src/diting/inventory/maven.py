@@ -31,8 +31,24 @@ ROLE_SUFFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+class _Coordinates:
+    """``ga`` and ``coordinate`` of anything with group_id, artifact_id and version."""
+
+    group_id: str | None
+    artifact_id: str | None
+    version: str | None
+
+    @property
+    def ga(self) -> str:
+        return f"{self.group_id}:{self.artifact_id}"
+
+    @property
+    def coordinate(self) -> str:
+        return f"{self.ga}:{self.version}" if self.version else self.ga
+
+
 @dataclass
-class EffectiveDependency:
+class EffectiveDependency(_Coordinates):
     """A dependency after inheritance, management and interpolation.
 
     ``version_source`` is DECLARED, MANAGED or UNKNOWN; ``declared_in`` the pom
@@ -51,17 +67,9 @@ class EffectiveDependency:
     version_source: str
     unresolved: list[str] = field(default_factory=list)
 
-    @property
-    def ga(self) -> str:
-        return f"{self.group_id}:{self.artifact_id}"
-
-    @property
-    def coordinate(self) -> str:
-        return f"{self.ga}:{self.version}" if self.version else self.ga
-
 
 @dataclass
-class MavenModule:
+class MavenModule(_Coordinates):
     """One in-repo Maven module with its effective model."""
 
     pom_path: str
@@ -88,14 +96,6 @@ class MavenModule:
     source_encoding: str | None = None
     findings: list[Finding] = field(default_factory=list)
     failed: bool = False
-
-    @property
-    def ga(self) -> str:
-        return f"{self.group_id}:{self.artifact_id}"
-
-    @property
-    def coordinate(self) -> str:
-        return f"{self.ga}:{self.version}" if self.version else self.ga
 
     def role(self) -> tuple[str | None, str]:
         """Module role and its basis: by artifactId suffix, else POM for pom packaging."""

@@ -31,6 +31,7 @@ from diting.ir.models import (
     LedgerItem,
     Relation,
     SourceSegment,
+    validate_record,
 )
 from diting.ir.redaction import redact
 
@@ -101,12 +102,8 @@ VALIDATE = os.environ.get("DITING_VALIDATE") == "1"
 def _validate(model: type[BaseModel], record: dict[str, Any]) -> None:
     if not VALIDATE:
         return
-    data = stamp(record, _DUMMY_SCAN, _DUMMY_SCOPE)
     try:
-        if model is EntityRecord:
-            EntityRecord.model_validate({"root": data})
-        else:
-            model.model_validate(data)
+        validate_record(model, stamp(record, _DUMMY_SCAN, _DUMMY_SCOPE))
     except ValidationError as exc:
         raise BlueprintError(f"{record.get('record_id')}: {exc}") from exc
 

@@ -337,6 +337,15 @@ class EntityRecord(BaseModel):
     root: Entity
 
 
+def validate_record(model: type[BaseModel], obj: dict[str, Any]) -> None:
+    """Validate one JSON record against its model (entities through their kind union).
+    Raises pydantic's ValidationError."""
+    if model is EntityRecord:
+        EntityRecord.model_validate({"root": obj})
+    else:
+        model.model_validate(obj)
+
+
 # ---------------------------------------------------------------- relations
 
 

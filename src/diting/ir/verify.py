@@ -30,7 +30,7 @@ from diting.ir.models import (
     LEGAL_RELATIONS,
     PACKAGE_FILES,
     Coverage,
-    EntityRecord,
+    validate_record,
 )
 from diting.ir.redaction import redact
 from diting.ir.writer import manifest_schema
@@ -181,10 +181,7 @@ class _Verifier:
                 except ValueError as exc:
                     self.add(name, lineno, rid, str(exc))
                 try:
-                    if model is EntityRecord:
-                        EntityRecord.model_validate({"root": obj})
-                    else:
-                        model.model_validate(obj)
+                    validate_record(model, obj)
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"] if p != "root")

@@ -118,21 +118,20 @@ class ConstantFolder:
                 return None
         target = scope.static_single.get(name)
         if target is not None:
-            owner = target.rsplit(".", 1)[0]
-            r = scope.resolve_base(TypeRef(tuple(owner.split("."))), [], {})
-            if r is not None:
-                for info in r.infos:
-                    v = self._field_in_type(info.module, info.binary, name)
-                    if v is not None:
-                        return v
-            return None
+            return self._static_import(target.rsplit(".", 1)[0], name, scope)
         for owner in scope.static_wildcards:
-            r = scope.resolve_base(TypeRef(tuple(owner.split("."))), [], {})
-            if r is not None:
-                for info in r.infos:
-                    v = self._field_in_type(info.module, info.binary, name)
-                    if v is not None:
-                        return v
+            v = self._static_import(owner, name, scope)
+            if v is not None:
+                return v
+        return None
+
+    def _static_import(self, owner: str, name: str, scope: FileScope) -> Folded | None:
+        """The constant ``name`` of the statically imported type ``owner``."""
+        r = scope.resolve_base(TypeRef(tuple(owner.split("."))), [], {})
+        for info in r.infos if r is not None else ():
+            v = self._field_in_type(info.module, info.binary, name)
+            if v is not None:
+                return v
         return None
 
     def _qualified(self, parts: list[str], scope: FileScope, chain: list[int]) -> Folded | None:

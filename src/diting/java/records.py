@@ -308,7 +308,7 @@ class ModuleJava:
                 attrs = {"decl_kind": "CONSTRUCTOR" if sm.name == "<init>" else "METHOD",
                          "modifiers": sorted(sm.modifiers), "annotations": [],
                          "parameters": [{"name": n, "type": s, "annotations": [], "varargs": False}
-                                        for (n, _), s in zip(sm.params, sig)],
+                                        for (n, _), s in zip(sm.params, sig, strict=True)],
                          "return_type": scope.resolve(sm.type, chain, tv).name if sm.type else "void",
                          "throws": [], "type_parameters": [], "synthesized_by": sm.cause}
                 rid = self._method_entity(stable, f"{binary}#{sm.name}({','.join(sig)})", evs, attrs, type_rid, sig)
@@ -327,7 +327,7 @@ class ModuleJava:
             "annotations": self._ann_json(m.annotations, scope, chain),
             "parameters": [{"name": p.name, "type": s, "varargs": p.varargs,
                             "annotations": self._ann_json(p.annotations, scope, chain)}
-                           for p, s in zip(m.params, sig)],
+                           for p, s in zip(m.params, sig, strict=True)],
             "return_type": scope.resolve(m.return_type, chain, tv).name if m.return_type else "void",
             "throws": [scope.resolve(t, chain, tv).name for t in m.throws],
             "type_parameters": [p.name for p in m.type_params],
