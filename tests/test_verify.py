@@ -139,4 +139,4 @@ def test_cli_exit_codes(estate_scan, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     r = run_cli("verify", str(empty))
-    assert r.returncode == 1 and "not an IR package" in r.stdout
+    assert r.returncode == 2 and "not an IR package" in r.stderr

@@ -60,6 +60,16 @@ class RuleSet:
                 return True
         return False
 
+    def library_types(self) -> dict[str, dict[str, str]]:
+        """Package → {simple name: kind} from the ``catalog`` rules."""
+        out: dict[str, dict[str, str]] = {}
+        for r in self.family("catalog"):
+            pkg = r["match"].get("package")
+            types = r["emits"].get("types") or {}
+            if pkg:
+                out.setdefault(str(pkg), {}).update({str(k): str(v) for k, v in types.items()})
+        return out
+
     def application_annotations(self) -> set[str]:
         """FQNs of annotations that mark a Spring Boot application class."""
         out = set()

@@ -70,6 +70,9 @@ def scan(
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
         return
+    if result.repo_id_basis == "directory name" and not quiet and not as_json:
+        err.print(f"note: repo id {result.repo_id!r} is the directory name (no origin remote); "
+                  "pass --repo-id to name the repository", highlight=False)
     if as_json:
         print(json.dumps({
             "repo_id": result.repo_id, "commit_sha": result.commit_sha,
@@ -173,19 +176,29 @@ def demo(
         return
     out.print("4. what was found:", highlight=False)
     for p in result.packages:
-        why = ", ".join(sorted(set(p.basis))) or "modules outside every service"
-        out.print(f"   {p.service_id:<22} {p.kind:<7} {p.status:<8} because: {why}", highlight=False, markup=False)
-        ents = Counter()
-        diags = Counter()
-        import json as _json
+        if p.kind == "SERVICE":
+            why = "a deployable service: " + ", ".join(sorted(set(p.basis)))
+        else:
+            why = "in-repo modules outside every service"
+        out.print(f"   {p.service_id} ({why}) — status {p.status}", highlight=False, markup=False)
+        ents: Counter[str] = Counter()
+        diags: Counter[str] = Counter()
+        errors = []
         for line in (p.path / "entities.jsonl").read_text(encoding="utf-8").splitlines():
-            ents[_json.loads(line)["kind"]] += 1
+            ents[json.loads(line)["kind"]] += 1
         for line in (p.path / "diagnostics.jsonl").read_text(encoding="utf-8").splitlines():
-            diags[_json.loads(line)["code"]] += 1
+            d = json.loads(line)
+            diags[d["code"]] += 1
+            if d["severity"] == "ERROR":
+                errors.append(f"{d['code']}: {d['message']}")
         out.print("      entities: " + ", ".join(f"{k} {v}" for k, v in sorted(ents.items())), highlight=False)
         if diags:
             out.print("      diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(diags.items())),
                       highlight=False)
+        for e in errors:
+            out.print(f"      why {p.status}: {e}", highlight=False, markup=False)
+    out.print(f"Packages are in {workdir / 'ir'}; inspect them with `diting verify --deep` or any JSON tool.",
+              highlight=False, markup=False)
     raise typer.Exit(1 if bad else 0)
 
 

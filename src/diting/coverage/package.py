@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 #: dimensions filled by later stages, and why they are empty here
 NOT_EXAMINED = {
-    "applications": "counted over a graph (diting coverage --db), not inside one package",
-    "cross_service_edges": "counted over a graph (diting coverage --db), not inside one package",
+    "applications": "counted over the graph of all packages of an estate, not inside one package",
+    "cross_service_edges": "counted over the graph of all packages of an estate, not inside one package",
     "branch_ledger": "branch ledgers are not extracted by this version of diting",
     "sql_statements": "SQL statements are not extracted by this version of diting",
     "config_keys": "config key references are not extracted by this version of diting",

@@ -89,8 +89,7 @@ class _Verifier:
             raise UserError(f"not a package directory: {self.pkg}")
         mpath = self.pkg / "manifest.json"
         if not mpath.is_file():
-            self.add("manifest.json", None, None, "missing: not an IR package")
-            return self.findings
+            raise UserError(f"not an IR package (no manifest.json): {self.pkg}")
         raw = mpath.read_bytes()
         try:
             self.manifest = json.loads(raw.decode("utf-8"))

@@ -9,8 +9,8 @@ segment is not a type the name is package-qualified.
 
 Visible types of a module are its own plus those of the in-repo modules it
 depends on (compile, provided, runtime), so a shared module resolves the same
-way in every package that holds it. Library types come from the JDK catalog
-(``data/jdk-types.txt``) or from explicit imports. A name that cannot be
+way in every package that holds it. Library types come from explicit imports, the
+JDK catalog (``data/jdk-types.txt``) and the ``catalog`` rules (well-known libraries). A name that cannot be
 resolved becomes ``?Simple``; several candidates from wildcard imports also
 give ``?Simple`` (never a guess).
 """
@@ -41,10 +41,13 @@ class TypeInfo:
     top_level: bool
 
 
-class JdkCatalog:
-    """Public top-level types of the JDK's exported ``java.*``/``javax.*`` packages."""
+class TypeCatalog:
+    """Known library types by package (simple name → kind): the JDK's public top-level types
+    of exported ``java.*``/``javax.*`` packages, plus the ``catalog`` rules (well-known
+    libraries; users add in-house ones). Used to resolve names brought in by wildcard
+    imports and to know whether a library type is an interface."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, libraries: dict[str, dict[str, str]] | None = None) -> None:
         self.packages: dict[str, dict[str, str]] = {}
         for line in text.splitlines():
             if not line or line.startswith("#"):
@@ -52,6 +55,8 @@ class JdkCatalog:
             pkg, simple, kind = line.split("\t")
             self.packages.setdefault(pkg, {})[simple] = kind
         self.sha256 = sha256_hex(text)
+        for pkg, types in sorted((libraries or {}).items()):
+            self.packages.setdefault(pkg, {}).update(types)
 
     def kind_of(self, fqn: str) -> str | None:
         pkg, _, simple = fqn.rpartition(".")
@@ -60,11 +65,15 @@ class JdkCatalog:
     def has_package(self, pkg: str) -> bool:
         return pkg in self.packages
 
+    def with_libraries(self, libraries: dict[str, dict[str, str]]) -> "TypeCatalog":
+        """This catalog plus library types (from ``catalog`` rules)."""
+        return TypeCatalog(_CATALOG_PATH.read_text(encoding="utf-8"), libraries)
+
 
 @lru_cache(maxsize=1)
-def jdk_catalog() -> JdkCatalog:
-    """The shipped JDK catalog (cached)."""
-    return JdkCatalog(_CATALOG_PATH.read_text(encoding="utf-8"))
+def jdk_catalog() -> TypeCatalog:
+    """The shipped JDK catalog alone (cached)."""
+    return TypeCatalog(_CATALOG_PATH.read_text(encoding="utf-8"))
 
 
 def module_types(module: str, files: list[FileFacts]) -> list[TypeInfo]:
@@ -94,7 +103,8 @@ def module_types(module: str, files: list[FileFacts]) -> list[TypeInfo]:
 class VisibleTypes:
     """Types visible from one module: its own first, then its dependencies'."""
 
-    def __init__(self, own: list[TypeInfo], deps: list[TypeInfo]) -> None:
+    def __init__(self, own: list[TypeInfo], deps: list[TypeInfo], catalog: TypeCatalog | None = None) -> None:
+        self.catalog = catalog or jdk_catalog()
         self.by_canonical: dict[str, list[TypeInfo]] = {}
         self.by_package: dict[str, dict[str, list[TypeInfo]]] = {}
         self.packages: set[str] = set()
@@ -216,7 +226,7 @@ class FileScope:
     def __init__(self, facts: FileFacts, visible: VisibleTypes) -> None:
         self.facts = facts
         self.visible = visible
-        self.jdk = jdk_catalog()
+        self.jdk = visible.catalog
         self.single: dict[str, str] = {}
         self.wildcards: list[str] = []
         self.static_single: dict[str, str] = {}

@@ -17,7 +17,7 @@ from typing import Any
 
 from diting.java.constants import ConstantFolder
 from diting.java.lombok import synthesize
-from diting.java.names import FileScope, Resolved, TypeInfo, jdk_catalog
+from diting.java.names import FileScope, Resolved, TypeCatalog, TypeInfo
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.ids import diagnostic_record_id, entity_record_id
@@ -85,7 +85,6 @@ class ModuleJava:
         self.folder = folder
         self.apps = application_annotations
         self.result = ModuleJavaResult()
-        self.jdk = jdk_catalog()
 
     # ------------------------------------------------------------ helpers
     def _ann_json(self, anns: list[Annotation], scope: FileScope, chain: list[int]) -> list[dict[str, Any]]:
@@ -142,7 +141,7 @@ class ModuleJava:
                 pending_supers.append((idx, kind, stable, itf, ev))
             if td.nesting == "ANONYMOUS" and td.anonymous_base is not None:
                 r = scope.resolve(td.anonymous_base, chain[1:], tv)
-                base_kind = r.infos[0].kind if r.infos else self.jdk.kind_of(r.name) if r.external else None
+                base_kind = r.infos[0].kind if r.infos else scope.jdk.kind_of(r.name) if r.external else None
                 if base_kind is not None:
                     pending_supers.append((idx, "IMPLEMENTS" if base_kind == "INTERFACE" else "EXTENDS", stable,
                                            td.anonymous_base, ev))
@@ -177,18 +176,18 @@ class ModuleJava:
                                  candidates=[entity_record_id("TYPE", t) for t in targets])
             return
         # a library (or otherwise known, not in-repo) type
-        ext_rid = self.external_type(r.name, ev)
+        ext_rid = self.external_type(r.name, ev, scope.jdk)
         self.rs.relation(kind, src_rid, src_stable, target_rid=ext_rid, target_key=f"ext:{r.name}",
                          status="RESOLVED", evidence=[ev], attributes={"external": True})
 
-    def external_type(self, binary: str, ev: str) -> str:
+    def external_type(self, binary: str, ev: str, catalog: TypeCatalog) -> str:
         """The EXTERNAL entity of a library type (created once per module, evidence united)."""
         rid = entity_record_id("EXTERNAL", f"ext:{binary}")
         if rid in self.rs.entities:
             self.rs.add_evidence(rid, [ev])
             return rid
-        kind = self.jdk.kind_of(binary)
-        attrs = {"known_from": "jdk-catalog" if kind else "import"}
+        kind = catalog.kind_of(binary)
+        attrs = {"known_from": "catalog" if kind else "import"}
         if kind:
             attrs["type_kind"] = kind
         return self.rs.entity("EXTERNAL", f"ext:{binary}", binary, [ev], attrs, symbol_kind="TYPE", artifact=None)

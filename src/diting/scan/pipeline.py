@@ -31,7 +31,7 @@ from diting.inventory.services import (
 )
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
 from diting.java.constants import ConstantFolder
-from diting.java.names import FileScope, TypeRegistry, VisibleTypes, module_types
+from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
 from diting.java.syntax import FileFacts, extract_file, skeleton
 from diting.rules import RuleSet, load_rules
@@ -83,6 +83,7 @@ class ScanResult:
     packages: list[PackageResult]
     excluded_services: list[tuple[str, str]]
     inventory_unmapped: list[str]
+    repo_id_basis: str = "--repo-id"
 
 
 @dataclass
@@ -142,7 +143,8 @@ class Scanner:
         self.options = options
         self.repo = GitRepo(repo_path)
         self.commit = self.repo.resolve_commit(rev)
-        self.repo_id = options.repo_id or default_repo_id(self.repo)
+        self.repo_id, self.repo_id_basis = (options.repo_id, "--repo-id") if options.repo_id else \
+            default_repo_id(self.repo)
         self.rules: RuleSet = load_rules(options.rules_dirs)
         self.inventory_file = InventoryFile.load(options.inventory) if options.inventory else None
         self.progress = Progress(quiet=options.quiet)
@@ -170,7 +172,7 @@ class Scanner:
             for plan in plans:
                 results.append(assembler.write(plan))
                 self.progress.advance()
-            return ScanResult(self.repo_id, self.commit, results, excluded, unmapped)
+            return ScanResult(self.repo_id, self.commit, results, excluded, unmapped, self.repo_id_basis)
 
     def _read_sources(self) -> None:
         """Read every Java and config file of every module; parse Java in worker processes."""
@@ -286,12 +288,13 @@ class Scanner:
         self.scopes: dict[str, FileScope] = {}
         folder = ConstantFolder()
         registry = TypeRegistry()
+        catalog = jdk_catalog().with_libraries(self.rules.library_types())
         for m in sorted(self.inv.modules):
             own = types_of.get(m, [])
             deps: list = []
             for other in self.closures.get(m, [m])[1:]:
                 deps.extend(types_of.get(other, []))
-            visible = VisibleTypes(own, deps)
+            visible = VisibleTypes(own, deps, catalog)
             if visible.own_module is None:
                 visible.own_module = m
             for facts in by_module.get(m, []):

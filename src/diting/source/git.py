@@ -216,14 +216,15 @@ def repo_id_from_url(url: str) -> str | None:
     return out or None
 
 
-def default_repo_id(repo: GitRepo) -> str:
-    """``--repo-id`` fallback: origin URL normalised, else the directory's base name (never a path)."""
+def default_repo_id(repo: GitRepo) -> tuple[str, str]:
+    """``--repo-id`` fallback and its basis: the origin URL normalised (``origin``), else the
+    directory's base name (``directory name``; never a path)."""
     url = repo.origin_url()
     if url:
         rid = repo_id_from_url(url)
         if rid:
-            return rid
+            return rid, "origin"
     name = repo.path.name
     if name.endswith(".git") and len(name) > 4:
         name = name[:-4]
-    return name or "repo"
+    return name or "repo", "directory name"
