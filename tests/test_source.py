@@ -137,3 +137,32 @@ def test_element_end_line_skips_comments_and_nesting():
     parsed = parse_xml(text.encode())
     lines = text.split("\n")
     assert element_end_line(lines, parsed.root[0]) == 6
+
+
+@pytest.mark.parametrize("route", ["ext", "uploadpack"])
+def test_a_partial_clone_never_fetches_or_runs_anything(tmp_path, route):
+    """A missing blob in a repository configured as a partial clone must not make git fetch it
+    through a transport the repository names (which could run an arbitrary command)."""
+    repo, sha = make_repo(tmp_path, {"pom.xml": "<project/>", "A.java": "class A {}"})
+    canary = tmp_path / "PWNED"
+    oid = subprocess.run(["git", "-C", str(repo), "rev-parse", f"{sha}:A.java"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    cfg = [("core.repositoryformatversion", "1"), ("extensions.partialClone", "origin"),
+           ("remote.origin.promisor", "true")]
+    if route == "ext":
+        cfg += [("protocol.ext.allow", "always"), ("remote.origin.url", f"ext::sh -c touch% {canary}")]
+    else:
+        upstream, _ = make_repo(tmp_path, {"x": "x"}, name="upstream")
+        cfg += [("protocol.file.allow", "always"), ("remote.origin.url", str(upstream)),
+                ("remote.origin.uploadpack", f"touch {canary}; git-upload-pack")]
+    for k, v in cfg:
+        subprocess.run(["git", "-C", str(repo), "config", k, v], check=True)
+    g = GitRepo(repo)
+    entries = g.ls_tree(sha)
+    missing = next(e for e in entries if e.path == "A.java")
+    assert missing.missing
+    with pytest.raises(UserError):
+        g.read_blob(missing.oid)
+    g.close()
+    assert not canary.exists()

@@ -41,6 +41,14 @@ def _git_env() -> dict[str, str]:
         "GIT_OPTIONAL_LOCKS": "0",
         "GIT_ATTR_NOSYSTEM": "1",
         "HOME": os.devnull,
+        # no transport at all: a partial clone's lazy fetch of a missing object would otherwise
+        # run whatever the repository's own config names (ext:: helpers, uploadpack commands);
+        # this overrides every protocol.*.allow setting, the repository's included
+        "GIT_ALLOW_PROTOCOL": "",
+        "GIT_PROTOCOL_FROM_USER": "0",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "",
+        "SSH_ASKPASS": "",
     }
     return env
 
@@ -51,6 +59,10 @@ _HARDENING = [
     "-c", "core.untrackedCache=false",
     "-c", "safe.directory=*",
     "-c", "protocol.allow=never",
+    "-c", "remote.origin.promisor=false",
+    "-c", "fetch.recurseSubmodules=false",
+    "-c", "core.sshCommand=false",
+    "-c", "core.gitProxy=false",
 ]
 
 
