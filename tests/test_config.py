@@ -86,3 +86,13 @@ def test_equal_rank_disagreement_is_ambiguous():
     assert cfg.get("a").status == "AMBIGUOUS" and len(cfg.get("a").candidates) == 2
     assert cfg.get("missing").status == "UNKNOWN"
     assert _cfg({"m/src/main/resources/application.yml": "a: ${nope}\n"}).get("a").status == "UNKNOWN"
+
+
+def test_placeholder_bombs_and_cycles_end():
+    bomb = "${a:x}" * 16
+    files = {"m/src/main/resources/application.properties": f"spring.application.name={bomb}\na={bomb}\n"
+                                                             "b=${c}\nc=${b}\nd=${d:dflt}\n"}
+    cfg = _cfg(files)
+    assert cfg.get("a").value == "x" * 16  # a refers to itself: the default applies, once per placeholder
+    assert cfg.get("spring.application.name").value == "x" * 256
+    assert cfg.get("b").status == "UNKNOWN" and cfg.get("d").value == "dflt"

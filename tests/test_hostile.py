@@ -222,3 +222,76 @@ def test_user_errors_are_one_line(tmp_path):
     assert r.returncode == 2 and "empty tree" in r.stderr
     for res in (r,):
         assert "Traceback" not in res.stderr
+
+
+def test_terminal_output_is_never_markup_or_escapes(tmp_path):
+    repo, _ = make_repo(tmp_path, shop({"svc/src/main/resources/application.properties":
+                                        "spring.application.name=svc[/]\\u001b[31mred\n"}))
+    subprocess.run(["git", "-C", str(repo), "config", "remote.origin.url", "https://h/[/]"], check=True)
+    r = run_cli("scan", str(repo), "--commit", "HEAD", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "svc[/]_[31mred" in r.stdout and r.stderr == ""
+    r = run_cli("scan", str(tmp_path / "no[/]pe"), "--commit", "HEAD")
+    assert r.returncode == 2 and "no[/]pe" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_service_ids_never_share_or_escape_a_directory(tmp_path):
+    root = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>a</module><module>b</module><module>c</module><module>d</module></modules>")
+    files = {"pom.xml": root}
+    names = {"a": "订单服务", "b": "支付服务", "c": "order/../api", "d": "x" * 300}
+    for m, name in names.items():
+        files[f"{m}/pom.xml"] = pom(m, body=BOOT_PLUGIN)
+        files[f"{m}/src/main/java/shop/App.java"] = APP
+        files[f"{m}/src/main/resources/application.properties"] = f"spring.application.name={name}\n"
+    repo, _ = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    doc = scan_json(repo, out)
+    dirs = {Path(p["path"]).name for p in doc["packages"]}
+    assert len(dirs) == len(doc["packages"]) == 5
+    assert all(Path(p["path"]).parent == out for p in doc["packages"])
+    assert "订单服务@" + doc["commit_sha"][:12] in dirs
+    assert all(len(d.encode()) <= 180 for d in dirs)
+    for p in doc["packages"]:
+        assert verify_package(Path(p["path"]), deep=True, repo=repo) == []
+
+
+def test_surrogates_and_escape_codecs_never_break_a_scan(tmp_path):
+    files = shop({
+        "svc/src/main/resources/application.properties": "spring.application.name=svc\\uD800x\n",
+        "svc/src/main/java/shop/Emoji.java": 'package shop;\nclass Emoji { static final String E = "\\uD83D" + '
+                                               '"\\uDE00"; static final String L = "\\uD800"; }\n',
+        "svc/src/main/java/shop/U16.java": b"\xff\xfe" + "package shop;\nclass U16 {}\n".encode("utf-16-le"),
+    })
+    files["lib/pom.xml"] = ('<?xml version="1.0" encoding="unicode_escape"?>\n<project><modelVersion>4.0.0'
+                            '</modelVersion><groupId>g</groupId><artifactId>lib\\ud800</artifactId><version>1'
+                            '</version></project>\xff').encode("latin-1")
+    root = pom("shop-parent", parent=None, packaging="pom",
+               body="<modules><module>svc</module><module>lib</module></modules>")
+    files["pom.xml"] = root
+    repo, _ = make_repo(tmp_path, files)
+    doc = scan_json(repo, tmp_path / "out")
+    svc = next(p for p in doc["packages"] if p["kind"] == "SERVICE")
+    assert svc["service_id"] == "svc\ufffdx"
+    names = entity_names(svc)
+    assert {"shop.Emoji", "shop.U16"} <= names
+    for p in doc["packages"]:
+        assert verify_package(Path(p["path"]), deep=True, repo=repo) == []
+
+
+def test_non_utf8_file_names_stay_distinct(tmp_path):
+    src = tmp_path / "src"
+    (src / "svc/src/main/java/shop").mkdir(parents=True)
+    for rel, content in shop({}).items():
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content) if isinstance(content, str) else p.write_bytes(content)
+    base = bytes(src / "svc/src/main/java/shop")
+    for i, b in enumerate((b"\xff", b"\xfe")):
+        open(base + b"/Bad" + b + b".java", "wb").write(f"package shop; class Bad{i} {{}}".encode())
+    from diting.demo import commit_tree
+    repo = tmp_path / "repo"
+    commit_tree(src, repo)
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    assert {"shop.Bad0", "shop.Bad1"} <= entity_names(pkg)
+    assert verify_package(Path(pkg["path"]), deep=True, repo=repo) == []

@@ -175,3 +175,15 @@ def test_source_directory_is_interpolated():
     assert c.source_roots == ["c/src/main/java2"]
     assert c.resource_roots == ["c/src/main/resources"]
     assert [f.code for f in c.findings] == ["PROPERTY_UNRESOLVED"]
+
+
+def test_property_bombs_and_cycles_end():
+    props = "".join(f"<p{i}>{('${p' + str(i + 1) + '}') * 16}</p{i}>" for i in range(10)) + "<p10>x</p10>"
+    x = P(f"<groupId>g</groupId><artifactId>x</artifactId><version>${{p0}}</version><properties>{props}"
+          "<a>${b}</a><b>${a}</b></properties>")
+    m = model_of({"x/pom.xml": x})
+    mod = m.modules["x/pom.xml"]
+    assert mod.version == "${p0}"  # 16^10 characters: unresolved, not expanded
+    assert any(f.code == "PROPERTY_UNRESOLVED" for f in mod.findings)
+    assert m.interpolate("${a}", mod, None)[1] == ["a"]
+    assert m.interpolate("${p9}", mod, None)[0] == "x" * 16

@@ -22,6 +22,7 @@ def records(files: dict[str, str | bytes]) -> tuple[RecordSet, ModuleJava, dict]
     folder = ConstantFolder()
     for f in facts:
         folder.add_file("m", f, scopes[f.path])
+    folder.precompute()
     rs = RecordSet("r", "0" * 40)
     mod = rs.entity("MODULE", NS, NS, [rs.segment("pom.xml", ["<project/>"], 1, 1, "BUILD", "utf-8")])
     mj = ModuleJava(rs, NS, mod, {"m": NS}, folder, {"org.springframework.boot.autoconfigure.SpringBootApplication"})
@@ -197,6 +198,17 @@ def test_constant_folding():
                                                            {"value": "3", "type": "int"}]
 
 
+def test_constant_bombs_are_bounded():
+    doubling = "package p; class B { static final String C0 = \"xxxxxxxxxxxxxxxx\";\n" + "".join(
+        f"static final String C{i} = C{i - 1} + C{i - 1};\n" for i in range(1, 41)) + "}"
+    chain = "package p; class K {\n" + "".join(f"static final int K{i} = K{i + 1} + 1;\n" for i in range(400)) + \
+        "static final int K400 = 0; }"
+    _, _, ents = records({"src/p/B.java": doubling, "src/p/K.java": chain})
+    assert ents[f"{NS}/p.B.C12"]["attributes"]["constant_value"] == "x" * 16 * 4096
+    assert "constant_value" not in ents[f"{NS}/p.B.C40"]["attributes"]
+    assert ents[f"{NS}/p.K.K0"]["attributes"]["constant_value"] == "400"
+
+
 def test_parse_errors_keep_what_parsed():
     src = "package p;\npublic class Broken {\n  void ok() {}\n  void bad( {\n  }\n  int after() { return 1; }\n}\n"
     rs, mj, ents = records({"src/p/Broken.java": src})
@@ -250,3 +262,12 @@ public class Impl extends Base {
     assert f"{NS}/p.Impl#status(p.Api$Code)" in ents
     assert f"{NS}/p.Impl$1#accept(java.lang.Object)" in ents
     assert not [d for d in rs.diagnostics.values() if d["code"] in ("TYPE_UNRESOLVED", "PARSE_ERROR")]
+
+
+def test_deep_nesting_is_bounded():
+    src = "package p;\n" + "class N{" * 200 + "void m(){}" + "}" * 200 + "\n"
+    rs, mj, ents = records({"src/p/N.java": src})
+    types = kinds(ents, "TYPE")
+    assert len(types) == 65
+    assert max(len(t) for t in types) < 1000
+    assert any("nested deeper than 64" in d["message"] for d in rs.diagnostics.values())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -179,3 +180,55 @@ def test_profile_option_and_inventory_file(estate, tmp_path):
     assert doc["inventory_unmapped"] == ["ghost"]
     ai = json.loads((Path(ids["order-center"]["path"]) / "analysis_input.json").read_text())
     assert ai["spring_profiles"] == ["prod"] and "missing" not in ai["inventory"]
+
+
+def test_writer_sweeps_leftovers_and_replaces_whatever_is_in_the_way(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = out / ".pkg@1.tmp-999999999-abcd"  # a pid that cannot be running
+    dead.mkdir()
+    (dead / "analysis_input.json").write_text("{}")
+    alive = out / f".pkg@1.tmp-{os.getpid()}-abcd"
+    alive.mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    (out / "pkg@1").symlink_to(target)
+    path, status = write_atomically(out, "pkg@1", {"manifest.json": b"{}", "a.json": b"1"})
+    assert status == "replaced" and path.is_dir() and not path.is_symlink()
+    assert (target / "keep.txt").read_text() == "keep"  # a symlink in the way is removed, never followed
+    assert not dead.exists() and alive.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted([alive.name, "pkg@1"])
+    assert oct(path.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_concurrent_writers_end_with_one_whole_package(tmp_path):
+    import threading
+    out = tmp_path / "out"
+    files_a = {"manifest.json": b'{"a":1}', "x.json": b"a" * 1000}
+    files_b = {"manifest.json": b'{"b":1}', "x.json": b"b" * 1000}
+    errors = []
+
+    def writer(files):
+        try:
+            for _ in range(30):
+                write_atomically(out, "pkg@1", files)
+        except OSError as exc:  # pragma: no cover - a failure is what the test looks for
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(f,)) for f in (files_a, files_b, files_a)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    final = out / "pkg@1"
+    assert (final / "manifest.json").read_bytes() in (files_a["manifest.json"], files_b["manifest.json"])
+    assert (final / "x.json").read_bytes()[:1] == (final / "manifest.json").read_bytes()[2:3]
+    assert [p.name for p in out.iterdir()] == ["pkg@1"]

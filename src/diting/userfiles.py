@@ -9,6 +9,9 @@ import yaml
 
 from diting.errors import UserError
 
+#: a rule or inventory file larger than this is refused
+MAX_USER_FILE_BYTES = 16 * 1024 * 1024
+
 
 def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], bytes]:
     """The YAML mapping in ``path`` (whose ``key`` is a list), and the file's bytes.
@@ -16,9 +19,12 @@ def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], byt
     ``what`` names the file in messages ("inventory file", "rule file"). Raises
     :class:`UserError` when the file cannot be read, is not YAML, or has no such list."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_USER_FILE_BYTES + 1)
     except OSError as exc:
         raise UserError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    if len(data) > MAX_USER_FILE_BYTES:
+        raise UserError(f"{what} {path} is larger than {MAX_USER_FILE_BYTES} bytes")
     try:
         doc = yaml.safe_load(data.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -8,24 +8,38 @@ goes to stderr.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from diting import __version__
 from diting.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="diting: what the Java source of a microservice estate provably does.")
-err = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True, highlight=False)
+# markup is off everywhere: text from a scanned repository (paths, ids, URLs) is never markup
+err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
+out = Console(soft_wrap=True, markup=False, highlight=False)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(value: object) -> str:
+    """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+
+
+def say(console: Console, *parts: str | tuple[str, str]) -> None:
+    """Print plain parts (made terminal-safe) and ``(text, style)`` parts on one line."""
+    console.print(Text.assemble(*[(_safe(p[0]), p[1]) if isinstance(p, tuple) else _safe(p) for p in parts]))
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    say(err, ("error: ", "bold red"), message)
     raise typer.Exit(code)
 
 
@@ -71,8 +85,8 @@ def scan(
         _fail(exc.message, exc.exit_code)
         return
     if result.repo_id_basis == "directory name" and not quiet and not as_json:
-        err.print(f"note: repo id {result.repo_id!r} is the directory name (no origin remote); "
-                  "pass --repo-id to name the repository", highlight=False)
+        say(err, f"note: repo id {result.repo_id!r} is the directory name (no origin remote); "
+                 "pass --repo-id to name the repository")
     if as_json:
         print(json.dumps({
             "repo_id": result.repo_id, "commit_sha": result.commit_sha,
@@ -83,17 +97,17 @@ def scan(
             "inventory_unmapped": result.inventory_unmapped,
         }, indent=2, sort_keys=True))
         return
-    out.print(f"{result.repo_id} @ {result.commit_sha}: {len(result.packages)} package(s)", highlight=False)
+    say(out, f"{result.repo_id} @ {result.commit_sha}: {len(result.packages)} package(s)")
     for p in result.packages:
         why = ",".join(sorted(set(p.basis))) or ("module outside every service" if p.kind == "LIB" else "-")
-        out.print(f"  {p.status:<8} {p.kind:<7} {p.service_id}  [{why}]  modules={len(p.modules)} "
-                  f"entities={p.counts.get('entities', 0)} relations={p.counts.get('relations', 0)} "
-                  f"errors={p.counts.get('errors', 0)} warnings={p.counts.get('warnings', 0)}\n"
-                  f"           → {p.path} ({p.write_status})", highlight=False, markup=False, soft_wrap=True)
+        say(out, f"  {p.status:<8} {p.kind:<7} {p.service_id}  [{why}]  modules={len(p.modules)} "
+                 f"entities={p.counts.get('entities', 0)} relations={p.counts.get('relations', 0)} "
+                 f"errors={p.counts.get('errors', 0)} warnings={p.counts.get('warnings', 0)}")
+        say(out, f"           → {p.path} ({p.write_status})")
     for s, m in result.excluded_services:
-        out.print(f"excluded by the inventory: {s} ({m})")
+        say(out, f"excluded by the inventory: {s} ({m})")
     for s in result.inventory_unmapped:
-        out.print(f"inventory service without a module here: {s}")
+        say(out, f"inventory service without a module here: {s}")
 
 
 @app.command()
@@ -115,15 +129,14 @@ def verify(
                            "findings": [f.as_dict() for f in findings]})
             if not as_json:
                 if findings:
-                    out.print(f"[red]INVALID[/] {pkg}: {len(findings)} finding(s)", highlight=False)
+                    say(out, ("INVALID", "red"), f" {pkg}: {len(findings)} finding(s)")
                     for f in findings[:200]:
-                        out.print(f"  {f}", highlight=False, soft_wrap=True)
+                        say(out, f"  {f}")
                     if len(findings) > 200:
-                        out.print(f"  … and {len(findings) - 200} more", highlight=False)
+                        say(out, f"  … and {len(findings) - 200} more")
                 else:
-                    out.print(f"[green]valid[/] {pkg}" + (" (deep)" if deep else "") + (" (segments re-read)"
-                                                                                       if repo else ""),
-                              highlight=False)
+                    say(out, ("valid", "green"), f" {pkg}" + (" (deep)" if deep else "")
+                        + (" (segments re-read)" if repo else ""))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
     if as_json:
@@ -141,7 +154,7 @@ def schema(out_dir: Annotated[Path, typer.Option("--out", help="Directory for th
         _fail(f"cannot write schemas into {out_dir}: {exc.strerror or exc}")
         return
     for p in written:
-        out.print(str(p), highlight=False)
+        say(out, str(p))
 
 
 @app.command()
@@ -160,27 +173,27 @@ def demo(
         prepare_workdir(workdir)
         repo = workdir / "estate-repo"
         sha = build_fixture_repo(repo)
-        out.print(f"1. built the fixture estate into {repo} at commit {sha}", highlight=False)
+        say(out, f"1. built the fixture estate into {repo} at commit {sha}")
         result = run_scan(repo, sha, ScanOptions(out=workdir / "ir", repo_id="fixtures/estate", quiet=True))
-        out.print(f"2. scanned it: {len(result.packages)} packages under {workdir / 'ir'}", highlight=False)
+        say(out, f"2. scanned it: {len(result.packages)} packages under {workdir / 'ir'}")
         bad = 0
         for p in result.packages:
             findings = verify_package(p.path, deep=True, repo=repo)
             bad += len(findings)
             for f in findings[:20]:
-                out.print(f"   INVALID {p.service_id}: {f}", highlight=False, markup=False)
-        out.print(f"3. verified every package (--deep, segments re-read from the repository): "
-                  f"{'all valid' if not bad else f'{bad} finding(s)'}", highlight=False)
+                say(out, f"   INVALID {p.service_id}: {f}")
+        say(out, f"3. verified every package (--deep, segments re-read from the repository): "
+                  f"{'all valid' if not bad else f'{bad} finding(s)'}")
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
         return
-    out.print("4. what was found:", highlight=False)
+    say(out, "4. what was found:")
     for p in result.packages:
         if p.kind == "SERVICE":
             why = "a deployable service: " + ", ".join(sorted(set(p.basis)))
         else:
             why = "in-repo modules outside every service"
-        out.print(f"   {p.service_id} ({why}) — status {p.status}", highlight=False, markup=False)
+        say(out, f"   {p.service_id} ({why}) — status {p.status}")
         ents: Counter[str] = Counter()
         diags: Counter[str] = Counter()
         errors = []
@@ -191,14 +204,12 @@ def demo(
             diags[d["code"]] += 1
             if d["severity"] == "ERROR":
                 errors.append(f"{d['code']}: {d['message']}")
-        out.print("      entities: " + ", ".join(f"{k} {v}" for k, v in sorted(ents.items())), highlight=False)
+        say(out, "      entities: " + ", ".join(f"{k} {v}" for k, v in sorted(ents.items())))
         if diags:
-            out.print("      diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(diags.items())),
-                      highlight=False)
+            say(out, "      diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(diags.items())))
         for e in errors:
-            out.print(f"      why {p.status}: {e}", highlight=False, markup=False)
-    out.print(f"Packages are in {workdir / 'ir'}; inspect them with `diting verify --deep` or any JSON tool.",
-              highlight=False, markup=False)
+            say(out, f"      why {p.status}: {e}")
+    say(out, f"Packages are in {workdir / 'ir'}; inspect them with `diting verify --deep` or any JSON tool.")
     raise typer.Exit(1 if bad else 0)
 
 
@@ -209,13 +220,13 @@ def run() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        err.print("interrupted")
+        say(err, "interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if os.environ.get("DITING_DEBUG") == "1":
             raise
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for details; "
-                  "please report it)", highlight=False, soft_wrap=True)
+        say(err, ("internal error: ", "bold red"), f"{type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for "
+            "details; please report it)")
         sys.exit(3)
 
 

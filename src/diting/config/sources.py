@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from diting.source.text import scrub_surrogates
+
 try:  # the C loader is faster and equally safe
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - pure-Python PyYAML
@@ -136,8 +138,8 @@ def parse_properties(path: str, text: str) -> ConfigFile:
             j += 1
             while j < len(logical) and logical[j] in " \t\f":
                 j += 1
-        raw_key = _unescape_props("".join(key_chars))
-        value = _unescape_props(logical[j:])
+        raw_key = scrub_surrogates(_unescape_props("".join(key_chars)))
+        value = scrub_surrogates(_unescape_props(logical[j:]))
         entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, start + 1, i))
     return ConfigFile(path, "properties", [ConfigDocument(entries)])
 
@@ -164,7 +166,7 @@ def parse_yaml(path: str, text: str) -> ConfigFile:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        cf.error = str(getattr(exc, "problem", None) or exc).strip()
+        cf.error = " ".join(str(getattr(exc, "problem", None) or exc).split())
         cf.error_line = mark.line + 1 if mark is not None else None
         return cf
     except (ValueError, RecursionError) as exc:
@@ -196,14 +198,15 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
             for k, v in cur.value:
                 if not isinstance(k, yaml.ScalarNode):
                     continue
-                key = f"{pre}.{k.value}" if pre else str(k.value)
+                name = scrub_surrogates(str(k.value))
+                key = f"{pre}.{name}" if pre else name
                 items.append((v, key, k.start_mark.line + 1, d + 1))
             stack.extend(reversed(items))
         elif isinstance(cur, yaml.SequenceNode):
             items = [(v, f"{pre}[{i}]", v.start_mark.line + 1, d + 1) for i, v in enumerate(cur.value)]
             stack.extend(reversed(items))
         elif isinstance(cur, yaml.ScalarNode):
-            value = cur.value if cur.tag != "tag:yaml.org,2002:null" else ""
+            value = scrub_surrogates(str(cur.value)) if cur.tag != "tag:yaml.org,2002:null" else ""
             end = cur.end_mark.line + 1 if cur.end_mark.column > 0 else cur.end_mark.line
             out.append(ConfigEntry(canonical_key(pre), pre, str(value), line, max(line, end)))
 

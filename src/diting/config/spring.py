@@ -21,6 +21,8 @@ from diting.config.sources import ConfigEntry, ConfigFile, canonical_key, filter
 
 _NAME = re.compile(r"^(application|bootstrap)(?:-([^./]+))?\.(properties|yml|yaml)$")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+#: a resolved config value longer than this is treated as no value (placeholder bombs)
+MAX_VALUE_CHARS = 65536
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,26 @@ class SpringConfig:
                 hits.append((src, found))
         return hits
 
-    def get(self, key: str, _depth: int = 0) -> ResolvedValue:
-        """Resolve ``key`` (any relaxed form) with precedence and placeholders."""
-        ck = canonical_key(key)
+    def get(self, key: str) -> ResolvedValue:
+        """Resolve ``key`` (any relaxed form) with precedence and placeholders. Each key is
+        resolved once (memoised); a key that refers to itself is a cycle, never expanded."""
+        return self._get(canonical_key(key), set())
+
+    def _get(self, ck: str, active: set[str]) -> ResolvedValue:
+        memo = self.__dict__.setdefault("_memo", {})
+        if ck in memo:
+            return memo[ck]
+        if ck in active:
+            return ResolvedValue(ck, "UNKNOWN", None, basis="PLACEHOLDER_CYCLE")
+        active.add(ck)
+        try:
+            result = self._resolve(ck, active)
+        finally:
+            active.discard(ck)
+        memo[ck] = result
+        return result
+
+    def _resolve(self, ck: str, active: set[str]) -> ResolvedValue:
         hits = self._entries(ck)
         if not hits:
             return ResolvedValue(ck, "UNKNOWN", None)
@@ -97,24 +116,22 @@ class SpringConfig:
             return ResolvedValue(ck, "AMBIGUOUS", None, candidates=tuple(sorted((s.path, e.value, e.line)
                                                                                 for s, e in same)))
         src, entry = hits[0]
-        value, basis, missing = self._placeholders(entry.value, _depth)
+        value, basis, missing = self._placeholders(entry.value, active)
         if value is None:
             return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing))
         return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis)
 
-    def _placeholders(self, value: str, depth: int) -> tuple[str | None, str, list[str]]:
+    def _placeholders(self, value: str, active: set[str]) -> tuple[str | None, str, list[str]]:
+        """Expand ``${name:default}`` left to right (each placeholder once; defaults are not
+        re-expanded). A value longer than :data:`MAX_VALUE_CHARS` is not a value."""
         basis = "CONFIG_FILE"
         missing: list[str] = []
-        if depth > 8:
-            return None, "PLACEHOLDER_CYCLE", missing
-        out = value
-        for _ in range(16):
-            m = _PLACEHOLDER.search(out)
-            if m is None:
-                break
-            body = m.group(1)
-            name, sep, default = body.partition(":")
-            inner = self.get(name, depth + 1) if name else ResolvedValue(name, "UNKNOWN", None)
+        parts: list[str] = []
+        pos = 0
+        size = 0
+        for m in _PLACEHOLDER.finditer(value):
+            name, sep, default = m.group(1).partition(":")
+            inner = self._get(canonical_key(name), active) if name.strip() else ResolvedValue(name, "UNKNOWN", None)
             if inner.status == "RESOLVED" and inner.value is not None:
                 rep = inner.value
                 if inner.basis != "CONFIG_FILE":
@@ -125,7 +142,16 @@ class SpringConfig:
             else:
                 missing.append(name)
                 return None, "PLACEHOLDER_UNRESOLVED", missing
-            out = out[:m.start()] + rep + out[m.end():]
+            parts.append(value[pos:m.start()])
+            parts.append(rep)
+            size += m.start() - pos + len(rep)
+            pos = m.end()
+            if size > MAX_VALUE_CHARS:
+                return None, "VALUE_TOO_LONG", missing
+        parts.append(value[pos:])
+        out = "".join(parts)
+        if len(out) > MAX_VALUE_CHARS:
+            return None, "VALUE_TOO_LONG", missing
         return out, basis, missing
 
 

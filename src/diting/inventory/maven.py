@@ -21,6 +21,8 @@ from diting.source.paths import join_inside
 
 BOOT_PLUGIN = ("org.springframework.boot", "spring-boot-maven-plugin")
 _PROP = re.compile(r"\$\{([^}$]+)\}")
+#: an interpolated value longer than this is treated as unresolvable (property bombs)
+MAX_VALUE_CHARS = 65536
 
 #: module role by artifactId suffix (SPEC §4.1; seed L100–103)
 ROLE_SUFFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -125,7 +127,9 @@ class MavenModel:
     """
 
     def __init__(self, poms: dict[str, RawPom], user_properties: dict[str, str],
-                 well_known_parent, tree_paths: set[str], gitlinks: set[str]) -> None:
+                 well_known_parent, tree_paths: set[str], gitlinks: set[str],
+                 symlinks: set[str] | None = None) -> None:
+        self.symlinks = symlinks or set()
         self.poms = poms
         self.user_properties = user_properties
         self.well_known_parent = well_known_parent
@@ -345,7 +349,7 @@ class MavenModel:
             mod.own_plugins.append((p, skip))
 
         # layout: source and resource roots (interpolated; an unresolvable one falls back to Maven's default)
-        def root(value: str, default: str, what: str) -> str:
+        def root(value: str, default: str, what: str) -> str | None:
             rel = value.replace("${project.basedir}/", "").replace("${basedir}/", "").strip()
             out, missing = self.interpolate(rel, mod, parent)
             if missing:
@@ -357,9 +361,11 @@ class MavenModel:
             return self._root(mod, out)
 
         src = raw.source_directory or self._inherited(mod, "source_directory")
-        mod.source_roots = [root(src, "src/main/java", "sourceDirectory") if src else self._root(mod, "src/main/java")]
+        src_root = root(src, "src/main/java", "sourceDirectory") if src else self._root(mod, "src/main/java")
+        mod.source_roots = [src_root] if src_root is not None else []
         res = raw.resource_directories or self._inherited(mod, "resource_directories") or ["src/main/resources"]
-        mod.resource_roots = sorted({root(r, "src/main/resources", "resource directory") for r in res})
+        mod.resource_roots = sorted({r for r in (root(x, "src/main/resources", "resource directory") for x in res)
+                                     if r is not None})
         mod.java_level = self._java_level(mod)
         enc = props.get("project.build.sourceEncoding")
         mod.source_encoding = self.interpolate(enc, mod, parent)[0] if enc else None
@@ -377,8 +383,9 @@ class MavenModel:
                                         "not in this repository's tree", path, line, line, path, f"module|{name}"))
                 continue
             if pom_path not in self.poms:
-                findings.append(Finding("MODULE_SKIPPED", f"module {name} is declared but {pom_path} does not exist "
-                                        "at this commit", path, line, line, path, f"module|{name}"))
+                why = "is a symlink, never followed" if pom_path in self.symlinks else "does not exist at this commit"
+                findings.append(Finding("MODULE_SKIPPED", f"module {name} is declared but {pom_path} {why}",
+                                        path, line, line, path, f"module|{name}"))
                 continue
             mod.module_paths.append(pom_path)
 
@@ -396,10 +403,16 @@ class MavenModel:
         return None
 
     @staticmethod
-    def _root(mod: MavenModule, rel: str) -> str:
+    def _root(mod: MavenModule, rel: str) -> str | None:
+        """A source or resource root inside the repository; one that would leave the tree
+        is reported (PATH_OUTSIDE_TREE) and gives None."""
         rel = rel.strip().strip("/")
         joined = join_inside(mod.dir, rel)
-        return joined if joined is not None else f"{mod.dir}/{rel}".strip("/")
+        if joined is None:
+            mod.findings.append(Finding("PATH_OUTSIDE_TREE", f"source or resource directory {rel!r} leaves the "
+                                        "repository; not read", mod.pom_path, 0, 0, mod.pom_path, f"root|{rel}"))
+            return None
+        return joined
 
     def _java_level(self, mod: MavenModule) -> str | None:
         p = mod.properties
@@ -470,26 +483,48 @@ class MavenModel:
         return None
 
     def interpolate(self, value: str, mod: MavenModule, parent: MavenModule | None) -> tuple[str, list[str]]:
-        """Replace ``${…}`` recursively (nested properties, cycle-safe). Returns the value and
-        the names that stayed unresolved."""
+        """Replace ``${…}`` recursively: each property is expanded once (memoised), a cycle is
+        unresolved, and an expansion longer than :data:`MAX_VALUE_CHARS` is unresolved.
+        Returns the value and the names that stayed unresolved."""
         missing: list[str] = []
-        out = value
-        for _ in range(16):
-            changed = False
+        memo: dict[str, str | None] = {}
 
-            def repl(m: re.Match[str]) -> str:
-                nonlocal changed
-                v = self.lookup(m.group(1), mod, parent)
-                if v is None or f"${{{m.group(1)}}}" in v:
+        def resolve(name: str, active: set[str]) -> str | None:
+            if name in memo:
+                return memo[name]
+            if name in active:
+                return None
+            raw = self.lookup(name, mod, parent)
+            if raw is None:
+                memo[name] = None
+                return None
+            active.add(name)
+            out = expand(raw, active)
+            active.discard(name)
+            memo[name] = out if out is not None and len(out) <= MAX_VALUE_CHARS and "${" not in out else None
+            return memo[name]
+
+        def expand(text: str, active: set[str]) -> str | None:
+            parts: list[str] = []
+            pos = size = 0
+            for m in _PROP.finditer(text):
+                v = resolve(m.group(1), active)
+                if v is None:
                     if m.group(1) not in missing:
                         missing.append(m.group(1))
-                    return m.group(0)
-                changed = True
-                return v
+                    v = m.group(0)
+                parts.append(text[pos:m.start()])
+                parts.append(v)
+                size += m.start() - pos + len(v)
+                pos = m.end()
+                if size > MAX_VALUE_CHARS:
+                    return None
+            parts.append(text[pos:])
+            return "".join(parts)
 
-            out = _PROP.sub(repl, out)
-            if not changed:
-                break
+        out = expand(value, set())
+        if out is None:
+            return value, sorted(set(_PROP.findall(value))) or ["(too long)"]
         return out, [m for m in missing if f"${{{m}}}" in out]
 
     # ---------------------------------------------------------------- reactor

@@ -16,7 +16,7 @@ from diting.source.xmlsafe import (
     child,
     child_text,
     children,
-    element_end_line,
+    element_ends,
     element_text,
     parse_xml,
 )
@@ -116,12 +116,18 @@ class RawPom:
     project_span: Span | None = None
 
 
-def _span(lines: list[str], el: etree._Element) -> Span:
-    start = el.sourceline or 1
-    return Span(start, max(start, element_end_line(lines, el)))
+class _Spans:
+    """Line spans of the elements of one parsed pom (end lines from one lexer pass)."""
+
+    def __init__(self, text: str, root: etree._Element) -> None:
+        self.ends = element_ends(text, root)
+
+    def __call__(self, el: etree._Element) -> Span:
+        start = el.sourceline or 1
+        return Span(start, max(start, self.ends.get(el, start)))
 
 
-def _deps(lines: list[str], container: etree._Element | None) -> list[Dependency]:
+def _deps(span: _Spans, container: etree._Element | None) -> list[Dependency]:
     out: list[Dependency] = []
     if container is None:
         return out
@@ -134,22 +140,22 @@ def _deps(lines: list[str], container: etree._Element | None) -> list[Dependency
         out.append(Dependency(
             child_text(d, "groupId"), child_text(d, "artifactId"), child_text(d, "version"),
             child_text(d, "scope"), child_text(d, "type"), child_text(d, "classifier"),
-            (child_text(d, "optional") or "").strip().lower() == "true", excl, _span(lines, d)))
+            (child_text(d, "optional") or "").strip().lower() == "true", excl, span(d)))
     return out
 
 
-def _plugins(lines: list[str], container: etree._Element | None) -> list[Plugin]:
+def _plugins(span: _Spans, container: etree._Element | None) -> list[Plugin]:
     out: list[Plugin] = []
     if container is None:
         return out
     for p in children(container, "plugin"):
         conf = child(p, "configuration")
         out.append(Plugin(child_text(p, "groupId"), child_text(p, "artifactId"),
-                          child_text(conf, "skip") if conf is not None else None, _span(lines, p)))
+                          child_text(conf, "skip") if conf is not None else None, span(p)))
     return out
 
 
-def _properties(lines: list[str], el: etree._Element | None) -> tuple[dict[str, str], dict[str, Span]]:
+def _properties(span: _Spans, el: etree._Element | None) -> tuple[dict[str, str], dict[str, Span]]:
     props: dict[str, str] = {}
     spans: dict[str, Span] = {}
     if el is None:
@@ -159,7 +165,7 @@ def _properties(lines: list[str], el: etree._Element | None) -> tuple[dict[str, 
         if not name:
             continue
         props[name] = element_text(p)
-        spans[name] = _span(lines, p)
+        spans[name] = span(p)
     return props, spans
 
 
@@ -182,21 +188,22 @@ def read_pom(path: str, data: bytes) -> RawPom:
         pom.error_line = doc.error_line
         return pom
     root = doc.root
+    spans = _Spans(doc.decoded.text, root)
     if root.tag.rsplit("}", 1)[-1] != "project":
         pom.error = f"root element is <{root.tag.rsplit('}', 1)[-1]}>, not <project>"
         pom.error_line = root.sourceline
         return pom
-    pom.project_span = _span(lines, root)
+    pom.project_span = spans(root)
     pom.group_id = child_text(root, "groupId")
     pom.artifact_id = child_text(root, "artifactId")
     a = child(root, "artifactId")
     if a is not None:
-        pom.artifact_span = _span(lines, a)
+        pom.artifact_span = spans(a)
     pom.version = child_text(root, "version")
     pom.packaging = child_text(root, "packaging")
     pk = child(root, "packaging")
     if pk is not None:
-        pom.packaging_span = _span(lines, pk)
+        pom.packaging_span = spans(pk)
     pom.name = child_text(root, "name")
     par = child(root, "parent")
     if par is not None:
@@ -205,14 +212,14 @@ def read_pom(path: str, data: bytes) -> RawPom:
         if rp is not None:
                 rel = element_text(rp)
         pom.parent = ParentRef(child_text(par, "groupId"), child_text(par, "artifactId"), child_text(par, "version"),
-                               rel, _span(lines, par))
-    pom.properties, pom.property_spans = _properties(lines, child(root, "properties"))
-    pom.dependencies = _deps(lines, child(root, "dependencies"))
-    pom.dependency_management = _deps(lines, child(child(root, "dependencyManagement"), "dependencies"))
+                               rel, spans(par))
+    pom.properties, pom.property_spans = _properties(spans, child(root, "properties"))
+    pom.dependencies = _deps(spans, child(root, "dependencies"))
+    pom.dependency_management = _deps(spans, child(child(root, "dependencyManagement"), "dependencies"))
     pom.modules = _modules(child(root, "modules"))
     build = child(root, "build")
-    pom.plugins = _plugins(lines, child(build, "plugins"))
-    pom.managed_plugins = _plugins(lines, child(child(build, "pluginManagement"), "plugins"))
+    pom.plugins = _plugins(spans, child(build, "plugins"))
+    pom.managed_plugins = _plugins(spans, child(child(build, "pluginManagement"), "plugins"))
     pom.source_directory = child_text(build, "sourceDirectory")
     res = child(build, "resources")
     if res is not None:
@@ -240,16 +247,16 @@ def read_pom(path: str, data: bytes) -> RawPom:
                 if pe is not None:
                     prop = (child_text(pe, "name") or "", child_text(pe, "value"))
                 other = any(c is not None for c in (child(act, "jdk"), child(act, "os"), child(act, "file")))
-            pprops, pspans = _properties(lines, child(prof, "properties"))
+            pprops, pspans = _properties(spans, child(prof, "properties"))
             pbuild = child(prof, "build")
             pom.profiles.append(ProfileDecl(
                 id=child_text(prof, "id") or "", active_by_default=abd, activation_property=prop,
                 has_other_activation=other, properties=pprops, property_spans=pspans,
-                dependencies=_deps(lines, child(prof, "dependencies")),
-                dependency_management=_deps(lines, child(child(prof, "dependencyManagement"), "dependencies")),
-                modules=_modules(child(prof, "modules")), plugins=_plugins(lines, child(pbuild, "plugins")),
-                managed_plugins=_plugins(lines, child(child(pbuild, "pluginManagement"), "plugins")),
-                span=_span(lines, prof)))
+                dependencies=_deps(spans, child(prof, "dependencies")),
+                dependency_management=_deps(spans, child(child(prof, "dependencyManagement"), "dependencies")),
+                modules=_modules(child(prof, "modules")), plugins=_plugins(spans, child(pbuild, "plugins")),
+                managed_plugins=_plugins(spans, child(child(pbuild, "pluginManagement"), "plugins")),
+                span=spans(prof)))
     return pom
 
 

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 
 from diting.config.spring import SpringConfig
@@ -127,6 +129,8 @@ class PackagePlan:
     findings: list[Finding] = field(default_factory=list)
     owner: str | None = None
     inventory_profile: str | None = None
+    #: the package directory's name (unique in the scan, also ignoring case)
+    dir_name: str = ""
 
     @property
     def profiles(self) -> list[str]:
@@ -152,3 +156,17 @@ def deployable_basis(mod: MavenModule, app_mains: list[tuple[str, str, int, int]
     for fqn, path, start, end in app_mains:
         out.append(DeployableBasis("SPRING_BOOT_APPLICATION", path, start, end, f"@{fqn} class with main"))
     return out
+
+
+_NOT_IN_IDS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+MAX_SERVICE_ID_CHARS = 128
+
+
+def clean_service_id(raw: str) -> str:
+    """A service id is one printable token: surrounding space removed, every run of
+    whitespace or control characters inside it replaced by ``_``, at most 128 characters
+    (longer ids keep a hash of the whole)."""
+    sid = _NOT_IN_IDS.sub("_", raw.strip()) or "_"
+    if len(sid) > MAX_SERVICE_ID_CHARS:
+        sid = sid[:MAX_SERVICE_ID_CHARS - 13] + "~" + hashlib.sha256(sid.encode("utf-8")).hexdigest()[:12]
+    return sid

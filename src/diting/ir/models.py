@@ -205,7 +205,7 @@ class ImplementationRef(_Record):
     """``{stable_id, implementation_scope, revision_id}`` of an entity (SPEC §3.4)."""
 
     stable_id: str = Field(min_length=1)
-    implementation_scope: str = Field(pattern=r"^sv:.+:[0-9a-f]{40}([0-9a-f]{24})?$")
+    implementation_scope: str = Field(pattern=r"^sv:[\s\S]+:[0-9a-f]{40}([0-9a-f]{24})?$")
     revision_id: str = Field(pattern=r"^rev:[0-9a-f]{64}$")
 
 

@@ -1,11 +1,21 @@
-"""Redaction of secrets, personal numbers, hosts and IP addresses in config evidence (SPEC §3.4; seed L1581–1586, L2191).
+"""Redaction of secrets, personal numbers, hosts and IP addresses in config evidence
+(SPEC §3.4; seed L1581–1586, L2191).
 
 Applied to CONFIG and BUILD segments (config files, Spring/Maven XML, pom
-properties), never to Java code. Masking is length-preserving (each code point
-of a redacted span becomes ``*``), so every redaction's offsets are valid both in
-the original text and in ``content``; offsets are Unicode code points,
-zero-based, half-open, merged so that they never overlap. :func:`redact` is a
-pure function of the text, so ``verify --repo`` re-applies it and compares.
+properties and plugin configuration), never to Java code. Masking is
+length-preserving (each code point of a redacted span becomes ``*``, line
+breaks kept), so every redaction's offsets are valid both in the original text
+and in ``content``; offsets are Unicode code points, zero-based, half-open,
+merged so that they never overlap. :func:`redact` is a pure function of the
+text, so ``verify --repo`` re-applies it and compares.
+
+What counts as a secret: the value after a key whose name contains password,
+secret, token, access/private/api key or credentials (``key=value``,
+``key: value`` to the end of the value, YAML block scalars after such a key),
+the text of an XML element so named (CDATA and comments included), and the
+``value`` attribute or text of an element whose ``name``/``key``/``id``
+attribute names a secret; the password in ``scheme://user:password@host``.
+Escaped spellings of key names (``pass\\u0077ord``) are not recognised.
 """
 
 from __future__ import annotations
@@ -18,14 +28,9 @@ SECRET_WORDS = (r"password|passwd|pwd|secret|token|access[-_.]?key|accesskey|pri
 _SECRET_KEY = rf"[\w.\-\[\]]*(?:{SECRET_WORDS})[\w.\-\[\]]*"
 
 _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
-    # key = value / key: value (properties, yaml, query strings)
-    ("secret", re.compile(rf"(?i)(?<![\w.\-]){_SECRET_KEY}\s*[:=]\s*[\"']?(?P<v>[^\s\"'&;,#<>]+)"), "v"),
-    # <password>value</password>
-    ("secret", re.compile(rf"(?i)<(?P<t>[\w.:\-]*(?:{SECRET_WORDS})[\w.:\-]*)(?:\s[^>]*)?>(?P<v>[^<]+)</(?P=t)\s*>"),
+    # key = value / key: value (properties, yaml, query strings): to the end of the value
+    ("secret", re.compile(rf"(?i)(?<![\w.\-]){_SECRET_KEY}\s*[:=][ \t]*[\"']?(?P<v>[^\s\"'&;<>|][^\"'&;<>\r\n]*)"),
      "v"),
-    # <property name="password" value="..."/>
-    ("secret", re.compile(rf"(?i)(?:name|key)\s*=\s*[\"'][^\"']*(?:{SECRET_WORDS})[^\"']*[\"']\s+value\s*=\s*"
-                          rf"[\"'](?P<v>[^\"']+)[\"']"), "v"),
     # scheme://user:password@host
     ("secret", re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@"), "v"),
     # host of a URL (jdbc:mysql://host:3306/db, http://host/...)
@@ -41,14 +46,68 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     ("host", re.compile(r"(?<![\w.\-/@])(?P<v>[A-Za-z][A-Za-z0-9\-]*(?:\.[A-Za-z0-9\-]+)+):\d{2,5}(?!\d)"), "v"),
 ]
 
+_SECRET_WORD = re.compile(rf"(?i){SECRET_WORDS}")
+_START_TAG = re.compile(r"<(?P<tag>[A-Za-z_][\w.:-]*)(?P<attrs>(?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(?P<close>/?)>",
+                        re.S)
+_NAMING_ATTR = re.compile(r"""\b(?:name|key|id)\s*=\s*(["'])(?P<n>[^"']*)\1""")
+_VALUE_ATTR = re.compile(r"""\bvalue\s*=\s*(["'])(?P<v>[^"']*)\1""")
+_MARKUP = re.compile(r"<!\[CDATA\[|\]\]>|<!--|-->|<[^>]*>")
+_BLOCK = re.compile(rf"(?im)^(?P<indent>[ \t]*)(?:-[ \t]+)?{_SECRET_KEY}\s*:\s*[|>][+-]?\d*[ \t]*(?:#.*)?$")
+
 #: addresses that identify no infrastructure
 _HARMLESS_IPS = {"127.0.0.1", "0.0.0.0", "255.255.255.255"}
 _HARMLESS_HOSTS = {"localhost"}
 
 
+def _xml_spans(text: str) -> list[tuple[int, int, str]]:
+    """Secret text of XML elements named like a secret, or named so by a name/key/id attribute."""
+    out: list[tuple[int, int, str]] = []
+    for m in _START_TAG.finditer(text):
+        tag, attrs = m.group("tag"), m.group("attrs")
+        naming = _NAMING_ATTR.search(attrs)
+        by_tag = _SECRET_WORD.search(tag) is not None
+        by_attr = naming is not None and _SECRET_WORD.search(naming.group("n")) is not None
+        if not by_tag and not by_attr:
+            continue
+        if by_attr:
+            for v in _VALUE_ATTR.finditer(attrs):
+                start = m.start("attrs") + v.start("v")
+                out.append((start, start + len(v.group("v")), "secret"))
+        if m.group("close"):
+            continue
+        end = re.compile(rf"</{re.escape(tag)}\s*>").search(text, m.end())
+        pos, body_end = m.end(), (end.start() if end else len(text))
+        for mk in _MARKUP.finditer(text, pos, body_end):
+            if mk.start() > pos:
+                out.append((pos, mk.start(), "secret"))
+            pos = mk.end()
+        if body_end > pos:
+            out.append((pos, body_end, "secret"))
+    return out
+
+
+def _block_spans(text: str) -> list[tuple[int, int, str]]:
+    """The more-indented lines of a YAML block scalar after a secret key (``password: |``)."""
+    out: list[tuple[int, int, str]] = []
+    for m in _BLOCK.finditer(text):
+        indent = len(m.group("indent").expandtabs())
+        pos = m.end() + 1
+        while pos < len(text):
+            nl = text.find("\n", pos)
+            line = text[pos:] if nl < 0 else text[pos:nl]
+            if line.strip() and len(line.expandtabs()) - len(line.expandtabs().lstrip(" ")) <= indent:
+                break
+            if line.strip():
+                out.append((pos, pos + len(line.rstrip("\r")), "secret"))
+            if nl < 0:
+                break
+            pos = nl + 1
+    return out
+
+
 def find_redactions(text: str) -> list[tuple[int, int, str]]:
     """Spans to redact in ``text``: sorted, merged, non-overlapping ``(start, end, reason)``."""
-    spans: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int, str]] = _xml_spans(text) + _block_spans(text)
     for reason, pattern, group in _PATTERNS:
         for m in pattern.finditer(text):
             s, e = m.span(group)
@@ -64,8 +123,11 @@ def find_redactions(text: str) -> list[tuple[int, int, str]]:
                     continue
             if reason == "host" and (value.lower() in _HARMLESS_HOSTS or _is_version_like(value)):
                 continue
-            if reason == "secret" and value.startswith("${") and value.endswith("}") and ":" not in value:
-                continue  # a placeholder names a key; it holds no secret
+            if reason == "secret":
+                value = value.rstrip()
+                e = s + len(value)
+                if not value or (value.startswith("${") and value.endswith("}") and ":" not in value):
+                    continue  # a placeholder names a key; it holds no secret
             spans.append((s, e, reason))
     spans.sort()
     merged: list[tuple[int, int, str]] = []
@@ -83,7 +145,7 @@ def _is_version_like(value: str) -> bool:
 
 
 def apply_redactions(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """``text`` with each span masked by ``*`` (length-preserving)."""
+    """``text`` with each span masked by ``*`` (length-preserving; line breaks kept)."""
     if not spans:
         return text
     chars = list(text)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import jsonschema
 from pydantic import ValidationError
 
 from diting.errors import UserError
@@ -33,7 +32,7 @@ from diting.ir.models import (
     validate_record,
 )
 from diting.ir.redaction import redact
-from diting.ir.writer import manifest_schema
+from diting.ir.writer import manifest_validator
 
 
 @dataclass(frozen=True)
@@ -96,8 +95,7 @@ class _Verifier:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             self.add("manifest.json", None, None, f"not valid JSON: {exc}")
             return self.findings
-        errors = sorted(jsonschema.Draft202012Validator(manifest_schema()).iter_errors(self.manifest),
-                        key=lambda e: list(e.path))
+        errors = sorted(manifest_validator().iter_errors(self.manifest), key=lambda e: list(e.path))
         for e in errors:
             where = "/".join(str(p) for p in e.path) or "(root)"
             self.add("manifest.json", None, None, f"IR manifest 0.1 schema: {where}: {e.message}")

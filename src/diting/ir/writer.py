@@ -8,11 +8,12 @@ to the one already in place is not rewritten.
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import re
 import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.models import Coverage, Manifest
 
 MANIFEST_SCHEMA_PATH = Path(__file__).parent / "manifest-0.1.schema.json"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._:~+@,=-]")
+_UNSAFE = re.compile(r"[^\w.:~+@,=-]|_")
 
 
 @lru_cache(maxsize=1)
@@ -34,14 +35,35 @@ def manifest_schema() -> dict[str, Any]:
     return json.loads(MANIFEST_SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=1)
+def manifest_validator() -> jsonschema.Draft202012Validator:
+    """A compiled validator of the manifest schema (built once)."""
+    return jsonschema.Draft202012Validator(manifest_schema())
+
+
+#: longest package directory name, in UTF-8 bytes (file systems allow 255)
+MAX_DIR_NAME_BYTES = 180
+
+
 def package_dir_name(service_id: str, commit_sha: str, profiles: list[str]) -> str:
-    """``{service_id}@{commit_sha[:12]}`` plus ``+{profiles}`` when not ``default``; characters
-    that could act on the file system (``/``, NUL, spaces …) become ``_``."""
+    """``{service_id}@{commit_sha[:12]}`` plus ``+{profiles}`` when not ``default``.
+
+    Letters of any script, digits and ``._:~+@,=-`` are kept. When anything else had to be
+    replaced by ``_`` (``/``, NUL, spaces, control characters), or the name is too long, a
+    short hash of the full name is appended, so two different packages never share a
+    directory."""
     name = f"{service_id}@{commit_sha[:12]}"
     if profiles and profiles != ["default"]:
         name += "+" + ",".join(profiles)
-    name = _UNSAFE.sub("_", name)
-    return name if not name.startswith(".") else "_" + name[1:]
+    safe = _UNSAFE.sub("_", name)
+    if safe.startswith("."):
+        safe = "_" + safe[1:]
+    if safe != name or len(safe.encode("utf-8")) > MAX_DIR_NAME_BYTES:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        while len(safe.encode("utf-8")) > MAX_DIR_NAME_BYTES - 13:
+            safe = safe[:-1]
+        safe = f"{safe}~{digest}"
+    return safe
 
 
 def package_files(encoded: EncodedSet, placeholders: Placeholders, scan_id: str, scope: str,
@@ -73,7 +95,7 @@ def manifest_for(*, scan_id: str, service_id: str, repo_id: str, commit_sha: str
     }
     if config_snapshot_refs:
         manifest["config_snapshot_refs"] = sorted(config_snapshot_refs)
-    jsonschema.validate(manifest, manifest_schema())
+    manifest_validator().validate(manifest)
     Manifest.model_validate(manifest)
     return manifest
 
@@ -91,19 +113,66 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _same_package(final: Path, files: dict[str, bytes]) -> bool:
+    """True when ``final`` already holds exactly these bytes (judged by manifest and sizes)."""
+    manifest = final / "manifest.json"
+    try:
+        if not final.is_dir() or final.is_symlink() or manifest.read_bytes() != files["manifest.json"]:
+            return False
+        return all((final / f).is_file() and (final / f).stat().st_size == len(b) for f, b in files.items())
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, a symlink (never its target) or a directory tree."""
+    try:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()
+        else:
+            shutil.rmtree(path)
+    except FileNotFoundError:
+        pass
+
+
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
+
+
+def _sweep_leftovers(out_dir: Path, name: str) -> None:
+    """Remove temporary and set-aside directories of ``name`` left by a process that died
+    (killed mid-write); those of live processes are left alone."""
+    for entry in out_dir.iterdir():
+        m = _LEFTOVER.match(entry.name)
+        if not m or m.group("name") != name:
+            continue
+        pid = int(m.group("pid"))
+        try:
+            os.kill(pid, 0)
+            continue  # still running (or the id was reused): not ours to remove
+        except ProcessLookupError:
+            _remove(entry)
+        except PermissionError:
+            continue
+
+
 def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple[Path, str]:
     """Write ``files`` as the package directory ``out_dir/name``.
 
-    Returns the final path and ``"written"``, ``"replaced"`` or ``"unchanged"``.
+    The files go into ``.{name}.tmp-{pid}-{random}`` and are flushed to disk; the directory
+    is then renamed into place, so a package appears whole or not at all. Whatever already
+    sits at that path (an older package, a file, a symlink — never followed) is first moved
+    aside and removed after the swap. Concurrent writers of the same package end with one
+    whole package. Returns the final path and ``"written"``, ``"replaced"`` or ``"unchanged"``.
     Raises OSError when the output directory cannot be written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    _sweep_leftovers(out_dir, name)
     final = out_dir / name
-    existing_manifest = final / "manifest.json"
-    if existing_manifest.is_file() and existing_manifest.read_bytes() == files["manifest.json"]:
-        if all((final / f).is_file() and (final / f).stat().st_size == len(b) for f, b in files.items()):
-            return final, "unchanged"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=out_dir))
+    if _same_package(final, files):
+        return final, "unchanged"
+    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
+    tmp = out_dir / f".{name}.tmp-{tag}"
+    os.mkdir(tmp)
     try:
         for fname, data in sorted(files.items()):
             with open(tmp / fname, "wb") as fh:
@@ -112,17 +181,33 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
                 os.fsync(fh.fileno())
         _fsync_dir(tmp)
         status = "written"
-        old: Path | None = None
-        if final.exists() or final.is_symlink():
-            old = Path(tempfile.mkdtemp(prefix=f".{name}.old-", dir=out_dir))
-            os.rmdir(old)
-            os.rename(final, old)
+        for attempt in range(8):
+            try:
+                os.rename(tmp, final)
+                _fsync_dir(out_dir)
+                return final, status
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                    raise
+            if _same_package(final, files):  # another writer put the same package in place
+                shutil.rmtree(tmp, ignore_errors=True)
+                return final, "unchanged"
+            old = out_dir / f".{name}.old-{tag}-{attempt}"
+            try:
+                os.rename(final, old)
+            except FileNotFoundError:
+                continue  # moved away by another writer meanwhile: try again
             status = "replaced"
-        os.rename(tmp, final)
-        _fsync_dir(out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-        return final, status
+            try:
+                os.rename(tmp, final)
+                _fsync_dir(out_dir)
+                return final, status
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                    raise
+            finally:
+                _remove(old)
+        raise OSError(errno.EBUSY, f"{final} kept changing while it was written")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

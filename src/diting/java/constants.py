@@ -10,6 +10,7 @@ enclosing types or their in-repo supertypes, ``Type.NAME`` through imports,
 or a static import. Folding is memoised and cycle-safe; floating-point values
 are never folded (no floats anywhere in the IR).
 
+Folding runs once over every constant of the scan (:meth:`ConstantFolder.precompute`).
 A folded value is ``(value: str, type: str)`` where type is
 ``java.lang.String``, ``int``, ``long``, ``char``, ``boolean`` or
 ``enum:{binary name}`` (value = constant name).
@@ -24,6 +25,9 @@ from diting.java.names import FileScope, TypeRegistry
 from diting.java.syntax import FieldDecl, FileFacts, TypeRef
 
 Folded = tuple[str, str]
+
+#: a folded string longer than this is not folded (doubling chains would exhaust memory)
+MAX_STRING_CHARS = 65536
 
 _INT_BITS = {"int": 32, "long": 64}
 
@@ -54,8 +58,8 @@ class ConstantFolder:
 
     def __init__(self) -> None:
         self._decls: dict[tuple[str, str, str], _ConstDecl] = {}
-        self._memo: dict[tuple[str, str, str], Folded | None] = {}
-        self._active: set[tuple[str, str, str]] = set()
+        self._memo: dict[tuple[str, str, str], Folded] = {}
+        self._frozen = False
         self.registry: TypeRegistry | None = None
 
     def add_file(self, module: str, facts: FileFacts, scope: FileScope) -> None:
@@ -74,23 +78,38 @@ class ConstantFolder:
             for ec in td.enum_constants:
                 self._decls[(module, binary, ec.name)] = _ConstDecl(scope, chain, None, binary, ec.name)
 
+    def precompute(self) -> None:
+        """Fold every constant, iterating to a fixpoint instead of recursing: a constant folds
+        iff everything it refers to folds, whatever the order of the files, so every worker
+        and every ``--jobs`` sees the same table; chains of any length and reference cycles
+        need no stack. Called once, after every file is added."""
+        table: dict[tuple[str, str, str], Folded] = {}
+        pending = []
+        for key, decl in sorted(self._decls.items()):
+            if decl.enum_of is not None:
+                table[key] = (decl.name, f"enum:{decl.enum_of}")
+            else:
+                pending.append((key, decl))
+        self._memo = table
+        self._frozen = True
+        changed = True
+        while changed and pending:
+            changed = False
+            still = []
+            for key, decl in pending:
+                v = self.fold(decl.expr, decl.scope, decl.chain)
+                if v is None:
+                    still.append((key, decl))
+                else:
+                    table[key] = v
+                    changed = True
+            pending = still
+
     def constant(self, key: tuple[str, str, str]) -> Folded | None:
-        """Folded value of the constant ``key``, or None."""
-        if key in self._memo:
-            return self._memo[key]
-        decl = self._decls.get(key)
-        if decl is None or key in self._active:
-            return None
-        if decl.enum_of is not None:
-            result: Folded | None = (decl.name, f"enum:{decl.enum_of}")
-        else:
-            self._active.add(key)
-            try:
-                result = self.fold(decl.expr, decl.scope, decl.chain)
-            finally:
-                self._active.discard(key)
-        self._memo[key] = result
-        return result
+        """Folded value of the constant ``key`` (after :meth:`precompute`), or None."""
+        if not self._frozen:
+            raise RuntimeError("ConstantFolder.precompute() must run before constants are read")
+        return self._memo.get(key)
 
     def _field_in_type(self, module: str, binary: str, name: str) -> Folded | None:
         """The constant ``name`` declared in the type or inherited from an in-repo supertype."""
@@ -220,6 +239,8 @@ class ConstantFolder:
                 if acc[1] == "java.lang.String" or v[1] == "java.lang.String":
                     if acc[1].startswith("enum:") or v[1].startswith("enum:"):
                         return None  # an enum's toString() may be overridden
+                    if len(acc[0]) + len(v[0]) > MAX_STRING_CHARS:
+                        return None
                     acc = (acc[0] + v[0], "java.lang.String")
                 elif acc[1] in _INT_BITS and v[1] in _INT_BITS:
                     kind = "long" if "long" in (acc[1], v[1]) else "int"

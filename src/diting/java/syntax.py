@@ -20,7 +20,7 @@ from typing import Any
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
-from diting.source.text import DecodedText, decode_bytes
+from diting.source.text import DecodedText, decode_bytes, scrub_surrogates
 
 LANGUAGE = ts.Language(tsj.language())
 
@@ -305,7 +305,11 @@ def unescape_java(body: str) -> str | None:
             i += 1
         else:
             return None
-    return "".join(out)
+    text = "".join(out)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        joined = scrub_surrogates(text)
+        return None if "\ufffd" in joined and "\ufffd" not in text else joined
+    return text
 
 
 def _text_block(raw: str) -> str | None:
@@ -323,15 +327,22 @@ def _text_block(raw: str) -> str | None:
 
 
 def _int_value(text: str) -> str | None:
+    """Value of an integer literal (JLS §3.10.1): hex, octal and binary literals up to the
+    type's width in two's complement, decimals up to its maximum; None when out of range."""
+    is_long = text[-1:] in "lL"
     t = text.replace("_", "").rstrip("lL")
+    bits = 64 if is_long else 32
     try:
-        if t.lower().startswith("0x"):
-            return str(int(t[2:], 16))
-        if t.lower().startswith("0b"):
-            return str(int(t[2:], 2))
-        if len(t) > 1 and t.startswith("0"):
-            return str(int(t[1:], 8))
-        return str(int(t))
+        if t.lower().startswith(("0x", "0b")) or (len(t) > 1 and t.startswith("0")):
+            base, digits = (16, t[2:]) if t.lower().startswith("0x") else (2, t[2:]) if t.lower().startswith("0b") \
+                else (8, t[1:])
+            v = int(digits, base)
+            if v >= 1 << bits:
+                return None
+            return str(v - (1 << bits) if v >= 1 << (bits - 1) else v)
+        v = int(t)
+        # 2147483648 is legal only as the operand of unary minus; folding keeps it and wraps
+        return str(v) if v <= 1 << (bits - 1) else None
     except ValueError:
         return None
 
@@ -562,8 +573,14 @@ def _type_list(node: ts.Node | None, src: bytes) -> list[TypeRef]:
 # ---------------------------------------------------------------- the pass
 
 
+#: types nested deeper than this are not recorded (binary names would grow without bound)
+MAX_TYPE_NESTING = 64
+_SKIPPED = -1
+
+
 def _enclosing_type(node: ts.Node, type_index: dict[int, int]) -> int | None:
-    """Index of the nearest enclosing type declaration of ``node`` (itself excluded)."""
+    """Index of the nearest enclosing type declaration of ``node`` (itself excluded);
+    ``_SKIPPED`` when that type was not recorded."""
     cur = node.parent
     while cur is not None:
         idx = type_index.get(cur.id)
@@ -602,14 +619,14 @@ _UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
 def translate_unicode_escapes(text: str) -> str:
     """Java's first translation step (JLS §3.3): ``\\uXXXX`` escapes become characters
     before lexing. A backslash preceded by an odd number of backslashes starts no escape;
-    escapes of control characters are kept as written (so line numbers stay those of the
+    escapes of control characters and surrogates are kept as written (so line numbers stay those of the
     file and literals such as ``'\\u0000'`` stay escape sequences the parser reads)."""
     if "\\u" not in text:
         return text
 
     def repl(m: re.Match[str]) -> str:
         ch = chr(int(m.group(2), 16))
-        if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F:
+        if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or 0xD800 <= ord(ch) <= 0xDFFF:
             return m.group(0)  # control characters (line terminators, NUL …) stay escapes the parser reads
         return m.group(1) + ch
 
@@ -654,8 +671,14 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
     type_index: dict[int, int] = {}
     counters: dict[tuple[int, str], int] = {}
     orphans: list[tuple[str, int]] = []
+    depth: list[int] = []
     for node in type_nodes:
         outer = _enclosing_type(node, type_index)
+        if outer == _SKIPPED or (outer is not None and depth[outer] >= MAX_TYPE_NESTING):
+            if outer != _SKIPPED:
+                orphans.append((f"type nested deeper than {MAX_TYPE_NESTING} levels", _line(node)))
+            type_index[node.id] = _SKIPPED
+            continue
         is_anon = node.type in ("object_creation_expression", "enum_constant")
         if is_anon:
             if outer is None:
@@ -723,10 +746,13 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
         if node.type == "record_declaration":
             td.record_components = _params(node.child_by_field_name("parameters"), src)
         type_index[node.id] = len(types)
+        depth.append(0 if outer is None else depth[outer] + 1)
         types.append(td)
 
     for node in caps.get("method", []):
         owner = _member_owner(node, type_index)
+        if owner == _SKIPPED:
+            continue
         if owner is None:
             orphans.append(("method", _line(node)))
             continue
@@ -758,6 +784,8 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
 
     for node in caps.get("field", []):
         owner = _member_owner(node, type_index)
+        if owner == _SKIPPED:
+            continue
         if owner is None:
             orphans.append(("field", _line(node)))
             continue
@@ -773,13 +801,15 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
 
     for node in caps.get("enumconst", []):
         owner = _member_owner(node, type_index)
+        if owner == _SKIPPED:
+            continue
         if owner is None or types[owner].kind != "ENUM":
             # an enum constant's own body is a type; its owner is the enum around it
             cur = node.parent
             owner = None
             while cur is not None:
                 idx = type_index.get(cur.id)
-                if idx is not None and types[idx].kind == "ENUM" and types[idx].nesting != "ANONYMOUS":
+                if idx is not None and idx >= 0 and types[idx].kind == "ENUM" and types[idx].nesting != "ANONYMOUS":
                     owner = idx
                     break
                 cur = cur.parent
@@ -796,7 +826,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
 
     for node in caps.get("clinit", []):
         owner = _member_owner(node, type_index)
-        if owner is not None:
+        if owner is not None and owner != _SKIPPED:
             types[owner].static_init_lines.append((_line(node), _end_line(node)))
 
     for td in types:

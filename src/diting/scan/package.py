@@ -306,7 +306,7 @@ class PackageAssembler:
                                 input_digest=digest, status=status, files=files)
         blobs = {name: data for name, (data, _) in files.items()}
         blobs["manifest.json"] = (dumps(manifest) + "\n").encode("utf-8")
-        name = package_dir_name(plan.service_id, s.commit, plan.profiles)
+        name = plan.dir_name or package_dir_name(plan.service_id, s.commit, plan.profiles)
         try:
             path, write_status = write_atomically(s.options.out, name, blobs)
         except OSError as exc:

@@ -8,6 +8,8 @@ written atomically.
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import multiprocessing
 import os
 import pickle
@@ -23,6 +25,7 @@ from diting.inventory.inventory_file import InventoryFile
 from diting.inventory.layout import CONFIG, JAVA, FileEntry
 from diting.inventory.services import (
     DeployableBasis,
+    clean_service_id,
     ModuleLinks,
     PackagePlan,
     closure,
@@ -30,6 +33,7 @@ from diting.inventory.services import (
     link_dependencies,
 )
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
+from diting.ir.writer import package_dir_name
 from diting.java.constants import ConstantFolder
 from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
@@ -44,6 +48,8 @@ from diting.source.xmlsafe import parse_xml
 
 #: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+#: more worker processes than this never help (and each costs a process start)
+MAX_WORKERS = 64
 
 
 @dataclass
@@ -131,7 +137,10 @@ _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13))
 
 
 def _binary_content(data: bytes) -> bool:
-    """More than 5% control bytes in the first 8000: binary content, not source with a stray NUL."""
+    """More than 5% control bytes in the first 8000: binary content, not source with a stray NUL.
+    UTF-16 text (with its byte-order mark) is text."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
     head = data[:8000]
     return len(head) > 0 and len(head) - len(head.translate(None, _CONTROL)) > len(head) // 20
 
@@ -216,7 +225,7 @@ class Scanner:
             else:
                 self.config_states[f.path] = self._check_config(f, got.data, mod)
         self.progress.stage("parsing Java", total=len(jobs))
-        workers = self.options.jobs or (os.cpu_count() or 1)
+        workers = self._workers(len(jobs) // 16)
         self._full: dict[str, bytes | FileFacts] = {}
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
@@ -226,6 +235,12 @@ class Scanner:
         else:
             for job in jobs:
                 self._parsed(_parse_job(job))
+
+    def _workers(self, tasks: int) -> int:
+        """Worker processes for ``tasks`` units of work: ``--jobs`` (default one per CPU), never
+        more than the work or :data:`MAX_WORKERS`."""
+        wanted = self.options.jobs or (os.cpu_count() or 1)
+        return max(1, min(wanted, tasks, MAX_WORKERS))
 
     def _parsed(self, res: tuple) -> None:
         if isinstance(res[1], str):
@@ -304,6 +319,7 @@ class Scanner:
         for m in sorted(self.inv.modules):
             for facts in by_module.get(m, []):
                 folder.add_file(m, facts, self.scopes[facts.path])
+        folder.precompute()
         self.folder = folder
         self.apps = self.rules.application_annotations()
         self.placeholders = Placeholders()
@@ -313,7 +329,7 @@ class Scanner:
         order = sorted(self.inv.modules, key=lambda m: (-size[m], m))
         self._by_module = by_module
         self.progress.stage("building records", total=len(order))
-        workers = self.options.jobs or (os.cpu_count() or 1)
+        workers = self._workers(len(order))
         global _ACTIVE
         _ACTIVE = self
         try:
@@ -361,7 +377,7 @@ class Scanner:
                 profiles = [p.strip() for p in str(inv_entry["profile"]).split(",") if p.strip()]
             plan.config = self._spring_config(mod, profiles)
             if inv_entry is not None:
-                plan.service_id = str(inv_entry["service_id"])
+                plan.service_id = clean_service_id(str(inv_entry["service_id"]))
                 plan.id_basis = {"source": "inventory", "inventory_service_id": plan.service_id}
                 plan.owner = inv_entry.get("owner")
             else:
@@ -405,7 +421,7 @@ class Scanner:
                 for d in self.closures.get(m, [m]):
                     if d not in mods:
                         mods.append(d)
-            plans.append(PackagePlan(service_id=f"lib:{name}", kind="LIB", roots=members,
+            plans.append(PackagePlan(service_id=clean_service_id(f"lib:{name}"), kind="LIB", roots=members,
                                      modules=members + sorted(set(mods) - set(members))))
         # lib ids can collide too (two reactors with one artifactId)
         seen: dict[str, int] = {}
@@ -415,6 +431,23 @@ class Scanner:
         for p in plans:
             if p.kind == "LIB" and seen[p.service_id] > 1:
                 p.service_id = f"{p.service_id}~{model.modules[p.roots[0]].dir or 'root'}".replace("/", ".")
+        # a lib package never takes a service's id
+        service_ids = {p.service_id for p in plans if p.kind == "SERVICE"}
+        for p in plans:
+            if p.kind == "LIB" and p.service_id in service_ids:
+                p.findings.append(Finding("SERVICE_ID_COLLISION", f"{p.service_id!r} is also a service's id; this lib "
+                                          f"package is named {p.service_id + '~lib'!r}", p.roots[0], 0, 0,
+                                          p.roots[0], f"lib-collision|{p.service_id}"))
+                p.service_id += "~lib"
+        # ids equal but for case would share a directory on case-insensitive file systems
+        folded: dict[str, list[PackagePlan]] = {}
+        for p in plans:
+            p.dir_name = package_dir_name(p.service_id, self.commit, p.profiles)
+            folded.setdefault(p.dir_name.casefold(), []).append(p)
+        for group in folded.values():
+            if len(group) > 1:
+                for p in group:
+                    p.dir_name += "~" + hashlib.sha256(p.service_id.encode("utf-8")).hexdigest()[:12]
         if self.options.services:
             wanted = set(self.options.services)
             chosen = [p for p in plans if p.service_id in wanted]
@@ -447,7 +480,10 @@ class Scanner:
         if rv.status == "RESOLVED" and rv.value and rv.value.strip() and "@" not in rv.value:
             basis = {"source": "spring.application.name", "path": rv.path, "line": rv.entry.line if rv.entry else 0,
                      "value_basis": rv.basis}
-            return rv.value.strip(), basis
+            sid = clean_service_id(rv.value)
+            if sid != rv.value.strip():
+                basis["raw_value"] = rv.value
+            return sid, basis
         basis = {"source": "artifactId", "spring_application_name": rv.status}
         if rv.status == "AMBIGUOUS":
             basis["candidates"] = [{"path": p, "value": v, "line": ln} for p, v, ln in rv.candidates]
@@ -455,7 +491,7 @@ class Scanner:
             basis["unresolved_value"] = rv.entry.value
             basis["path"] = rv.path
             basis["line"] = rv.entry.line
-        return mod.artifact_id or mod.dir.rsplit("/", 1)[-1] or "root", basis
+        return clean_service_id(mod.artifact_id or mod.dir.rsplit("/", 1)[-1] or "root"), basis
 
 
 #: the scanner whose modules forked workers build (set only while they run)

@@ -1,4 +1,4 @@
-"""Progress on stderr through one API (rich); silent with ``--quiet``.
+"""Progress on stderr through one API (rich); silent with ``--quiet`` or when stderr is not a terminal.
 
 Results never go through here: they go to files or to stdout in a declared format.
 """
@@ -21,7 +21,7 @@ class Progress:
         self._task = None
 
     def __enter__(self) -> "Progress":
-        if not self.quiet:
+        if not self.quiet and self._console.is_terminal:
             self._progress = _RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                            TimeElapsedColumn(), console=self._console, transient=True)
             self._progress.start()

@@ -68,8 +68,10 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
             continue
         got = snapshot.read(path)
         if got.data is None:
-            # the module exists but cannot be read: it is skipped, never dropped
-            raw = RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[""], encoding="utf-8",
+            # the module exists but cannot be read: it is skipped, never dropped; its first
+            # line is the evidence of the MODULE record
+            first, enc = snapshot.first_line(path) if got.problem == "too_large" else ("", "utf-8")
+            raw = RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[first], encoding=enc,
                          lossy=False, error=f"not read ({got.problem}"
                                             + (f", {got.size} bytes" if got.problem == "too_large" else "") + ")")
             raws[path] = raw
@@ -91,7 +93,8 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
             user_props = read_maven_config(got.data)
             inv_cfg = ".mvn/maven.config"
             cfg_blob = snapshot.by_path[".mvn/maven.config"].oid
-    model = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks)
+    model = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks,
+                       {e.path for e in snapshot.entries if e.is_symlink})
     ns: dict[str, str] = {}
     for path, mod in model.modules.items():
         if mod.failed or not mod.group_id or not mod.artifact_id or "${" in mod.group_id + mod.artifact_id:

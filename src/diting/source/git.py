@@ -142,7 +142,8 @@ class GitRepo:
             if len(parts) != 4:
                 continue
             mode, typ, oid, size = (p.decode("ascii") for p in parts)
-            path = path_b.decode("utf-8", "replace")
+            # bytes that are not UTF-8 are spelled \\xNN: distinct names stay distinct
+            path = path_b.decode("utf-8", "backslashreplace")
             if size == "-":
                 entries.append(TreeEntry(path, mode, typ, oid, None))
             elif size.isdigit():
@@ -181,6 +182,18 @@ class GitRepo:
         data = self._batch.stdout.read(size)
         self._batch.stdout.read(1)
         return data
+
+    def read_blob_head(self, oid: str, limit: int) -> bytes:
+        """The first ``limit`` bytes of an object, streamed (a huge blob is never held whole)."""
+        proc = subprocess.Popen(self._cmd(["cat-file", "blob", oid]), env=_git_env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        try:
+            return proc.stdout.read(limit)
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
 
     def close(self) -> None:
         if self._batch is not None:

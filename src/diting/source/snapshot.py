@@ -58,3 +58,14 @@ class Snapshot:
         if is_lfs_pointer(data):
             return BlobRead(None, "lfs_pointer", size)
         return BlobRead(data, None, size)
+
+    def first_line(self, path: str) -> tuple[str, str]:
+        """The decoded first line of a file and its encoding, read without loading the whole
+        blob (evidence for a file too large to read)."""
+        from diting.source.text import decode_bytes
+        e = self.by_path.get(path)
+        if e is None or not e.is_regular or e.missing:
+            return "", "utf-8"
+        head = self.repo.read_blob_head(e.oid, 65536).split(b"\n", 1)[0]
+        d = decode_bytes(head)
+        return d.text, d.encoding

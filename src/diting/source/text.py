@@ -20,6 +20,7 @@ Lines are split on ``\\n`` only; ``\\r`` stays in the text (SPEC §3.4).
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 import charset_normalizer
@@ -42,18 +43,47 @@ class DecodedText:
     bom: bool
 
 
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with every surrogate pair joined into its character and every lone surrogate
+    replaced by U+FFFD, so that it can be written as UTF-8 (escapes in Java, properties and
+    YAML can spell surrogates one by one)."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        g = m.group()
+        if len(g) == 2:
+            return chr(0x10000 + ((ord(g[0]) - 0xD800) << 10) + (ord(g[1]) - 0xDC00))
+        return "\ufffd"
+
+    return _SURROGATES.sub(repl, text)
+
+
 def _strict(data: bytes, encoding: str) -> str | None:
     try:
-        return data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError, ValueError):
         return None
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return None  # no text encoding yields surrogates; an escape codec does
+    return text
+
+
+#: codecs that turn bytes into text by interpreting escapes or transforms, never a charset
+_NOT_CHARSETS = ("unicode_escape", "raw_unicode_escape", "punycode", "idna", "undefined", "unicode_internal")
 
 
 def _codec_name(encoding: str) -> str | None:
     try:
-        return codecs.lookup(encoding).name
+        info = codecs.lookup(encoding)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name.replace("-", "_") in _NOT_CHARSETS:
+        return None
+    return info.name
 
 
 def decode_bytes(data: bytes, declared: str | None = None) -> DecodedText:

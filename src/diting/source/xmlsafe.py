@@ -118,32 +118,50 @@ def element_text(el: etree._Element) -> str:
     return "".join(parts).strip()
 
 
-_TAG_TOKEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<(/?)([A-Za-z_][\w.:-]*)([^>]*?)(/?)>", re.S)
+_TOKEN = re.compile(
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>"
+    r"|<(/?)([A-Za-z_][\w.:-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(/?)>", re.S)
 
 
-def element_end_line(lines: list[str], el: etree._Element) -> int:
-    """Line (1-based) of the end of ``el``'s declaration, found by scanning its tags.
+def element_ends(text: str, root: etree._Element) -> dict[etree._Element, int]:
+    """End line (1-based) of every element of ``root``, from one pass over the text.
 
-    lxml records only where an element starts; this lexer walks from that line,
-    counts nested start and end tags of the same name (comments and CDATA
-    skipped) and returns the line of the matching end tag. Falls back to the
-    start line for a document it cannot follow.
+    lxml records only where an element starts; this lexer walks the start and end tags
+    once (comments, CDATA, processing instructions and the DOCTYPE skipped), pairs them
+    with a stack and matches them to the parsed elements in document order. Linear in
+    the size of the document. An element the lexer cannot pair ends where it starts.
     """
-    start = el.sourceline or 1
-    qname = el.prefix + ":" + local_name(el) if el.prefix else local_name(el)
-    text = "\n".join(lines[start - 1:])
-    depth = 0
-    for m in _TAG_TOKEN.finditer(text):
-        name = m.group(2)
-        if name != qname:
+    spans: list[int] = []  # end line per start tag, in document order
+    stack: list[int] = []
+    line = 1
+    pos = 0
+    for m in _TOKEN.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if m.group(2) is None:
             continue
-        if m.group(1):  # end tag
-            depth -= 1
-            if depth == 0:
-                return start + text.count("\n", 0, m.end())
-        elif m.group(4):  # self-closing
-            if depth == 0:
-                return start + text.count("\n", 0, m.end())
+        end_line = line + text.count("\n", m.start(), m.end())
+        if m.group(1):  # an end tag closes the innermost open element
+            if stack:
+                spans[stack.pop()] = end_line
         else:
-            depth += 1
-    return start
+            spans.append(line)
+            if m.group(4):
+                spans[-1] = end_line
+            else:
+                stack.append(len(spans) - 1)
+    out: dict[etree._Element, int] = {}
+    elements = [el for el in root.iter() if isinstance(el.tag, str)]
+    if len(elements) == len(spans):
+        for el, end in zip(elements, spans, strict=True):
+            out[el] = max(end, el.sourceline or 1)
+    return out
+
+
+def element_end_line(lines: list[str], el: etree._Element, ends: dict[etree._Element, int] | None = None) -> int:
+    """Line of the end of ``el``'s declaration (from :func:`element_ends` when given)."""
+    if ends is not None and el in ends:
+        return ends[el]
+    start = el.sourceline or 1
+    root = el.getroottree().getroot()
+    return element_ends("\n".join(lines), root).get(el, start)
