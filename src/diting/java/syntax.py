@@ -20,7 +20,7 @@ from typing import Any
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
-from diting.source.text import DecodedText, decode_bytes, scrub_surrogates
+from diting.source.text import DecodedText, decode_bytes, has_surrogates, scrub_surrogates
 
 LANGUAGE = ts.Language(tsj.language())
 
@@ -306,7 +306,7 @@ def unescape_java(body: str) -> str | None:
         else:
             return None
     text = "".join(out)
-    if any("\ud800" <= c <= "\udfff" for c in text):
+    if has_surrogates(text):
         joined = scrub_surrogates(text)
         return None if "\ufffd" in joined and "\ufffd" not in text else joined
     return text

@@ -32,6 +32,7 @@ from diting.inventory.services import (
     deployable_basis,
     link_dependencies,
 )
+from diting.ir import ids
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
 from diting.ir.writer import package_dir_name
 from diting.java.constants import ConstantFolder
@@ -50,6 +51,8 @@ from diting.source.xmlsafe import parse_xml
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 #: more worker processes than this never help (and each costs a process start)
 MAX_WORKERS = 64
+#: a module's files are built into records in tasks of about this many lines
+CHUNK_LINES = 15000
 
 
 @dataclass
@@ -174,13 +177,8 @@ class Scanner:
             self._java_records()
             self.progress.stage("finding services")
             plans, excluded, unmapped = self._plans()
-            from diting.scan.package import PackageAssembler
-            assembler = PackageAssembler(self)
-            results = []
             self.progress.stage("writing packages", total=len(plans))
-            for plan in plans:
-                results.append(assembler.write(plan))
-                self.progress.advance()
+            results = self._fork_map(_package_job, plans)
             return ScanResult(self.repo_id, self.commit, results, excluded, unmapped, self.repo_id_basis)
 
     def _read_sources(self) -> None:
@@ -324,25 +322,69 @@ class Scanner:
         self.apps = self.rules.application_annotations()
         self.placeholders = Placeholders()
         self.module_results: dict[str, ModuleResult] = {}
-        # biggest modules first, so two workers finish together
-        size = {m: sum(f.line_count for f in by_module.get(m, [])) for m in self.inv.modules}
-        order = sorted(self.inv.modules, key=lambda m: (-size[m], m))
         self._by_module = by_module
-        self.progress.stage("building records", total=len(order))
-        workers = self._workers(len(order))
+        tasks = self._record_tasks(by_module)
+        self.progress.stage("building records", total=len(tasks))
+        parts: dict[str, list[tuple[int, ModuleResult]]] = {}
+        for res in self._fork_map(_module_job, tasks):
+            parts.setdefault(res[0], []).append((res[1], res[2]))
+            self.progress.advance()
+        for m, chunks in parts.items():
+            self.module_results[m] = _merge_chunks([r for _, r in sorted(chunks, key=lambda x: x[0])])
+
+    def _record_tasks(self, by_module: dict[str, list[FileFacts]]) -> list[tuple[str, int, list[str]]]:
+        """Record-building tasks ``(module, chunk index, file paths)``, biggest first.
+
+        A module's files are split into chunks of about :data:`CHUNK_LINES` lines so that one
+        big module does not leave a core idle; files that declare the same type name stay in
+        one chunk, where duplicates are decided. Chunk 0 of each module records the module."""
+        tasks: list[tuple[int, str, int, list[str]]] = []
+        for m in sorted(self.inv.modules):
+            files = sorted(by_module.get(m, []), key=lambda f: f.path)
+            owner: dict[str, int] = {}
+            group_of = list(range(len(files)))
+
+            def find(i: int) -> int:
+                while group_of[i] != i:
+                    group_of[i] = group_of[group_of[i]]
+                    i = group_of[i]
+                return i
+
+            for i, f in enumerate(files):
+                for td in f.types:
+                    b = self.scopes[f.path].binary_of(td)
+                    j = owner.setdefault(b, i)
+                    if j != i:
+                        group_of[find(i)] = find(j)
+            groups: dict[int, list[FileFacts]] = {}
+            for i, f in enumerate(files):
+                groups.setdefault(find(i), []).append(f)
+            chunks: list[list[FileFacts]] = [[]]
+            size = 0
+            for g in (groups[k] for k in sorted(groups)):
+                lines = sum(f.line_count for f in g)
+                if chunks[-1] and size + lines > CHUNK_LINES:
+                    chunks.append([])
+                    size = 0
+                chunks[-1].extend(g)
+                size += lines
+            for idx, chunk in enumerate(chunks):
+                tasks.append((sum(f.line_count for f in chunk), m, idx, [f.path for f in chunk]))
+        tasks.sort(key=lambda t: (-t[0], t[1], t[2]))
+        return [(m, idx, paths) for _, m, idx, paths in tasks]
+
+    def _fork_map(self, fn, items: list) -> list:
+        """``fn`` over ``items`` in forked workers that share this scanner (results in order);
+        inline when one worker suffices or fork is unavailable."""
+        workers = self._workers(len(items))
         global _ACTIVE
         _ACTIVE = self
         try:
-            if workers > 1 and len(order) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
                 ctx = multiprocessing.get_context("fork")
                 with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                    for res in pool.map(_module_job, order, chunksize=1):
-                        self.module_results[res.module] = res
-                        self.progress.advance()
-            else:
-                for m in order:
-                    self.module_results[m] = _module_job(m)
-                    self.progress.advance()
+                    return list(pool.map(fn, items, chunksize=1))
+            return [fn(item) for item in items]
         finally:
             _ACTIVE = None
 
@@ -498,21 +540,56 @@ class Scanner:
 _ACTIVE: "Scanner | None" = None
 
 
-def _module_job(pom_path: str) -> ModuleResult:
-    """Build one module's record blueprints and encode them (runs in a forked worker or inline)."""
+def _module_job(task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResult]:
+    """Build and encode the records of one chunk of a module's files (in a forked worker or inline);
+    chunk 0 also records the module itself."""
+    pom_path, index, paths = task
     s = _ACTIVE
     assert s is not None
     from diting.scan.package import module_entity
     rs = RecordSet(s.repo_id, s.commit)
-    module_rid = module_entity(s, rs, pom_path)
+    if index == 0:
+        module_rid = module_entity(s, rs, pom_path)
+        module_evidence = [r.rid for r in rs.entities[module_rid]["evidence_refs"]]
+    else:
+        module_rid = ids.entity_record_id("MODULE", s.inv.ns[pom_path])
+        module_evidence = []
     mj = ModuleJava(rs, s.inv.ns[pom_path], module_rid, s.inv.ns, s.folder, s.apps)
-    for skel in sorted(s._by_module.get(pom_path, []), key=lambda x: x.path):
-        mj.add_file(s.full_facts(skel.path), s.scopes[skel.path])
+    for path in paths:
+        mj.add_file(s.full_facts(path), s.scopes[path])
     externals = {rid: rec for rid, rec in rs.entities.items() if rec["kind"] == "EXTERNAL"}
     encoded = rs.encode(s.placeholders, skip_entities=set(externals))
     hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
-    return ModuleResult(pom_path, module_rid, [r.rid for r in rs.entities[module_rid]["evidence_refs"]], encoded,
-                        externals, hashes, mj.result)
+    return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result)
+
+
+def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
+    """One module's result from its chunks (in chunk order): equal EXTERNAL entities unite
+    their evidence, every other record is kept once."""
+    first = chunks[0]
+    if len(chunks) == 1:
+        return first
+    encoded = EncodedSet()
+    ext = RecordSet("", "")
+    hashes: dict[str, str] = {}
+    java = ModuleJavaResult()
+    for c in chunks:
+        encoded.merge(c.encoded)
+        part = RecordSet("", "")
+        part.entities = c.externals
+        ext.merge(part)
+        hashes.update(c.segment_hashes)
+        java.files.extend(c.java.files)
+        java.mains.extend(c.java.mains)
+    return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java)
+
+
+def _package_job(plan: PackagePlan) -> "PackageResult":
+    """Assemble and write one package (in a forked worker or inline)."""
+    s = _ACTIVE
+    assert s is not None
+    from diting.scan.package import PackageAssembler
+    return PackageAssembler(s).write(plan)
 
 
 def scan(repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> ScanResult:

@@ -44,13 +44,19 @@ class DecodedText:
 
 
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+_ANY_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """True when ``text`` holds a surrogate code point (a C-speed scan)."""
+    return not text.isascii() and _ANY_SURROGATE.search(text) is not None
 
 
 def scrub_surrogates(text: str) -> str:
     """``text`` with every surrogate pair joined into its character and every lone surrogate
     replaced by U+FFFD, so that it can be written as UTF-8 (escapes in Java, properties and
     YAML can spell surrogates one by one)."""
-    if not any("\ud800" <= c <= "\udfff" for c in text):
+    if not has_surrogates(text):
         return text
 
     def repl(m: re.Match[str]) -> str:
@@ -67,7 +73,7 @@ def _strict(data: bytes, encoding: str) -> str | None:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError, ValueError):
         return None
-    if any("\ud800" <= c <= "\udfff" for c in text):
+    if has_surrogates(text):
         return None  # no text encoding yields surrogates; an escape codec does
     return text
 
