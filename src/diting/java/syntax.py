@@ -13,6 +13,7 @@ also inside error-recovered regions — so what parsed is kept.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,14 @@ _QUERY_TEXT = "\n".join(
     + [f"({n}) @method" for n in METHOD_NODES]
     + [f"({n}) @field" for n in FIELD_NODES]
     + ["(enum_constant) @enumconst", "(static_initializer) @clinit"]
+    + ["(method_invocation) @call", "(object_creation_expression) @new", "(explicit_constructor_invocation) @ctorcall",
+       "(method_reference) @ref", "(local_variable_declaration) @local", "(enhanced_for_statement) @forvar",
+       "(catch_formal_parameter) @catchvar", "(assignment_expression) @assign", "(update_expression) @update",
+       "(return_statement) @return", "(lambda_expression) @lambda"]
 )
+
+#: at most this many return expressions and field assignments are kept per member
+MAX_BODY_NOTES = 16
 
 #: expressions deeper than this are kept as text only (hostile input: deep nesting)
 MAX_EXPR_DEPTH = 64
@@ -96,8 +104,55 @@ class TypeParam:
 
 
 @dataclass(slots=True)
+class CallSite:
+    """One call in a member's body, in pre-order (``ordinal``).
+
+    ``kind``: CALL (``recv.name(args)``), NEW (``new T(args)``), CTOR (``this(…)``/``super(…)``),
+    REF (a method reference ``recv::name``). ``receiver`` is the expression JSON of the object
+    (``{"kind": "this"}``, ``{"kind": "super"}``), None when unqualified. ``in_lambda`` when the
+    call sits in a lambda of the member (it runs when the lambda runs, not when the member does)."""
+
+    ordinal: int
+    kind: str
+    name: str
+    receiver: dict[str, Any] | None
+    new_type: TypeRef | None
+    args: list[dict[str, Any]]
+    line: int
+    end_line: int
+    in_lambda: bool
+
+
+@dataclass(slots=True)
+class LocalVar:
+    """A local variable (or enhanced-for / catch variable): its declared type (None for ``var``),
+    initializer, and how often it is assigned after its declaration."""
+
+    name: str
+    type: TypeRef | None
+    init: dict[str, Any] | None
+    line: int
+    assigned: int = 0
+
+
+@dataclass(slots=True)
+class Body:
+    """What a member's body does that later stages read: calls, locals, returns, assignments."""
+
+    calls: list[CallSite] = field(default_factory=list)
+    locals: list[LocalVar] = field(default_factory=list)
+    #: return expressions (kept for methods without parameters: getters)
+    returns: list[dict[str, Any]] = field(default_factory=list)
+    #: ``(target, value)``: ``this.f = v`` or ``f = v`` (target ``f``), kept for constructors
+    assignments: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    keep_returns: bool = False
+    keep_assignments: bool = False
+
+
+@dataclass(slots=True)
 class MethodDecl:
-    """A method, constructor (``<init>``), compact constructor or annotation element."""
+    """A method, constructor (``<init>``), compact constructor, annotation element, or the
+    ``<clinit>`` pseudo-member of a static initializer."""
 
     name: str
     decl_kind: str  # METHOD, CONSTRUCTOR, COMPACT_CONSTRUCTOR, ANNOTATION_ELEMENT
@@ -111,6 +166,7 @@ class MethodDecl:
     end_line: int
     has_body: bool
     start_byte: int
+    body: Body | None = None
 
 
 @dataclass(slots=True)
@@ -165,6 +221,12 @@ class TypeDecl:
     static_init_lines: list[tuple[int, int]] = field(default_factory=list)
     #: type parameters of the method whose body declares this local or anonymous type
     method_type_params: list[TypeParam] = field(default_factory=list)
+    #: calls, locals and returns of the static initializers, in source order
+    clinit_body: Body | None = None
+    #: zero-argument methods returning a field: method name → field name (``return this.f;``)
+    getter_fields: dict[str, str] = field(default_factory=dict)
+    #: per constructor (by arity): field name → index of the parameter assigned to it
+    ctor_field_params: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -204,6 +266,12 @@ def _text(node: ts.Node, src: bytes) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
+def _snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
+    """At most ``limit`` characters of a node's text, without decoding the rest of it."""
+    start = node.start_byte
+    return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
+
+
 def _line(node: ts.Node) -> int:
     return node.start_point[0] + 1
 
@@ -230,7 +298,7 @@ def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef |
         return TypeRef((_text(node, src).strip(),), dims, True)
     parts = _name_parts(node, src)
     if not parts:
-        return TypeRef(("?" + _text(node, src)[:60],), dims, False)
+        return TypeRef(("?" + _snippet(node, src, 60),), dims, False)
     return TypeRef(tuple(parts), dims, False)
 
 
@@ -347,7 +415,8 @@ def _int_value(text: str) -> str | None:
         return None
 
 
-def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any] | None:
+def expr_json(node: ts.Node | None, src: bytes, depth: int = 0,
+              callrefs: dict[int, int] | None = None) -> dict[str, Any] | None:
     """A small JSON form of an expression, enough for constant folding and rules.
 
     Kinds: ``str``/``char``/``int``/``long``/``bool``/``null`` (with ``value``),
@@ -356,16 +425,23 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
     (``type`` parts), ``annotation`` (``name``, ``args``), ``call``
     (``target`` text, ``name``, ``args``), ``unary`` (``op``, ``operand``),
     ``binary`` (integer ``op`` other than ``+``, ``left``, ``right``),
-    ``cond``, ``other`` (``text``). Depth is capped at :data:`MAX_EXPR_DEPTH`.
+    ``cond``, ``this``, ``super``, ``new`` (``type``, ``args``), ``cast``
+    (``type``, ``value``), ``lambda``, ``ref`` (method reference), ``callref``
+    (``ordinal`` of another call of the same member, inside bodies), ``other``
+    (``text``). Depth is capped at :data:`MAX_EXPR_DEPTH`.
     """
     if node is None:
         return None
+    if callrefs is not None:
+        ordinal = callrefs.get(node.id)
+        if ordinal is not None:  # a call of the same member: referenced, not repeated
+            return {"kind": "callref", "ordinal": ordinal}
     if depth > MAX_EXPR_DEPTH:
-        return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT], "truncated": True}
+        return {"kind": "other", "text": _snippet(node, src, MAX_EXPR_TEXT), "truncated": True}
     t = node.type
     if t == "parenthesized_expression":
         inner = node.named_children
-        return expr_json(inner[0], src, depth + 1) if inner else None
+        return expr_json(inner[0], src, depth + 1, callrefs) if inner else None
     if t == "string_literal":
         raw = _text(node, src)
         if raw.startswith('"""'):
@@ -394,7 +470,7 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
         parts = _dotted(node, src)
         if parts is not None:
             return {"kind": "field", "parts": parts}
-        return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+        return {"kind": "other", "text": _snippet(node, src, MAX_EXPR_TEXT)}
     if t == "binary_expression" and _op(node, src) == "+":
         items: list[dict[str, Any]] = []
         stack = [node]
@@ -412,39 +488,64 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0) -> dict[str, Any
             else:
                 operands.append(cur)
         for o in operands:
-            j = expr_json(o, src, depth + 1)
+            j = expr_json(o, src, depth + 1, callrefs)
             items.append(j if j is not None else {"kind": "other", "text": ""})
         return {"kind": "concat", "items": items}
     if t == "binary_expression" and _op(node, src) in _ARITH:
         return {"kind": "binary", "op": _op(node, src),
-                "left": expr_json(node.child_by_field_name("left"), src, depth + 1),
-                "right": expr_json(node.child_by_field_name("right"), src, depth + 1)}
+                "left": expr_json(node.child_by_field_name("left"), src, depth + 1, callrefs),
+                "right": expr_json(node.child_by_field_name("right"), src, depth + 1, callrefs)}
     if t in ("array_initializer", "element_value_array_initializer"):
         return {"kind": "array", "items": [j for c in node.named_children
-                                           if (j := expr_json(c, src, depth + 1)) is not None]}
+                                           if (j := expr_json(c, src, depth + 1, callrefs)) is not None]}
     if t == "class_literal":
         tn = node.named_children[0] if node.named_children else None
         tr = type_ref(tn, src)
         return {"kind": "class", "type": list(tr.parts) if tr else [], "dims": tr.dims if tr else 0}
     if t in ("annotation", "marker_annotation"):
-        a = annotation(node, src, depth + 1)
+        a = annotation(node, src, depth + 1, callrefs)
         return {"kind": "annotation", "name": a.name, "args": a.args}
     if t == "unary_expression":
         operand = node.child_by_field_name("operand")
         op = node.child_by_field_name("operator")
         return {"kind": "unary", "op": _text(op, src) if op is not None else "?",
-                "operand": expr_json(operand, src, depth + 1)}
+                "operand": expr_json(operand, src, depth + 1, callrefs)}
     if t == "method_invocation":
         obj = node.child_by_field_name("object")
         name = node.child_by_field_name("name")
         args = node.child_by_field_name("arguments")
-        return {"kind": "call", "target": _text(obj, src)[:MAX_EXPR_TEXT] if obj is not None else None,
-                "target_expr": expr_json(obj, src, depth + 1) if obj is not None else None,
+        return {"kind": "call", "target": _snippet(obj, src, MAX_EXPR_TEXT) if obj is not None else None,
+                "target_expr": expr_json(obj, src, depth + 1, callrefs) if obj is not None else None,
                 "name": _text(name, src) if name is not None else "",
-                "args": [expr_json(a, src, depth + 1) for a in args.named_children] if args is not None else []}
+                "args": [expr_json(a, src, depth + 1, callrefs) for a in _arg_nodes(args)]}
     if t == "ternary_expression":
-        return {"kind": "cond", "text": _text(node, src)[:MAX_EXPR_TEXT]}
-    return {"kind": "other", "text": _text(node, src)[:MAX_EXPR_TEXT]}
+        return {"kind": "cond", "text": _snippet(node, src, MAX_EXPR_TEXT)}
+    if t == "this":
+        return {"kind": "this"}
+    if t == "super":
+        return {"kind": "super"}
+    if t == "object_creation_expression":
+        tr = type_ref(node.child_by_field_name("type"), src)
+        args = node.child_by_field_name("arguments")
+        return {"kind": "new", "type": list(tr.parts) if tr else [], "text": _snippet(node, src, MAX_EXPR_TEXT),
+                "args": [expr_json(a, src, depth + 1, callrefs) for a in _arg_nodes(args)]}
+    if t == "cast_expression":
+        tr = type_ref(node.child_by_field_name("type"), src)
+        return {"kind": "cast", "type": list(tr.parts) if tr else [],
+                "value": expr_json(node.child_by_field_name("value"), src, depth + 1, callrefs)}
+    if t == "lambda_expression":
+        return {"kind": "lambda", "text": _snippet(node, src, 80)}
+    if t == "method_reference":
+        return {"kind": "ref", "text": _snippet(node, src, MAX_EXPR_TEXT)}
+    return {"kind": "other", "text": _snippet(node, src, MAX_EXPR_TEXT)}
+
+
+_COMMENTS = ("line_comment", "block_comment", "comment")
+
+
+def _arg_nodes(args: ts.Node | None) -> list[ts.Node]:
+    """Argument expressions of an ``argument_list`` (comments dropped)."""
+    return [a for a in args.named_children if a.type not in _COMMENTS] if args is not None else []
 
 
 _ARITH = ("-", "*", "/", "%", "<<", ">>", "&", "|", "^")
@@ -633,6 +734,188 @@ def translate_unicode_escapes(text: str) -> str:
     return _UNICODE_ESCAPE.sub(repl, text)
 
 
+def _innermost(members: list[tuple[int, int, Body]], starts: list[int], node: ts.Node) -> Body | None:
+    """The body of the innermost member whose byte range holds ``node`` (members nest or are disjoint)."""
+    i = bisect.bisect_right(starts, node.start_byte) - 1
+    while i >= 0:
+        start, end, body = members[i]
+        if node.end_byte <= end:
+            return body
+        i -= 1
+    return None
+
+
+def _assign_target(node: ts.Node | None, src: bytes) -> str | None:
+    """``f`` for ``f = …``, ``this.f`` for ``this.f = …``; None for anything else."""
+    if node is None:
+        return None
+    if node.type == "identifier":
+        return _text(node, src)
+    if node.type == "field_access":
+        obj = node.child_by_field_name("object")
+        fld = node.child_by_field_name("field")
+        if obj is not None and obj.type == "this" and fld is not None:
+            return "this." + _text(fld, src)
+    return None
+
+
+def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Body]], src: bytes) -> None:
+    """Distribute calls, locals, assignments and returns to the innermost member around each."""
+    members.sort(key=lambda m: (m[0], -m[1]))
+    starts = [m[0] for m in members]
+    lambdas = sorted((n.start_byte, n.end_byte) for n in caps.get("lambda", []))
+    lambda_starts = [a for a, _ in lambdas]
+
+    def in_lambda(node: ts.Node, member_start: int) -> bool:
+        i = bisect.bisect_right(lambda_starts, node.start_byte) - 1
+        while i >= 0 and lambdas[i][0] > member_start:
+            if node.end_byte <= lambdas[i][1]:
+                return True
+            i -= 1
+        return False
+
+    calls: list[tuple[int, int, str, ts.Node]] = []
+    for label, kind in (("call", "CALL"), ("new", "NEW"), ("ctorcall", "CTOR"), ("ref", "REF")):
+        for node in caps.get(label, []):
+            calls.append((node.start_byte, -node.end_byte, kind, node))
+    calls.sort(key=lambda c: (c[0], c[1]))
+    member_of_start = {id(m[2]): m[0] for m in members}
+    # first pass: each call's member and ordinal (pre-order), so expressions can refer to calls
+    placed: list[tuple[str, ts.Node, Body]] = []
+    refs: dict[int, dict[int, int]] = {}
+    counts: dict[int, int] = {}
+    for _, _, kind, node in calls:
+        body = _innermost(members, starts, node)
+        if body is None:
+            continue
+        n = counts.get(id(body), 0)
+        counts[id(body)] = n + 1
+        refs.setdefault(id(body), {})[node.id] = n
+        placed.append((kind, node, body))
+    for kind, node, body in placed:
+        callrefs = refs[id(body)]
+        if kind == "CALL":
+            obj = node.child_by_field_name("object")
+            nm = node.child_by_field_name("name")
+            name = _text(nm, src) if nm is not None else "?"
+            receiver = expr_json(obj, src, 0, callrefs) if obj is not None else None
+            args = _arg_nodes(node.child_by_field_name("arguments"))
+            new_type = None
+        elif kind == "NEW":
+            new_type = type_ref(node.child_by_field_name("type"), src)
+            name = ".".join(new_type.parts) if new_type else "?"
+            outer = next((c for c in node.named_children if c.type in ("object_creation_expression", "identifier",
+                                                                       "field_access", "this")
+                          and c.end_byte <= (node.child_by_field_name("type") or node).start_byte), None)
+            receiver = expr_json(outer, src, 0, callrefs) if outer is not None else None
+            args = _arg_nodes(node.child_by_field_name("arguments"))
+        elif kind == "CTOR":
+            ctor = node.child_by_field_name("constructor")
+            name = _text(ctor, src) if ctor is not None else "this"
+            receiver = None
+            new_type = None
+            args = _arg_nodes(node.child_by_field_name("arguments"))
+        else:  # REF: recv::name
+            parts = [c for c in node.children if c.is_named and c.type not in _COMMENTS]
+            name = _text(parts[-1], src) if len(parts) > 1 else "new"
+            receiver = expr_json(parts[0], src, 0, callrefs) if parts else None
+            new_type = None
+            args = []
+        own = callrefs.pop(node.id)  # the call itself is not a reference to itself
+        body.calls.append(CallSite(own, kind, name, receiver, new_type,
+                                   [j if j is not None else {"kind": "other", "text": ""}
+                                    for j in (expr_json(a, src, 0, callrefs) for a in args)],
+                                   _line(node), _end_line(node), in_lambda(node, member_of_start[id(body)])))
+        callrefs[node.id] = own
+
+    local_index: dict[tuple[int, str], LocalVar] = {}
+    for label in ("local", "forvar", "catchvar"):
+        for node in caps.get(label, []):
+            body = _innermost(members, starts, node)
+            if body is None:
+                continue
+            if label == "local":
+                tnode = node.child_by_field_name("type")
+                for decl in node.children_by_field_name("declarator"):
+                    nm = decl.child_by_field_name("name")
+                    if nm is None:
+                        continue
+                    tr = None if tnode is None or _text(tnode, src) == "var" else \
+                        type_ref(tnode, src, _dims_of(decl.child_by_field_name("dimensions"), src))
+                    value = decl.child_by_field_name("value")
+                    lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
+                                  if value is not None else None, _line(decl))
+                    body.locals.append(lv)
+                    local_index[(id(body), lv.name)] = lv
+            else:
+                tnode = node.child_by_field_name("type")
+                nm = node.child_by_field_name("name")
+                if label == "catchvar":
+                    tnode = next((c for c in node.named_children if c.type == "catch_type"), None)
+                    tnode = tnode.named_children[0] if tnode is not None and tnode.named_children else None
+                if nm is None:
+                    continue
+                lv = LocalVar(_text(nm, src), type_ref(tnode, src) if tnode is not None else None, None,
+                              _line(node), 1 if label == "forvar" else 0)
+                body.locals.append(lv)
+                local_index[(id(body), lv.name)] = lv
+    for label in ("assign", "update"):
+        for node in caps.get(label, []):
+            body = _innermost(members, starts, node)
+            if body is None:
+                continue
+            target_node = node.child_by_field_name("left") if label == "assign" else \
+                next((c for c in node.named_children), None)
+            target = _assign_target(target_node, src)
+            if target is None:
+                continue
+            lv = local_index.get((id(body), target))
+            if lv is not None:
+                lv.assigned += 1
+            elif label == "assign" and body.keep_assignments and len(body.assignments) < MAX_BODY_NOTES:
+                op = node.child_by_field_name("operator")
+                if op is None or _text(op, src) == "=":
+                    value = expr_json(node.child_by_field_name("right"), src, 0, refs.get(id(body)))
+                    if value is not None:
+                        body.assignments.append((target, value))
+    for node in caps.get("return", []):
+        body = _innermost(members, starts, node)
+        if body is None or not body.keep_returns or len(body.returns) >= MAX_BODY_NOTES:
+            continue
+        value = next((c for c in node.named_children if c.type not in _COMMENTS), None)
+        j = expr_json(value, src, 0, refs.get(id(body))) if value is not None else None
+        if j is not None:
+            body.returns.append(j)
+
+
+def _summaries(td: TypeDecl) -> None:
+    """Getter → field and constructor parameter → field maps (what enum and constant folding reads)."""
+    fields = {f.name for f in td.fields}
+    for m in td.methods:
+        b = m.body
+        if b is None:
+            continue
+        if m.decl_kind == "METHOD" and not m.params and len(b.returns) == 1:
+            r = b.returns[0]
+            name = None
+            if r.get("kind") == "name":
+                name = r["parts"][0]
+            elif r.get("kind") == "field" and len(r["parts"]) == 2 and r["parts"][0] == "this":
+                name = r["parts"][1]
+            if name in fields:
+                td.getter_fields[m.name] = name
+        if m.decl_kind in ("CONSTRUCTOR", "COMPACT_CONSTRUCTOR"):
+            params = {p.name: i for i, p in enumerate(m.params)}
+            mapping = {}
+            for target, value in b.assignments:
+                f = target[5:] if target.startswith("this.") else target
+                if f in fields and value.get("kind") == "name" and value["parts"][0] in params:
+                    if not target.startswith("this.") and f in params:
+                        continue  # ``f = f`` assigns the parameter to itself
+                    mapping[f] = params[value["parts"][0]]
+            td.ctor_field_params.append((len(m.params), mapping))
+
+
 def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -> FileFacts:
     """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input.
 
@@ -749,6 +1032,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
         depth.append(0 if outer is None else depth[outer] + 1)
         types.append(td)
 
+    member_spans: dict[tuple[int, int], MethodDecl] = {}
     for node in caps.get("method", []):
         owner = _member_owner(node, type_index)
         if owner == _SKIPPED:
@@ -779,8 +1063,11 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
                 throws = _type_list(c, src)
         md = MethodDecl(name, decl_kind, mods, anns, _type_params(node.child_by_field_name("type_parameters"), src),
                         params, ret, throws, _line(node), _end_line(node),
-                        node.child_by_field_name("body") is not None, node.start_byte)
+                        node.child_by_field_name("body") is not None, node.start_byte,
+                        Body(keep_returns=not params and decl_kind == "METHOD",
+                             keep_assignments=decl_kind in ("CONSTRUCTOR", "COMPACT_CONSTRUCTOR")))
         types[owner].methods.append(md)
+        member_spans[(node.start_byte, node.end_byte)] = md
 
     for node in caps.get("field", []):
         owner = _member_owner(node, type_index)
@@ -824,10 +1111,19 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
         types[owner].enum_constants.append(EnumConstant(_text(nm, src) if nm is not None else "?", args, anns,
                                                         _line(node), _end_line(node), node.start_byte))
 
+    members: list[tuple[int, int, Body]] = []
     for node in caps.get("clinit", []):
         owner = _member_owner(node, type_index)
         if owner is not None and owner != _SKIPPED:
             types[owner].static_init_lines.append((_line(node), _end_line(node)))
+            if types[owner].clinit_body is None:
+                types[owner].clinit_body = Body()
+            members.append((node.start_byte, node.end_byte, types[owner].clinit_body))
+    for (start, end), md in member_spans.items():
+        members.append((start, end, md.body))
+    _body_facts(caps, members, src)
+    for td in types:
+        _summaries(td)
 
     for td in types:
         td.methods.sort(key=lambda m: m.start_byte)
@@ -850,10 +1146,11 @@ def skeleton(facts: FileFacts) -> FileFacts:
     for td in facts.types:
         constants = [f for f in td.fields if f.initializer is not None and (
             td.kind in ("INTERFACE", "ANNOTATION") or ("static" in f.modifiers and "final" in f.modifiers))]
-        types.append(TypeDecl(td.kind, td.simple_name, td.binary_suffix, td.outer, td.nesting, td.modifiers, [],
-                              td.type_params, td.superclass, td.interfaces, td.anonymous_base, td.header_start,
-                              td.header_end, td.end_line, td.start_byte, [], constants, td.enum_constants, [], [],
-                              td.method_type_params))
+        types.append(TypeDecl(td.kind, td.simple_name, td.binary_suffix, td.outer, td.nesting, td.modifiers,
+                              td.annotations, td.type_params, td.superclass, td.interfaces, td.anonymous_base,
+                              td.header_start, td.header_end, td.end_line, td.start_byte, [], constants,
+                              td.enum_constants, [], [], td.method_type_params, None, td.getter_fields,
+                              td.ctor_field_params))
     return FileFacts(facts.path, facts.encoding, facts.lossy, facts.bom, facts.line_count, facts.package,
                      facts.imports, types, facts.errors, facts.orphans, facts.declared_type_count,
                      facts.declared_method_count, None)
