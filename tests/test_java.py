@@ -271,3 +271,23 @@ def test_deep_nesting_is_bounded():
     assert len(types) == 65
     assert max(len(t) for t in types) < 1000
     assert any("nested deeper than 64" in d["message"] for d in rs.diagnostics.values())
+
+
+def test_annotations_nested_in_annotation_arguments():
+    """An annotation as an element value (@ComponentScan.Filter, @ApiImplicitParams({@ApiImplicitParam})) is
+    an expression of its own; the file's facts are all kept (a regression once lost the whole file)."""
+    src = """package p;
+@ComponentScan(basePackages = "p.q", excludeFilters = @ComponentScan.Filter(type = FilterType.REGEX, pattern = "x.*"))
+public class Config {
+    @ApiImplicitParams({@ApiImplicitParam(name = "id"), @ApiImplicitParam(name = "pin")})
+    void find() { }
+}
+"""
+    f = extract_file("src/p/Config.java", src.encode())
+    assert not f.errors
+    scan = f.types[0].annotations[0]
+    nested = scan.args["excludeFilters"]
+    assert nested["kind"] == "annotation" and nested["name"] == "ComponentScan.Filter"
+    assert nested["args"]["pattern"] == {"kind": "str", "value": "x.*"}
+    params = f.types[0].methods[0].annotations[0].args["value"]
+    assert [i["args"]["name"]["value"] for i in params["items"]] == ["id", "pin"]

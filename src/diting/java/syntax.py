@@ -78,6 +78,8 @@ class TypeRef:
     parts: tuple[str, ...]
     dims: int = 0
     primitive: bool = False
+    #: type arguments as written (``Listener<OrderEvent>`` → the OrderEvent reference)
+    args: tuple["TypeRef", ...] = ()
 
 
 @dataclass(slots=True)
@@ -167,6 +169,8 @@ class MethodDecl:
     has_body: bool
     start_byte: int
     body: Body | None = None
+    #: an annotation element's ``default`` value (expression JSON)
+    default: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -299,7 +303,28 @@ def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef |
     parts = _name_parts(node, src)
     if not parts:
         return TypeRef(("?" + _snippet(node, src, 60),), dims, False)
-    return TypeRef(tuple(parts), dims, False)
+    return TypeRef(tuple(parts), dims, False, _type_args(node, src))
+
+
+def _type_args(node: ts.Node, src: bytes) -> tuple[TypeRef, ...]:
+    """Type arguments of the outermost generic part of a type (one level deep)."""
+    generic = node if node.type == "generic_type" else None
+    if generic is None and node.type == "scoped_type_identifier":
+        last = node.named_children[-1] if node.named_children else None
+        generic = last if last is not None and last.type == "generic_type" else None
+    if generic is None:
+        return ()
+    out = []
+    for c in generic.named_children:
+        if c.type == "type_arguments":
+            for a in c.named_children:
+                if a.type == "wildcard":
+                    bound = [x for x in a.named_children if x.type not in ("super", "extends")]
+                    a = bound[-1] if bound else None
+                r = type_ref(a, src) if a is not None and a.type not in _COMMENTS else None
+                if r is not None:
+                    out.append(TypeRef(r.parts, r.dims, r.primitive))
+    return tuple(out)
 
 
 def _name_parts(node: ts.Node, src: bytes) -> list[str]:
@@ -503,7 +528,7 @@ def expr_json(node: ts.Node | None, src: bytes, depth: int = 0,
         tr = type_ref(tn, src)
         return {"kind": "class", "type": list(tr.parts) if tr else [], "dims": tr.dims if tr else 0}
     if t in ("annotation", "marker_annotation"):
-        a = annotation(node, src, depth + 1, callrefs)
+        a = annotation(node, src, depth + 1)
         return {"kind": "annotation", "name": a.name, "args": a.args}
     if t == "unary_expression":
         operand = node.child_by_field_name("operand")
@@ -1066,6 +1091,9 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
                         node.child_by_field_name("body") is not None, node.start_byte,
                         Body(keep_returns=not params and decl_kind == "METHOD",
                              keep_assignments=decl_kind in ("CONSTRUCTOR", "COMPACT_CONSTRUCTOR")))
+        if t == "annotation_type_element_declaration":
+            dv = node.child_by_field_name("value")
+            md.default = expr_json(dv, src) if dv is not None else None
         types[owner].methods.append(md)
         member_spans[(node.start_byte, node.end_byte)] = md
 
@@ -1138,19 +1166,26 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
 
 
 def skeleton(facts: FileFacts) -> FileFacts:
-    """What cross-file work needs of a file: package, imports, type headers, constant fields
-    and enum constants, error summary — no method bodies, other fields, annotations or lines.
-    Name resolution, supertypes and constant folding work on skeletons of every file, while
-    a module's records are built from its own files' full facts."""
+    """What cross-file work needs of a file: package, imports, types with their annotations,
+    member signatures, fields (initializers only of constants), enum constants, getter and
+    constructor summaries, error summary — no method bodies or lines. Name resolution,
+    receiver typing, supertypes and constant folding work on skeletons of every file, while a
+    module's records are built from its own files' full facts."""
     types = []
     for td in facts.types:
-        constants = [f for f in td.fields if f.initializer is not None and (
-            td.kind in ("INTERFACE", "ANNOTATION") or ("static" in f.modifiers and "final" in f.modifiers))]
+        fields = [f if f.initializer is None or td.kind in ("INTERFACE", "ANNOTATION")
+                  or ("static" in f.modifiers and "final" in f.modifiers)
+                  else FieldDecl(f.name, f.type, f.modifiers, f.annotations, None, f.start_line, f.end_line,
+                                 f.start_byte) for f in td.fields]
+        methods = [MethodDecl(m.name, m.decl_kind, m.modifiers, m.annotations, m.type_params, m.params,
+                              m.return_type, m.throws, m.start_line, m.end_line, m.has_body, m.start_byte, None,
+                              m.default)
+                   for m in td.methods]
         types.append(TypeDecl(td.kind, td.simple_name, td.binary_suffix, td.outer, td.nesting, td.modifiers,
                               td.annotations, td.type_params, td.superclass, td.interfaces, td.anonymous_base,
-                              td.header_start, td.header_end, td.end_line, td.start_byte, [], constants,
-                              td.enum_constants, [], [], td.method_type_params, None, td.getter_fields,
-                              td.ctor_field_params))
+                              td.header_start, td.header_end, td.end_line, td.start_byte, methods, fields,
+                              td.enum_constants, td.record_components, td.static_init_lines, td.method_type_params,
+                              None, td.getter_fields, td.ctor_field_params))
     return FileFacts(facts.path, facts.encoding, facts.lossy, facts.bom, facts.line_count, facts.package,
                      facts.imports, types, facts.errors, facts.orphans, facts.declared_type_count,
                      facts.declared_method_count, None)
