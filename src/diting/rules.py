@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from diting.errors import UserError
 from diting.ir.canonical import dumps, sha256_hex
-from diting.userfiles import load_yaml_list
+from diting.probes.model import Rule, RuleFile
+from diting.userfiles import parse_yaml_list, read_user_file
 
-_REQUIRED = ("id", "version", "owner", "family", "description", "source", "match", "emits")
 
 
 def shipped_rules_dir() -> Path:
@@ -29,33 +31,45 @@ def shipped_rules_dir() -> Path:
 
 
 @dataclass
-class RuleFile:
+class LoadedFile:
     path: str
     sha256: str
     family: str
     version: int
-    rules: list[dict[str, Any]]
+    rules: list[Rule]
 
 
 @dataclass
 class RuleSet:
     """All loaded rules, by id (later directories override earlier ones)."""
 
-    files: list[RuleFile] = field(default_factory=list)
-    by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    files: list[LoadedFile] = field(default_factory=list)
+    by_id: dict[str, Rule] = field(default_factory=dict)
+    raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: rule id → the directory the rule was (last) loaded from
+    origin: dict[str, Path] = field(default_factory=dict)
 
-    def family(self, family: str) -> list[dict[str, Any]]:
-        return [r for rid, r in sorted(self.by_id.items()) if r["family"] == family]
+    def from_dirs(self, dirs: list[Path]) -> list[Rule]:
+        """Rules loaded from ``dirs`` (user rule directories), by id."""
+        wanted = {Path(d) for d in dirs}
+        return [r for rid, r in sorted(self.by_id.items()) if self.origin.get(rid) in wanted]
+
+    def family(self, family: str) -> list[Rule]:
+        return [r for rid, r in sorted(self.by_id.items()) if r.family == family]
+
+    def by_emit(self, *kinds: str) -> list[Rule]:
+        """Rules whose ``emits.kind`` is one of ``kinds``, by id."""
+        return [r for rid, r in sorted(self.by_id.items()) if r.emits.kind in kinds]
 
     def digest_entries(self) -> list[dict[str, Any]]:
         """``[{id, version, sha256}]`` sorted by id, for ``analysis_input.json``."""
-        return [{"id": rid, "version": r["version"], "sha256": sha256_hex(dumps(r))}
+        return [{"id": rid, "version": r.version, "sha256": sha256_hex(dumps(r.model_dump(mode="json", exclude_none=True)))}
                 for rid, r in sorted(self.by_id.items())]
 
     def well_known_parent(self, group_id: str) -> bool:
         """True when a maven-parents rule matches ``group_id`` (equal, or a dotted prefix)."""
-        for r in self.family("maven-parents"):
-            g = r["match"].get("pom_parent", {}).get("group_id", "")
+        for r in self.by_emit("WELL_KNOWN_PARENT"):
+            g = r.match.pom_parent.group_id if r.match.pom_parent else ""
             if g and (group_id == g or group_id.startswith(g + ".")):
                 return True
         return False
@@ -63,44 +77,57 @@ class RuleSet:
     def library_types(self) -> dict[str, dict[str, str]]:
         """Package → {simple name: kind} from the ``catalog`` rules."""
         out: dict[str, dict[str, str]] = {}
-        for r in self.family("catalog"):
-            pkg = r["match"].get("package")
-            types = r["emits"].get("types") or {}
-            if pkg:
-                out.setdefault(str(pkg), {}).update({str(k): str(v) for k, v in types.items()})
+        for r in self.by_emit("LIBRARY_TYPES"):
+            if r.match.package:
+                out.setdefault(r.match.package, {}).update(r.emits.types or {})
+        return out
+
+    def library_returns(self) -> dict[str, str]:
+        """``Type#method`` → return type FQN of library methods, from the catalog rules."""
+        out: dict[str, str] = {}
+        for r in self.by_emit("LIBRARY_METHODS"):
+            out.update(r.emits.returns or {})
         return out
 
     def application_annotations(self) -> set[str]:
         """FQNs of annotations that mark a Spring Boot application class."""
-        out = set()
-        for r in self.by_id.values():
-            if r["emits"].get("kind") == "DEPLOYABLE_APPLICATION":
-                fqn = r["match"].get("annotation", {}).get("fqn")
-                if fqn:
-                    out.add(fqn)
-        return out
+        return {r.match.annotation.fqn for r in self.by_emit("DEPLOYABLE_APPLICATION")
+                if r.match.annotation and r.match.annotation.fqn}
+
+
+#: parsed and validated rule files by (path, sha256 of the bytes): a process loads each version once
+_FILE_CACHE: dict[tuple[str, str], tuple[dict[str, Any], bytes, RuleFile]] = {}
+
+
+def _load_file(path: Path) -> tuple[dict[str, Any], bytes, RuleFile]:
+    data = read_user_file(path, "rule file")
+    key = (str(path.resolve()), sha256_hex(data))
+    if key in _FILE_CACHE:
+        return _FILE_CACHE[key]
+    doc = parse_yaml_list(data, path, "rule file", "rules")
+    try:
+        rf = RuleFile.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"rule file {path.name}: {where}: {first['msg']}") from exc
+    _FILE_CACHE[key] = (doc, data, rf)
+    return doc, data, rf
 
 
 def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
-    """Load the shipped rules, then each of ``extra_dirs``. Raises :class:`UserError` for a
-    file that is not valid YAML or a rule that lacks a required field."""
+    """Load the shipped rules, then each of ``extra_dirs`` (validated against the rule file
+    schema). Raises :class:`UserError` naming the file and the problem."""
     rs = RuleSet()
     dirs = [shipped_rules_dir()] + list(extra_dirs or [])
     for d in dirs:
         if not d.is_dir():
             raise UserError(f"rules directory not found: {d}")
         for path in sorted(d.glob("*.yaml")) + sorted(d.glob("*.yml")):
-            doc, data = load_yaml_list(path, "rule file", "rules")
-            rules = []
-            for i, r in enumerate(doc["rules"]):
-                if not isinstance(r, dict):
-                    raise UserError(f"rule file {path.name}: rule #{i + 1} is not a mapping")
-                missing = [k for k in _REQUIRED if k not in r]
-                if missing:
-                    raise UserError(f"rule file {path.name}: rule {r.get('id', '#' + str(i + 1))} lacks "
-                                    f"{', '.join(missing)}")
-                rules.append(r)
-                rs.by_id[str(r["id"])] = r
-            rs.files.append(RuleFile(path.name, sha256_hex(data), str(doc.get("family", "")),
-                                     int(doc.get("version", 0)), rules))
+            doc, data, rf = _load_file(path)
+            for raw, rule in zip(doc["rules"], rf.rules, strict=True):
+                rs.by_id[rule.id] = rule
+                rs.raw[rule.id] = raw
+                rs.origin[rule.id] = Path(d)
+            rs.files.append(LoadedFile(path.name, sha256_hex(data), rf.family, rf.version, rf.rules))
     return rs

@@ -9,15 +9,15 @@ import yaml
 
 from diting.errors import UserError
 
+#: PyYAML's safe loader, in C (libyaml) when the installed wheel has it (same documents, ~20x faster)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: a rule or inventory file larger than this is refused
 MAX_USER_FILE_BYTES = 16 * 1024 * 1024
 
 
-def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], bytes]:
-    """The YAML mapping in ``path`` (whose ``key`` is a list), and the file's bytes.
-
-    ``what`` names the file in messages ("inventory file", "rule file"). Raises
-    :class:`UserError` when the file cannot be read, is not YAML, or has no such list."""
+def read_user_file(path: Path, what: str) -> bytes:
+    """The bytes of a file the user handed over (at most :data:`MAX_USER_FILE_BYTES`).
+    Raises :class:`UserError` when it cannot be read or is too large."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_USER_FILE_BYTES + 1)
@@ -25,10 +25,24 @@ def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], byt
         raise UserError(f"cannot read {what} {path}: {exc.strerror}") from exc
     if len(data) > MAX_USER_FILE_BYTES:
         raise UserError(f"{what} {path} is larger than {MAX_USER_FILE_BYTES} bytes")
+    return data
+
+
+def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, Any]:
+    """The YAML mapping in ``data`` whose ``key`` is a list. Raises :class:`UserError`."""
     try:
-        doc = yaml.safe_load(data.decode("utf-8"))
+        doc = yaml.load(data.decode("utf-8"), Loader=SAFE_LOADER)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise UserError(f"{what} {path} is not valid YAML: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
         raise UserError(f"{what} {path} must be a mapping with a '{key}' list")
-    return doc, data
+    return doc
+
+
+def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], bytes]:
+    """The YAML mapping in ``path`` (whose ``key`` is a list), and the file's bytes.
+
+    ``what`` names the file in messages ("inventory file", "rule file"). Raises
+    :class:`UserError` when the file cannot be read, is not YAML, or has no such list."""
+    data = read_user_file(path, what)
+    return parse_yaml_list(data, path, what, key), data

@@ -212,8 +212,8 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
 
 
 def parse_config(path: str, text: str) -> ConfigFile:
-    """Dispatch on the file extension (``.properties``, ``.yml``/``.yaml``)."""
-    if path.endswith(".properties"):
+    """Dispatch on the file extension (``.properties`` and ``spring.factories``, ``.yml``/``.yaml``)."""
+    if path.endswith((".properties", ".factories")):
         return parse_properties(path, text)
     return parse_yaml(path, text)
 

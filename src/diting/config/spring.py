@@ -76,7 +76,7 @@ class SpringConfig:
         for src in self.sources:
             found: ConfigEntry | None = None
             for doc in src.file.documents:
-                if doc.profiles is not None and not _profiles_match(doc.profiles, self.profiles):
+                if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
                     continue
                 for e in doc.entries:
                     if e.key == key:
@@ -155,7 +155,7 @@ class SpringConfig:
         return out, basis, missing
 
 
-def _profiles_match(condition: list[str], active: list[str]) -> bool:
+def profiles_match(condition: list[str], active: list[str]) -> bool:
     for p in condition:
         if p.startswith("!"):
             if p[1:] not in active:

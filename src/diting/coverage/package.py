@@ -15,6 +15,7 @@ from diting.inventory.services import PackagePlan
 from diting.ir.builder import RecordSet
 
 if TYPE_CHECKING:
+    from diting.probes.emit import ProbeStats
     from diting.scan.pipeline import Scanner
 
 #: dimensions filled by later stages, and why they are empty here
@@ -23,7 +24,6 @@ NOT_EXAMINED = {
     "cross_service_edges": "counted over the graph of all packages of an estate, not inside one package",
     "branch_ledger": "branch ledgers are not extracted by this version of diting",
     "sql_statements": "SQL statements are not extracted by this version of diting",
-    "config_keys": "config key references are not extracted by this version of diting",
     "call_sites": "call sites are not extracted by this version of diting",
 }
 
@@ -63,10 +63,22 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
     return "failed", None
 
 
+def _dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_examined: list[str]) -> dict[str, Any]:
+    d = {"discovered": sum(terms.values()) + sum(reasons.values()), "resolved": terms.get("resolved", 0),
+         "partial": terms.get("partial", 0), "failed": terms.get("failed", 0), "excluded": sum(reasons.values()),
+         "excluded_by_reason": dict(sorted(reasons.items())), "denominator_source": source,
+         "not_examined": not_examined}
+    return d
+
+
+#: config binding value_resolution → coverage term (SPEC §7)
+_BINDING_TERM = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS": "partial", "UNKNOWN": "failed"}
+
+
 def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_id: str,
-                     entry_rids: list[str]) -> dict[str, Any]:
-    """Coverage of one package; ``rs`` holds the package-level records (entries among them)."""
-    """The coverage document of one package."""
+                     entry_rids: list[str], probes: "ProbeStats") -> dict[str, Any]:
+    """The coverage document of one package; ``rs`` holds the package-level records (entries
+    among them), ``entry_rids`` the MAIN entries and ``probes`` what the middleware probes counted."""
     files = {"discovered": 0, "resolved": 0, "partial": 0, "failed": 0, "excluded": 0}
     reasons: dict[str, int] = {}
     analysis_level: dict[str, str] = {}
@@ -85,20 +97,30 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
                          denominator_source="git ls-tree of the package's modules at the commit",
                          not_examined=["files outside every Maven module are in no package"])
-    entries = [rs.entities[r] for r in entry_rids]
-    dims["entries"] = {"discovered": len(entries), "resolved": len(entries), "partial": 0, "failed": 0,
-                       "excluded": 0, "excluded_by_reason": {},
-                       "denominator_source": "entries declared in the package's root modules",
-                       "not_examined": ["only MAIN entries are discovered by this version; RPC, HTTP, MQ, job and "
-                                        "event entries need the middleware probes"]}
+    listed = [(rid, "MAIN_METHOD", True, "branch analysis not in this version") for rid in entry_rids]
+    listed += probes.entries
+    terms = {"resolved": sum(1 for e in listed if e[2]), "partial": sum(1 for e in listed if not e[2]),
+             "failed": probes.entries_failed}
+    dims["entries"] = _dimension(terms, probes.entries_excluded,
+                                 "MAIN methods of the root modules and entry declarations matched by the rules",
+                                 ["entry forms no rule describes (add rules with --rules)"])
+    kterms: dict[str, int] = {}
+    for resolution in probes.bindings.values():
+        t = _BINDING_TERM[resolution]
+        kterms[t] = kterms.get(t, 0) + 1
+    kterms["failed"] = kterms.get("failed", 0) + probes.key_reads_failed
+    dims["config_keys"] = _dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
+                                     "key reads whose key does not fold",
+                                     ["keys read through APIs no rule describes"])
+    dims["cross_service_edges"]["not_examined"].append(
+        f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused)")
     return {
         "schema_version": "0.1",
         "scan_id": scan_id,
         "dimensions": dims,
-        "entries": [{"entry_ref": {"scan_id": scan_id, "record_id": e["record_id"]}, "discovery_source": "MAIN_METHOD",
-                     "symbols_resolved": True, "branches_analysed": False,
-                     "stop_reason": "branch analysis not in this version"} for e in sorted(
-                         entries, key=lambda e: e["record_id"])],
+        "entries": [{"entry_ref": {"scan_id": scan_id, "record_id": rid}, "discovery_source": source,
+                     "symbols_resolved": resolved, "branches_analysed": False, "stop_reason": stop}
+                    for rid, source, resolved, stop in sorted(listed)],
         "analysis_level": dict(sorted(analysis_level.items())),
         "pruned_by_rule": {},
     }

@@ -34,6 +34,13 @@ class FileEntry:
     excluded: str | None
 
 
+def is_spring_metadata(path: str) -> bool:
+    """``META-INF/spring.factories`` and ``META-INF/spring/*.imports``: the auto-configuration
+    lists that put classes into a Spring context (SPEC §4.1)."""
+    return path.endswith("/META-INF/spring.factories") or path == "META-INF/spring.factories" or (
+        path.endswith(".imports") and "META-INF/spring/" in path)
+
+
 def exclusion_reason(rel: str) -> str | None:
     """Exclusion reason of a module-relative path, or None when it is in scope."""
     parts = rel.split("/")
@@ -105,6 +112,9 @@ def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], 
                 out.append(FileEntry(path, e, pom_path, JAVA, None))
             else:
                 out.append(FileEntry(path, e, pom_path, None, "outside_source_root"))
+            continue
+        if is_spring_metadata(path) and any(_under(path, r) for r in res_roots):
+            out.append(FileEntry(path, e, pom_path, CONFIG, None))
             continue
         if path.endswith(CONFIG_EXTENSIONS):
             webapp = f"{owner}/src/main/webapp" if owner else "src/main/webapp"

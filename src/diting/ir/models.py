@@ -173,6 +173,11 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # two declarations with one identity (same binary name, or same erased
     # signature in one type): the first is recorded, the others are not.
     "DUPLICATE_DECLARATION": Severity.WARNING,
+    # an injection point of an in-repo type no loaded bean of the context can satisfy
+    "BEAN_UNRESOLVED": Severity.WARNING,
+    # an injection point of a library type no bean of the package declares: the bean comes from
+    # auto-configuration or a library (outside what the package's sources show)
+    "BEAN_EXTERNAL": Severity.INFO,
 }
 
 # ---------------------------------------------------------------- shared parts

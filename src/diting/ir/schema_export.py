@@ -1,4 +1,4 @@
-"""JSON Schemas of the IR records, generated from the models (``diting schema``).
+"""JSON Schemas of the IR records and of rule files, generated from the models (``diting schema``).
 
 The exported schemas also ship inside the package (``diting/ir/schemas``);
 a test fails when they drift from the models.
@@ -22,6 +22,7 @@ from diting.ir.models import (
     SourceSegment,
 )
 from diting.ir.writer import manifest_schema
+from diting.probes.model import RuleFile
 
 SHIPPED_DIR = Path(__file__).parent / "schemas"
 
@@ -37,6 +38,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "branch_ledger_item.schema.json": LedgerItem.model_json_schema(),
         "coverage.schema.json": Coverage.model_json_schema(),
         "ir-manifest-0.1.schema.json": manifest_schema(),
+        "rule-file.schema.json": RuleFile.model_json_schema(),
     }
     for name, s in out.items():
         if name != "ir-manifest-0.1.schema.json":

@@ -18,7 +18,7 @@ from typing import Any
 from diting.java.constants import ConstantFolder
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeCatalog, TypeInfo
-from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef
+from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.ids import diagnostic_record_id, entity_record_id
 
@@ -57,15 +57,6 @@ class MainMethod:
 class ModuleJavaResult:
     files: list[FileSummary] = field(default_factory=list)
     mains: list[MainMethod] = field(default_factory=list)
-
-
-def _chain(facts: FileFacts, idx: int) -> list[int]:
-    out = []
-    cur: int | None = idx
-    while cur is not None:
-        out.append(cur)
-        cur = facts.types[cur].outer
-    return out
 
 
 class ModuleJava:
@@ -108,7 +99,7 @@ class ModuleJava:
         type_stables: dict[int, str] = {}
         pending_supers: list[tuple[int, str, str, TypeRef, str]] = []
         for idx, td in enumerate(facts.types):
-            chain = _chain(facts, idx)
+            chain = type_chain(facts, idx)
             binary = scope.binary_of(td)
             stable = f"{self.ns}/{binary}"
             ev = self._seg(facts, td.header_start, td.header_end)
@@ -148,7 +139,7 @@ class ModuleJava:
             self._members(facts, scope, idx, td, chain, rid, stable, ev, summary)
 
         for idx, kind, stable, ref, ev in pending_supers:
-            chain = _chain(facts, idx)
+            chain = type_chain(facts, idx)
             r = scope.resolve(ref, chain[1:], scope.type_vars_for(chain))
             self._super_relation(facts, scope, summary, type_rids[idx], stable, kind, ref, r, ev)
 

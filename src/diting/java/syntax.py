@@ -941,6 +941,16 @@ def _summaries(td: TypeDecl) -> None:
             td.ctor_field_params.append((len(m.params), mapping))
 
 
+def type_chain(facts: FileFacts, idx: int) -> list[int]:
+    """Indices of a type and its enclosing types, innermost first."""
+    out = []
+    cur: int | None = idx
+    while cur is not None:
+        out.append(cur)
+        cur = facts.types[cur].outer
+    return out
+
+
 def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -> FileFacts:
     """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input.
 

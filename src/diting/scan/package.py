@@ -20,6 +20,7 @@ from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
 from diting.java.syntax import MAX_EXPR_DEPTH
+from diting.probes.families import Families
 from diting.config.sources import MAX_YAML_NODES
 from diting.inventory.services import PackagePlan
 from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
@@ -242,7 +243,8 @@ class PackageAssembler:
             "spring_profile_basis": cfg.profile_basis if cfg else "default (not a deployable service)",
             "config_files": [{"path": src.path, "blob": s.snapshot.by_path[src.path].oid}
                              for src in cfg.sources] if cfg else [],
-            "config_snapshot_refs": _missing("no --config-snapshot given"),
+            "config_snapshot_refs": [s.config_snapshot.ref()] if s.config_snapshot else
+            _missing("no --config-snapshot given"),
             "requested_capabilities": ["all"],
             "budgets": {"max_file_bytes": s.options.max_file_bytes, "max_expr_depth": MAX_EXPR_DEPTH,
                         "max_yaml_nodes": MAX_YAML_NODES},
@@ -274,6 +276,7 @@ class PackageAssembler:
             service_rid = self._service(rs, plan, module_rids)
         self._depends_on(rs, plan, module_rids)
         entry_rids = self._mains(rs, plan)
+        probe_stats = Families(s, plan, rs, service_rid).run()
         self._inherited_findings(rs, plan, module_rids)
         for f in plan.findings:
             finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
@@ -297,13 +300,14 @@ class PackageAssembler:
         digest = sha256_hex(ai_bytes)
         scan_id = ids.scan_id_for(plan.service_id, digest)
         scope = ids.implementation_scope_for(plan.service_id, s.commit)
-        coverage = package_coverage(s, plan, rs, scan_id, entry_rids)
+        coverage = package_coverage(s, plan, rs, scan_id, entry_rids, probe_stats)
         encoded_pkg = rs.encode(s.placeholders)
         encoded_pkg.merge(encoded)
         status = self._status(plan, encoded_pkg)
         files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage)
         manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
-                                input_digest=digest, status=status, files=files)
+                                input_digest=digest, status=status, files=files,
+                                config_snapshot_refs=[s.config_snapshot.snapshot_id] if s.config_snapshot else None)
         blobs = {name: data for name, (data, _) in files.items()}
         blobs["manifest.json"] = (dumps(manifest) + "\n").encode("utf-8")
         name = plan.dir_name or package_dir_name(plan.service_id, s.commit, plan.profiles)

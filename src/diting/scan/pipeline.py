@@ -17,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
 from diting.errors import UserError
@@ -39,6 +40,10 @@ from diting.java.constants import ConstantFolder
 from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
 from diting.java.syntax import FileFacts, extract_file, skeleton
+from diting.probes.candidates import ModuleProbe, RuleIndex, erased_signature
+from diting.probes.resources import ModuleResources, module_resources
+from diting.resolve.fold import ExpressionFolder
+from diting.resolve.types import TypeOracle
 from diting.rules import RuleSet, load_rules
 from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
@@ -67,6 +72,7 @@ class ScanOptions:
     jobs: int = 0
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     rules_dirs: list[Path] = field(default_factory=list)
+    config_snapshot: Path | None = None
     quiet: bool = False
 
 
@@ -110,6 +116,12 @@ class ModuleResult:
     externals: dict[str, dict]
     segment_hashes: dict[str, str]
     java: ModuleJavaResult
+    #: what the rules matched in the module (SPEC §4.6), decided per package by probes/emit.py
+    candidates: list[dict] = field(default_factory=list)
+    #: auto-configuration classes listed in spring.factories / AutoConfiguration.imports
+    auto_configs: list[str] = field(default_factory=list)
+    #: context config locations of web.xml files
+    web_contexts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -159,6 +171,7 @@ class Scanner:
             default_repo_id(self.repo)
         self.rules: RuleSet = load_rules(options.rules_dirs)
         self.inventory_file = InventoryFile.load(options.inventory) if options.inventory else None
+        self.config_snapshot = ConfigSnapshot.load(options.config_snapshot) if options.config_snapshot else None
         self.progress = Progress(quiet=options.quiet)
 
     # ------------------------------------------------------------ stages
@@ -252,6 +265,10 @@ class Scanner:
             self._full[skel.path] = full
         self.progress.advance()
 
+    def snapshot_value(self, scheme: str, key: str, service_id: str | None) -> SnapshotValue | None:
+        """The ``--config-snapshot`` value of a key for a service, or None (no snapshot, no entry)."""
+        return self.config_snapshot.lookup(scheme, key, service_id) if self.config_snapshot else None
+
     def full_facts(self, path: str) -> FileFacts:
         """The full facts of one Java file (decoded where they are needed: in a module's worker)."""
         full = self._full[path]
@@ -280,6 +297,8 @@ class Scanner:
             return ConfigFileState(f.path, "lossy" if doc.decoded.lossy else None)
         decoded = decode_bytes(data)
         text = decoded.text
+        if f.path.endswith(".imports"):
+            return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
         if mod is not None:
             text, _ = filter_resource(text, lambda name: self.inv.model.lookup(name, mod, None))
         cf = parse_config(f.path, text)
@@ -319,6 +338,9 @@ class Scanner:
                 folder.add_file(m, facts, self.scopes[facts.path])
         folder.precompute()
         self.folder = folder
+        self.oracle = TypeOracle(registry, self.rules.library_returns())
+        self.rule_index = RuleIndex.build(list(self.rules.by_id.values()))
+        self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations)
         self.apps = self.rules.application_annotations()
         self.placeholders = Placeholders()
         self.module_results: dict[str, ModuleResult] = {}
@@ -555,12 +577,18 @@ def _module_job(task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResul
         module_rid = ids.entity_record_id("MODULE", s.inv.ns[pom_path])
         module_evidence = []
     mj = ModuleJava(rs, s.inv.ns[pom_path], module_rid, s.inv.ns, s.folder, s.apps)
+    probe = ModuleProbe(pom_path, s.inv.ns[pom_path], s.rule_index, s.oracle, s.expr_folder, erased_signature)
     for path in paths:
-        mj.add_file(s.full_facts(path), s.scopes[path])
+        facts = s.full_facts(path)
+        mj.add_file(facts, s.scopes[path])
+        probe.add_file(facts, s.scopes[path])
+    resources = module_resources(s, pom_path) if index == 0 else ModuleResources()
     externals = {rid: rec for rid, rec in rs.entities.items() if rec["kind"] == "EXTERNAL"}
     encoded = rs.encode(s.placeholders, skip_entities=set(externals))
     hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
-    return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result)
+    return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result,
+                                         probe.out + resources.candidates, resources.auto_configs,
+                                         resources.web_contexts)
 
 
 def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
@@ -581,7 +609,8 @@ def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
         hashes.update(c.segment_hashes)
         java.files.extend(c.java.files)
         java.mains.extend(c.java.mains)
-    return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java)
+    return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java,
+                        [cand for c in chunks for cand in c.candidates], first.auto_configs, first.web_contexts)
 
 
 def _package_job(plan: PackagePlan) -> "PackageResult":

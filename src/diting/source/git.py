@@ -46,7 +46,6 @@ def _git_env() -> dict[str, str]:
         # this overrides every protocol.*.allow setting, the repository's included
         "GIT_ALLOW_PROTOCOL": "",
         "GIT_PROTOCOL_FROM_USER": "0",
-        "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "",
         "SSH_ASKPASS": "",
     }
@@ -106,6 +105,7 @@ class GitRepo:
         if out.returncode != 0:
             raise UserError(f"not a git repository: {path}")
         self._batch: subprocess.Popen[bytes] | None = None
+        self._batch_pid = os.getpid()
 
     # -------------------------------------------------------------- plumbing
     def _cmd(self, args: list[str]) -> list[str]:
@@ -167,8 +167,12 @@ class GitRepo:
 
     # -------------------------------------------------------------- blobs
     def read_blob(self, oid: str) -> bytes:
-        """Read one object's bytes through a persistent ``cat-file --batch`` process (no filters)."""
+        """Read one object's bytes through a persistent ``cat-file --batch`` process (no filters).
+        A forked child starts its own process (a pipe shared with the parent would mix answers)."""
+        if self._batch is not None and self._batch_pid != os.getpid():
+            self._batch = None  # the parent's process: never read from or closed by a child
         if self._batch is None or self._batch.poll() is not None:
+            self._batch_pid = os.getpid()
             self._batch = subprocess.Popen(self._cmd(["cat-file", "--batch"]), env=_git_env(),
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL)
@@ -196,7 +200,7 @@ class GitRepo:
             proc.wait()
 
     def close(self) -> None:
-        if self._batch is not None:
+        if self._batch is not None and self._batch_pid == os.getpid():
             try:
                 if self._batch.stdin:
                     self._batch.stdin.close()

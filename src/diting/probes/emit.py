@@ -1,0 +1,442 @@
+"""From candidates to records, inside one package (SPEC §3.4, §3.5, §4.4–§4.6).
+
+One small function per emit kind. Each turns the candidates of the package's
+modules — matched by rules, independent of the service — into entities,
+relations, config bindings and diagnostics, using what only the package knows:
+its Spring context (what is loaded, which bean is injected where) and its
+configuration (placeholders, profiles). Declarations the context does not load
+are kept with ``attributes.loaded = false`` and produce no ENTRY, no EXPOSES and
+no consumed contract.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from diting.ir import ids
+from diting.ir.builder import RecordSet, RefTo
+from diting.ir.canonical import sha256_hex
+from diting.probes.candidates import split_list
+from diting.resolve.fold import DUCC_PREFIX
+from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
+
+if TYPE_CHECKING:
+    from diting.inventory.services import PackagePlan
+    from diting.scan.pipeline import Scanner
+
+_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+_PATH_VAR = re.compile(r"\{[^/{}]*(?:\{[^}]*\}[^/{}]*)*\}")
+
+
+@dataclass
+class ResolvedText:
+    """A role value after the package's configuration: RESOLVED, DEFAULT_ONLY, AMBIGUOUS or UNKNOWN,
+    with the config keys it read and, when unknown, the expression that did not fold."""
+
+    status: str
+    value: str | None
+    keys: list[tuple[str, str, str | None, str]] = field(default_factory=list)  # (scheme, key, default, resolution)
+    expression: str | None = None
+    reason: str = ""
+
+
+@dataclass
+class ConfigLookup:
+    """One key's value: status RESOLVED, AMBIGUOUS or UNKNOWN, from the snapshot or a config file."""
+
+    status: str
+    value: str | None
+    snapshot: bool = False
+    rv: Any = None  # the config file's ResolvedValue (evidence), when it came from one
+
+
+@dataclass
+class ProbeStats:
+    """What coverage counts from the probes."""
+
+    entries: list[tuple[str, str, bool, str]] = field(default_factory=list)  # (rid, source, resolved, stop)
+    entries_failed: int = 0
+    entries_excluded: dict[str, int] = field(default_factory=dict)  # reason → declarations not counted
+    bindings: dict[str, str] = field(default_factory=dict)  # binding rid → value_resolution
+    key_reads_failed: int = 0  # config key expressions that do not fold
+    declared_unused: int = 0
+    beans_not_loaded: int = 0
+
+
+def normalize_path(path: str) -> str:
+    """HTTP path as in SPEC §3.5: ``{x}``/``{x:re}`` → ``{}``, duplicate and trailing ``/`` removed."""
+    p = _PATH_VAR.sub("{}", path.strip())
+    p = re.sub(r"/+", "/", "/" + p if not p.startswith("/") else p)
+    if len(p) > 1:
+        p = p.rstrip("/")
+    return p if p else "/"
+
+
+class PackageProbes:
+    """Runs every emit mechanism for one package into its record set."""
+
+    def __init__(self, scanner: "Scanner", plan: "PackagePlan", rs: RecordSet, service_rid: str | None) -> None:
+        self.s = scanner
+        self.plan = plan
+        self.rs = rs
+        self.service_rid = service_rid
+        self.stats = ProbeStats()
+        self.config = plan.config
+        self.cands: list[dict[str, Any]] = []
+        self.field_calls: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for m in plan.modules:
+            res = scanner.module_results[m]
+            for c in res.candidates:
+                c = dict(c, ns=scanner.inv.ns[c["module"]])
+                if c["emit"] == "FIELD_CALL":
+                    self.field_calls.setdefault((c["owner"], c["field"]), []).append(c)
+                else:
+                    self.cands.append(c)
+        self._lines_cache: dict[str, tuple[list[str], str]] = {}
+        self.ctx = self._context()
+
+    # ------------------------------------------------------------ context
+    def _context(self) -> SpringContext:
+        s = self.s
+        class_packages: dict[str, tuple[str, str]] = {}
+        type_kinds: dict[str, str] = {}
+        for m in self.plan.modules:
+            for skel in s._by_module.get(m, []):
+                scope = s.scopes[skel.path]
+                for td in skel.types:
+                    class_packages[scope.binary_of(td)] = (m, skel.package)
+                    type_kinds[scope.binary_of(td)] = td.kind
+        resources: dict[str, list[str]] = {}
+        auto: list[str] = []
+        web: list[str] = []
+        for m in self.plan.modules:
+            mod = s.inv.modules[m]
+            webapp = f"{mod.dir}/src/main/webapp" if mod.dir else "src/main/webapp"
+            for f in s.inv.files_by_module.get(m, []):
+                for root in list(mod.resource_roots) + [webapp]:
+                    if f.path.startswith(root + "/"):
+                        resources.setdefault(f.path[len(root) + 1:], []).append(f.path)
+            res = s.module_results[m]
+            auto.extend(res.auto_configs)
+            web.extend(res.web_contexts)
+        app_classes = set()
+        app_packages = []
+        if self.plan.kind == "SERVICE":
+            for m in self.plan.roots:
+                for mm in s.module_results[m].java.mains:
+                    if mm.application_annotation:
+                        app_classes.add(mm.type_binary)
+                        app_packages.append(class_packages.get(mm.type_binary, (None, ""))[1])
+        if self.config is not None:  # Dubbo's property-driven annotation scan
+            rv = self.config.get("dubbo.scan.base-packages")
+            if rv.status == "RESOLVED" and rv.value:
+                app_packages.extend(split_list(rv.value))
+        return SpringContext(self.cands, class_packages, s.oracle.supertype_names, resources, app_classes,
+                             app_packages, sorted(set(auto)), sorted(set(web)), list(self.plan.profiles), type_kinds,
+                             lambda o: self.resolve(o).value)
+
+    # ------------------------------------------------------------ helpers
+    def _lines(self, path: str) -> tuple[list[str], str]:
+        if path not in self._lines_cache:
+            self._lines_cache[path] = self.s.text_lines(path)
+        return self._lines_cache[path]
+
+    def seg(self, path: str, start: int, end: int | None = None) -> str:
+        lines, enc = self._lines(path)
+        kind = "CODE" if path.endswith(".java") else "CONFIG"
+        return self.rs.segment(path, lines, start, end or start, kind, enc)
+
+    def cseg(self, c: dict[str, Any]) -> str:
+        return self.seg(c["path"], c["lines"][0], c["lines"][1])
+
+    def resolve(self, outcome: dict[str, Any]) -> ResolvedText:
+        """A role outcome with the package's configuration applied (SPEC §4.3, §4.4)."""
+        if "unresolved" in outcome:
+            return ResolvedText("UNKNOWN", None, expression=outcome["unresolved"], reason=outcome.get("reason", ""))
+        if "ref" in outcome:
+            return ResolvedText("UNKNOWN", None, expression=outcome["ref"], reason="a bean reference")
+        value = outcome["value"]
+        if not outcome.get("placeholders") and "${" not in value and "#{" not in value:
+            return ResolvedText("RESOLVED", value)
+        keys: list[tuple[str, str, str | None, str]] = []
+        status = "RESOLVED"
+        out: list[str] = []
+        pos = 0
+        for m in _PLACEHOLDER.finditer(value):
+            inner = m.group(1)
+            scheme = "ducc" if inner.startswith(DUCC_PREFIX) else "config"
+            key, sep, default = inner.removeprefix(DUCC_PREFIX).partition(":")
+            out.append(value[pos:m.start()])
+            pos = m.end()
+            dflt = default if sep else None
+            got = self.lookup(scheme, key)
+            if got.status == "RESOLVED":
+                keys.append((scheme, key, dflt, "RESOLVED"))
+                out.append(got.value or "")
+            elif got.status == "AMBIGUOUS":
+                keys.append((scheme, key, dflt, "AMBIGUOUS"))
+                status = "AMBIGUOUS"
+            elif sep:
+                keys.append((scheme, key, default, "DEFAULT_ONLY"))
+                out.append(default)
+                if status == "RESOLVED":
+                    status = "DEFAULT_ONLY"
+            else:
+                keys.append((scheme, key, None, "UNKNOWN"))
+                status = "UNKNOWN"
+        out.append(value[pos:])
+        if status in ("UNKNOWN", "AMBIGUOUS"):
+            return ResolvedText(status, None, keys, expression=value,
+                                reason="configuration value unknown" if status == "UNKNOWN" else
+                                "equal-rank config sources disagree")
+        text = "".join(out)
+        if "#{" in text:
+            return ResolvedText("UNKNOWN", None, keys, expression=value, reason="a SpEL expression is not evaluated")
+        return ResolvedText(status, text, keys)
+
+    def lookup(self, scheme: str, key: str) -> ConfigLookup:
+        """A key's value with SPEC §4.4 precedence: the config snapshot first, then (``config``
+        keys only) the package's config files; ``ducc`` keys resolve only from a snapshot."""
+        cache = self.__dict__.setdefault("_lookups", {})
+        if (scheme, key) in cache:
+            return cache[(scheme, key)]
+        snap = self.s.snapshot_value(scheme, key, self.plan.service_id)
+        if snap is not None:
+            got = ConfigLookup(snap.status, snap.value, snapshot=True)
+        elif scheme == "config" and self.config is not None:
+            rv = self.config.get(key)
+            got = ConfigLookup(rv.status if rv.status in ("RESOLVED", "AMBIGUOUS") else "UNKNOWN",
+                               rv.value if rv.status == "RESOLVED" else None, rv=rv)
+        else:
+            got = ConfigLookup("UNKNOWN", None)
+        cache[(scheme, key)] = got
+        return got
+
+    def role(self, c: dict[str, Any], role: str) -> list[ResolvedText]:
+        return [self.resolve(o) for o in c.get("roles", {}).get(role, [])]
+
+    def first(self, c: dict[str, Any], role: str) -> ResolvedText | None:
+        r = self.role(c, role)
+        return r[0] if r else None
+
+    def diag(self, code: str, key: str, message: str, affected: list[str], c: dict[str, Any] | None) -> str:
+        return self.rs.diagnostic(code, key, message, [a for a in affected if a], [self.cseg(c)] if c else [])
+
+    def exclude_entries(self, n: int = 1) -> None:
+        """Count entry declarations the context does not load (a lib package loads none)."""
+        reason = "module_not_deployed" if self.plan.kind != "SERVICE" else "not_loaded_by_context"
+        self.stats.entries_excluded[reason] = self.stats.entries_excluded.get(reason, 0) + n
+
+    def owner_rid(self, c: dict[str, Any]) -> str:
+        """The record a candidate's effect belongs to: its method, field, or type."""
+        if c.get("member"):
+            return c["member"]["rid"]
+        if c.get("field"):
+            return c["field"]["rid"]
+        return c["type"]["rid"] if c.get("type") else (self.service_rid or "")
+
+    def config_binding(self, consumer_rid: str, consumer_stable: str, rt: ResolvedText, c: dict[str, Any],
+                       what: str) -> list[str]:
+        """CONFIG_KEY entities, READS relations (from methods) and config bindings for the keys a value read."""
+        out = []
+        for scheme, key, default, resolution in rt.keys:
+            urn = f"{scheme}://{key}"
+            ev = self.cseg(c)
+            kid = self.rs.entity("CONFIG_KEY", urn, key, [ev], {"scheme": scheme}, urn=urn)
+            if kid in self.rs.entities:
+                self.rs.add_evidence(kid, [ev])
+            value = None
+            src_refs: list[str] = []
+            got = self.lookup(scheme, key)
+            if resolution == "RESOLVED":
+                value = got.value
+                rv = got.rv
+                if rv is not None and rv.entry is not None and rv.path:
+                    src_refs.append(self.seg(rv.path, rv.entry.line, rv.entry.end_line))
+            stable = f"{consumer_stable}|{urn}"
+            brid = ids.record_id_for(ids.BINDING_PREFIX, stable)
+            rec = {"record_id": brid, "consumer_ref": RefTo(consumer_rid), "config_key": urn,
+                   "source_refs": sorted({RefTo(r) for r in src_refs}, key=lambda r: r.rid),
+                   "value_resolution": resolution,
+                   "value": value if resolution == "RESOLVED" else None,
+                   "default_value": default if resolution == "DEFAULT_ONLY" else None,
+                   "evidence_refs": [RefTo(ev)],
+                   "attributes": {"read_by": what, "default_in_code": default,
+                                  "snapshot_id": self.s.config_snapshot.snapshot_id if got.snapshot else None,
+                                  "missing": None if resolution != "UNKNOWN" else
+                                  ("no config snapshot" if scheme == "ducc" else
+                                   "no config file of the active profiles has the key")}}
+            if brid not in self.rs.bindings:
+                self.rs.binding(rec)
+                self.stats.bindings[brid] = resolution
+            if resolution == "UNKNOWN":
+                self.diag("CONFIG_VALUE_UNKNOWN", f"{stable}", f"{urn} has no value for profiles "
+                          f"{','.join(self.plan.profiles)} ({'ducc keys resolve only from a config snapshot' if scheme == 'ducc' else 'not in any config file read'})",
+                          [consumer_rid, kid], c)
+            if consumer_rid.startswith("method:"):
+                self.rs.relation("READS", consumer_rid, consumer_stable, target_rid=kid, target_key=urn,
+                                 status="RESOLVED", evidence=[ev], attributes={"value_resolution": resolution},
+                                 ordinal=c.get("call", {}).get("ordinal", 0) if c.get("call") else 0)
+            out.append(kid)
+        return out
+
+    # ------------------------------------------------------------ run
+    def run(self) -> ProbeStats:
+        self.context_gaps()
+        self.beans()
+        self.injection()
+        self.rpc_providers()
+        self.rpc_consumers()
+        self.http_endpoints()
+        self.feign_clients()
+        self.http_client_calls()
+        self.mq_listeners()
+        self.mq_sends()
+        self.mq_bindings()
+        self.config_keys()
+        self.cache_ops()
+        self.jobs()
+        self.events()
+        self.dynamic_calls()
+        return self.stats
+
+    def context_gaps(self) -> None:
+        """A scan package, import or XML location that does not fold leaves the context incomplete."""
+        for c, role, expr in self.ctx.unfolded:
+            if role not in ("base_packages", "base_classes", "classes", "resource") or (
+                    not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):
+                continue
+            self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|{role}|{expr}", f"{c['path']}:"
+                      f"{c['lines'][0]}: {role.replace('_', ' ')} {expr} does not resolve; what it would add to the "
+                      "Spring context is not loaded", [self.owner_rid(c)], c)
+
+    # ------------------------------------------------------------ beans and injection
+    def bean_rid(self, b: Bean) -> str:
+        return ids.entity_record_id("BEAN", f"bean:{b.ns}/{b.name}")
+
+    def beans(self) -> None:
+        self.bean_rids: dict[int, str] = {}
+        for b in self.ctx.beans:
+            stable = f"bean:{b.ns}/{b.name}"
+            attrs = {"type": b.type, "declared_by": b.kind, "loaded": b.loaded, "primary": b.primary,
+                     "aliases": sorted(b.aliases), "properties": {k: {"value": v.get("value"), "ref": v.get("ref")}
+                                                                  for k, v in sorted(b.properties.items())}}
+            rid = self.rs.entity("BEAN", stable, b.name, [self.cseg(b.cand)], attrs)
+            self.bean_rids[id(b)] = rid
+            if not b.loaded:
+                self.stats.beans_not_loaded += 1
+            elif b.kind == "XML":
+                self._property_bindings(b, rid, stable)
+            target = self._type_rid(b.type)
+            if target:
+                self.rs.relation("BINDS_TO", rid, stable, target_rid=target[0], target_key=target[1],
+                                 status="RESOLVED", evidence=[self.cseg(b.cand)])
+
+    def _property_bindings(self, b: Bean, rid: str, stable: str) -> None:
+        """Config bindings of a loaded XML bean's ``<property value="${…}">`` placeholders."""
+        for pname, p in sorted(b.properties.items()):
+            v = p.get("value")
+            if not v or "${" not in v:
+                continue
+            rt = self.resolve({"value": v, "vtype": "java.lang.String", "basis": "XML", "placeholders": True})
+            line = p.get("line") or b.cand["lines"][0]
+            self.config_binding(rid, stable, rt, dict(b.cand, lines=[line, line]), f"<property name={pname}>")
+
+    def _type_rid(self, binary: str) -> tuple[str, str] | None:
+        entry = self.ctx.class_packages.get(binary)
+        if entry is None:
+            return None
+        stable = f"{self.s.inv.ns[entry[0]]}/{binary}"
+        return ids.entity_record_id("TYPE", stable), stable
+
+    def injection_points(self) -> list[InjectionPoint]:
+        """Field, constructor and setter injection points of loaded bean classes."""
+        pts: list[InjectionPoint] = []
+        seen: set[tuple[str, str]] = set()
+        by_field: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for c in self.ctx.by_emit.get("INJECTION", []):
+            if c["target"] == "FIELD":
+                by_field.setdefault((c["type"]["binary"], c["field"]["name"]), []).append(c)
+        for (owner, fname), cs in sorted(by_field.items()):
+            c = cs[0]
+            if not self.ctx.class_loaded(owner):
+                continue
+            names = [v for cc in cs for v in values(cc, "name")]
+            quals = [v for cc in cs for v in values(cc, "qualifier")] + [q for q in [c["field"].get("qualifier")] if q]
+            resource = any(cc["annotation"].endswith(".Resource") for cc in cs)
+            pts.append(InjectionPoint(owner, c["module"], "FIELD", fname, c["field"]["type"],
+                                      c["field"].get("type_args", []), quals[0] if quals else None,
+                                      names[0] if names else (fname if resource else None), c, field=c["field"]))
+            seen.add((owner, fname))
+        for b in self.ctx.beans:
+            if b.kind != "COMPONENT" or not b.loaded:
+                continue
+            detail = b.cand.get("type_detail", {})
+            ctors = [m for m in detail.get("methods", []) if m["name"] == "<init>"]
+            chosen = [m for m in ctors if m.get("autowired")] or (ctors if len(ctors) == 1 else [])
+            for m in chosen:
+                for p in m["params"]:
+                    pts.append(InjectionPoint(b.type, b.module, "METHOD", p["name"], p["type"], p.get("type_args", []),
+                                              p.get("qualifier"), None, b.cand, member=m))
+        for c in self.ctx.by_emit.get("INJECTION", []):
+            if c["target"] in ("METHOD",) and c["member"]["name"] != "<init>" and self.ctx.class_loaded(
+                    c["type"]["binary"]):
+                for p in c["member"]["params"]:
+                    pts.append(InjectionPoint(c["type"]["binary"], c["module"], "METHOD", p["name"], p["type"],
+                                              p.get("type_args", []), None, None, c, member=c["member"]))
+        return pts
+
+    def injection(self) -> None:
+        self.injected: dict[tuple[str, str], Resolution] = {}
+        for ip in self.injection_points():
+            res = self.ctx.resolve(ip)
+            if ip.target == "FIELD":
+                self.injected[(ip.owner_type, ip.name)] = res
+                src_rid, src_stable = ip.field["rid"], ip.field["stable"]
+                ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
+                    else self.cseg(ip.cand)
+            else:
+                if ip.member["name"] == "<init>":
+                    # constructor injection: the field the parameter is stored in (Lombok: same name)
+                    field_name = ip.name if ip.member.get("synthesized_by") else next(
+                        (f for f, p in ip.member.get("assigns", {}).items() if p == ip.name), None)
+                    if field_name:
+                        self.injected[(ip.owner_type, field_name)] = res
+                src_rid, src_stable = ip.member["rid"], ip.member["stable"]
+                ev = self.seg(ip.cand["path"], *ip.member["lines"]) if ip.member.get("lines") else self.cseg(ip.cand)
+            attrs = {"injection": ip.target, "name": ip.name, "type": ip.type, "qualifier": ip.qualifier,
+                     "polymorphic": res.polymorphic}
+            key = f"{ip.type}:{ip.name}"
+            if res.status == "RESOLVED" and len(res.beans) == 1:
+                b = res.beans[0]
+                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=self.bean_rids[id(b)],
+                                 target_key=f"bean:{b.ns}/{b.name}", status="RESOLVED", evidence=[ev],
+                                 attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))
+            elif len(res.beans) >= 2:
+                code = "POLYMORPHIC_ROUTING" if res.polymorphic else "BEAN_AMBIGUOUS"
+                d = self.rs.diagnostic(code, f"{src_stable}|{ip.name}", f"{src_stable}: {res.reason} "
+                                       f"({', '.join(sorted(b.name for b in res.beans))})", [src_rid], [ev])
+                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
+                                 status="AMBIGUOUS", evidence=[ev], candidates=[self.bean_rids[id(b)] for b in res.beans],
+                                 diagnostics=[d], attributes=attrs, ordinal=0 if ip.target == "FIELD" else
+                                 _stable_int(ip.name))
+            elif not res.polymorphic:
+                external = self.ctx.class_packages.get(res.type or ip.type) is None
+                if external:
+                    attrs["provided_by"] = "auto-configuration or a library (no bean of the package declares it)"
+                d = self.rs.diagnostic("BEAN_EXTERNAL" if external else "BEAN_UNRESOLVED", f"{src_stable}|{ip.name}", f"{src_stable}: {res.reason}",
+                                       [src_rid], [ev])
+                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
+                                 status="UNRESOLVED", evidence=[ev], diagnostics=[d], match_keys={
+                                     "type": ip.type, "name": ip.name, "qualifier": ip.qualifier,
+                                     "bean_name": ip.by_name},
+                                 attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))
+
+    # the remaining mechanisms are defined in probes/families.py and bound below
+
+
+def _stable_int(text: str) -> int:
+    """A small deterministic number for relation ordinals derived from a name."""
+    return int(sha256_hex(text)[:6], 16)

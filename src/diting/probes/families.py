@@ -1,0 +1,989 @@
+"""The emit mechanisms of the middleware families (SPEC §4.6), one method per construct.
+
+RPC (JSF, Dubbo) providers and consumers, HTTP endpoints and Feign clients,
+MQ listeners and sends (JMQ, RocketMQ, Kafka, RabbitMQ), config keys, cache
+keys, scheduled jobs, events and dynamic calls. Each reads candidates (what
+rules matched) and the package's Spring context and configuration, and writes
+records through :class:`~diting.probes.emit.PackageProbes`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from diting.ir import ids
+from diting.ir.builder import RefTo
+from diting.java.syntax import TypeRef
+from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
+from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
+from diting.resolve.spring import values
+
+#: static types that say nothing about which listeners an event reaches
+_GENERIC_EVENT_TYPES = {"java.lang.Object", "org.springframework.context.ApplicationEvent",
+                        "java.util.EventObject"}
+_HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE")
+
+
+class Families(PackageProbes):
+    """The family mechanisms (bound to one package's probes)."""
+
+    # ------------------------------------------------------------ shared
+    def methods_of(self, binary: str) -> list[dict[str, Any]]:
+        """Methods of an in-package type (skeleton signatures, erased), or [] when unknown."""
+        entry = self.ctx.class_packages.get(binary)
+        if entry is None:
+            return []
+        module = entry[0]
+        found = self.s.oracle.decl(module, binary)
+        if found is None:
+            return []
+        scope, idx = found
+        td = scope.facts.types[idx]
+        chain = scope._chain_of(idx)
+        ns = self.s.inv.ns[module]
+        out = []
+        for md in td.methods:
+            if md.decl_kind not in ("METHOD",):
+                continue
+            tv = scope.type_vars_for(chain, md.type_params)
+            sig = [scope.resolve(p.type, chain, tv).name for p in md.params]
+            stable = f"{ns}/{binary}#{md.name}({','.join(sig)})"
+            anns = []
+            for a in md.annotations:
+                r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
+                anns.append(r.name if r is not None else "?" + a.name)
+            out.append({"name": md.name, "signature": sig, "stable": stable, "annotations": anns,
+                        "rid": ids.entity_record_id("METHOD", stable), "modifiers": md.modifiers,
+                        "lines": [md.start_line, md.end_line], "path": scope.facts.path, "arity": len(md.params),
+                        "has_body": md.has_body})
+        return out
+
+    def _all_methods(self, binary: str) -> list[dict[str, Any]]:
+        """Methods of a type and its in-package supertypes (overridden ones once)."""
+        out: list[dict[str, Any]] = []
+        seen: set[tuple[str, int]] = set()
+        entry = self.ctx.class_packages.get(binary)
+        chain = [binary] + ([b for _, b in self.s.oracle.registry.ancestors(entry[0], binary)] if entry else [])
+        for b in chain:
+            for m in self.methods_of(b):
+                key = (m["name"], m["arity"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append(m)
+        return out
+
+    def _text(self, rts: list[ResolvedText]) -> list[str]:
+        return [r.value for r in rts if r.value is not None]
+
+    def _bindings(self, c: dict[str, Any]) -> dict[str, Any]:
+        """Binding attributes (alias, group, version, timeout, retries) with the package's config."""
+        out: dict[str, Any] = {}
+        for role in ("alias", "group", "version", "timeout", "retries"):
+            r = self.first(c, role)
+            if r is None:
+                continue
+            out[role] = r.value if r.value is not None else None
+            if r.status != "RESOLVED":
+                out[f"{role}_resolution"] = r.status
+                out[f"{role}_expression"] = r.expression
+        return out
+
+    def _binding_keys(self, c: dict[str, Any], rid: str, stable: str) -> None:
+        """Config bindings of the placeholders in a declaration's binding attributes."""
+        for role in ("alias", "group", "version", "timeout", "retries"):
+            self._note_keys(rid, stable, self.role(c, role), c, role)
+
+    def _note_keys(self, consumer_rid: str, consumer_stable: str, rts: list[ResolvedText], c: dict[str, Any],
+                   what: str) -> None:
+        for r in rts:
+            if r.keys:
+                self.config_binding(consumer_rid, consumer_stable, r, c, what)
+
+    def _entry(self, kind: str, urn: str, handler: dict[str, Any], c: dict[str, Any], attrs: dict[str, Any],
+               source: str, resolved: bool = True) -> str:
+        stable = f"{kind}:{urn}@{handler['stable']}"
+        hints = self._marks("NOISE", handler["stable"])
+        if hints:
+            attrs = dict(attrs, hints=hints)
+        if self._marks("ASYNC", handler["stable"]):
+            attrs = dict(attrs, async_dispatch=True)
+        ev = self.cseg(c)
+        evs = [ev]
+        if handler.get("path") and handler.get("lines"):
+            evs.append(self.seg(handler["path"], *handler["lines"]))
+        rid = self.rs.entity("ENTRY", stable, urn, evs, attrs, entry_kind=kind, urn=urn,
+                             handler_ref=RefTo(handler["rid"]))
+        if rid not in [e[0] for e in self.stats.entries]:
+            self.stats.entries.append((rid, source, resolved, "branch analysis not in this version"))
+        return rid
+
+    def _marks(self, emit: str, method_stable: str) -> list[str]:
+        """Annotations of rules with emit kind ``emit`` (NOISE: monitoring hints; ASYNC: @Async) on a
+        handler method or its class."""
+        idx = self.__dict__.setdefault("_mark_index", {}).get(emit)
+        if idx is None:
+            idx = {}
+            for c in self.ctx.by_emit.get(emit, []):
+                key = c["member"]["stable"] if c["target"] == "METHOD" else c["type"]["stable"]
+                idx.setdefault(key, set()).add(c["annotation"])
+            self.__dict__["_mark_index"][emit] = idx
+        type_stable = method_stable.split("#", 1)[0]
+        return sorted(idx.get(method_stable, set()) | idx.get(type_stable, set()))
+
+    def _live_handler_class(self, c: dict[str, Any]) -> bool:
+        """Whether a job or listener declaration can be an entry: its class is concrete (an abstract
+        class or interface runs only through its subclasses, which a type rule matches on their own)
+        and loaded by the context (else it is counted as an excluded entry)."""
+        if c["target"] == "TYPE" and (c["type"].get("abstract") or c["type"]["kind"] == "INTERFACE"):
+            return False
+        if not self.ctx.class_loaded(c["type"]["binary"]):
+            self.exclude_entries()
+            return False
+        return True
+
+    def _contract(self, role: str, urn: str, signature: list[str], c: dict[str, Any], attrs: dict[str, Any]) -> \
+            tuple[str, str]:
+        stable = f"{role}:{urn}({','.join(signature)})"
+        ev = self.cseg(c)
+        rid = ids.entity_record_id("CONTRACT", stable)
+        if rid in self.rs.entities:
+            self.rs.add_evidence(rid, [ev])
+            if self.rs.entities[rid]["attributes"].get("loaded") is False and attrs.get("loaded"):
+                self.rs.entities[rid]["attributes"]["loaded"] = True
+        else:
+            self.rs.entity("CONTRACT", stable, urn, [ev], attrs, urn=urn, role=role, signature=signature)
+        return rid, stable
+
+    def _topic(self, urn: str, c: dict[str, Any], attrs: dict[str, Any], kind: str = "TOPIC") -> str:
+        ev = self.cseg(c)
+        rid = ids.entity_record_id(kind, urn)
+        if rid in self.rs.entities:
+            self.rs.add_evidence(rid, [ev])
+            ent = self.rs.entities[rid]["attributes"]
+            for k in ("tags", "event_types"):
+                if attrs.get(k):
+                    ent[k] = sorted(set(ent.get(k, [])) | set(attrs[k]))
+            return rid
+        return self.rs.entity(kind, urn, urn.split("://", 1)[-1], [ev], attrs, urn=urn)
+
+    def _handlers(self, binary: str, name: str | None) -> list[dict[str, Any]]:
+        """Handler methods of a type-level listener or job: ``name`` is a method name (the
+        implemented one, preferring a body and the fewest parameters) or ``@annotation FQN``
+        (every method carrying it)."""
+        if not name:
+            return []
+        if name.startswith("@"):
+            return sorted((m for m in self._all_methods(binary) if name[1:] in m.get("annotations", [])),
+                          key=lambda m: m["lines"])
+        ms = [m for m in self._all_methods(binary) if m["name"] == name]
+        ms.sort(key=lambda m: (0 if m["has_body"] else 1, m["arity"], m["stable"]))
+        return ms[:1]
+
+    def _handler(self, binary: str, name: str | None) -> dict[str, Any] | None:
+        hs = self._handlers(binary, name)
+        return hs[0] if hs else None
+
+    # ------------------------------------------------------------ RPC
+    def _interface_methods(self, iface: str, impl: str | None) -> tuple[list[dict[str, Any]], str]:
+        ms = self.methods_of(iface)
+        if ms:
+            return ms, "INTERFACE"
+        if impl:
+            return [m for m in self.methods_of(impl) if "public" in m["modifiers"] and "static" not in m["modifiers"]], \
+                "IMPLEMENTATION"
+        return [], "UNKNOWN"
+
+    def _class_value(self, c: dict[str, Any], role: str) -> str | None:
+        vs = values(c, role)
+        return vs[0] if vs else None
+
+    def rpc_providers(self) -> None:
+        for c in self.ctx.by_emit.get("RPC_PROVIDER", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "dubbo"
+            entry_kind = rule.emits.entry_kind or ("JSF_PROVIDER" if proto == "jsf" else "DUBBO_PROVIDER")
+            impl: str | None = None
+            bean_rid: str | None = None
+            if c["form"] == "annotation":
+                impl = c["type"]["binary"]
+                iface = self._class_value(c, "interface")
+                if not iface:
+                    ifaces = [d["name"] for d in c.get("type_detail", {}).get("direct_supertypes", []) if d["interface"]]
+                    iface = ifaces[0] if ifaces else None
+                beans = [b for b in self.ctx.beans if b.type == impl]
+                bean_rid = self.bean_rids[id(beans[0])] if beans else None
+            else:
+                iface = self._class_value(c, "interface")
+                ref = (values(c, "ref") or [None])[0]
+                beans = [b for b in self.ctx.by_name.get(ref, [])] if ref else []
+                if beans:
+                    impl = beans[0].type
+                    bean_rid = self.bean_rids[id(beans[0])]
+            loaded = self.ctx.cand_loaded(c)
+            if not iface:
+                self.diag("TYPE_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|rpc", f"{proto} provider at {c['path']}:"
+                          f"{c['lines'][0]}: the interface cannot be determined", [self.owner_rid(c)], c)
+                self.stats.entries_failed += 1
+                continue
+            binding = self._bindings(c)
+            methods, basis = self._interface_methods(iface, impl)
+            if not methods:
+                self.diag("TYPE_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|rpc-methods", f"{proto} provider of {iface}"
+                          f" at {c['path']}:{c['lines'][0]}: neither the interface nor the implementation is in the "
+                          "package, so its methods are unknown", [self.owner_rid(c)], c)
+                self.stats.entries_failed += 1
+                continue
+            for i, m in enumerate(methods):
+                urn = f"{proto}://{iface}#{m['name']}"
+                crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
+                    "interface": iface, "protocol": proto, "loaded": loaded, "methods_basis": basis})
+                handler = self._handler(impl, m["name"]) if impl else None
+                src_rid, src_stable = (bean_rid, self.rs.entities[bean_rid]["stable_id"]) if bean_rid else \
+                    ((handler["rid"], handler["stable"]) if handler else (None, None))
+                if not loaded or src_rid is None:
+                    continue
+                ordinal = _binding_ordinal(binding)
+                self.rs.relation("EXPOSES", src_rid, src_stable, target_rid=crid, target_key=cstable,
+                                 status="RESOLVED", evidence=[self.cseg(c)], ordinal=ordinal,
+                                 attributes=dict(binding, protocol=proto))
+                if handler:
+                    self._entry(entry_kind, urn, handler, c, {"protocol": proto, "interface": iface, **binding},
+                                f"{proto.upper()}_PROVIDER")
+            if not loaded:
+                self.exclude_entries(len(methods))
+            elif bean_rid:
+                self._binding_keys(c, bean_rid, self.rs.entities[bean_rid]["stable_id"])
+            elif c.get("type"):
+                self._binding_keys(c, c["type"]["rid"], c["type"]["stable"])
+
+    def rpc_consumers(self) -> None:
+        for c in self.ctx.by_emit.get("RPC_CONSUMER", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "dubbo"
+            binding = self._bindings(c)
+            if c["form"] == "xml":
+                iface = self._class_value(c, "interface")
+                bean = next((b for b in self.ctx.beans if b.cand is c), None)
+                if bean is None or not iface:
+                    continue
+                fields = [k for k, r in self.injected.items() if r.status == "RESOLVED" and r.beans[0] is bean]
+                bean_rid = self.bean_rids[id(bean)]
+                loaded = bean.loaded
+            elif c["target"] == "FIELD":
+                iface = self._class_value(c, "interface") or c["field"]["type"]
+                owner = c["type"]["binary"]
+                fields = [(owner, c["field"]["name"])]
+                stable = f"bean:{c['ns']}/{owner}#{c['field']['name']}"
+                loaded = self.ctx.class_loaded(owner)
+                bean_rid = self.rs.entity("BEAN", stable, f"{owner}#{c['field']['name']}", [self.cseg(c)], {
+                    "type": iface, "declared_by": "RPC_REFERENCE", "loaded": loaded, "primary": False,
+                    "aliases": [], "properties": {}})
+                self.rs.relation("INJECTS", c["field"]["rid"], c["field"]["stable"], target_rid=bean_rid,
+                                 target_key=stable, status="RESOLVED", evidence=[self.cseg(c)],
+                                 attributes={"injection": "RPC_REFERENCE", "protocol": proto})
+            else:
+                continue
+            if loaded:
+                self._binding_keys(c, bean_rid, self.rs.entities[bean_rid]["stable_id"])
+            called = 0
+            for owner, fname in fields:
+                for fc in self.field_calls.get((owner, fname), []):
+                    m = self._called_method(iface, fc)
+                    urn = f"{proto}://{iface}#{fc['method']}"
+                    crid, cstable = self._contract("CONSUMED", urn, m, c, {"interface": iface, "protocol": proto,
+                                                                          "loaded": loaded})
+                    self.rs.relation("BINDS_TO", bean_rid, self.rs.entities[bean_rid]["stable_id"], target_rid=crid,
+                                     target_key=cstable, status="RESOLVED", evidence=[self.cseg(c)],
+                                     ordinal=_binding_ordinal(binding), attributes=dict(binding, protocol=proto))
+                    self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=crid,
+                                     target_key=cstable, status="RESOLVED", evidence=[self.seg(fc["path"], *fc["lines"])],
+                                     ordinal=fc["ordinal"], callsite_id=fc["callsite_id"],
+                                     attributes={"dispatch_kind": "RPC", "declared_target": urn,
+                                                 "binding_evidence": "field " + fname, "protocol": proto})
+                    called += 1
+            if called == 0:
+                self.stats.declared_unused += 1
+                self.diag("DECLARED_UNUSED", f"{c['path']}:{c['lines'][0]}|consumer", f"{proto} consumer of {iface} "
+                          f"at {c['path']}:{c['lines'][0]} is never called", [bean_rid], c)
+
+    def _called_method(self, iface: str, fc: dict[str, Any]) -> list[str]:
+        for m in self._all_methods(iface):
+            if m["name"] == fc["method"] and m["arity"] == fc["arity"]:
+                return m["signature"]
+        return ["?"] * fc["arity"]
+
+    # ------------------------------------------------------------ HTTP
+    def _verbs(self, c: dict[str, Any]) -> list[str]:
+        rule = self.s.rules.by_id[c["rule"]]
+        if rule.emits.http_method:
+            return [rule.emits.http_method]
+        verbs = [v.rsplit(".", 1)[-1].upper() for v in self._text(self.role(c, "http_method"))]
+        return sorted({v for v in verbs if v in _HTTP_METHODS}) or ["ANY"]
+
+    def _paths(self, c: dict[str, Any]) -> tuple[list[str], ResolvedText | None]:
+        """A mapping's folded paths (``[""]`` when it names none) and its first path that does
+        not fold (then the mapping gives no contract)."""
+        rts = self.role(c, "path")
+        bad = next((r for r in rts if r.value is None), None)
+        return ([r.value for r in rts if r.value is not None] if rts else [""]), bad
+
+    def _type_mappings(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        """HTTP_MAPPING candidates by declaring type: (class-level, method-level)."""
+        cls: dict[str, list[dict[str, Any]]] = {}
+        meth: dict[str, list[dict[str, Any]]] = {}
+        for c in self.ctx.by_emit.get("HTTP_MAPPING", []):
+            (cls if c["target"] == "TYPE" else meth).setdefault(c["type"]["binary"], []).append(c)
+        return cls, meth
+
+    def _lineage(self, binary: str) -> list[str]:
+        """A type and its in-package supertypes, nearest first."""
+        entry = self.ctx.class_packages.get(binary)
+        return [binary] + ([b for _, b in self.s.oracle.registry.ancestors(entry[0], binary)] if entry else [])
+
+    def _http_routes(self, binary: str, cls: dict[str, list[dict[str, Any]]],
+                     meth: dict[str, list[dict[str, Any]]]) -> list[tuple[dict[str, Any], list[str], list[str],
+                                                                          ResolvedText | None, list[ResolvedText]]]:
+        """Mapped methods of a controller or Feign interface, its own or inherited (an API
+        interface it implements): ``(method candidate, full paths without context, verbs, the
+        first path that does not fold, the path values read)``. The class-level prefix is the
+        nearest one declared."""
+        lineage = self._lineage(binary)
+        prefix_cands = next((cls[b] for b in lineage if b in cls), [])
+        prefixes: list[str] = [""]
+        pbad = None
+        if prefix_cands:
+            prefixes, pbad = self._paths(prefix_cands[0])
+        out = []
+        seen: set[tuple[str, int]] = set()
+        for b in lineage:
+            for mc in meth.get(b, []):
+                key = (mc["member"]["name"], len(mc["member"]["signature"]))
+                if key in seen:
+                    continue
+                seen.add(key)
+                paths, bad = self._paths(mc)
+                full = [pre + "/" + p for pre in prefixes for p in paths]
+                read = self.role(mc, "path") + (self.role(prefix_cands[0], "path") if prefix_cands else [])
+                out.append((mc, full, self._verbs(mc), bad or pbad, read))
+        return out
+
+    def context_path(self) -> str:
+        if self.config is None:
+            return ""
+        for key in ("server.servlet.context-path", "server.context-path"):
+            rv = self.config.get(key)
+            if rv.status == "RESOLVED" and rv.value:
+                return rv.value
+        return ""
+
+    def _unfolded_path(self, c: dict[str, Any], bad: ResolvedText, what: str, owner_rid: str, owner_stable: str) -> str:
+        code = "CONFIG_VALUE_UNKNOWN" if bad.keys else "CONSTANT_UNRESOLVED"
+        d = self.diag(code, f"{c['path']}:{c['lines'][0]}|path", f"{what} at {c['path']}:{c['lines'][0]}: path "
+                      f"{bad.expression} does not resolve ({bad.reason})", [owner_rid], c)
+        self._note_keys(owner_rid, owner_stable, [bad], c, "mapping path")
+        return d
+
+    def http_endpoints(self) -> None:
+        cls, meth = self._type_mappings()
+        cpath = self.context_path()
+        for binary in sorted({c["type"]["binary"] for c in self.ctx.by_emit.get("HTTP_CONTROLLER", [])}):
+            loaded = self.ctx.class_loaded(binary)
+            for mc, fulls, verbs, bad, read in self._http_routes(binary, cls, meth):
+                m = mc["member"]
+                if not loaded:
+                    self.exclude_entries()
+                    continue
+                if bad is not None:
+                    self.stats.entries_failed += 1
+                    self._unfolded_path(mc, bad, "HTTP mapping", m["rid"], m["stable"])
+                    continue
+                self._note_keys(m["rid"], m["stable"], read, mc, "mapping path")
+                for p in fulls:
+                    full = normalize_path(cpath + "/" + p)
+                    for verb in verbs:
+                        urn = f"http://{self.plan.service_id}{full}#{verb}"
+                        crid, cstable = self._contract("PROVIDED", urn, m["signature"], mc, {
+                            "protocol": "http", "path": full, "http_method": verb, "loaded": True,
+                            "context_path": cpath or None})
+                        self.rs.relation("EXPOSES", m["rid"], m["stable"], target_rid=crid, target_key=cstable,
+                                         status="RESOLVED", evidence=[self.cseg(mc)],
+                                         ordinal=_stable_ordinal(binary),
+                                         attributes={"protocol": "http", "path": full, "http_method": verb,
+                                                     "controller": binary})
+                        self._entry("HTTP_ENDPOINT", urn, dict(m, path=mc["path"]), mc,
+                                    {"path": full, "http_method": verb, "controller": binary}, "HTTP_MAPPING")
+
+    def feign_clients(self) -> None:
+        cls, meth = self._type_mappings()
+        for c in self.ctx.by_emit.get("FEIGN_CLIENT", []):
+            owner = c["type"]["binary"]
+            bean = next((b for b in self.ctx.beans if b.cand is c), None)
+            if bean is None or not bean.loaded:
+                continue
+            bean_rid = self.bean_rids[id(bean)]
+            bean_stable = self.rs.entities[bean_rid]["stable_id"]
+            names = self.role(c, "service_name")
+            name = names[0] if names else None
+            url = self.first(c, "url")
+            base = self.first(c, "path")
+            if name is not None:
+                self._note_keys(bean_rid, bean_stable, [name], c, "feign name")
+            calls: dict[tuple[str, int], list[dict[str, Any]]] = {}
+            for f, res in self.injected.items():
+                if res.status == "RESOLVED" and res.beans[0] is bean:
+                    for fc in self.field_calls.get(f, []):
+                        calls.setdefault((fc["method"], fc["arity"]), []).append(fc)
+            if not calls:
+                self.stats.declared_unused += 1
+                self.diag("DECLARED_UNUSED", f"{owner}|feign", f"Feign client {owner} is loaded but never called",
+                          [bean_rid], c)
+                continue
+            for mc, fulls, verbs, bad, read in self._http_routes(owner, cls, meth):
+                m = mc["member"]
+                sites = calls.get((m["name"], len(m["signature"])), [])
+                if not sites:
+                    continue
+                unresolved = bad or (base if base is not None and base.value is None else None) or (
+                    name if name is not None and name.value is None else None)
+                if name is None and unresolved is None:
+                    unresolved = ResolvedText("UNKNOWN", None, expression="(no name or value)", reason="unnamed client")
+                if unresolved is not None:
+                    d = self._unfolded_path(c, unresolved, f"Feign client {owner}", bean_rid, bean_stable)
+                    for fc in sites:
+                        self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=None,
+                                         target_key=f"?{owner}#{m['name']}", status="UNRESOLVED",
+                                         evidence=[self.seg(fc["path"], *fc["lines"])], diagnostics=[d],
+                                         ordinal=fc["ordinal"], callsite_id=fc["callsite_id"],
+                                         match_keys={"service_expression": name.expression if name and name.value
+                                                     is None else (name.value if name else None),
+                                                     "unresolved": unresolved.expression, "feign_client": owner,
+                                                     "method": m["name"]},
+                                         attributes={"dispatch_kind": "RPC", "declared_target": None,
+                                                     "binding_evidence": "Feign client " + owner})
+                    continue
+                for p in fulls:
+                    full = normalize_path((base.value if base else "") + "/" + p)
+                    for verb in verbs:
+                        urn = f"http://{name.value}{full}#{verb}"
+                        attrs = {"protocol": "http", "path": full, "http_method": verb, "loaded": True,
+                                 "feign_client": owner, "url": url.value if url else None,
+                                 "value_basis": name.status}
+                        crid, cstable = self._contract("CONSUMED", urn, m["signature"], mc, attrs)
+                        self.rs.relation("BINDS_TO", bean_rid, bean_stable, target_rid=crid, target_key=cstable,
+                                         status="RESOLVED", evidence=[self.cseg(c)],
+                                         attributes={"protocol": "http", "value_basis": name.status})
+                        for fc in sites:
+                            self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"],
+                                             target_rid=crid, target_key=cstable, status="RESOLVED",
+                                             evidence=[self.seg(fc["path"], *fc["lines"])], ordinal=fc["ordinal"],
+                                             callsite_id=fc["callsite_id"],
+                                             attributes={"dispatch_kind": "RPC", "declared_target": urn,
+                                                         "binding_evidence": "Feign client " + owner,
+                                                         "value_basis": name.status})
+
+    def http_client_calls(self) -> None:
+        """RestTemplate / WebClient calls whose URL names a service (the client is @LoadBalanced)."""
+        lb_methods = {c["member"]["stable"] for c in self.ctx.by_emit.get("LOAD_BALANCED", []) if c["target"] == "METHOD"}
+        lb_fields = {(c["type"]["binary"], c["field"]["name"]) for c in self.ctx.by_emit.get("LOAD_BALANCED", [])
+                     if c["target"] == "FIELD"}
+        for c in self.ctx.by_emit.get("HTTP_CLIENT_CALL", []):
+            call = c["call"]
+            m = c["member"]
+            recv = call.get("receiver") or call.get("receiver_root")
+            balanced = False
+            if recv:
+                key = (recv["binary"], recv["field"])
+                res = self.injected.get(key)
+                balanced = key in lb_fields or (res is not None and res.status == "RESOLVED" and
+                                                res.beans[0].cand.get("member", {}).get("stable") in lb_methods)
+            if not balanced:
+                continue
+            url = self.first(c, "url")
+            verb = self._client_verb(c)
+            if url is None or url.value is None:
+                expr = url.expression if url else call["expression"]
+                d = self.diag("CONSTANT_UNRESOLVED", f"{call['callsite_id']}|url", f"load-balanced HTTP call at "
+                              f"{c['path']}:{c['lines'][0]}: URL {expr} does not fold", [m["rid"]], c)
+                self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + (expr or ""),
+                                 status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
+                                 ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                                 match_keys={"url_expression": expr, "http_method": verb},
+                                 attributes={"dispatch_kind": "RPC", "declared_target": None,
+                                             "binding_evidence": "load-balanced client"})
+                if url is not None:
+                    self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
+                continue
+            parsed = _service_url(url.value)
+            if parsed is None:
+                continue  # not an absolute http(s) URL: no service name to align on
+            host, path = parsed
+            urn = f"http://{host}{normalize_path(path)}#{verb}"
+            crid, cstable = self._contract("CONSUMED", urn, [], c, {"protocol": "http", "path": normalize_path(path),
+                                                                     "http_method": verb, "loaded": True,
+                                                                     "client": call["receiver_type"],
+                                                                     "value_basis": url.status})
+            self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=crid, target_key=cstable, status="RESOLVED",
+                             evidence=[self.cseg(c)], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                             attributes={"dispatch_kind": "RPC", "declared_target": urn,
+                                         "binding_evidence": "load-balanced " + (call["receiver_type"] or "client"),
+                                         "value_basis": url.status})
+            self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
+
+    def _client_verb(self, c: dict[str, Any]) -> str:
+        rule = self.s.rules.by_id[c["rule"]]
+        if rule.emits.http_method:
+            return rule.emits.http_method
+        named = [v.rsplit(".", 1)[-1].upper() for v in self._text(self.role(c, "http_method"))]
+        if named and named[0] in _HTTP_METHODS:
+            return named[0]
+        call = c["call"]
+        for name in ([call["receiver_call"]["name"]] if call.get("receiver_call") else []) + [call["name"]]:
+            low = name.lower()
+            for verb in ("get", "post", "put", "delete", "patch", "head", "options"):
+                if low.startswith(verb):
+                    return verb.upper()
+        return "ANY"
+
+    # ------------------------------------------------------------ MQ
+    def _split_tag(self, value: str, sep: str | None) -> tuple[str, str | None]:
+        if sep and sep in value:
+            topic, _, tag = value.partition(sep)
+            return topic, tag or None
+        return value, None
+
+    def mq_listeners(self) -> None:
+        for c in self.ctx.by_emit.get("MQ_LISTENER", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "jmq"
+            if c["form"] == "xml":
+                ref = (values(c, "listener") or [None])[0]
+                beans = self.ctx.by_name.get(ref, []) if ref else []
+                binary = beans[0].type if beans else None
+                handlers = self._handlers(binary, rule.emits.handler) if binary else []
+                loaded = self.ctx.cand_loaded(c)
+            elif c["target"] == "TYPE":
+                binary = c["type"]["binary"]
+                handlers = self._handlers(binary, rule.emits.handler)
+                loaded = self.ctx.class_loaded(binary)
+            else:
+                binary = c["type"]["binary"]
+                handlers = [dict(c["member"], path=c["path"])]
+                loaded = self.ctx.class_loaded(binary)
+            if not loaded:
+                self.exclude_entries()
+                continue
+            if not handlers:
+                self.stats.entries_failed += 1
+                what = f"bean {ref!r}" if c["form"] == "xml" else binary
+                self.diag("UNRESOLVED_CALL", f"{c['path']}:{c['lines'][0]}|listener", f"{proto} listener at "
+                          f"{c['path']}:{c['lines'][0]}: no handler method found on {what}", [self.owner_rid(c)], c)
+                continue
+            topics = self.role(c, "queue" if proto == "amqp-queue" else "topic")
+            tags = self._text(self.role(c, "tag"))
+            group = self._text(self.role(c, "consumer_group"))
+            if not topics:
+                topics = [ResolvedText("UNKNOWN", None, expression="(no topic attribute)", reason="no topic")]
+            for handler in handlers:
+                for t in topics:
+                    self._subscribe(c, proto, handler, t, tags, group)
+
+    def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText, tags: list[str],
+                   group: list[str]) -> None:
+        attrs = {"protocol": proto, "tag_filter": tags[0] if tags else None,
+                 "consumer_group": group[0] if group else None}
+        if t.value is None:
+            urn = handler["stable"].split("/", 1)[-1]
+            erid = self._entry("MQ_CONSUMER", urn, handler, c, dict(attrs, topic_expression=t.expression),
+                               "MQ_LISTENER", resolved=False)
+            d = self.diag("TOPIC_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|{t.expression}", f"{proto} "
+                          f"listener topic {t.expression} does not resolve: {t.reason}", [erid], c)
+            self.rs.relation("SUBSCRIBES", erid, self.rs.entities[erid]["stable_id"], target_rid=None,
+                             target_key="?" + (t.expression or ""), status="UNRESOLVED",
+                             evidence=[self.cseg(c)], diagnostics=[d],
+                             match_keys={"topic_expression": t.expression, "protocol": proto})
+            self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t], c, "listener topic")
+            return
+        urn = f"{proto}://{t.value}"
+        erid = self._entry("MQ_CONSUMER", urn, handler, c, dict(attrs, value_basis=t.status), "MQ_LISTENER")
+        trid = self._topic(urn, c, {"protocol": proto, "tags": tags})
+        self.rs.relation("SUBSCRIBES", erid, self.rs.entities[erid]["stable_id"], target_rid=trid,
+                         target_key=urn, status="RESOLVED", evidence=[self.cseg(c)],
+                         attributes=dict(attrs, value_basis=t.status))
+        self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t], c, "listener topic")
+
+    def mq_sends(self) -> None:
+        for c in self.ctx.by_emit.get("MQ_SEND", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "jmq"
+            m = c["member"]
+            call = c["call"]
+            ev = self.cseg(c)
+            event_type = call.get("arg_types", {}).get("payload")
+            if proto == "amqp":
+                ex = self.first(c, "exchange")
+                rk = self.first(c, "routing_key")
+                parts = [ex or ResolvedText("RESOLVED", ""), rk]
+                if rk is None or any(p is None or p.value is None for p in parts):
+                    bad = next((p for p in parts if p is None or p.value is None), None)
+                    self._unresolved_send(c, proto, bad.expression if bad else "routing key", bad.reason if bad else "")
+                    continue
+                urn = f"amqp://{ex.value if ex else ''}/{rk.value}"
+                status = "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in parts if p) else "RESOLVED"
+                destinations = [(urn, None, status, [p for p in parts if p])]
+            else:
+                topics = self.role(c, "topic")
+                if not topics and rule.match.call.receiver_properties:
+                    topics = self._wrapper_topic(c)
+                tags = self.role(c, "tag")
+                if not topics:
+                    self._unresolved_send(c, proto, call["expression"], "no topic argument or bean property")
+                    continue
+                destinations = []
+                for t in topics:
+                    if t.value is None:
+                        self._unresolved_send(c, proto, t.expression, t.reason, t)
+                        continue
+                    topic, tag = self._split_tag(t.value, rule.emits.tag_separator)
+                    if tags and tags[0].value is not None:
+                        tag = tags[0].value
+                    destinations.append((f"{proto}://{topic}", tag, t.status, [t]))
+            for urn, tag, status, rts in destinations:
+                trid = self._topic(urn, c, {"protocol": proto, "tags": [tag] if tag else [],
+                                            "event_types": [event_type] if event_type else []})
+                self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=trid, target_key=urn,
+                                 status="RESOLVED", evidence=[ev], ordinal=call["ordinal"],
+                                 callsite_id=call["callsite_id"],
+                                 attributes={"protocol": proto, "tag": tag, "event_type": event_type,
+                                             "value_basis": status, "send_method": call["name"],
+                                             "loaded": self.ctx.class_loaded(c["type"]["binary"])})
+                self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
+
+    def _wrapper_topic(self, c: dict[str, Any]) -> list[ResolvedText]:
+        """A wrapper producer bean's configured topic: the receiver field's injected bean's property."""
+        rule = self.s.rules.by_id[c["rule"]]
+        recv = c["call"].get("receiver")
+        if not recv:
+            return []
+        res = self.injected.get((recv["binary"], recv["field"]))
+        if res is None or res.status != "RESOLVED":
+            return []
+        bean = res.beans[0]
+        out = []
+        for prop, role in rule.match.call.receiver_properties.items():
+            if role != "topic":
+                continue
+            p = bean.properties.get(prop)
+            if p and p.get("outcome") is not None:
+                out.append(self.resolve(p["outcome"]))
+            elif p and p.get("value") is not None:
+                out.append(self.resolve({"value": p["value"], "vtype": "java.lang.String", "basis": "XML",
+                                         "placeholders": "${" in p["value"]}))
+        for wc in self.ctx.by_emit.get("MQ_WRAPPER_BEAN", []):
+            if wc["form"] == "xml" and wc["path"] == bean.cand.get("path") and wc["lines"] == bean.cand.get("lines"):
+                out.extend(self.role(wc, "topic"))
+        return out
+
+    def _unresolved_send(self, c: dict[str, Any], proto: str, expression: str | None, reason: str,
+                         rt: ResolvedText | None = None) -> None:
+        m = c["member"]
+        call = c["call"]
+        d = self.diag("TOPIC_UNRESOLVED", f"{call['callsite_id']}|send", f"{proto} send at {c['path']}:"
+                      f"{c['lines'][0]}: destination {expression} does not resolve ({reason})", [m["rid"]], c)
+        self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?" + (expression or ""),
+                         status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d], ordinal=call["ordinal"],
+                         callsite_id=call["callsite_id"], match_keys={"topic_expression": expression,
+                                                                      "protocol": proto},
+                         attributes={"protocol": proto, "send_method": call["name"]})
+        if rt is not None:
+            self._note_keys(m["rid"], m["stable"], [rt], c, "send destination")
+
+    def mq_bindings(self) -> None:
+        """Exchange-to-queue bindings declared as beans (``@Bean Binding`` built with
+        ``BindingBuilder.bind(queue).to(exchange).with(key)`` or ``new Binding(…)``): BINDS_TO from
+        ``amqp://{exchange}/{routing key}`` to ``amqp-queue://{queue}``. Queue and exchange
+        arguments that are beans are looked up among the package's declaration beans."""
+        decls: dict[str, dict[str, Any]] = {}
+        for c in self.ctx.by_emit.get("MQ_DECLARE", []):
+            if self.ctx.class_loaded(c["type"]["binary"]):
+                names = self._text(self.role(c, "name"))
+                decls[names[0] if names else c["member"]["name"]] = c
+        for c in self.ctx.by_emit.get("MQ_BINDING", []):
+            if not self.ctx.class_loaded(c["type"]["binary"]):
+                continue
+            parts: dict[str, ResolvedText] = {}
+            for role in ("exchange", "queue", "routing_key"):
+                outs = c.get("roles", {}).get(role, [])
+                if not outs:
+                    parts[role] = ResolvedText("RESOLVED", "") if role == "routing_key" else \
+                        ResolvedText("UNKNOWN", None, expression=f"(no {role})", reason=f"no {role} argument")
+                elif "ref" in outs[0]:
+                    parts[role] = self._declared_name(outs[0], role, decls)
+                else:
+                    parts[role] = self.resolve(outs[0])
+            m = c["member"]
+            bad = next((p for p in parts.values() if p.value is None), None)
+            if bad is not None:
+                self.diag("TOPIC_UNRESOLVED", f"{m['stable']}|binding", f"AMQP binding {m['stable']}: "
+                          f"{bad.expression} does not resolve ({bad.reason})", [m["rid"]], c)
+                continue
+            src_urn = f"amqp://{parts['exchange'].value}/{parts['routing_key'].value}"
+            dst_urn = f"amqp-queue://{parts['queue'].value}"
+            src = self._topic(src_urn, c, {"protocol": "amqp"})
+            dst = self._topic(dst_urn, c, {"protocol": "amqp-queue"})
+            basis = "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in parts.values()) else "RESOLVED"
+            self.rs.relation("BINDS_TO", src, src_urn, target_rid=dst, target_key=dst_urn, status="RESOLVED",
+                             evidence=[self.cseg(c)], attributes={"protocol": "amqp", "binding_bean": m["stable"],
+                                                                  "value_basis": basis})
+            self._note_keys(m["rid"], m["stable"], list(parts.values()), c, "binding")
+
+    def _declared_name(self, ref: dict[str, Any], role: str, decls: dict[str, dict[str, Any]]) -> ResolvedText:
+        """The queue or exchange name a bean reference stands for (by bean name, else the only
+        declaration of the parameter's type)."""
+        found = decls.get(ref["ref"])
+        if found is None and ref.get("ref_kind") == "param":
+            typed = [d for d in decls.values() if d["attrs"].get("bean_type") == ref.get("type")]
+            found = typed[0] if len(typed) == 1 else None
+        outs = found.get("roles", {}).get(role, []) if found else []
+        if not outs or "ref" in outs[0]:
+            return ResolvedText("UNKNOWN", None, expression=ref["ref"], reason=f"no {role} bean named {ref['ref']}")
+        return self.resolve(outs[0])
+
+    # ------------------------------------------------------------ config
+    def config_keys(self) -> None:
+        for c in self.ctx.by_emit.get("CONFIG_VALUE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            scheme = rule.emits.protocol or "config"
+            rid, stable = self._consumer(c)
+            outs = c.get("roles", {}).get("expression", []) + c.get("roles", {}).get("key", [])
+            for o in outs:
+                if "value" in o and scheme == "ducc" and DUCC_PREFIX not in o["value"]:
+                    o = dict(o, value=ducc_placeholder(o["value"]), placeholders=True)
+                rt = self.resolve(o)
+                if rt.keys:
+                    self.config_binding(rid, stable, rt, c, "@" + c["annotation"].rsplit(".", 1)[-1])
+                elif rt.value is None:
+                    self.stats.key_reads_failed += 1
+                    self.diag("CONSTANT_UNRESOLVED", f"{stable}|value", f"{stable}: the config expression "
+                              f"{rt.expression} does not fold", [rid], c)
+        for c in self.ctx.by_emit.get("CONFIG_PROPERTIES", []):
+            prefix = (self._text(self.role(c, "prefix")) or [""])[0]
+            detail = c.get("type_detail", {})
+            for f in detail.get("fields", []):
+                if "static" in f["modifiers"]:
+                    continue
+                key = f"{prefix}.{_kebab(f['name'])}" if prefix else _kebab(f["name"])
+                frid_stable = f"{c['type']['stable']}.{f['name']}"
+                rt = self.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
+                                   "placeholders": True})
+                cf = dict(c, lines=f["lines"])
+                self.config_binding(ids.entity_record_id("FIELD", frid_stable), frid_stable, rt, cf,
+                                    "@ConfigurationProperties")
+        for c in self.ctx.by_emit.get("CONFIG_READ", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            scheme = rule.emits.protocol or "config"
+            m = c["member"]
+            keys = self.role(c, "key")
+            defaults = self._text([self.resolve(o) for o in c.get("roles", {}).get("default", [])
+                                   if o.get("vtype") == "java.lang.String"])  # getProperty(key, Class) has no default
+            for k in keys:
+                if k.value is None:
+                    self.stats.key_reads_failed += 1
+                    d = self.diag("CONFIG_VALUE_UNKNOWN", f"{c['call']['callsite_id']}|key", f"config key at "
+                                  f"{c['path']}:{c['lines'][0]} is {k.expression}, which does not fold", [m["rid"]], c)
+                    self.rs.relation("READS", m["rid"], m["stable"], target_rid=None, target_key="?" + (
+                        k.expression or ""), status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
+                        ordinal=c["call"]["ordinal"], callsite_id=c["call"]["callsite_id"],
+                        match_keys={"key_expression": k.expression, "scheme": scheme})
+                    continue
+                default = defaults[0] if defaults else None
+                placeholder = "${" + (DUCC_PREFIX if scheme == "ducc" else "") + k.value + (
+                    ":" + default if default is not None else "") + "}"
+                rt = self.resolve({"value": placeholder, "vtype": "java.lang.String", "basis": "CONFIG",
+                                   "placeholders": True})
+                self.config_binding(m["rid"], m["stable"], rt, c, c["call"]["name"])
+
+    def _consumer(self, c: dict[str, Any]) -> tuple[str, str]:
+        if c.get("field"):
+            return c["field"]["rid"], c["field"]["stable"]
+        if c.get("member"):
+            return c["member"]["rid"], c["member"]["stable"]
+        return c["type"]["rid"], c["type"]["stable"]
+
+    # ------------------------------------------------------------ cache
+    def cache_ops(self) -> None:
+        for c in self.ctx.by_emit.get("CACHE_OP", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "redis"
+            access = rule.emits.access or "WRITE"
+            m = c["member"]
+            call = c["call"]
+            raw_prefix = c.get("attrs", {}).get("key_prefix")
+            keys = self.role(c, "key")
+            full = keys[0] if keys else None
+            head = self.resolve({"value": raw_prefix, "vtype": "java.lang.String", "basis": "PREFIX",
+                                 "placeholders": "${" in raw_prefix}) if raw_prefix else None
+            prefix = None
+            if full is not None and full.value is not None:
+                prefix, basis = full.value, "FULL_KEY"
+            elif head is not None and head.value:
+                prefix, basis = head.value, "PREFIX"
+                full = head
+            else:
+                expr = full.expression if full else call["expression"]
+                d = self.diag("CONSTANT_UNRESOLVED", f"{call['callsite_id']}|cache", f"{proto} key at {c['path']}:"
+                              f"{c['lines'][0]} ({expr}) has no constant prefix", [m["rid"]], c)
+                self.rs.relation("WRITES" if access == "WRITE" else "READS", m["rid"], m["stable"], target_rid=None,
+                                 target_key="?" + (expr or ""), status="UNRESOLVED", evidence=[self.cseg(c)],
+                                 diagnostics=[d], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                                 match_keys={"key_expression": expr, "protocol": proto},
+                                 attributes={"operation": call["name"]})
+                continue
+            urn = f"{proto}://{prefix}"
+            krid = self._topic(urn, c, {"protocol": proto}, kind="CACHE_KEY")
+            self.rs.relation("WRITES" if access == "WRITE" else "READS", m["rid"], m["stable"], target_rid=krid,
+                             target_key=urn, status="RESOLVED", evidence=[self.cseg(c)], ordinal=call["ordinal"],
+                             callsite_id=call["callsite_id"],
+                             attributes={"operation": call["name"], "key_basis": basis, "protocol": proto})
+            if full is not None:
+                self._note_keys(m["rid"], m["stable"], [full], c, "cache key")
+
+    # ------------------------------------------------------------ jobs
+    def jobs(self) -> None:
+        conditions: dict[str, list[dict[str, Any]]] = {}
+        for c in self.ctx.by_emit.get("CONDITION", []):
+            conditions.setdefault(c["type"]["binary"], []).append(c)
+        for c in self.ctx.by_emit.get("SCHEDULED", []) + self.ctx.by_emit.get("JOB_TYPE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            owner = c["type"]["binary"]
+            if not self._live_handler_class(c):
+                continue
+            if c["target"] == "METHOD":
+                handler = dict(c["member"], path=c["path"])
+            else:
+                handler = self._handler(owner, rule.emits.handler)
+                if handler is None:
+                    self.stats.entries_failed += 1
+                    self.diag("UNRESOLVED_CALL", f"{owner}|job", f"job class {owner} at {c['path']}:{c['lines'][0]}: "
+                              f"no {rule.emits.handler} method is declared in the package", [c["type"]["rid"]], c)
+                    continue
+            attrs: dict[str, Any] = {"scheduler": c["annotation"] if c["form"] == "annotation" else c["rule"]}
+            for role in ("cron", "zone", "fixed_rate", "fixed_delay", "initial_delay", "job_name"):
+                r = self.first(c, role)
+                if r is not None:
+                    attrs[role] = r.value
+                    if r.status != "RESOLVED":
+                        attrs[f"{role}_resolution"] = r.status
+                        attrs[f"{role}_expression"] = r.expression
+            attrs["disabled"] = attrs.get("cron") == "-"
+            switches = []
+            for cc in conditions.get(owner, []):
+                for k in self._text(self.role(cc, "key")):
+                    prefix = (self._text(self.role(cc, "prefix")) or [""])[0]
+                    switches.append({"key": f"{prefix}.{k}" if prefix else k,
+                                     "having_value": (self._text(self.role(cc, "value")) or [None])[0]})
+            attrs["enable_switches"] = switches
+            # the method FQN; a job class's inherited handler is named after the job class
+            urn = f"{owner}#{handler['name']}" if c["target"] == "TYPE" else \
+                handler["stable"].split("/", 1)[-1].split("(", 1)[0]
+            erid = self._entry("SCHEDULED_JOB", urn, handler, c, attrs, rule.emits.kind)
+            estable = self.rs.entities[erid]["stable_id"]
+            for role in ("cron", "fixed_rate", "fixed_delay"):
+                self._note_keys(erid, estable, self.role(c, role), c, role)
+            for sw in switches:
+                rt = self.resolve({"value": "${" + sw["key"] + "}", "vtype": "java.lang.String", "basis": "CONFIG",
+                                   "placeholders": True})
+                self.config_binding(erid, estable, rt, c, "enable switch")
+
+    # ------------------------------------------------------------ events
+    def events(self) -> None:
+        for c in self.ctx.by_emit.get("EVENT_PUBLISH", []):
+            m = c["member"]
+            call = c["call"]
+            etype = call.get("arg_types", {}).get("payload")
+            if not etype or etype.startswith("?") or etype in _GENERIC_EVENT_TYPES:
+                d = self.diag("EVENT_TYPE_UNRESOLVED", f"{call['callsite_id']}|event", f"event published at "
+                              f"{c['path']}:{c['lines'][0]} has no known type", [m["rid"]], c)
+                self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?event",
+                                 status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
+                                 ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                                 match_keys={"payload_expression": call["expression"]})
+                continue
+            urn = f"event://{etype}"
+            erid = self._topic(urn, c, {"protocol": "event"}, kind="EVENT")
+            self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=erid, target_key=urn, status="RESOLVED",
+                             evidence=[self.cseg(c)], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                             attributes={"protocol": "event"})
+        for c in self.ctx.by_emit.get("EVENT_LISTENER", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            owner = c["type"]["binary"]
+            if not self._live_handler_class(c):
+                continue
+            if c["target"] == "METHOD":
+                handler = dict(c["member"], path=c["path"])
+                types = values(c, "classes") or [p["type"] for p in c["member"]["params"][:1]]
+            else:
+                handler = self._handler(owner, rule.emits.handler)
+                types = c.get("attrs", {}).get("type_args", [])[:1]
+            if handler is None or not types:
+                self.stats.entries_failed += 1
+                code = "UNRESOLVED_CALL" if handler is None else "EVENT_TYPE_UNRESOLVED"
+                self.diag(code, f"{owner}|listener|{c['lines'][0]}", f"event listener {owner} at {c['path']}:"
+                          f"{c['lines'][0]}: " + ("no handler method in the package" if handler is None else
+                                                  "the event type is not known"), [c["type"]["rid"]], c)
+                continue
+            for t in types:
+                urn = f"event://{t}"
+                entry = self._entry("EVENT_LISTENER", urn, handler, c, {"event_type": t}, "EVENT_LISTENER")
+                erid = self._topic(urn, c, {"protocol": "event"}, kind="EVENT")
+                self.rs.relation("SUBSCRIBES", entry, self.rs.entities[entry]["stable_id"], target_rid=erid,
+                                 target_key=urn, status="RESOLVED", evidence=[self.cseg(c)],
+                                 attributes={"protocol": "event"})
+
+    # ------------------------------------------------------------ dynamic
+    def dynamic_calls(self) -> None:
+        for c in self.ctx.by_emit.get("DYNAMIC_CALL", []):
+            m = c["member"]
+            call = c["call"]
+            names = self._text(self.role(c, "name"))
+            d = self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{call['callsite_id']}|dynamic", f"{call['expression']} at "
+                          f"{c['path']}:{c['lines'][0]} chooses its target at run time", [m["rid"]], c)
+            self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + call["expression"],
+                             status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d], ordinal=call["ordinal"],
+                             callsite_id=call["callsite_id"],
+                             match_keys={"expression": call["expression"], "name": names[0] if names else None},
+                             attributes={"dispatch_kind": "DYNAMIC", "declared_target": call["name"],
+                                         "binding_evidence": None})
+
+
+def _kebab(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i > 0:
+            out.append("-")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _service_url(url: str) -> tuple[str, str] | None:
+    """``(host, path)`` of an absolute ``http(s)://host[:port]/path?query`` URL (query and
+    fragment dropped), or None."""
+    m = re.match(r"^https?://([^/?#:]+)(?::\d+)?([^?#]*)", url.strip())
+    if m is None or not m.group(1):
+        return None
+    return m.group(1), m.group(2) or "/"
+
+
+def _stable_ordinal(text: str) -> int:
+    from diting.ir.canonical import sha256_hex
+    return int(sha256_hex(text)[:6], 16)
+
+
+def _binding_ordinal(binding: dict[str, Any]) -> int:
+    """Distinct relations for distinct bindings (one contract under two aliases gives two)."""
+    if not any(binding.get(k) for k in ("alias", "group", "version")):
+        return 0
+    from diting.ir.canonical import sha256_hex
+    key = "|".join(str(binding.get(k)) for k in ("alias", "group", "version"))
+    return int(sha256_hex(key)[:6], 16)
+

@@ -1,0 +1,206 @@
+"""The rule file format of SPEC §5, as pydantic models (the shipped JSON Schema is generated from them).
+
+A rule says *where* a construct is (``match``: exactly one of ``annotation``,
+``xml``, ``call``, ``bean_class``, ``type``, plus ``pom_parent`` and
+``package`` for catalog rules) and *what it means* (``emits``: an emit kind
+that names one generic mechanism of the engine, and its parameters). Roles
+name what an attribute, argument or property carries (topic, alias, key …).
+``samples`` are small inputs with the records they must produce; the test
+suite runs every sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: what an annotation attribute, XML attribute, call argument or bean property carries
+Role = Literal[
+    # SPEC §5
+    "topic", "tag", "key", "key_prefix", "alias", "group", "version", "interface", "payload", "sql", "table",
+    "path", "http_method", "cron", "zone", "service_name", "url", "context_id", "exchange", "routing_key",
+    "queue", "timeout", "retries", "ref",
+    # diting additions
+    "name", "qualifier", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
+    "default", "prefix", "fixed_rate", "fixed_delay", "initial_delay", "enabled", "job_name", "event_type",
+    "listener", "class", "value", "required", "primary", "expression",
+]
+
+#: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
+EmitKind = Literal[
+    "WELL_KNOWN_PARENT", "LIBRARY_TYPES", "LIBRARY_METHODS", "DEPLOYABLE_APPLICATION",
+    "BEAN", "BEAN_METHOD", "XML_BEAN", "INJECTION", "PRIMARY", "COMPONENT_SCAN", "IMPORT", "IMPORT_RESOURCE",
+    "XML_CONTEXT", "FEIGN_SCAN", "PROXY_SCAN",
+    "RPC_PROVIDER", "RPC_CONSUMER",
+    "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED",
+    "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE",
+    "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING",
+    "CACHE_CLIENT", "CACHE_OP",
+    "SCHEDULED", "JOB_TYPE", "ASYNC", "CONDITION",
+    "EVENT_PUBLISH", "EVENT_LISTENER",
+    "DYNAMIC_CALL", "NOISE",
+]
+
+Target = Literal["TYPE", "METHOD", "FIELD", "PARAMETER"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AnnotationMatch(_Strict):
+    """An annotation, by ``fqn`` or by ``simple_name`` with the packages it may come from."""
+
+    fqn: str | None = None
+    simple_name: str | None = None
+    package_prefixes: list[str] = Field(default_factory=list)
+    targets: list[Target] = Field(default_factory=list, description="where the annotation may sit (empty: anywhere)")
+    attributes: dict[str, Role] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _name(self) -> "AnnotationMatch":
+        if not self.fqn and not (self.simple_name and self.package_prefixes):
+            raise ValueError("an annotation match needs fqn, or simple_name with package_prefixes")
+        return self
+
+
+class XmlMatch(_Strict):
+    """An XML element (by namespace URI and local name) with attribute and ``<property>`` roles."""
+
+    namespace: str | None = None
+    element: str
+    attributes: dict[str, Role] = Field(default_factory=dict)
+    properties: dict[str, Role] = Field(default_factory=dict)
+    children: dict[str, Role] = Field(default_factory=dict, description="child element text → role")
+    requires: list[str] = Field(default_factory=list, description="attributes that must be present to match")
+
+
+class CallMatch(_Strict):
+    """A method call on a receiver of ``receiver_type`` (subtypes included), or a constructor
+    call (``method: <init>``); ``args`` maps 0-based positions to roles (-1: the last)."""
+
+    receiver_type: str | list[str] = Field(description="FQN (or FQNs) of the receiver; subtypes included")
+    method: str | list[str]
+    arity: int | None = None
+    min_arity: int | None = None
+    args: dict[int, Role] = Field(default_factory=dict)
+    accessors: dict[int, str] = Field(
+        default_factory=dict, description="argument position → a getter whose value is the role's value "
+                                          "(``send(TopicEnum.X, …)`` with ``{0: getTopic}``)")
+    receiver_properties: dict[str, Role] = Field(
+        default_factory=dict, description="roles read from the receiver bean's properties (wrapper beans)")
+
+
+class BeanClassMatch(_Strict):
+    """A ``@Bean`` method returning ``fqn`` (one of them): roles from the constructor call of that
+    type in its body (``ctor_args``: position → role), from builder calls in its body
+    (``builders``: method name → {position: role}) and from setter properties."""
+
+    fqn: str | list[str]
+    properties: dict[str, Role] = Field(default_factory=dict)
+    ctor_args: dict[int, Role] = Field(default_factory=dict)
+    builders: dict[str, dict[int, Role]] = Field(default_factory=dict)
+
+
+class TypeMatch(_Strict):
+    """Implementations of ``supertype`` (a listener or job interface)."""
+
+    supertype: str
+    method: str | None = None
+
+
+class PomParentMatch(_Strict):
+    group_id: str
+
+
+class Match(_Strict):
+    """Exactly one of the match forms."""
+
+    annotation: AnnotationMatch | None = None
+    xml: XmlMatch | None = None
+    call: CallMatch | None = None
+    bean_class: BeanClassMatch | None = None
+    type: TypeMatch | None = None
+    pom_parent: PomParentMatch | None = None
+    package: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "Match":
+        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+                 if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"match needs exactly one form, got {given or 'none'}")
+        return self
+
+    @property
+    def form(self) -> str:
+        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+                    if getattr(self, k) is not None)
+
+
+class MessageSpec(_Strict):
+    """A message object built in place or in a local (``send(new Message(topic, body))``): its type,
+    which constructor argument carries which role by constructor arity, and setter roles."""
+
+    type: str
+    ctor_args: dict[int, dict[int, Role]] = Field(default_factory=dict, description="arity → {position: role}")
+    setters: dict[str, Role] = Field(default_factory=dict, description="setter name → role (``setTopic``)")
+
+
+class Emits(_Strict):
+    """What a match means. ``kind`` picks the engine mechanism; the other fields parameterise it."""
+
+    kind: EmitKind
+    protocol: Literal["jsf", "dubbo", "http", "jmq", "rocketmq", "kafka", "amqp", "amqp-queue", "config", "ducc",
+                      "jimdb", "redis", "event"] | None = None
+    urn_template: str | None = None
+    entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "MQ_CONSUMER", "SCHEDULED_JOB",
+                        "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
+    http_method: str | None = None
+    access: Literal["READ", "WRITE"] | None = None
+    handler: str | None = Field(None, description="the handler method of a type-level listener or job")
+    tag_separator: str | None = Field(None, description="splits 'topic:tag' destinations")
+    message: MessageSpec | None = Field(None, description="roles carried by the message argument (role payload)")
+    types: dict[str, str] | None = Field(None, description="LIBRARY_TYPES: simple name → kind")
+    returns: dict[str, str] | None = Field(None, description="LIBRARY_METHODS: 'Type#method' → return type")
+    attributes: dict[str, Any] = Field(default_factory=dict, description="fixed attributes to record")
+
+
+class Sample(_Strict):
+    """An input (files of a small service) and the records it must yield.
+
+    ``form`` says which kind of sample it is: declared, indirect (constant, placeholder,
+    wrapper), unresolved (or ambiguous), unsupported, lookalike (must yield nothing)."""
+
+    form: Literal["declared", "indirect", "unresolved", "ambiguous", "unsupported", "lookalike"]
+    description: str | None = None
+    input: dict[str, str] = Field(description="repository path → file content (a service is built around them)")
+    expected_records: list[dict[str, Any]] = Field(default_factory=list)
+    expect_none: list[dict[str, Any]] = Field(default_factory=list, description="records that must not appear")
+
+
+class Rule(_Strict):
+    """One rule (SPEC §5)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
+    version: int = Field(ge=1)
+    owner: str
+    family: str
+    description: str
+    source: str
+    match: Match
+    emits: Emits
+    samples: list[Sample] = Field(default_factory=list)
+    not_applicable: dict[str, str] = Field(default_factory=dict,
+                                           description="sample form → why this rule has no such form")
+
+
+class RuleFile(_Strict):
+    """A rule file: one family's rules."""
+
+    family: str
+    version: int = Field(ge=1)
+    owner: str
+    description: str
+    rules: list[Rule]

@@ -1,0 +1,101 @@
+"""A module's non-Java inputs to its Spring context and probes (SPEC §4.1, §4.6).
+
+XML resources go through the XML rules (beans, RPC providers and consumers,
+MQ listeners, imports, component scans); ``META-INF/spring.factories`` and
+``META-INF/spring/*.imports`` list auto-configuration classes; ``web.xml``
+names the context's XML files (``contextConfigLocation``, else Spring's default
+``/WEB-INF/applicationContext.xml`` when a ``ContextLoaderListener`` is declared).
+Runs once per module (in the worker that builds the module's first chunk).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from diting.config.sources import canonical_key, parse_properties
+from diting.inventory.layout import CONFIG
+from diting.probes.candidates import XmlProbe, split_list
+from diting.source.text import decode_bytes
+from diting.source.xmlsafe import local_name, parse_xml
+
+if TYPE_CHECKING:
+    from diting.scan.pipeline import Scanner
+
+#: the spring.factories key whose classes Spring Boot auto-configures
+AUTO_CONFIG_KEY = "org.springframework.boot.autoconfigure.EnableAutoConfiguration"
+#: Spring's default root context file of a web application
+DEFAULT_WEB_CONTEXT = "/WEB-INF/applicationContext.xml"
+
+
+@dataclass
+class ModuleResources:
+    """What a module's resources contribute: XML candidates, auto-configurations, web.xml locations."""
+
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    auto_configs: list[str] = field(default_factory=list)
+    web_contexts: list[str] = field(default_factory=list)
+
+
+def auto_configurations(path: str, text: str) -> list[str]:
+    """Class names listed by a ``spring.factories`` (the EnableAutoConfiguration key) or an
+    ``AutoConfiguration.imports`` file (one per line, ``#`` comments)."""
+    if path.endswith(".imports"):
+        return [ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip()]
+    cf = parse_properties(path, text)
+    out: list[str] = []
+    for doc in cf.documents:
+        for e in doc.entries:
+            if e.key == canonical_key(AUTO_CONFIG_KEY):
+                out.extend(split_list(e.value))
+    return out
+
+
+def web_context_locations(data: bytes) -> list[str]:
+    """Context XML locations a ``web.xml`` names: every ``contextConfigLocation`` parameter
+    (context and servlet init parameters), or the default file when a context loader listener
+    is declared without one."""
+    doc = parse_xml(data)
+    if doc.root is None:
+        return []
+    out: list[str] = []
+    has_loader = False
+    for el in doc.root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        name = local_name(el)
+        if name in ("context-param", "init-param"):
+            pname = next((c.text or "" for c in el if isinstance(c.tag, str) and local_name(c) == "param-name"), "")
+            pvalue = next((c.text or "" for c in el if isinstance(c.tag, str) and local_name(c) == "param-value"), "")
+            if pname.strip() == "contextConfigLocation":
+                out.extend(split_list(pvalue))
+        elif name == "listener-class" and (el.text or "").strip().endswith("ContextLoaderListener"):
+            has_loader = True
+    if not out and has_loader:
+        out.append(DEFAULT_WEB_CONTEXT)
+    return out
+
+
+def module_resources(s: "Scanner", pom_path: str) -> ModuleResources:
+    """Read the module's XML and Spring metadata files (never a file that failed to read or parse)."""
+    out = ModuleResources()
+    xml = XmlProbe(pom_path, s.rule_index)
+    for f in s.inv.files_by_module.get(pom_path, []):
+        if f.kind != CONFIG or f.path in s.file_problems:
+            continue
+        state = s.config_states.get(f.path)
+        if state is not None and state.problem not in (None, "lossy"):
+            continue
+        if f.path.endswith(".xml"):
+            got = s.snapshot.read(f.path)
+            if got.data is None:
+                continue
+            xml.add_file(f.path, got.data)
+            if f.path.endswith("WEB-INF/web.xml"):
+                out.web_contexts.extend(web_context_locations(got.data))
+        elif f.path.endswith((".factories", ".imports")):
+            got = s.snapshot.read(f.path)
+            if got.data is not None:
+                out.auto_configs.extend(auto_configurations(f.path, decode_bytes(got.data).text))
+    out.candidates = xml.out
+    return out

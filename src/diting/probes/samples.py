@@ -1,0 +1,159 @@
+"""Running a rule's samples: each sample is a small repository scanned with the rules (SPEC §5).
+
+A sample's ``input`` maps repository paths to file contents. When it has no
+root ``pom.xml``, one is supplied (``sample:sample-app``, a Spring Boot
+deployable), and when no Java file declares ``@SpringBootApplication``,
+``com.example.SampleApplication`` is supplied, so a sample writes only what
+it is about, under ``com.example``. The repository is committed
+deterministically and scanned; every record of every package is collected.
+
+Matching an expected record: each given top-level field must equal the
+record's (``status`` is a relation's ``resolution_status`` or a binding's
+``value_resolution``; ``target`` / ``source`` / ``consumer`` are the record ids
+of ``target_ref`` / ``source_ref`` / ``consumer_ref``; ``candidates`` the
+record ids of ``candidate_target_refs``); ``attributes`` and ``match_keys``
+match as subsets (every listed key equal). ``expect_none`` entries must match
+no record.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diting.demo import commit_tree
+from diting.probes.model import Rule, Sample
+
+DEFAULT_POM = """<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>sample</groupId>
+  <artifactId>sample-app</artifactId>
+  <version>1.0.0</version>
+  <build><plugins><plugin>
+    <groupId>org.springframework.boot</groupId><artifactId>spring-boot-maven-plugin</artifactId>
+  </plugin></plugins></build>
+</project>
+"""
+
+DEFAULT_APPLICATION = """package com.example;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+
+@SpringBootApplication
+public class SampleApplication {
+    public static void main(String[] args) {
+        SpringApplication.run(SampleApplication.class, args);
+    }
+}
+"""
+
+_PACKAGE_FILES = ("entities.jsonl", "relations.jsonl", "config_bindings.jsonl", "diagnostics.jsonl")
+_REF_FIELDS = {"target": "target_ref", "source": "source_ref", "consumer": "consumer_ref", "handler": "handler_ref"}
+
+
+@dataclass
+class SampleResult:
+    """One sample's outcome: ``failures`` empty when it passed."""
+
+    rule_id: str
+    index: int
+    form: str
+    failures: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def sample_files(sample: Sample) -> dict[str, str]:
+    """The sample's files with the default pom and application class added when absent."""
+    files = dict(sample.input)
+    if "pom.xml" not in files:
+        files["pom.xml"] = DEFAULT_POM
+    if not any(p.endswith(".java") and "@SpringBootApplication" in c for p, c in files.items()):
+        files.setdefault("src/main/java/com/example/SampleApplication.java", DEFAULT_APPLICATION)
+    return files
+
+
+def _value(record: dict[str, Any], key: str) -> Any:
+    if key in _REF_FIELDS:
+        ref = record.get(_REF_FIELDS[key])
+        return ref.get("record_id") if isinstance(ref, dict) else None
+    if key == "candidates":
+        return sorted(r["record_id"] for r in record.get("candidate_target_refs") or [])
+    if key == "status":
+        return record.get("resolution_status", record.get("value_resolution"))
+    if key == "kind" and "code" in record:
+        return "DIAGNOSTIC"
+    return record.get(key)
+
+
+def matches(expected: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether ``record`` satisfies ``expected`` (see the module docstring)."""
+    for key, want in expected.items():
+        if key in ("attributes", "match_keys"):
+            have = record.get(key) or {}
+            if not isinstance(want, dict) or any(have.get(k) != v for k, v in want.items()):
+                return False
+        elif key == "candidates":
+            if _value(record, key) != sorted(want):
+                return False
+        elif _value(record, key) != want:
+            return False
+    return True
+
+
+def package_records(out: Path) -> list[dict[str, Any]]:
+    """Every entity, relation, binding and diagnostic of the packages under ``out``."""
+    records: list[dict[str, Any]] = []
+    for pkg in sorted(p for p in out.iterdir() if (p / "manifest.json").is_file()):
+        for name in _PACKAGE_FILES:
+            path = pkg / name
+            if path.is_file():
+                records.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return records
+
+
+def run_sample(rule: Rule, index: int, sample: Sample, rules_dirs: list[Path], workdir: Path) -> SampleResult:
+    """Build, scan and check one sample in ``workdir`` (which it creates)."""
+    from diting.scan.pipeline import ScanOptions, scan
+
+    result = SampleResult(rule.id, index, sample.form)
+    src = workdir / "src"
+    for rel, content in sample_files(sample).items():
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content, encoding="utf-8")
+    repo = workdir / "repo"
+    sha = commit_tree(src, repo, f"sample {rule.id} #{index}")
+    out = workdir / "out"
+    scan(repo, sha, ScanOptions(out=out, repo_id=f"samples/{rule.id}", quiet=True, jobs=1, rules_dirs=rules_dirs))
+    records = package_records(out)
+    result.records = records
+    for exp in sample.expected_records:
+        if not any(matches(exp, r) for r in records):
+            near = [r for r in records if _value(r, "kind") == exp.get("kind")]
+            result.failures.append(f"expected {json.dumps(exp, sort_keys=True)}; records of that kind: "
+                                   f"{json.dumps(near[:6], sort_keys=True)[:3000]}")
+    for bad in sample.expect_none:
+        hits = [r for r in records if matches(bad, r)]
+        if hits:
+            result.failures.append(f"expected no record like {json.dumps(bad, sort_keys=True)}; found "
+                                   f"{json.dumps(hits[:3], sort_keys=True)[:2000]}")
+    return result
+
+
+def run_rule_samples(rules: list[Rule], rules_dirs: list[Path]) -> list[SampleResult]:
+    """Run every sample of ``rules`` (each in its own temporary directory)."""
+    out: list[SampleResult] = []
+    with tempfile.TemporaryDirectory(prefix="diting-samples-") as tmp:
+        for rule in rules:
+            for i, sample in enumerate(rule.samples):
+                out.append(run_sample(rule, i, sample, rules_dirs, Path(tmp) / f"{rule.id}-{i}"))
+    return out

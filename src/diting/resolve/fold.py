@@ -1,0 +1,339 @@
+"""Folding expressions inside member bodies to names (SPEC §4.3).
+
+What folds: string and number literals; ``+`` concatenation; ``static final``
+constants across files and modules, interface constants and enum constants
+(the scan's :class:`~diting.java.constants.ConstantFolder`); enum getters and
+fields that return a constructor argument (``QueueEnum.X.getExchange()``,
+declared or Lombok); ``name()`` of an enum constant; ``String.format`` with
+constant arguments; local variables assigned once; fields carrying a config
+annotation (``@Value("${k:d}")``, ``@LafValue("k")``), which fold to a Spring
+placeholder that the package resolves with its own configuration (SPEC §4.4);
+a conditional with foldable branches gives every branch value (AMBIGUOUS).
+
+Anything else is :class:`Unfolded`, keeping the expression's text for
+``match_keys`` — never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from diting.java.constants import ConstantFolder
+from diting.java.names import TypeRegistry
+from diting.java.syntax import TypeRef
+from diting.resolve.types import MemberContext, TypeOf, TypeOracle
+
+#: prefix of a placeholder key that names a Ducc/LAF key (resolved only from a config snapshot)
+DUCC_PREFIX = "@ducc:"
+MAX_FOLD_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class Folded:
+    """One or more possible values (several only for a conditional), their Java type, and
+    whether they still hold ``${…}`` placeholders for the package's configuration."""
+
+    values: tuple[str, ...]
+    vtype: str
+    basis: str
+    placeholders: bool = False
+
+    @property
+    def value(self) -> str:
+        return self.values[0]
+
+
+@dataclass(frozen=True)
+class Unfolded:
+    """An expression that does not fold: its text and why."""
+
+    expression: str
+    reason: str
+
+
+FoldOutcome = Folded | Unfolded
+
+
+def render(expr: dict[str, Any] | None, ctx: MemberContext | None = None, depth: int = 0) -> str:
+    """Readable source-like text of an expression JSON (for ``match_keys``)."""
+    if expr is None:
+        return ""
+    if depth > 12:
+        return "…"
+    k = expr.get("kind")
+    if k == "str":
+        return '"' + expr["value"].replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if k == "char":
+        return "'" + expr["value"] + "'"
+    if k in ("int", "long", "bool"):
+        return expr["value"] + ("L" if k == "long" else "")
+    if k == "null":
+        return "null"
+    if k in ("name", "field"):
+        return ".".join(expr["parts"])
+    if k == "concat":
+        return " + ".join(render(i, ctx, depth + 1) for i in expr["items"])
+    if k == "call":
+        target = expr.get("target")
+        return f"{target + '.' if target else ''}{expr['name']}({', '.join(render(a, ctx, depth + 1) for a in expr['args'])})"
+    if k == "callref" and ctx is not None and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
+        c = ctx.body.calls[expr["ordinal"]]
+        args = ", ".join(render(a, ctx, depth + 1) for a in c.args)
+        if c.kind == "NEW":
+            return f"new {c.name}({args})"
+        recv = render(c.receiver, ctx, depth + 1) if c.receiver is not None else ""
+        return f"{recv + '.' if recv else ''}{c.name}({args})"
+    if k == "new":
+        return expr.get("text", "new …")
+    if k == "this":
+        return "this"
+    if k == "super":
+        return "super"
+    if k == "class":
+        return ".".join(expr.get("type", [])) + ".class"
+    if k == "unary":
+        return expr.get("op", "") + render(expr.get("operand"), ctx, depth + 1)
+    if k == "binary":
+        return f"{render(expr.get('left'), ctx, depth + 1)} {expr.get('op')} {render(expr.get('right'), ctx, depth + 1)}"
+    if k == "cast":
+        return f"({'.'.join(expr.get('type', []))}) {render(expr.get('value'), ctx, depth + 1)}"
+    if k == "array":
+        return "{" + ", ".join(render(i, ctx, depth + 1) for i in expr["items"]) + "}"
+    return str(expr.get("text", k))
+
+
+def ducc_placeholder(value: str) -> str:
+    """A Ducc/LAF key expression as a placeholder of the ``ducc`` scheme: ``k`` → ``${@ducc:k}``,
+    ``${k:d}`` → ``${@ducc:k:d}`` (a ``@LafValue`` may hold either)."""
+    if "${" in value:
+        return value.replace("${", "${" + DUCC_PREFIX)
+    return "${" + DUCC_PREFIX + value + "}"
+
+
+class ExpressionFolder:
+    """Folds expressions of member bodies. ``config_annotations``: annotation FQN → scheme
+    (``config`` or ``ducc``) for fields whose value comes from configuration."""
+
+    def __init__(self, constants: ConstantFolder, registry: TypeRegistry, oracle: TypeOracle,
+                 config_annotations: dict[str, str]) -> None:
+        self.constants = constants
+        self.registry = registry
+        self.oracle = oracle
+        self.config_annotations = config_annotations
+
+    # ------------------------------------------------------------ entry point
+    def fold(self, expr: dict[str, Any] | None, ctx: MemberContext, depth: int = 0) -> FoldOutcome:
+        """Fold ``expr`` in ``ctx``."""
+        if expr is None:
+            return Unfolded("", "no expression")
+        if depth > MAX_FOLD_DEPTH:
+            return Unfolded(render(expr, ctx), "nested too deeply")
+        k = expr.get("kind")
+        simple = self.constants.fold(expr, ctx.scope, ctx.chain) if k in (
+            "str", "char", "int", "long", "bool", "unary", "binary") else None
+        if simple is not None:
+            return Folded((simple[0],), simple[1], "LITERAL" if k in ("str", "char", "int", "long", "bool")
+                          else "CONSTANT")
+        if k == "concat":
+            return self._concat(expr, ctx, depth)
+        if k == "name":
+            return self._name(expr["parts"][0], ctx, depth, expr)
+        if k == "field":
+            return self._field_expr(expr, ctx, depth)
+        if k == "callref":
+            call = ctx.body.calls[expr["ordinal"]] if ctx.body and 0 <= expr["ordinal"] < len(ctx.body.calls) else None
+            if call is None:
+                return Unfolded(render(expr, ctx), "unknown call")
+            return self._call(call.name, call.receiver, call.args, ctx, depth, render(expr, ctx))
+        if k == "call":
+            return self._call(expr["name"], expr.get("target_expr"), expr.get("args") or [], ctx, depth,
+                              render(expr, ctx))
+        if k == "cond":
+            return Unfolded(expr.get("text", ""), "conditional expression")
+        if k == "cast":
+            return self.fold(expr.get("value"), ctx, depth + 1)
+        return Unfolded(render(expr, ctx), f"a {k} expression is not folded")
+
+    # ------------------------------------------------------------ forms
+    def _concat(self, expr: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
+        parts: list[str] = []
+        placeholders = False
+        basis = "CONSTANT"
+        any_string = False
+        for item in expr["items"]:
+            r = self.fold(item, ctx, depth + 1)
+            if isinstance(r, Unfolded):
+                return Unfolded(render(expr, ctx), f"{r.expression or 'a part'} does not fold: {r.reason}")
+            if len(r.values) > 1:
+                return Unfolded(render(expr, ctx), "a part has several possible values")
+            if r.vtype == "java.lang.String":
+                any_string = True
+            if r.vtype.startswith("enum:"):
+                return Unfolded(render(expr, ctx), "an enum constant's toString() may be overridden")
+            parts.append(r.value)
+            placeholders = placeholders or r.placeholders
+            if r.basis == "CONFIG":
+                basis = "CONFIG"
+        if not any_string:
+            simple = self.constants.fold(expr, ctx.scope, ctx.chain)
+            if simple is not None:
+                return Folded((simple[0],), simple[1], "CONSTANT")
+            return Unfolded(render(expr, ctx), "numeric expression")
+        return Folded(("".join(parts),), "java.lang.String", basis, placeholders)
+
+    def _name(self, name: str, ctx: MemberContext, depth: int, expr: dict[str, Any]) -> FoldOutcome:
+        lv = ctx.local(name)
+        if lv is not None:
+            if lv.assigned == 0 and lv.init is not None:
+                r = self.fold(lv.init, ctx, depth + 1)
+                if isinstance(r, Folded):
+                    return Folded(r.values, r.vtype, r.basis if r.basis != "LITERAL" else "LOCAL", r.placeholders)
+                return r
+            return Unfolded(name, "a local variable assigned more than once" if lv.assigned else
+                            "a local variable without a foldable initializer")
+        if ctx.param(name) is not None:
+            return Unfolded(name, "a method parameter")
+        fr = self.oracle.visible_field(name, ctx)
+        if fr is not None:
+            return self._field_value(fr, ctx, depth, name)
+        simple = self.constants.fold(expr, ctx.scope, ctx.chain)
+        if simple is not None:
+            return Folded((simple[0],), simple[1], "CONSTANT")
+        return Unfolded(name, "not a constant, local, parameter or field")
+
+    def _field_value(self, fr, ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
+        f = fr.field
+        key = (fr.module, fr.binary, f.name)
+        const = self.constants.constant(key)
+        if const is not None:
+            return Folded((const[0],), const[1], "ENUM" if const[1].startswith("enum:") else "CONSTANT")
+        found = self.oracle.decl(fr.module, fr.binary)
+        if found is not None:
+            scope, idx = found
+            for a in f.annotations:
+                r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), scope._chain_of(idx), {})
+                scheme = self.config_annotations.get(r.name) if r is not None else None
+                if scheme is None:
+                    continue
+                arg = a.args.get("value") or a.args.get("key")
+                v = self.constants.fold(arg, scope, scope._chain_of(idx)) if arg else None
+                if v is None:
+                    return Unfolded(text, f"the @{a.name} value does not fold")
+                if scheme == "ducc":
+                    return Folded((ducc_placeholder(v[0]),), "java.lang.String", "CONFIG", True)
+                return Folded((v[0],), "java.lang.String", "CONFIG", "${" in v[0])
+            if f.initializer is not None and "final" in f.modifiers:
+                v = self.constants.fold(f.initializer, scope, scope._chain_of(idx))
+                if v is not None:
+                    return Folded((v[0],), v[1], "CONSTANT")
+        return Unfolded(text, "a field that is neither a constant nor bound to configuration")
+
+    def _field_expr(self, expr: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
+        parts = list(expr["parts"])
+        if parts[0] == "this" and len(parts) == 2:
+            fr = self.oracle.field_of(ctx.module, ctx.binary, parts[1])
+            return self._field_value(fr, ctx, depth, ".".join(parts)) if fr else \
+                Unfolded(".".join(parts), "unknown field")
+        simple = self.constants.fold(expr, ctx.scope, ctx.chain)
+        if simple is not None:
+            return Folded((simple[0],), simple[1], "ENUM" if simple[1].startswith("enum:") else "CONSTANT")
+        # Enum.CONSTANT.field
+        if len(parts) >= 3:
+            owner = self.constants.fold({"kind": "field", "parts": parts[:-1]}, ctx.scope, ctx.chain)
+            if owner is not None and owner[1].startswith("enum:"):
+                return self._enum_member(owner, parts[-1], None, ctx, ".".join(parts))
+        return Unfolded(".".join(parts), "not a constant")
+
+    def _call(self, name: str, receiver: dict[str, Any] | None, args: list[dict[str, Any]], ctx: MemberContext,
+              depth: int, text: str) -> FoldOutcome:
+        if receiver is not None:
+            recv_fold = self.fold(receiver, ctx, depth + 1)
+            if isinstance(recv_fold, Folded) and recv_fold.vtype.startswith("enum:") and len(recv_fold.values) == 1:
+                if name == "name" and not args:
+                    return Folded((recv_fold.value,), "java.lang.String", "ENUM")
+                if not args:
+                    return self._enum_member((recv_fold.value, recv_fold.vtype), None, name, ctx, text)
+            if isinstance(recv_fold, Folded) and recv_fold.vtype == "java.lang.String" and not args and \
+                    name in ("toString", "trim", "intern") and len(recv_fold.values) == 1:
+                return Folded(((recv_fold.value.strip() if name == "trim" else recv_fold.value),),
+                              "java.lang.String", recv_fold.basis, recv_fold.placeholders)
+            rt = self.oracle.expr_type(receiver, ctx)
+            if rt is not None and rt.static and rt.name == "java.lang.String" and name == "format" and args:
+                return self._format(args, ctx, depth, text)
+            if rt is not None and rt.static and rt.name == "java.lang.String" and name == "valueOf" and len(args) == 1:
+                r = self.fold(args[0], ctx, depth + 1)
+                return Folded(r.values, "java.lang.String", r.basis, r.placeholders) if isinstance(r, Folded) else r
+        return Unfolded(text, f"the value returned by {name}() is not known statically")
+
+    def _format(self, args: list[dict[str, Any]], ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
+        folded = [self.fold(a, ctx, depth + 1) for a in args]
+        if any(isinstance(f, Unfolded) or len(f.values) > 1 for f in folded):
+            return Unfolded(text, "a String.format argument does not fold")
+        fmt, rest = folded[0].value, [f.value for f in folded[1:]]
+        out: list[str] = []
+        i = pos = 0
+        while i < len(fmt):
+            c = fmt[i]
+            if c == "%" and i + 1 < len(fmt):
+                spec = fmt[i + 1]
+                if spec == "%":
+                    out.append("%")
+                elif spec in "sd" and pos < len(rest):
+                    out.append(rest[pos])
+                    pos += 1
+                elif spec == "n":
+                    out.append("\n")
+                else:
+                    return Unfolded(text, f"format conversion %{spec} is not folded")
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        return Folded(("".join(out),), "java.lang.String", "FORMAT", any(f.placeholders for f in folded))
+
+    def _enum_member(self, const: tuple[str, str], field_name: str | None, getter: str | None, ctx: MemberContext,
+                     text: str) -> FoldOutcome:
+        """The value an enum constant's field (or a getter returning it) holds: the constructor
+        argument assigned to that field."""
+        enum_binary = const[1][len("enum:"):]
+        infos = ctx.scope.visible.lookup(enum_binary.replace("$", "."))
+        found = self.registry._decl.get((infos[0].module, infos[0].binary)) if infos else None
+        if found is None:
+            return Unfolded(text, "the enum is not in the repository")
+        scope, idx = found
+        td = scope.facts.types[idx]
+        if getter is not None:
+            field_name = td.getter_fields.get(getter) or _lombok_getter_field(td, getter, scope, idx)
+            if field_name is None:
+                return Unfolded(text, f"{getter}() does not simply return a field")
+        ec = next((e for e in td.enum_constants if e.name == const[0]), None)
+        if ec is None:
+            return Unfolded(text, "unknown enum constant")
+        for arity, mapping in td.ctor_field_params:
+            if arity == len(ec.args) and field_name in mapping:
+                arg = ec.args[mapping[field_name]]
+                v = self.constants.fold(arg, scope, scope._chain_of(idx))
+                if v is None:
+                    return Unfolded(text, "the enum constructor argument does not fold")
+                return Folded((v[0],), v[1], "ENUM")
+        return Unfolded(text, f"no constructor of {td.simple_name} assigns {field_name} from a parameter")
+
+
+def _lombok_getter_field(td, getter: str, scope, idx: int) -> str | None:
+    from diting.java.lombok import synthesize
+    for sm in synthesize(td, scope, scope._chain_of(idx)):
+        if sm.kind == "METHOD" and sm.name == getter and not sm.params:
+            base = getter[3:] if getter.startswith("get") else getter[2:] if getter.startswith("is") else None
+            if base:
+                name = base[:1].lower() + base[1:]
+                if any(f.name == name for f in td.fields):
+                    return name
+    return None
+
+
+def fold_type(outcome: FoldOutcome) -> str | None:
+    return outcome.vtype if isinstance(outcome, Folded) else None
+
+
+__all__ = ["DUCC_PREFIX", "ducc_placeholder", "ExpressionFolder", "FoldOutcome", "Folded", "Unfolded", "render", "fold_type", "TypeOf"]

@@ -1,0 +1,374 @@
+"""The Spring context of one package: what it loads, its beans and injection points (SPEC §4.1, §4.5).
+
+**Loaded** (context scope): classes in the component-scan base packages (the
+``@SpringBootApplication`` class's package and its ``scanBasePackages``,
+``@ComponentScan`` and ``<context:component-scan>`` of loaded configuration),
+classes named by ``@Import`` of loaded classes, auto-configurations listed in
+``spring.factories`` / ``AutoConfiguration.imports``; XML files named by
+``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
+or an ``XmlApplicationContext`` created by the package's own code; Feign
+clients covered by ``@EnableFeignClients``. Computed to a fixpoint.
+
+**Beans**: stereotype classes, ``@Bean`` methods of loaded configuration
+classes, XML ``<bean>``, RPC consumer beans, Feign clients. **Injection**
+(``@Autowired``, ``@Resource``, ``@Inject``, constructor and setter injection,
+Lombok constructors) resolved by type, narrowed by ``@Qualifier`` /
+``@Resource(name)``, then ``@Primary``, then the field or parameter name; more
+than one candidate left is AMBIGUOUS with every candidate; Map/List injection
+and factories keyed by strings are POLYMORPHIC_ROUTING.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from diting.config.spring import profiles_match
+
+COLLECTION_TYPES = {"java.util.List", "java.util.Collection", "java.util.Set", "java.lang.Iterable",
+                    "java.util.Map", "java.util.SortedMap", "java.util.LinkedHashMap", "java.util.HashMap"}
+WRAPPER_TYPES = {"java.util.Optional", "org.springframework.beans.factory.ObjectProvider",
+                 "javax.inject.Provider", "jakarta.inject.Provider"}
+
+
+def default_bean_name(simple: str) -> str:
+    """Spring's AnnotationBeanNameGenerator: decapitalise, unless the first two letters are upper case."""
+    if len(simple) > 1 and simple[0].isupper() and simple[1].isupper():
+        return simple
+    return simple[:1].lower() + simple[1:]
+
+
+def values(cand: dict[str, Any], role: str) -> list[str]:
+    """The folded values of a role (unresolved ones left out)."""
+    return [o["value"] for o in cand.get("roles", {}).get(role, []) if "value" in o]
+
+
+@dataclass
+class Bean:
+    """A Spring bean: name, type (binary name), where it is declared, whether the context loads it."""
+
+    name: str
+    type: str
+    module: str
+    kind: str  # COMPONENT, BEAN_METHOD, XML, RPC_CONSUMER, FEIGN_CLIENT
+    cand: dict[str, Any]
+    loaded: bool = False
+    primary: bool = False
+    aliases: list[str] = field(default_factory=list)
+    properties: dict[str, dict[str, Any]] = field(default_factory=dict)
+    supertypes: set[str] = field(default_factory=set)
+
+    @property
+    def ns(self) -> str:
+        return self.cand.get("ns", "")
+
+
+@dataclass
+class InjectionPoint:
+    """Where a bean is injected: a field, or a parameter of a constructor or setter."""
+
+    owner_type: str
+    module: str
+    target: str  # FIELD or METHOD
+    name: str  # field or parameter name
+    type: str
+    type_args: list[str]
+    qualifier: str | None
+    by_name: str | None  # @Resource(name)
+    cand: dict[str, Any]
+    member: dict[str, Any] | None = None
+    field: dict[str, Any] | None = None
+
+
+@dataclass
+class Resolution:
+    """The beans an injection point gets: status RESOLVED, AMBIGUOUS, UNRESOLVED; ``polymorphic``
+    when a collection or map receives every candidate."""
+
+    status: str
+    beans: list[Bean]
+    polymorphic: bool = False
+    reason: str = ""
+    type: str | None = None  # the bean type looked for (the element type of a collection)
+
+
+class SpringContext:
+    """The context of one package, from the candidates of its modules.
+
+    ``class_packages``: binary name → Java package of every in-package type;
+    ``supertypes(module, binary)``: names of a type's supertypes; ``resources``: the package's
+    resource file paths by classpath-relative path; ``app_packages``: base packages of the
+    application class(es) (empty for a lib package)."""
+
+    def __init__(self, cands: list[dict[str, Any]], class_packages: dict[str, tuple[str, str]],
+                 supertypes: Callable[[str | None, str], set[str]], resources: dict[str, list[str]],
+                 app_classes: set[str], app_packages: list[str], auto_configs: list[str],
+                 web_xml_locations: list[str], profiles: list[str],
+                 type_kinds: dict[str, str] | None = None,
+                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+        self.cands = cands
+        self.app_classes = app_classes
+        self.profiles = profiles
+        self.type_kinds = type_kinds or {}
+        self.resolve_text = resolve_text or (lambda o: o.get("value") if "${" not in o.get("value", "${") else None)
+        #: (candidate, role, expression) of context-shaping values that did not fold or resolve
+        self.unfolded: list[tuple[dict[str, Any], str, str]] = []
+        self.class_packages = class_packages
+        self.supertypes = supertypes
+        self.resources = resources
+        self.scan_packages: set[str] = set(app_packages)
+        self.loaded_classes: set[str] = set()
+        self.loaded_xml: set[str] = set()
+        self.feign_scan: list[tuple[str, dict[str, Any]]] = []
+        self.feign_clients: set[str] = set()
+        self.by_emit: dict[str, list[dict[str, Any]]] = {}
+        for c in cands:
+            self.by_emit.setdefault(c["emit"], []).append(c)
+        self._imports = list(auto_configs)
+        self._xml_roots = list(web_xml_locations)
+        self._fixpoint()
+        self.beans = self._beans()
+        self.by_name: dict[str, list[Bean]] = {}
+        for b in self.beans:
+            for n in [b.name] + b.aliases:
+                self.by_name.setdefault(n, []).append(b)
+
+    def vals(self, c: dict[str, Any], role: str) -> list[str]:
+        """A context-shaping role's values with placeholders resolved by the package's config;
+        values that do not fold or resolve are left out and remembered in :attr:`unfolded`."""
+        out = []
+        for o in c.get("roles", {}).get(role, []):
+            v = self.resolve_text(o) if "value" in o else None
+            if v is None:
+                entry = (c, role, o.get("unresolved") or o.get("value") or o.get("ref") or "")
+                if entry not in self.unfolded:
+                    self.unfolded.append(entry)
+                continue
+            out.append(v)
+        return out
+
+    def packages_of(self, c: dict[str, Any]) -> set[str]:
+        """The packages a scan declaration names: ``base_packages`` and the packages of ``base_classes``."""
+        pkgs = set(self.vals(c, "base_packages"))
+        for cls in self.vals(c, "base_classes"):
+            pkgs.add(self.class_packages.get(cls, (None, cls.rsplit(".", 1)[0]))[1])
+        return pkgs
+
+    # ------------------------------------------------------------ scope
+    def in_scan(self, binary: str) -> bool:
+        pkg = self.class_packages.get(binary, (None, ""))[1]
+        return any(pkg == p or pkg.startswith(p + ".") for p in self.scan_packages)
+
+    def class_loaded(self, binary: str) -> bool:
+        """A class the context loads (scanned, imported or auto-configured); nested classes follow
+        their outermost class."""
+        top = binary.split("$", 1)[0]
+        return binary in self.loaded_classes or top in self.loaded_classes or self.in_scan(binary)
+
+    def xml_loaded(self, path: str) -> bool:
+        return path in self.loaded_xml
+
+    def cand_loaded(self, c: dict[str, Any]) -> bool:
+        """Whether the declaration behind a candidate is part of the context (an XML element
+        inside ``<beans profile>`` only when the profile is active)."""
+        if c["form"] == "xml":
+            profiles = c.get("attrs", {}).get("profiles", [])
+            return self.xml_loaded(c["path"]) and all(
+                profiles_match([x.strip() for x in p.replace(";", ",").split(",") if x.strip()], self.profiles)
+                for p in profiles)
+        t = c.get("type")
+        return t is not None and self.class_loaded(t["binary"])
+
+    def resolve_resource(self, location: str) -> list[str]:
+        """Files of the package a Spring resource location names (``classpath:``, ``classpath*:``,
+        plain, with ``*``/``**`` patterns)."""
+        loc = location.strip()
+        for prefix in ("classpath*:", "classpath:"):
+            if loc.startswith(prefix):
+                loc = loc[len(prefix):]
+                break
+        loc = loc.lstrip("/")
+        if loc.startswith("file:"):
+            return []
+        out: list[str] = []
+        for rel, paths in self.resources.items():
+            if rel == loc or ("*" in loc and fnmatch.fnmatchcase(rel, loc.replace("**/", "*"))) or \
+                    ("*" in loc and fnmatch.fnmatchcase(rel, loc)):
+                out.extend(paths)
+        return sorted(set(out))
+
+    def _fixpoint(self) -> None:
+        for imp in self._imports:
+            self.loaded_classes.add(imp)
+        for loc in self._xml_roots:
+            self.loaded_xml.update(self.resolve_resource(loc))
+        for c in self.by_emit.get("XML_CONTEXT", []):
+            for loc in self.vals(c, "resource"):
+                self.loaded_xml.update(self.resolve_resource(loc))
+        for c in self.by_emit.get("DEPLOYABLE_APPLICATION", []):
+            if c["type"]["binary"] in self.app_classes:
+                self.scan_packages.update(self.packages_of(c))
+        changed = True
+        while changed:
+            changed = False
+            for c in self.by_emit.get("COMPONENT_SCAN", []):
+                if not self.cand_loaded(c):
+                    continue
+                pkgs = self.packages_of(c)
+                if not pkgs and c["form"] == "annotation":
+                    pkgs.add(c["type_detail"]["package"] if "type_detail" in c else
+                             self.class_packages.get(c["type"]["binary"], (None, ""))[1])
+                if not pkgs <= self.scan_packages:
+                    self.scan_packages |= pkgs
+                    changed = True
+            for c in self.by_emit.get("IMPORT", []):
+                if self.cand_loaded(c):
+                    for cls in self.vals(c, "classes"):
+                        if cls not in self.loaded_classes:
+                            self.loaded_classes.add(cls)
+                            changed = True
+            for c in self.by_emit.get("IMPORT_RESOURCE", []):
+                if self.cand_loaded(c):
+                    for loc in self.vals(c, "resource"):
+                        for p in self.resolve_resource(loc):
+                            if p not in self.loaded_xml:
+                                self.loaded_xml.add(p)
+                                changed = True
+        for c in self.by_emit.get("FEIGN_SCAN", []):
+            if not self.cand_loaded(c):
+                continue
+            for cls in self.vals(c, "classes"):
+                self.feign_clients.add(cls)
+            pkgs = sorted(self.packages_of(c))
+            if not pkgs and not self.vals(c, "classes"):
+                pkgs = [self.class_packages.get(c["type"]["binary"], (None, ""))[1]]
+            self.feign_scan.extend((p, c) for p in pkgs)
+
+    def feign_loaded(self, binary: str) -> bool:
+        pkg = self.class_packages.get(binary, (None, ""))[1]
+        return binary in self.feign_clients or any(pkg == p or pkg.startswith(p + ".") for p, _ in self.feign_scan)
+
+    # ------------------------------------------------------------ beans
+    def _beans(self) -> list[Bean]:
+        beans: list[Bean] = []
+        primaries = {c["type"]["binary"] for c in self.by_emit.get("PRIMARY", []) if c["target"] == "TYPE"}
+        primary_methods = {c["member"]["stable"] for c in self.by_emit.get("PRIMARY", []) if c["target"] == "METHOD"}
+        seen: set[tuple[str, str]] = set()
+        for c in self.by_emit.get("BEAN", []):
+            t = c["type"]
+            proxy = bool(c.get("emit_attrs", {}).get("proxy"))
+            if c["target"] != "TYPE" or t["kind"] == "ANNOTATION" or (t["kind"] == "INTERFACE" and not proxy) or \
+                    (t.get("abstract") and not proxy) or (t["binary"], "C") in seen:
+                continue
+            seen.add((t["binary"], "C"))
+            names = self.vals(c, "name")
+            name = names[0] if names else default_bean_name(t["simple"])
+            beans.append(Bean(name, t["binary"], c["module"], "COMPONENT", c, self.class_loaded(t["binary"]),
+                              t["binary"] in primaries, supertypes=set(c.get("type_detail", {}).get("supertypes", []))
+                              | {t["binary"]}))
+        for c in self.by_emit.get("PROXY_SCAN", []):
+            if not self.cand_loaded(c):
+                continue
+            pkgs = self.packages_of(c)
+            for binary, (module, pkg) in sorted(self.class_packages.items()):
+                if self.type_kinds.get(binary) != "INTERFACE" or (binary, "C") in seen or "$" in binary:
+                    continue
+                if any(pkg == p or pkg.startswith(p + ".") for p in pkgs):
+                    seen.add((binary, "C"))
+                    simple = binary.rsplit(".", 1)[-1]
+                    beans.append(Bean(default_bean_name(simple), binary, module, "PROXY", c, True,
+                                      supertypes=self.supertypes(module, binary) | {binary}))
+        for c in self.by_emit.get("BEAN_METHOD", []):
+            m = c["member"]
+            names = self.vals(c, "name")
+            loaded = self.class_loaded(c["type"]["binary"])
+            ret = m["return_type"]
+            props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
+                     for k, o in c.get("bean_properties", {}).items()}
+            beans.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
+                              m["stable"] in primary_methods, aliases=names[1:], properties=props,
+                              supertypes=self.supertypes(self.class_packages.get(ret, (None,))[0], ret) | {ret}))
+        anonymous: dict[str, int] = {}
+        for c in self.by_emit.get("XML_BEAN", []):
+            x = c["xml"]
+            cls = x["attributes"].get("class")
+            if not cls:
+                continue
+            ids = [x["attributes"][k] for k in ("id",) if x["attributes"].get(k)]
+            aliases = [n.strip() for n in x["attributes"].get("name", "").replace(";", ",").replace(" ", ",").split(",")
+                       if n.strip()]
+            if ids or aliases:
+                name = ids[0] if ids else aliases[0]
+            else:  # Spring's generated name of an anonymous bean: class#n
+                n = anonymous.get(cls, 0)
+                anonymous[cls] = n + 1
+                name = f"{cls}#{n}"
+            module = self.class_packages.get(cls, (None, ""))[0]
+            beans.append(Bean(name, cls, c["module"], "XML", c, self.cand_loaded(c),
+                              x["attributes"].get("primary") == "true", aliases=[a for a in aliases if a != name],
+                              properties=x.get("properties", {}), supertypes=self.supertypes(module, cls) | {cls}))
+        for c in self.by_emit.get("RPC_CONSUMER", []):
+            if c["form"] != "xml":
+                continue
+            iface = (self.vals(c, "interface") or [None])[0]
+            bid = c["xml"]["attributes"].get("id")
+            if not iface or not bid:
+                continue
+            module = self.class_packages.get(iface, (None, ""))[0]
+            beans.append(Bean(bid, iface, c["module"], "RPC_CONSUMER", c, self.cand_loaded(c),
+                              supertypes=self.supertypes(module, iface) | {iface}))
+        for c in self.by_emit.get("FEIGN_CLIENT", []):
+            t = c["type"]
+            names = self.vals(c, "context_id") or self.vals(c, "service_name")
+            beans.append(Bean(f"{t['binary']}", t["binary"], c["module"], "FEIGN_CLIENT", c,
+                              self.feign_loaded(t["binary"]),
+                              supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]},
+                              aliases=names))
+        return beans
+
+    # ------------------------------------------------------------ injection
+    def candidates_for(self, type_name: str) -> list[Bean]:
+        return [b for b in self.beans if b.loaded and type_name in b.supertypes]
+
+    def resolve(self, ip: InjectionPoint) -> Resolution:
+        """The beans injected at ``ip`` (SPEC §4.5)."""
+        t = ip.type
+        polymorphic = False
+        if t in COLLECTION_TYPES and ip.type_args:
+            t = ip.type_args[-1]
+            polymorphic = True
+        elif t.endswith("[]"):
+            t = t[:-2]
+            polymorphic = True
+        elif t in WRAPPER_TYPES and ip.type_args:
+            t = ip.type_args[0]
+        if ip.by_name:
+            named = [b for b in self.by_name.get(ip.by_name, []) if b.loaded]
+            if len(named) == 1:
+                return Resolution("RESOLVED", named)
+            if len(named) > 1:
+                return Resolution("AMBIGUOUS", named, reason=f"several beans are named {ip.by_name}")
+        cands = self.candidates_for(t)
+        if polymorphic:
+            return Resolution("AMBIGUOUS" if len(cands) > 1 else "RESOLVED" if cands else "UNRESOLVED", cands, True,
+                              "a collection or map receives every bean of the type")
+        if ip.qualifier:
+            q = [b for b in cands if ip.qualifier in [b.name] + b.aliases]
+            if q:
+                cands = q
+            else:
+                return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t} is named {ip.qualifier}")
+        if len(cands) > 1:
+            prim = [b for b in cands if b.primary]
+            if len(prim) == 1:
+                cands = prim
+        if len(cands) > 1:
+            named = [b for b in cands if ip.name in [b.name] + b.aliases]
+            if len(named) == 1:
+                cands = named
+        if len(cands) == 1:
+            return Resolution("RESOLVED", cands)
+        if not cands:
+            return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}", type=t)
+        return Resolution("AMBIGUOUS", cands, reason=f"{len(cands)} loaded beans of type {t}")

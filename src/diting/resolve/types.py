@@ -1,0 +1,312 @@
+"""Static types of expressions inside a member body: receivers of calls (SPEC §4.9, the base of probes).
+
+A receiver's type comes from, in order: ``this``/``super``; a local variable
+(declared type, or the type of its initializer for ``var``); a parameter; a
+field of the type, its outer types or its in-repo supertypes; a type name (a
+static call); a qualified chain ``a.b.c`` walked field by field; the return
+type of another call (an in-repo method found by name and arity in the
+receiver's type and its ancestors, a Lombok getter, or a library method listed
+by the catalog rules); ``new T(…)``; a cast. Unknown is ``None`` — never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from diting.java.lombok import synthesize
+from diting.java.names import FileScope, Resolved, TypeRegistry
+from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
+
+_LITERAL_TYPES = {"str": "java.lang.String", "char": "char", "int": "int", "long": "long", "bool": "boolean"}
+
+
+@dataclass
+class MemberContext:
+    """One member being analysed: its file scope, the type chain (innermost first), module, body."""
+
+    scope: FileScope
+    chain: list[int]
+    module: str
+    method: MethodDecl | None
+    body: Body | None
+    type_vars: dict[str, TypeRef | None] = field(default_factory=dict)
+
+    @property
+    def type_decl(self) -> TypeDecl:
+        return self.scope.facts.types[self.chain[0]]
+
+    @property
+    def binary(self) -> str:
+        return self.scope.binary_of(self.type_decl)
+
+    def local(self, name: str) -> Any:
+        if self.body is None:
+            return None
+        for lv in self.body.locals:
+            if lv.name == name:
+                return lv
+        return None
+
+    def param(self, name: str) -> Param | None:
+        if self.method is None:
+            return None
+        for p in self.method.params:
+            if p.name == name:
+                return p
+        return None
+
+
+@dataclass(frozen=True)
+class TypeOf:
+    """A static type: ``name`` is the erased binary name; ``module`` is set for an in-repo type;
+    ``static`` when the expression names the type itself (``Foo.bar()``)."""
+
+    name: str
+    module: str | None = None
+    static: bool = False
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """A field an expression reads: the declaring type (module, binary) and the field."""
+
+    module: str
+    binary: str
+    field: FieldDecl
+
+
+class TypeOracle:
+    """Answers "what type is this expression?" inside member bodies, across the repository."""
+
+    def __init__(self, registry: TypeRegistry, library_returns: dict[str, str] | None = None) -> None:
+        self.registry = registry
+        self.library_returns = library_returns or {}
+        self._super_names: dict[tuple[str, str], set[str]] = {}
+
+    # ------------------------------------------------------------ types of the repository
+    def decl(self, module: str, binary: str) -> tuple[FileScope, int] | None:
+        return self.registry._decl.get((module, binary))
+
+    def _resolved_type(self, r: Resolved | None) -> TypeOf | None:
+        if r is None or r.unresolved or r.name.startswith("?"):
+            return None
+        if r.infos:
+            return TypeOf(r.infos[0].binary, r.infos[0].module)
+        return TypeOf(r.name)
+
+    def ref_type(self, ref: TypeRef | None, scope: FileScope, chain: list[int],
+                 type_vars: dict[str, TypeRef | None]) -> TypeOf | None:
+        if ref is None:
+            return None
+        if ref.dims:
+            r = scope.resolve_base(TypeRef(ref.parts, 0, ref.primitive), chain, type_vars)
+            t = self._resolved_type(r)
+            return TypeOf(t.name + "[]" * ref.dims) if t else None
+        return self._resolved_type(scope.resolve_base(ref, chain, type_vars))
+
+    def supertype_names(self, module: str | None, binary: str) -> set[str]:
+        """The type and every supertype name (in-repo and library), through in-repo declarations."""
+        key = (module or "", binary)
+        if key in self._super_names:
+            return self._super_names[key]
+        out = {binary}
+        self._super_names[key] = out
+        if module is None:
+            return out
+        stack = [(module, binary)]
+        seen = {(module, binary)}
+        while stack:
+            m, b = stack.pop()
+            found = self.decl(m, b)
+            if found is None:
+                continue
+            scope, idx = found
+            td = scope.facts.types[idx]
+            chain = scope._chain_of(idx)
+            for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces) + (
+                    [td.anonymous_base] if td.anonymous_base else []):
+                r = scope.resolve_base(ref, chain[1:], scope.type_vars_for(chain))
+                if r is None:
+                    continue
+                out.add(r.name)
+                for info in r.infos:
+                    if (info.module, info.binary) not in seen:
+                        seen.add((info.module, info.binary))
+                        stack.append((info.module, info.binary))
+        return out
+
+    def is_subtype(self, t: TypeOf | None, fqn: str) -> bool:
+        return t is not None and fqn in self.supertype_names(t.module, t.name.replace("[]", ""))
+
+    # ------------------------------------------------------------ members of types
+    def field_of(self, module: str, binary: str, name: str) -> FieldRef | None:
+        """A field declared by the type or an in-repo supertype (Lombok ``log`` included)."""
+        for m, b in [(module, binary)] + self.registry.ancestors(module, binary):
+            found = self.decl(m, b)
+            if found is None:
+                continue
+            scope, idx = found
+            td = scope.facts.types[idx]
+            for f in td.fields:
+                if f.name == name:
+                    return FieldRef(m, b, f)
+            if name == "log":
+                for sm in synthesize(td, scope, scope._chain_of(idx)):
+                    if sm.kind == "FIELD" and sm.name == name and sm.type is not None:
+                        return FieldRef(m, b, FieldDecl(name, sm.type, sm.modifiers, [], None, 0, 0, 0))
+        return None
+
+    def field_type(self, fr: FieldRef) -> TypeOf | None:
+        found = self.decl(fr.module, fr.binary)
+        if found is None:
+            return None
+        scope, idx = found
+        chain = scope._chain_of(idx)
+        return self.ref_type(fr.field.type, scope, chain, scope.type_vars_for(chain))
+
+    def method_of(self, module: str, binary: str, name: str, arity: int) -> tuple[str, str, MethodDecl] | None:
+        """An in-repo method by name and arity in the type or its ancestors (the first found);
+        Lombok-generated accessors included."""
+        for m, b in [(module, binary)] + self.registry.ancestors(module, binary):
+            found = self.decl(m, b)
+            if found is None:
+                continue
+            scope, idx = found
+            td = scope.facts.types[idx]
+            hits = [md for md in td.methods if md.name == name and
+                    (len(md.params) == arity or (md.params and md.params[-1].varargs and arity >= len(md.params) - 1))]
+            if hits:
+                return m, b, hits[0]
+            for sm in synthesize(td, scope, scope._chain_of(idx)):
+                if sm.kind == "METHOD" and sm.name == name and len(sm.params) == arity:
+                    return m, b, MethodDecl(name, "METHOD", sm.modifiers, [], [], [Param(n, t, []) for n, t in sm.params],
+                                            sm.type, [], 0, 0, False, 0, None)
+        return None
+
+    def return_type(self, owner: TypeOf, name: str, arity: int) -> TypeOf | None:
+        """The return type of ``owner.name(arity args)``: in-repo, then the library catalog."""
+        if owner.module is not None:
+            hit = self.method_of(owner.module, owner.name, name, arity)
+            if hit is not None:
+                m, b, md = hit
+                found = self.decl(m, b)
+                if found is not None and md.return_type is not None:
+                    scope, idx = found
+                    chain = scope._chain_of(idx)
+                    return self.ref_type(md.return_type, scope, chain, scope.type_vars_for(chain, md.type_params))
+        for sup in sorted(self.supertype_names(owner.module, owner.name)):
+            ret = self.library_returns.get(f"{sup}#{name}")
+            if ret:
+                return TypeOf(ret)
+        return None
+
+    # ------------------------------------------------------------ expressions
+    def expr_type(self, expr: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
+        """The static type of ``expr`` in ``ctx``, or None when it cannot be known."""
+        if expr is None or _depth > 16:
+            return None
+        k = expr.get("kind")
+        if k in _LITERAL_TYPES:
+            return TypeOf(_LITERAL_TYPES[k])
+        if k == "concat":
+            return TypeOf("java.lang.String") if any(i.get("kind") == "str" for i in expr["items"]) else None
+        if k == "this":
+            return TypeOf(ctx.binary, ctx.module)
+        if k == "super":
+            td = ctx.type_decl
+            return self.ref_type(td.superclass, ctx.scope, ctx.chain[1:], ctx.type_vars) if td.superclass else None
+        if k == "name":
+            return self._name_type(expr["parts"][0], ctx)
+        if k == "field":
+            return self._chain_type(list(expr["parts"]), ctx, _depth)
+        if k == "new":
+            return self.ref_type(TypeRef(tuple(expr["type"])), ctx.scope, ctx.chain, ctx.type_vars) \
+                if expr.get("type") else None
+        if k == "cast":
+            return self.ref_type(TypeRef(tuple(expr["type"])), ctx.scope, ctx.chain, ctx.type_vars) \
+                if expr.get("type") else None
+        if k == "callref":
+            return self.call_type(self._call(ctx, expr["ordinal"]), ctx, _depth + 1)
+        if k == "call":
+            recv = self.expr_type(expr.get("target_expr"), ctx, _depth + 1) if expr.get("target_expr") else \
+                TypeOf(ctx.binary, ctx.module)
+            return self.return_type(recv, expr["name"], len(expr.get("args") or [])) if recv else None
+        return None
+
+    def _call(self, ctx: MemberContext, ordinal: int) -> CallSite | None:
+        if ctx.body is None or not 0 <= ordinal < len(ctx.body.calls):
+            return None
+        return ctx.body.calls[ordinal]
+
+    def call_type(self, call: CallSite | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
+        """The type a call evaluates to."""
+        if call is None or _depth > 16:
+            return None
+        if call.kind == "NEW":
+            return self.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
+        if call.kind != "CALL":
+            return None
+        recv = self.receiver_type(call, ctx, _depth)
+        return self.return_type(recv, call.name, len(call.args)) if recv else None
+
+    def receiver_type(self, call: CallSite, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
+        """The static type of a call's receiver; an unqualified call's receiver is the own type."""
+        if call.receiver is None:
+            return TypeOf(ctx.binary, ctx.module)
+        return self.expr_type(call.receiver, ctx, _depth + 1)
+
+    def _name_type(self, name: str, ctx: MemberContext) -> TypeOf | None:
+        lv = ctx.local(name)
+        if lv is not None:
+            if lv.type is not None:
+                return self.ref_type(lv.type, ctx.scope, ctx.chain, ctx.type_vars)
+            return self.expr_type(lv.init, ctx, 1)
+        p = ctx.param(name)
+        if p is not None:
+            return self.ref_type(p.type, ctx.scope, ctx.chain, ctx.type_vars)
+        fr = self.visible_field(name, ctx)
+        if fr is not None:
+            return self.field_type(fr)
+        r = ctx.scope.resolve_base(TypeRef((name,)), ctx.chain, ctx.type_vars)
+        t = self._resolved_type(r)
+        return TypeOf(t.name, t.module, True) if t else None
+
+    def visible_field(self, name: str, ctx: MemberContext) -> FieldRef | None:
+        """A field visible by simple name: of the type, its outer types, or their supertypes."""
+        for idx in ctx.chain:
+            b = ctx.scope.binary_of(ctx.scope.facts.types[idx])
+            fr = self.field_of(ctx.module, b, name)
+            if fr is not None:
+                return fr
+        return None
+
+    def _chain_type(self, parts: list[str], ctx: MemberContext, depth: int) -> TypeOf | None:
+        if parts and parts[0] == "this":
+            cur: TypeOf | None = TypeOf(ctx.binary, ctx.module)
+            rest = parts[1:]
+        else:
+            cur = None
+            rest = parts
+            # the longest prefix that is a variable or a type
+            if self._is_variable(parts[0], ctx):
+                cur = self._name_type(parts[0], ctx)
+                rest = parts[1:]
+            else:
+                for i in range(len(parts), 0, -1):
+                    r = ctx.scope.resolve_base(TypeRef(tuple(parts[:i])), ctx.chain, ctx.type_vars)
+                    t = self._resolved_type(r)
+                    if t is not None:
+                        cur = TypeOf(t.name, t.module, True)
+                        rest = parts[i:]
+                        break
+        for p in rest:
+            if cur is None or cur.module is None:
+                return None
+            fr = self.field_of(cur.module, cur.name, p)
+            cur = self.field_type(fr) if fr is not None else None
+        return cur
+
+    def _is_variable(self, name: str, ctx: MemberContext) -> bool:
+        return ctx.local(name) is not None or ctx.param(name) is not None or \
+            self.visible_field(name, ctx) is not None
