@@ -113,7 +113,8 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
                                      "key reads whose key does not fold",
                                      ["keys read through APIs no rule describes"])
     dims["cross_service_edges"]["not_examined"].append(
-        f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused)")
+        f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused); "
+        f"{probes.consumers_not_loaded} are outside its Spring context (not loaded)")
     return {
         "schema_version": "0.1",
         "scan_id": scan_id,

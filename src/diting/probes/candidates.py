@@ -520,6 +520,8 @@ class ModuleProbe:
                 arg_types[role] = t.name
             if role == "key":
                 attrs["key_prefix"] = self._prefix(call.args[i], ctx)
+            elif role == "topic" and rule.emits.tag_separator:
+                attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
             if role == "payload" and rule.emits.message is not None:
                 self._message_roles(rule, call.args[i], ctx, roles)
         return {

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from diting.config.sources import canonical_key
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
@@ -62,6 +63,7 @@ class ProbeStats:
     bindings: dict[str, str] = field(default_factory=dict)  # binding rid → value_resolution
     key_reads_failed: int = 0  # config key expressions that do not fold
     declared_unused: int = 0
+    consumers_not_loaded: int = 0  # RPC / Feign consumer declarations outside the context
     beans_not_loaded: int = 0
 
 
@@ -135,7 +137,7 @@ class PackageProbes:
                 app_packages.extend(split_list(rv.value))
         return SpringContext(self.cands, class_packages, s.oracle.supertype_names, resources, app_classes,
                              app_packages, sorted(set(auto)), sorted(set(web)), list(self.plan.profiles), type_kinds,
-                             lambda o: self.resolve(o).value)
+                             lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE")
 
     # ------------------------------------------------------------ helpers
     def _lines(self, path: str) -> tuple[list[str], str]:
@@ -242,7 +244,7 @@ class PackageProbes:
         """CONFIG_KEY entities, READS relations (from methods) and config bindings for the keys a value read."""
         out = []
         for scheme, key, default, resolution in rt.keys:
-            urn = f"{scheme}://{key}"
+            urn = f"{scheme}://{canonical_key(key) if scheme == 'config' else key}"
             ev = self.cseg(c)
             kid = self.rs.entity("CONFIG_KEY", urn, key, [ev], {"scheme": scheme}, urn=urn)
             if kid in self.rs.entities:
@@ -390,6 +392,8 @@ class PackageProbes:
 
     def injection(self) -> None:
         self.injected: dict[tuple[str, str], Resolution] = {}
+        if not self.ctx.deployed:
+            return  # a lib: package has no Spring context, so nothing is injected
         for ip in self.injection_points():
             res = self.ctx.resolve(ip)
             if ip.target == "FIELD":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from diting.config.sources import canonical_key
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.syntax import TypeRef
@@ -62,12 +63,12 @@ class Families(PackageProbes):
     def _all_methods(self, binary: str) -> list[dict[str, Any]]:
         """Methods of a type and its in-package supertypes (overridden ones once)."""
         out: list[dict[str, Any]] = []
-        seen: set[tuple[str, int]] = set()
+        seen: set[tuple[str, tuple[str, ...]]] = set()
         entry = self.ctx.class_packages.get(binary)
         chain = [binary] + ([b for _, b in self.s.oracle.registry.ancestors(entry[0], binary)] if entry else [])
         for b in chain:
             for m in self.methods_of(b):
-                key = (m["name"], m["arity"])
+                key = (m["name"], tuple(m["signature"]))
                 if key not in seen:
                     seen.add(key)
                     out.append(m)
@@ -279,20 +280,39 @@ class Families(PackageProbes):
                 bean_rid = self.rs.entity("BEAN", stable, f"{owner}#{c['field']['name']}", [self.cseg(c)], {
                     "type": iface, "declared_by": "RPC_REFERENCE", "loaded": loaded, "primary": False,
                     "aliases": [], "properties": {}})
-                self.rs.relation("INJECTS", c["field"]["rid"], c["field"]["stable"], target_rid=bean_rid,
-                                 target_key=stable, status="RESOLVED", evidence=[self.cseg(c)],
-                                 attributes={"injection": "RPC_REFERENCE", "protocol": proto})
+                if loaded:
+                    self.rs.relation("INJECTS", c["field"]["rid"], c["field"]["stable"], target_rid=bean_rid,
+                                     target_key=stable, status="RESOLVED", evidence=[self.cseg(c)],
+                                     attributes={"injection": "RPC_REFERENCE", "protocol": proto})
             else:
                 continue
-            if loaded:
-                self._binding_keys(c, bean_rid, self.rs.entities[bean_rid]["stable_id"])
+            if not loaded:
+                # a declaration outside the context: kept (its bean, loaded = false), no consumed contract
+                self.stats.consumers_not_loaded += 1
+                continue
+            self._binding_keys(c, bean_rid, self.rs.entities[bean_rid]["stable_id"])
             called = 0
             for owner, fname in fields:
                 for fc in self.field_calls.get((owner, fname), []):
-                    m = self._called_method(iface, fc)
+                    found, m = self._called_method(iface, fc)
                     urn = f"{proto}://{iface}#{fc['method']}"
-                    crid, cstable = self._contract("CONSUMED", urn, m, c, {"interface": iface, "protocol": proto,
-                                                                          "loaded": loaded})
+                    if found == "NOT_A_METHOD":
+                        continue  # toString(), equals() … on the proxy: no remote call
+                    if found == "AMBIGUOUS":
+                        d = self.diag("UNRESOLVED_CALL", f"{fc['callsite_id']}|overload", f"{urn} at {fc['path']}:"
+                                      f"{fc['lines'][0]}: overloads of the same arity ({', '.join(m)}); the one called "
+                                      "is not decided without argument types", [fc["member"]["rid"]], c)
+                        self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=None,
+                                         target_key="?" + urn, status="UNRESOLVED", diagnostics=[d],
+                                         evidence=[self.seg(fc["path"], *fc["lines"])], ordinal=fc["ordinal"],
+                                         callsite_id=fc["callsite_id"], match_keys={"urn": urn, "overloads": m},
+                                         attributes={"dispatch_kind": "RPC", "declared_target": urn,
+                                                     "binding_evidence": "field " + fname, "protocol": proto})
+                        called += 1
+                        continue
+                    crid, cstable = self._contract("CONSUMED", urn, m, c, {
+                        "interface": iface, "protocol": proto, "loaded": loaded,
+                        "signature_known": found == "FOUND"})
                     self.rs.relation("BINDS_TO", bean_rid, self.rs.entities[bean_rid]["stable_id"], target_rid=crid,
                                      target_key=cstable, status="RESOLVED", evidence=[self.cseg(c)],
                                      ordinal=_binding_ordinal(binding), attributes=dict(binding, protocol=proto))
@@ -307,11 +327,21 @@ class Families(PackageProbes):
                 self.diag("DECLARED_UNUSED", f"{c['path']}:{c['lines'][0]}|consumer", f"{proto} consumer of {iface} "
                           f"at {c['path']}:{c['lines'][0]} is never called", [bean_rid], c)
 
-    def _called_method(self, iface: str, fc: dict[str, Any]) -> list[str]:
-        for m in self._all_methods(iface):
-            if m["name"] == fc["method"] and m["arity"] == fc["arity"]:
-                return m["signature"]
-        return ["?"] * fc["arity"]
+    def _called_method(self, iface: str, fc: dict[str, Any]) -> tuple[str, list[str]]:
+        """The interface method a call on a consumer reaches: ``(FOUND, signature)``; ``(AMBIGUOUS,
+        [signatures])`` for overloads of one arity; ``(NOT_A_METHOD, [])`` when the interface is
+        in the package and has no such method (``toString()``); ``(UNKNOWN, ["?", …])`` when
+        the interface's methods are not in the package."""
+        methods = self._all_methods(iface)
+        if not methods and iface not in self.ctx.class_packages:
+            return "UNKNOWN", ["?"] * fc["arity"]
+        sigs = sorted({",".join(m["signature"]) for m in methods
+                       if m["name"] == fc["method"] and m["arity"] == fc["arity"]})
+        if not sigs:
+            return "NOT_A_METHOD", []
+        if len(sigs) > 1:
+            return "AMBIGUOUS", [f"({s})" for s in sigs]
+        return "FOUND", sigs[0].split(",") if sigs[0] else []
 
     # ------------------------------------------------------------ HTTP
     def _verbs(self, c: dict[str, Any]) -> list[str]:
@@ -355,10 +385,10 @@ class Families(PackageProbes):
         if prefix_cands:
             prefixes, pbad = self._paths(prefix_cands[0])
         out = []
-        seen: set[tuple[str, int]] = set()
+        seen: set[tuple[str, tuple[str, ...]]] = set()
         for b in lineage:
             for mc in meth.get(b, []):
-                key = (mc["member"]["name"], len(mc["member"]["signature"]))
+                key = (mc["member"]["name"], tuple(mc["member"]["signature"]))  # overloads are distinct
                 if key in seen:
                     continue
                 seen.add(key)
@@ -439,11 +469,19 @@ class Families(PackageProbes):
                 self.diag("DECLARED_UNUSED", f"{owner}|feign", f"Feign client {owner} is loaded but never called",
                           [bean_rid], c)
                 continue
-            for mc, fulls, verbs, bad, read in self._http_routes(owner, cls, meth):
+            routes = self._http_routes(owner, cls, meth)
+            arity_count: dict[tuple[str, int], int] = {}
+            for mc, *_ in routes:
+                k = (mc["member"]["name"], len(mc["member"]["signature"]))
+                arity_count[k] = arity_count.get(k, 0) + 1
+            for mc, fulls, verbs, bad, read in routes:
                 m = mc["member"]
                 sites = calls.get((m["name"], len(m["signature"])), [])
                 if not sites:
                     continue
+                if arity_count[(m["name"], len(m["signature"]))] > 1 and bad is None:
+                    bad = ResolvedText("UNKNOWN", None, expression=f"{owner}#{m['name']}",
+                                       reason="overloads of the same arity; the one called is not decided")
                 unresolved = bad or (base if base is not None and base.value is None else None) or (
                     name if name is not None and name.value is None else None)
                 if name is None and unresolved is None:
@@ -630,7 +668,7 @@ class Families(PackageProbes):
                     continue
                 urn = f"amqp://{ex.value if ex else ''}/{rk.value}"
                 status = "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in parts if p) else "RESOLVED"
-                destinations = [(urn, None, status, [p for p in parts if p])]
+                destinations = [(urn, None, status, [p for p in parts if p], None)]
             else:
                 topics = self.role(c, "topic")
                 if not topics and rule.match.call.receiver_properties:
@@ -640,23 +678,34 @@ class Families(PackageProbes):
                     self._unresolved_send(c, proto, call["expression"], "no topic argument or bean property")
                     continue
                 destinations = []
+                sep = rule.emits.tag_separator
                 for t in topics:
+                    tag_unknown = None
+                    if t.value is None and sep:
+                        # "topic:" + tag where only the tag does not fold: the topic is still known
+                        raw = c.get("attrs", {}).get("topic_prefix") or ""
+                        head = self.resolve({"value": raw, "vtype": "java.lang.String", "basis": "PREFIX",
+                                             "placeholders": "${" in raw}) if sep in raw else None
+                        if head is not None and head.value is not None and head.value.partition(sep)[0]:
+                            tag_unknown = t.expression
+                            t = ResolvedText(head.status, head.value.partition(sep)[0], head.keys)
                     if t.value is None:
                         self._unresolved_send(c, proto, t.expression, t.reason, t)
                         continue
-                    topic, tag = self._split_tag(t.value, rule.emits.tag_separator)
+                    topic, tag = self._split_tag(t.value, sep)
                     if tags and tags[0].value is not None:
                         tag = tags[0].value
-                    destinations.append((f"{proto}://{topic}", tag, t.status, [t]))
-            for urn, tag, status, rts in destinations:
+                    destinations.append((f"{proto}://{topic}", tag, t.status, [t], tag_unknown))
+            for urn, tag, status, rts, tag_unknown in destinations:
                 trid = self._topic(urn, c, {"protocol": proto, "tags": [tag] if tag else [],
                                             "event_types": [event_type] if event_type else []})
+                attrs = {"protocol": proto, "tag": tag, "event_type": event_type, "value_basis": status,
+                         "send_method": call["name"], "loaded": self.ctx.class_loaded(c["type"]["binary"])}
+                if tag_unknown:
+                    attrs.update(tag_resolution="UNKNOWN", tag_expression=tag_unknown)
                 self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=trid, target_key=urn,
                                  status="RESOLVED", evidence=[ev], ordinal=call["ordinal"],
-                                 callsite_id=call["callsite_id"],
-                                 attributes={"protocol": proto, "tag": tag, "event_type": event_type,
-                                             "value_basis": status, "send_method": call["name"],
-                                             "loaded": self.ctx.class_loaded(c["type"]["binary"])})
+                                 callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
 
     def _wrapper_topic(self, c: dict[str, Any]) -> list[ResolvedText]:
@@ -772,7 +821,7 @@ class Families(PackageProbes):
             for f in detail.get("fields", []):
                 if "static" in f["modifiers"]:
                     continue
-                key = f"{prefix}.{_kebab(f['name'])}" if prefix else _kebab(f["name"])
+                key = canonical_key(f"{prefix}.{f['name']}" if prefix else f["name"])
                 frid_stable = f"{c['type']['stable']}.{f['name']}"
                 rt = self.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
                                    "placeholders": True})
@@ -954,15 +1003,6 @@ class Families(PackageProbes):
                              match_keys={"expression": call["expression"], "name": names[0] if names else None},
                              attributes={"dispatch_kind": "DYNAMIC", "declared_target": call["name"],
                                          "binding_evidence": None})
-
-
-def _kebab(name: str) -> str:
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i > 0:
-            out.append("-")
-        out.append(ch.lower())
-    return "".join(out)
 
 
 def _service_url(url: str) -> tuple[str, str] | None:

@@ -106,8 +106,10 @@ class SpringContext:
                  app_classes: set[str], app_packages: list[str], auto_configs: list[str],
                  web_xml_locations: list[str], profiles: list[str],
                  type_kinds: dict[str, str] | None = None,
-                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True) -> None:
         self.cands = cands
+        #: False for a lib: package — no Spring context, so nothing is loaded (SPEC §4.1)
+        self.deployed = deployed
         self.app_classes = app_classes
         self.profiles = profiles
         self.type_kinds = type_kinds or {}
@@ -122,12 +124,15 @@ class SpringContext:
         self.loaded_xml: set[str] = set()
         self.feign_scan: list[tuple[str, dict[str, Any]]] = []
         self.feign_clients: set[str] = set()
+        #: class → the @Import-like declaration that put it into the context (it is a bean of its own)
+        self.imported_by: dict[str, dict[str, Any]] = {}
         self.by_emit: dict[str, list[dict[str, Any]]] = {}
         for c in cands:
             self.by_emit.setdefault(c["emit"], []).append(c)
         self._imports = list(auto_configs)
         self._xml_roots = list(web_xml_locations)
-        self._fixpoint()
+        if deployed:
+            self._fixpoint()
         self.beans = self._beans()
         self.by_name: dict[str, list[Bean]] = {}
         for b in self.beans:
@@ -225,6 +230,7 @@ class SpringContext:
             for c in self.by_emit.get("IMPORT", []):
                 if self.cand_loaded(c):
                     for cls in self.vals(c, "classes"):
+                        self.imported_by.setdefault(cls, c)
                         if cls not in self.loaded_classes:
                             self.loaded_classes.add(cls)
                             changed = True
@@ -267,6 +273,15 @@ class SpringContext:
             beans.append(Bean(name, t["binary"], c["module"], "COMPONENT", c, self.class_loaded(t["binary"]),
                               t["binary"] in primaries, supertypes=set(c.get("type_detail", {}).get("supertypes", []))
                               | {t["binary"]}))
+        for binary, c in sorted(self.imported_by.items()):
+            # an imported class is registered as a bean named by its class name (Spring 4.2+)
+            if (binary, "C") in seen or binary not in self.class_packages or \
+                    self.type_kinds.get(binary) in ("INTERFACE", "ANNOTATION"):
+                continue
+            seen.add((binary, "C"))
+            module = self.class_packages[binary][0]
+            beans.append(Bean(binary, binary, module, "IMPORTED", c, True,
+                              supertypes=self.supertypes(module, binary) | {binary}))
         for c in self.by_emit.get("PROXY_SCAN", []):
             if not self.cand_loaded(c):
                 continue
