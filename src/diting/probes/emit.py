@@ -103,13 +103,17 @@ class PackageProbes:
     def _context(self) -> SpringContext:
         s = self.s
         class_packages: dict[str, tuple[str, str]] = {}
+        class_modules: dict[str, list[str]] = {}
         type_kinds: dict[str, str] = {}
-        for m in self.plan.modules:
+        for m in sorted(self.plan.modules):
             for skel in s._by_module.get(m, []):
                 scope = s.scopes[skel.path]
                 for td in skel.types:
-                    class_packages[scope.binary_of(td)] = (m, skel.package)
-                    type_kinds[scope.binary_of(td)] = td.kind
+                    binary = scope.binary_of(td)
+                    class_packages.setdefault(binary, (m, skel.package))
+                    if m not in class_modules.setdefault(binary, []):
+                        class_modules[binary].append(m)
+                    type_kinds.setdefault(binary, td.kind)
         resources: dict[str, list[str]] = {}
         auto: list[str] = []
         web: list[str] = []
@@ -121,7 +125,8 @@ class PackageProbes:
                     if f.path.startswith(root + "/"):
                         resources.setdefault(f.path[len(root) + 1:], []).append(f.path)
             res = s.module_results[m]
-            auto.extend(res.auto_configs)
+            auto.extend(dict(a, module=m, ns=s.inv.ns[m], form="resource", emit="AUTO_CONFIGURATION")
+                        for a in res.auto_configs)
             web.extend(res.web_contexts)
         app_classes = set()
         app_packages = []
@@ -136,8 +141,9 @@ class PackageProbes:
             if rv.status == "RESOLVED" and rv.value:
                 app_packages.extend(split_list(rv.value))
         return SpringContext(self.cands, class_packages, s.oracle.supertype_names, resources, app_classes,
-                             app_packages, sorted(set(auto)), sorted(set(web)), list(self.plan.profiles), type_kinds,
-                             lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE")
+                             app_packages, sorted(auto, key=lambda a: (a["class"], a["path"], a["lines"][0])), sorted(set(web)), list(self.plan.profiles), type_kinds,
+                             lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE",
+                             class_modules=class_modules, closures=s.closures)
 
     # ------------------------------------------------------------ helpers
     def _lines(self, path: str) -> tuple[list[str], str]:
@@ -315,13 +321,10 @@ class PackageProbes:
                       "Spring context is not loaded", [self.owner_rid(c)], c)
 
     # ------------------------------------------------------------ beans and injection
-    def bean_rid(self, b: Bean) -> str:
-        return ids.entity_record_id("BEAN", f"bean:{b.ns}/{b.name}")
-
     def beans(self) -> None:
         self.bean_rids: dict[int, str] = {}
         for b in self.ctx.beans:
-            stable = f"bean:{b.ns}/{b.name}"
+            stable = b.stable
             attrs = {"type": b.type, "declared_by": b.kind, "loaded": b.loaded, "primary": b.primary,
                      "aliases": sorted(b.aliases), "properties": {k: {"value": v.get("value"), "ref": v.get("ref")}
                                                                   for k, v in sorted(b.properties.items())}}
@@ -331,7 +334,7 @@ class PackageProbes:
                 self.stats.beans_not_loaded += 1
             elif b.kind == "XML":
                 self._property_bindings(b, rid, stable)
-            target = self._type_rid(b.type)
+            target = self._type_rid(b.type, b.module)
             if target:
                 self.rs.relation("BINDS_TO", rid, stable, target_rid=target[0], target_key=target[1],
                                  status="RESOLVED", evidence=[self.cseg(b.cand)])
@@ -346,11 +349,11 @@ class PackageProbes:
             line = p.get("line") or b.cand["lines"][0]
             self.config_binding(rid, stable, rt, dict(b.cand, lines=[line, line]), f"<property name={pname}>")
 
-    def _type_rid(self, binary: str) -> tuple[str, str] | None:
-        entry = self.ctx.class_packages.get(binary)
-        if entry is None:
+    def _type_rid(self, binary: str, near: str | None = None) -> tuple[str, str] | None:
+        module = self.ctx.home(binary, near)
+        if module is None:
             return None
-        stable = f"{self.s.inv.ns[entry[0]]}/{binary}"
+        stable = f"{self.s.inv.ns[module]}/{binary}"
         return ids.entity_record_id("TYPE", stable), stable
 
     def injection_points(self) -> list[InjectionPoint]:
@@ -416,7 +419,7 @@ class PackageProbes:
             if res.status == "RESOLVED" and len(res.beans) == 1:
                 b = res.beans[0]
                 self.rs.relation("INJECTS", src_rid, src_stable, target_rid=self.bean_rids[id(b)],
-                                 target_key=f"bean:{b.ns}/{b.name}", status="RESOLVED", evidence=[ev],
+                                 target_key=b.stable, status="RESOLVED", evidence=[ev],
                                  attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))
             elif len(res.beans) >= 2:
                 code = "POLYMORPHIC_ROUTING" if res.polymorphic else "BEAN_AMBIGUOUS"

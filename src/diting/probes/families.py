@@ -30,12 +30,12 @@ class Families(PackageProbes):
     """The family mechanisms (bound to one package's probes)."""
 
     # ------------------------------------------------------------ shared
-    def methods_of(self, binary: str) -> list[dict[str, Any]]:
-        """Methods of an in-package type (skeleton signatures, erased), or [] when unknown."""
-        entry = self.ctx.class_packages.get(binary)
-        if entry is None:
+    def methods_of(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
+        """Methods of an in-package type (skeleton signatures, erased) as module ``near`` sees it,
+        or [] when unknown."""
+        module = self.ctx.home(binary, near)
+        if module is None:
             return []
-        module = entry[0]
         found = self.s.oracle.decl(module, binary)
         if found is None:
             return []
@@ -60,14 +60,14 @@ class Families(PackageProbes):
                         "has_body": md.has_body})
         return out
 
-    def _all_methods(self, binary: str) -> list[dict[str, Any]]:
+    def _all_methods(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
         """Methods of a type and its in-package supertypes (overridden ones once)."""
         out: list[dict[str, Any]] = []
         seen: set[tuple[str, tuple[str, ...]]] = set()
-        entry = self.ctx.class_packages.get(binary)
-        chain = [binary] + ([b for _, b in self.s.oracle.registry.ancestors(entry[0], binary)] if entry else [])
-        for b in chain:
-            for m in self.methods_of(b):
+        module = self.ctx.home(binary, near)
+        chain = [(module, binary)] + (self.s.oracle.registry.ancestors(module, binary) if module else [])
+        for mod, b in chain:
+            for m in self.methods_of(b, mod):
                 key = (m["name"], tuple(m["signature"]))
                 if key not in seen:
                     seen.add(key)
@@ -168,30 +168,31 @@ class Families(PackageProbes):
             return rid
         return self.rs.entity(kind, urn, urn.split("://", 1)[-1], [ev], attrs, urn=urn)
 
-    def _handlers(self, binary: str, name: str | None) -> list[dict[str, Any]]:
+    def _handlers(self, binary: str, name: str | None, near: str | None = None) -> list[dict[str, Any]]:
         """Handler methods of a type-level listener or job: ``name`` is a method name (the
         implemented one, preferring a body and the fewest parameters) or ``@annotation FQN``
         (every method carrying it)."""
         if not name:
             return []
         if name.startswith("@"):
-            return sorted((m for m in self._all_methods(binary) if name[1:] in m.get("annotations", [])),
+            return sorted((m for m in self._all_methods(binary, near) if name[1:] in m.get("annotations", [])),
                           key=lambda m: m["lines"])
-        ms = [m for m in self._all_methods(binary) if m["name"] == name]
+        ms = [m for m in self._all_methods(binary, near) if m["name"] == name]
         ms.sort(key=lambda m: (0 if m["has_body"] else 1, m["arity"], m["stable"]))
         return ms[:1]
 
-    def _handler(self, binary: str, name: str | None) -> dict[str, Any] | None:
-        hs = self._handlers(binary, name)
+    def _handler(self, binary: str, name: str | None, near: str | None = None) -> dict[str, Any] | None:
+        hs = self._handlers(binary, name, near)
         return hs[0] if hs else None
 
     # ------------------------------------------------------------ RPC
-    def _interface_methods(self, iface: str, impl: str | None) -> tuple[list[dict[str, Any]], str]:
-        ms = self.methods_of(iface)
+    def _interface_methods(self, iface: str, impl: str | None, near: str | None = None
+                           ) -> tuple[list[dict[str, Any]], str]:
+        ms = self.methods_of(iface, near)
         if ms:
             return ms, "INTERFACE"
         if impl:
-            return [m for m in self.methods_of(impl) if "public" in m["modifiers"] and "static" not in m["modifiers"]], \
+            return [m for m in self.methods_of(impl, near) if "public" in m["modifiers"] and "static" not in m["modifiers"]], \
                 "IMPLEMENTATION"
         return [], "UNKNOWN"
 
@@ -212,12 +213,13 @@ class Families(PackageProbes):
                 if not iface:
                     ifaces = [d["name"] for d in c.get("type_detail", {}).get("direct_supertypes", []) if d["interface"]]
                     iface = ifaces[0] if ifaces else None
-                beans = [b for b in self.ctx.beans if b.type == impl]
+                beans = [b for b in self.ctx.beans if b.type == impl and b.module == c["module"]] or \
+                    [b for b in self.ctx.beans if b.type == impl]
                 bean_rid = self.bean_rids[id(beans[0])] if beans else None
             else:
                 iface = self._class_value(c, "interface")
                 ref = (values(c, "ref") or [None])[0]
-                beans = [b for b in self.ctx.by_name.get(ref, [])] if ref else []
+                beans = self.ctx.named(ref, c)
                 if beans:
                     impl = beans[0].type
                     bean_rid = self.bean_rids[id(beans[0])]
@@ -228,7 +230,7 @@ class Families(PackageProbes):
                 self.stats.entries_failed += 1
                 continue
             binding = self._bindings(c)
-            methods, basis = self._interface_methods(iface, impl)
+            methods, basis = self._interface_methods(iface, impl, c["module"])
             if not methods:
                 self.diag("TYPE_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|rpc-methods", f"{proto} provider of {iface}"
                           f" at {c['path']}:{c['lines'][0]}: neither the interface nor the implementation is in the "
@@ -239,7 +241,7 @@ class Families(PackageProbes):
                 urn = f"{proto}://{iface}#{m['name']}"
                 crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
                     "interface": iface, "protocol": proto, "loaded": loaded, "methods_basis": basis})
-                handler = self._handler(impl, m["name"]) if impl else None
+                handler = self._handler(impl, m["name"], c["module"]) if impl else None
                 src_rid, src_stable = (bean_rid, self.rs.entities[bean_rid]["stable_id"]) if bean_rid else \
                     ((handler["rid"], handler["stable"]) if handler else (None, None))
                 if not loaded or src_rid is None:
@@ -294,7 +296,7 @@ class Families(PackageProbes):
             called = 0
             for owner, fname in fields:
                 for fc in self.field_calls.get((owner, fname), []):
-                    found, m = self._called_method(iface, fc)
+                    found, m = self._called_method(iface, fc, c["module"])
                     urn = f"{proto}://{iface}#{fc['method']}"
                     if found == "NOT_A_METHOD":
                         continue  # toString(), equals() … on the proxy: no remote call
@@ -327,12 +329,12 @@ class Families(PackageProbes):
                 self.diag("DECLARED_UNUSED", f"{c['path']}:{c['lines'][0]}|consumer", f"{proto} consumer of {iface} "
                           f"at {c['path']}:{c['lines'][0]} is never called", [bean_rid], c)
 
-    def _called_method(self, iface: str, fc: dict[str, Any]) -> tuple[str, list[str]]:
+    def _called_method(self, iface: str, fc: dict[str, Any], near: str | None = None) -> tuple[str, list[str]]:
         """The interface method a call on a consumer reaches: ``(FOUND, signature)``; ``(AMBIGUOUS,
         [signatures])`` for overloads of one arity; ``(NOT_A_METHOD, [])`` when the interface is
         in the package and has no such method (``toString()``); ``(UNKNOWN, ["?", …])`` when
         the interface's methods are not in the package."""
-        methods = self._all_methods(iface)
+        methods = self._all_methods(iface, near)
         if not methods and iface not in self.ctx.class_packages:
             return "UNKNOWN", ["?"] * fc["arity"]
         sigs = sorted({",".join(m["signature"]) for m in methods
@@ -366,10 +368,10 @@ class Families(PackageProbes):
             (cls if c["target"] == "TYPE" else meth).setdefault(c["type"]["binary"], []).append(c)
         return cls, meth
 
-    def _lineage(self, binary: str) -> list[str]:
+    def _lineage(self, binary: str, near: str | None = None) -> list[str]:
         """A type and its in-package supertypes, nearest first."""
-        entry = self.ctx.class_packages.get(binary)
-        return [binary] + ([b for _, b in self.s.oracle.registry.ancestors(entry[0], binary)] if entry else [])
+        module = self.ctx.home(binary, near)
+        return [binary] + ([b for _, b in self.s.oracle.registry.ancestors(module, binary)] if module else [])
 
     def _http_routes(self, binary: str, cls: dict[str, list[dict[str, Any]]],
                      meth: dict[str, list[dict[str, Any]]]) -> list[tuple[dict[str, Any], list[str], list[str],
@@ -596,13 +598,13 @@ class Families(PackageProbes):
             proto = rule.emits.protocol or "jmq"
             if c["form"] == "xml":
                 ref = (values(c, "listener") or [None])[0]
-                beans = self.ctx.by_name.get(ref, []) if ref else []
+                beans = self.ctx.named(ref, c)
                 binary = beans[0].type if beans else None
-                handlers = self._handlers(binary, rule.emits.handler) if binary else []
+                handlers = self._handlers(binary, rule.emits.handler, beans[0].module) if binary else []
                 loaded = self.ctx.cand_loaded(c)
             elif c["target"] == "TYPE":
                 binary = c["type"]["binary"]
-                handlers = self._handlers(binary, rule.emits.handler)
+                handlers = self._handlers(binary, rule.emits.handler, c["module"])
                 loaded = self.ctx.class_loaded(binary)
             else:
                 binary = c["type"]["binary"]
@@ -910,7 +912,7 @@ class Families(PackageProbes):
             if c["target"] == "METHOD":
                 handler = dict(c["member"], path=c["path"])
             else:
-                handler = self._handler(owner, rule.emits.handler)
+                handler = self._handler(owner, rule.emits.handler, c["module"])
                 if handler is None:
                     self.stats.entries_failed += 1
                     self.diag("UNRESOLVED_CALL", f"{owner}|job", f"job class {owner} at {c['path']}:{c['lines'][0]}: "
@@ -972,7 +974,7 @@ class Families(PackageProbes):
                 handler = dict(c["member"], path=c["path"])
                 types = values(c, "classes") or [p["type"] for p in c["member"]["params"][:1]]
             else:
-                handler = self._handler(owner, rule.emits.handler)
+                handler = self._handler(owner, rule.emits.handler, c["module"])
                 types = c.get("attrs", {}).get("type_args", [])[:1]
             if handler is None or not types:
                 self.stats.entries_failed += 1

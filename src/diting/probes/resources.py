@@ -33,21 +33,26 @@ class ModuleResources:
     """What a module's resources contribute: XML candidates, auto-configurations, web.xml locations."""
 
     candidates: list[dict[str, Any]] = field(default_factory=list)
-    auto_configs: list[str] = field(default_factory=list)
+    auto_configs: list[dict[str, Any]] = field(default_factory=list)
     web_contexts: list[str] = field(default_factory=list)
 
 
-def auto_configurations(path: str, text: str) -> list[str]:
-    """Class names listed by a ``spring.factories`` (the EnableAutoConfiguration key) or an
-    ``AutoConfiguration.imports`` file (one per line, ``#`` comments)."""
+def auto_configurations(path: str, text: str) -> list[dict[str, Any]]:
+    """Classes listed by a ``spring.factories`` (the EnableAutoConfiguration key) or an
+    ``AutoConfiguration.imports`` file (one per line, ``#`` comments), as ``{"class", "path",
+    "lines"}`` (1-based lines of the listing entry): Spring Boot registers each as a bean."""
+    out: list[dict[str, Any]] = []
     if path.endswith(".imports"):
-        return [ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip()]
+        for n, ln in enumerate(text.splitlines(), 1):
+            cls = ln.split("#", 1)[0].strip()
+            if cls:
+                out.append({"class": cls, "path": path, "lines": [n, n]})
+        return out
     cf = parse_properties(path, text)
-    out: list[str] = []
     for doc in cf.documents:
         for e in doc.entries:
             if e.key == canonical_key(AUTO_CONFIG_KEY):
-                out.extend(split_list(e.value))
+                out.extend({"class": cls, "path": path, "lines": [e.line, e.end_line]} for cls in split_list(e.value))
     return out
 
 

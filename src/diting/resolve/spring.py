@@ -58,6 +58,9 @@ class Bean:
     aliases: list[str] = field(default_factory=list)
     properties: dict[str, dict[str, Any]] = field(default_factory=dict)
     supertypes: set[str] = field(default_factory=set)
+    #: the bean's stable id, ``bean:{ns}/{name}``; set by the context, which qualifies it by file when
+    #: several declarations of a namespace share the name (separate XML contexts of one module)
+    stable: str = ""
 
     @property
     def ns(self) -> str:
@@ -93,6 +96,25 @@ class Resolution:
     type: str | None = None  # the bean type looked for (the element type of a collection)
 
 
+def _assign_stable_ids(beans: list[Bean]) -> None:
+    """Give each bean its stable id: ``bean:{ns}/{name}`` when the name is unique in its namespace,
+    else ``bean:{ns}/{name}@{path}`` (and ``~n`` after it for repeats within one file, in declaration
+    order), so that every declaration keeps a record of its own."""
+    groups: dict[tuple[str, str], list[Bean]] = {}
+    for b in beans:
+        groups.setdefault((b.ns, b.name), []).append(b)
+    for (ns, name), group in groups.items():
+        if len(group) == 1:
+            group[0].stable = f"bean:{ns}/{name}"
+            continue
+        per_path: dict[str, int] = {}
+        for b in sorted(group, key=lambda b: (b.cand.get("path", ""), b.cand.get("lines", [0])[0])):
+            path = b.cand.get("path", "")
+            n = per_path.get(path, 0)
+            per_path[path] = n + 1
+            b.stable = f"bean:{ns}/{name}@{path}" + (f"~{n}" if n else "")
+
+
 class SpringContext:
     """The context of one package, from the candidates of its modules.
 
@@ -103,11 +125,17 @@ class SpringContext:
 
     def __init__(self, cands: list[dict[str, Any]], class_packages: dict[str, tuple[str, str]],
                  supertypes: Callable[[str | None, str], set[str]], resources: dict[str, list[str]],
-                 app_classes: set[str], app_packages: list[str], auto_configs: list[str],
+                 app_classes: set[str], app_packages: list[str], auto_configs: list[dict[str, Any]],
                  web_xml_locations: list[str], profiles: list[str],
                  type_kinds: dict[str, str] | None = None,
-                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True) -> None:
+                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True,
+                 class_modules: dict[str, list[str]] | None = None,
+                 closures: dict[str, list[str]] | None = None) -> None:
         self.cands = cands
+        #: binary → every module of the package declaring it (several in a lib package of samples)
+        self.class_modules = class_modules or {b: [m] for b, (m, _) in class_packages.items()}
+        #: module → itself and its dependency modules, nearest first (its classpath inside the repo)
+        self.closures = closures or {}
         #: False for a lib: package — no Spring context, so nothing is loaded (SPEC §4.1)
         self.deployed = deployed
         self.app_classes = app_classes
@@ -134,10 +162,34 @@ class SpringContext:
         if deployed:
             self._fixpoint()
         self.beans = self._beans()
+        _assign_stable_ids(self.beans)
         self.by_name: dict[str, list[Bean]] = {}
         for b in self.beans:
             for n in [b.name] + b.aliases:
                 self.by_name.setdefault(n, []).append(b)
+
+    def home(self, binary: str, near: str | None = None) -> str | None:
+        """The module whose declaration of ``binary`` the code of module ``near`` sees: its own, else
+        the nearest on its classpath; the package's first (sorted) when ``near`` is not given or sees
+        none. None when the package does not declare the type."""
+        mods = self.class_modules.get(binary)
+        if not mods:
+            return None
+        if near is not None and len(mods) > 1:
+            for m in self.closures.get(near, [near]):
+                if m in mods:
+                    return m
+        return mods[0]
+
+    def named(self, name: str | None, near: dict[str, Any] | None = None) -> list[Bean]:
+        """Beans named ``name``, those declared in the same file as candidate ``near`` first, then
+        those of its module, then the rest (one module's separate XML contexts may reuse a name)."""
+        if not name:
+            return []
+        found = self.by_name.get(name, [])
+        if near is None or len(found) < 2:
+            return list(found)
+        return sorted(found, key=lambda b: (b.cand.get("path") != near.get("path"), b.module != near.get("module")))
 
     def vals(self, c: dict[str, Any], role: str) -> list[str]:
         """A context-shaping role's values with placeholders resolved by the package's config;
@@ -204,8 +256,9 @@ class SpringContext:
         return sorted(set(out))
 
     def _fixpoint(self) -> None:
-        for imp in self._imports:
-            self.loaded_classes.add(imp)
+        for imp in self._imports:  # auto-configurations: each is registered as a bean of its own
+            self.loaded_classes.add(imp["class"])
+            self.imported_by.setdefault(imp["class"], imp)
         for loc in self._xml_roots:
             self.loaded_xml.update(self.resolve_resource(loc))
         for c in self.by_emit.get("XML_CONTEXT", []):
@@ -265,9 +318,9 @@ class SpringContext:
             t = c["type"]
             proxy = bool(c.get("emit_attrs", {}).get("proxy"))
             if c["target"] != "TYPE" or t["kind"] == "ANNOTATION" or (t["kind"] == "INTERFACE" and not proxy) or \
-                    (t.get("abstract") and not proxy) or (t["binary"], "C") in seen:
+                    (t.get("abstract") and not proxy) or (c["module"], t["binary"]) in seen:
                 continue
-            seen.add((t["binary"], "C"))
+            seen.add((c["module"], t["binary"]))
             names = self.vals(c, "name")
             name = names[0] if names else default_bean_name(t["simple"])
             beans.append(Bean(name, t["binary"], c["module"], "COMPONENT", c, self.class_loaded(t["binary"]),
@@ -275,22 +328,25 @@ class SpringContext:
                               | {t["binary"]}))
         for binary, c in sorted(self.imported_by.items()):
             # an imported class is registered as a bean named by its class name (Spring 4.2+)
-            if (binary, "C") in seen or binary not in self.class_packages or \
-                    self.type_kinds.get(binary) in ("INTERFACE", "ANNOTATION"):
+            module = self.home(binary, c.get("module"))
+            if module is None or (module, binary) in seen or self.type_kinds.get(binary) in ("INTERFACE", "ANNOTATION"):
                 continue
-            seen.add((binary, "C"))
-            module = self.class_packages[binary][0]
+            seen.add((module, binary))
             beans.append(Bean(binary, binary, module, "IMPORTED", c, True,
                               supertypes=self.supertypes(module, binary) | {binary}))
         for c in self.by_emit.get("PROXY_SCAN", []):
             if not self.cand_loaded(c):
                 continue
             pkgs = self.packages_of(c)
-            for binary, (module, pkg) in sorted(self.class_packages.items()):
-                if self.type_kinds.get(binary) != "INTERFACE" or (binary, "C") in seen or "$" in binary:
+            for binary, mods in sorted(self.class_modules.items()):
+                pkg = self.class_packages[binary][1]
+                if self.type_kinds.get(binary) != "INTERFACE" or "$" in binary or \
+                        not any(pkg == p or pkg.startswith(p + ".") for p in pkgs):
                     continue
-                if any(pkg == p or pkg.startswith(p + ".") for p in pkgs):
-                    seen.add((binary, "C"))
+                for module in mods:
+                    if (module, binary) in seen:
+                        continue
+                    seen.add((module, binary))
                     simple = binary.rsplit(".", 1)[-1]
                     beans.append(Bean(default_bean_name(simple), binary, module, "PROXY", c, True,
                                       supertypes=self.supertypes(module, binary) | {binary}))
@@ -303,7 +359,7 @@ class SpringContext:
                      for k, o in c.get("bean_properties", {}).items()}
             beans.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
                               m["stable"] in primary_methods, aliases=names[1:], properties=props,
-                              supertypes=self.supertypes(self.class_packages.get(ret, (None,))[0], ret) | {ret}))
+                              supertypes=self.supertypes(self.home(ret, c["module"]), ret) | {ret}))
         anonymous: dict[str, int] = {}
         for c in self.by_emit.get("XML_BEAN", []):
             x = c["xml"]
@@ -319,7 +375,7 @@ class SpringContext:
                 n = anonymous.get(cls, 0)
                 anonymous[cls] = n + 1
                 name = f"{cls}#{n}"
-            module = self.class_packages.get(cls, (None, ""))[0]
+            module = self.home(cls, c["module"])
             beans.append(Bean(name, cls, c["module"], "XML", c, self.cand_loaded(c),
                               x["attributes"].get("primary") == "true", aliases=[a for a in aliases if a != name],
                               properties=x.get("properties", {}), supertypes=self.supertypes(module, cls) | {cls}))
@@ -330,7 +386,7 @@ class SpringContext:
             bid = c["xml"]["attributes"].get("id")
             if not iface or not bid:
                 continue
-            module = self.class_packages.get(iface, (None, ""))[0]
+            module = self.home(iface, c["module"])
             beans.append(Bean(bid, iface, c["module"], "RPC_CONSUMER", c, self.cand_loaded(c),
                               supertypes=self.supertypes(module, iface) | {iface}))
         for c in self.by_emit.get("FEIGN_CLIENT", []):

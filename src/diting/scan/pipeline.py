@@ -16,6 +16,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
@@ -119,7 +120,7 @@ class ModuleResult:
     #: what the rules matched in the module (SPEC §4.6), decided per package by probes/emit.py
     candidates: list[dict] = field(default_factory=list)
     #: auto-configuration classes listed in spring.factories / AutoConfiguration.imports
-    auto_configs: list[str] = field(default_factory=list)
+    auto_configs: list[dict[str, Any]] = field(default_factory=list)
     #: context config locations of web.xml files
     web_contexts: list[str] = field(default_factory=list)
 
