@@ -96,3 +96,42 @@ def test_placeholder_bombs_and_cycles_end():
     assert cfg.get("a").value == "x" * 16  # a refers to itself: the default applies, once per placeholder
     assert cfg.get("spring.application.name").value == "x" * 256
     assert cfg.get("b").status == "UNKNOWN" and cfg.get("d").value == "dflt"
+
+
+def test_committed_nacos_files_rank_above_local_config_for_active_profiles_only():
+    from diting.config.remote import add_remote_sources, nacos_data_ids
+    files = {
+        "m/src/main/resources/bootstrap.yml": "spring:\n  application:\n    name: order-center\n  profiles:\n"
+                                              "    active: dev\n  cloud:\n    nacos:\n      config:\n"
+                                              "        server-addr: nacos:8848\n        file-extension: yaml\n"
+                                              "        shared-configs:\n          - data-id: common.yaml\n",
+        "m/src/main/resources/application.yml": "order:\n  timeout: 5\n  retries: 1\nlocal: only-here\n",
+    }
+    repo = {
+        "config/nacos/order-center-dev.yaml": "order:\n  timeout: 30\n",
+        "config/nacos/order-center-prod.yaml": "order:\n  timeout: 99\n  retries: 9\n",   # another environment
+        "config/nacos/order-center.yaml": "order:\n  retries: 3\n",
+        "backup/order-center.yaml": "order:\n  retries: 4\n",                            # same data id: equal rank
+        "config/nacos/common.yaml": "shared: yes\norder:\n  timeout: 1\n",
+        "m/src/main/resources/order-center-dev.yaml": "order:\n  timeout: 77\n",        # a module resource: not remote
+    }
+    cfg = _cfg(files)
+    assert nacos_data_ids(cfg) == ["order-center-dev.yaml", "order-center.yaml", "order-center", "common.yaml"]
+    added = add_remote_sources(cfg, sorted(repo), lambda p: (repo[p], "blob-" + p))
+    assert added == ["config/nacos/order-center-dev.yaml", "backup/order-center.yaml", "config/nacos/order-center.yaml",
+                     "config/nacos/common.yaml"]
+    rv = cfg.get("order.timeout")
+    assert (rv.status, rv.value, rv.path) == ("RESOLVED", "30", "config/nacos/order-center-dev.yaml")
+    assert cfg.get("order.retries").status == "AMBIGUOUS"          # two committed copies of one data id disagree
+    assert cfg.get("shared").value == "yes" and cfg.get("local").value == "only-here"
+    assert all("prod" not in r.path for r in cfg.files_read)        # other environments are never read
+
+
+def test_nacos_config_import_data_ids_later_import_wins():
+    from diting.config.remote import nacos_data_ids
+    files = {"m/src/main/resources/application.yml":
+             "spring:\n  application:\n    name: pay\n  config:\n    import:\n"
+             "      - optional:nacos:common.yml\n      - nacos:${spring.application.name}-dev.yml?group=G\n"
+             "      - classpath:other.yml\n"}
+    assert nacos_data_ids(_cfg(files)) == ["pay-dev.yml", "common.yml"]
+    assert nacos_data_ids(_cfg({"m/src/main/resources/application.yml": "a: 1\n"})) == []

@@ -1,12 +1,14 @@
 """Spring Boot configuration of one deployable module, with the precedence of SPEC §4.4.
 
-Sources, first wins: (3) ``application-{p}`` of the active profiles, last listed
-first; (4) ``application``; (5) ``bootstrap-{p}``, then ``bootstrap``. Within a
-rank ``config/`` beats the resource root and ``.properties`` beats ``.yml``;
-a disagreement between equal ranks is AMBIGUOUS. Files of inactive profiles
-are never read for values, and environments are never merged. Snapshot,
-remote-config and placeholder-configurer sources (ranks 1, 2 and 6) join in the
-probes stage.
+Sources, first wins: (2) remote-config files committed in the repository and
+bound by a naming rule (config/remote.py); (3) ``application-{p}`` of the active
+profiles, last listed first; (4) ``application``; (5) ``bootstrap-{p}``, then
+``bootstrap``; (6) ``@PropertySource`` / ``<context:property-placeholder>`` /
+placeholder-configurer files, added by the probes stage once the Spring context
+is known. Within a rank ``config/`` beats the resource root and ``.properties``
+beats ``.yml``; a disagreement between equal ranks is AMBIGUOUS. Files of
+inactive profiles are never read for values, and environments are never merged.
+The snapshot (rank 1) is consulted before this object by probes/emit.py.
 
 The active profile set is ``--profile``, else ``spring.profiles.active`` of the
 base application/bootstrap file, else ``default``.
@@ -70,6 +72,43 @@ class SpringConfig:
     files_read: list[ConfigFileRef] = field(default_factory=list)
     unreadable: list[tuple[str, str, int | None]] = field(default_factory=list)
     unfiltered: list[tuple[str, str]] = field(default_factory=list)
+
+    def add_source(self, path: str, file: ConfigFile, blob: str, tier: int, order: int,
+                   profile: str | None = None) -> None:
+        """Add a parsed file as a source of rank ``(tier, order)``: tier -1 for committed
+        remote-config files (SPEC §4.4 rank 2), 4 for property-source files (rank 6); a lower
+        ``order`` wins inside a tier. Resolution starts afresh (memoised values are dropped)."""
+        ext = 0 if path.endswith(".properties") else 1
+        self.sources.append(_Source((tier, order, 0, ext), path, file, profile))
+        self.sources.sort(key=lambda s: (s.rank, s.path))
+        if all(r.path != path for r in self.files_read):
+            self.files_read.append(ConfigFileRef(path, blob))
+            self.files_read.sort(key=lambda r: r.path)
+        self.__dict__.pop("_memo", None)
+
+    def entries_of(self, key: str) -> list[tuple[str, ConfigEntry]]:
+        """Every active entry of ``key`` and of its indexed forms (``key[0]``, ``key[1]``…) in
+        precedence order: ``(path, entry)``."""
+        ck = canonical_key(key)
+        out: list[tuple[str, ConfigEntry]] = []
+        for src in self.sources:
+            for doc in src.file.documents:
+                if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
+                    continue
+                out.extend((src.path, e) for e in doc.entries
+                           if e.key == ck or (e.key.startswith(ck + "[") and "." not in e.key[len(ck):]))
+        return out
+
+    def has_prefix(self, prefix: str) -> bool:
+        """Whether any active source sets a key under ``prefix`` (canonical form)."""
+        cp = canonical_key(prefix) + "."
+        return any(e.key.startswith(cp) for src in self.sources for doc in src.file.documents
+                   if doc.profiles is None or profiles_match(doc.profiles, self.profiles) for e in doc.entries)
+
+    def expand(self, value: str) -> str | None:
+        """``value`` with its ``${…}`` placeholders filled from this configuration, or None."""
+        out, _, _ = self._placeholders(value, set())
+        return out
 
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
         hits: list[tuple[_Source, ConfigEntry]] = []

@@ -663,7 +663,8 @@ class XmlProbe:
             for rule in rules:
                 xm = rule.match.xml
                 attrs = {str(k): str(v) for k, v in el.attrib.items()}
-                if any(r not in attrs for r in xm.requires):
+                if any(r not in attrs for r in xm.requires) or \
+                        any(attrs.get(a) not in vals for a, vals in xm.where.items()):
                     continue
                 roles: dict[str, list[dict[str, Any]]] = {}
                 for attr, role in xm.attributes.items():
@@ -680,13 +681,12 @@ class XmlProbe:
                         pv = child.get("value")
                         pr = child.get("ref")
                         if pv is None:
-                            vchild = next((c for c in child if isinstance(c.tag, str) and local_name(c) == "value"),
-                                          None)
-                            pv = (vchild.text or "").strip() if vchild is not None else None
+                            pv = _property_text(child)
                         props[child.get("name")] = {"value": pv, "ref": pr, "line": child.sourceline or 0}
                         role = xm.properties.get(child.get("name"))
                         if role and pv is not None:
-                            roles.setdefault(role, []).append(literal_outcome(pv))
+                            roles.setdefault(role, []).extend(
+                                literal_outcome(v) for v in (split_list(pv) if role == "resource" else [pv]))
                         elif role and pr is not None:
                             roles.setdefault(role, []).append({"ref": pr})
                     elif cname in xm.children and (child.text or "").strip():
@@ -706,6 +706,20 @@ class XmlProbe:
                     "attrs": {"profiles": profiles} if profiles else {},
                     "emit_attrs": rule.emits.attributes,
                 })
+
+
+def _property_text(prop: Any) -> str | None:
+    """The value of a ``<property>`` written as a child: ``<value>`` text, or the ``<value>`` texts of a
+    ``<list>``/``<array>``/``<set>`` joined by commas; None when it has neither."""
+    for c in prop:
+        if not isinstance(c.tag, str):
+            continue
+        name = local_name(c)
+        if name == "value":
+            return (c.text or "").strip()
+        if name in ("list", "array", "set"):
+            return ",".join((v.text or "").strip() for v in c if isinstance(v.tag, str) and local_name(v) == "value")
+    return None
 
 
 def split_list(value: str) -> list[str]:

@@ -15,13 +15,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from diting.config.sources import canonical_key
+from diting.config.sources import canonical_key, parse_config
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
 from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
+from diting.source.text import decode_bytes
 
 if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
@@ -98,6 +99,8 @@ class PackageProbes:
                     self.cands.append(c)
         self._lines_cache: dict[str, tuple[list[str], str]] = {}
         self.ctx = self._context()
+        self._missing_property_sources: list[tuple[dict[str, Any], str]] = []
+        self.property_sources()
 
     # ------------------------------------------------------------ context
     def _context(self) -> SpringContext:
@@ -144,6 +147,39 @@ class PackageProbes:
                              app_packages, sorted(auto, key=lambda a: (a["class"], a["path"], a["lines"][0])), sorted(set(web)), list(self.plan.profiles), type_kinds,
                              lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE",
                              class_modules=class_modules, closures=s.closures)
+
+    def property_sources(self) -> None:
+        """Add the files of loaded ``@PropertySource`` / ``<context:property-placeholder>`` /
+        placeholder-configurer declarations to the package's configuration (SPEC §4.4 rank 6).
+
+        Declarations are taken in order of file and line; as in Spring, a later declaration (and
+        a later location of one declaration) overrides an earlier one. Locations are Spring
+        resource locations (``classpath:``, patterns, ``${…}`` placeholders); ``file:`` and other
+        outside locations are not read. A location that names no file of the package is kept for
+        a CONFIG_VALUE_UNKNOWN diagnostic (run()), unless the declaration ignores missing files.
+        The files are parsed as written (no Maven resource filtering)."""
+        if self.config is None:
+            return
+        decls = sorted((c for c in self.ctx.by_emit.get("PROPERTY_SOURCE", []) if self.ctx.cand_loaded(c)),
+                       key=lambda c: (c["path"], c["lines"][0]))
+        located: list[str] = []
+        for c in decls:
+            ignore = any(v.strip().lower() == "true" for v in self.ctx.vals(c, "ignore_missing"))
+            for loc in self.ctx.vals(c, "resource"):
+                paths = [p for p in self.ctx.resolve_resource(loc) if p.endswith((".properties", ".yml", ".yaml"))]
+                if not paths and not ignore:
+                    self._missing_property_sources.append((c, loc))
+                located.extend(p for p in paths if p not in located)
+        n = len(located)
+        for i, path in enumerate(located):
+            got = self.s.snapshot.read(path)
+            if got.data is None:
+                continue
+            cf = parse_config(path, decode_bytes(got.data).text)
+            if cf.error:
+                self.config.unreadable.append((path, cf.error, cf.error_line))
+                continue
+            self.config.add_source(path, cf, self.s.snapshot.by_path[path].oid, 4, n - i)
 
     # ------------------------------------------------------------ helpers
     def _lines(self, path: str) -> tuple[list[str], str]:
@@ -311,7 +347,12 @@ class PackageProbes:
         return self.stats
 
     def context_gaps(self) -> None:
-        """A scan package, import or XML location that does not fold leaves the context incomplete."""
+        """A scan package, import or XML location that does not fold leaves the context incomplete;
+        a property source that names no file leaves its keys unknown."""
+        for c, loc in self._missing_property_sources:
+            self.diag("CONFIG_VALUE_UNKNOWN", f"{c['path']}:{c['lines'][0]}|property-source|{loc}",
+                      f"{c['path']}:{c['lines'][0]}: property source {loc} names no file of the package; the "
+                      "values it would supply are unknown", [self.owner_rid(c)], c)
         for c, role, expr in self.ctx.unfolded:
             if role not in ("base_packages", "base_classes", "classes", "resource") or (
                     not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):

@@ -24,7 +24,7 @@ Role = Literal[
     # diting additions
     "name", "qualifier", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
     "default", "prefix", "fixed_rate", "fixed_delay", "initial_delay", "enabled", "job_name", "event_type",
-    "listener", "class", "value", "required", "primary", "expression",
+    "listener", "class", "value", "required", "primary", "expression", "ignore_missing",
 ]
 
 #: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
@@ -35,7 +35,7 @@ EmitKind = Literal[
     "RPC_PROVIDER", "RPC_CONSUMER",
     "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED",
     "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE",
-    "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING",
+    "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "CONDITION",
     "EVENT_PUBLISH", "EVENT_LISTENER",
@@ -74,6 +74,8 @@ class XmlMatch(_Strict):
     properties: dict[str, Role] = Field(default_factory=dict)
     children: dict[str, Role] = Field(default_factory=dict, description="child element text → role")
     requires: list[str] = Field(default_factory=list, description="attributes that must be present to match")
+    where: dict[str, list[str]] = Field(default_factory=dict,
+                                        description="attribute → the values it must have (one of them) to match")
 
 
 class CallMatch(_Strict):

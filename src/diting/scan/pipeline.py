@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diting.config.remote import add_remote_sources
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
@@ -538,7 +539,9 @@ class Scanner:
         def maven_lookup(name: str):
             return self.inv.model.lookup(name, mod, None)
 
-        return load_spring_config(files, read_text, maven_lookup, profiles)
+        cfg = load_spring_config(files, read_text, maven_lookup, profiles)
+        add_remote_sources(cfg, self.snapshot.by_path, read_text)
+        return cfg
 
     def _service_id(self, mod, cfg: SpringConfig) -> tuple[str, dict]:
         rv = cfg.get("spring.application.name")
