@@ -148,6 +148,14 @@ class PackageProbes:
                              lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE",
                              class_modules=class_modules, closures=s.closures)
 
+    def _missing_source(self, scheme: str) -> str:
+        """Which source lacks a key that resolved to nothing (SPEC §3.4 ``missing``)."""
+        snap = self.s.config_snapshot
+        if scheme == "ducc":
+            return f"config snapshot {snap.snapshot_id} has no such key" if snap else "no config snapshot"
+        files = "no config file of the active profiles has the key"
+        return f"neither config snapshot {snap.snapshot_id} nor any {files[3:]}" if snap else files
+
     def property_sources(self) -> None:
         """Add the files of loaded ``@PropertySource`` / ``<context:property-placeholder>`` /
         placeholder-configurer declarations to the package's configuration (SPEC §4.4 rank 6).
@@ -310,8 +318,7 @@ class PackageProbes:
                    "attributes": {"read_by": what, "default_in_code": default,
                                   "snapshot_id": self.s.config_snapshot.snapshot_id if got.snapshot else None,
                                   "missing": None if resolution != "UNKNOWN" else
-                                  ("no config snapshot" if scheme == "ducc" else
-                                   "no config file of the active profiles has the key")}}
+                                  self._missing_source(scheme)}}
             if brid not in self.rs.bindings:
                 self.rs.binding(rec)
                 self.stats.bindings[brid] = resolution

@@ -181,6 +181,18 @@ class Families(PackageProbes):
         ms.sort(key=lambda m: (0 if m["has_body"] else 1, m["arity"], m["stable"]))
         return ms[:1]
 
+    def _implementation(self, binary: str, iface_method: dict[str, Any], near: str | None = None
+                        ) -> dict[str, Any] | None:
+        """The method of ``binary`` (or its supertypes) implementing an interface method: the one
+        of equal name and erased signature, else the only one of equal name and arity (a generic
+        interface erases differently); None when overloads leave several."""
+        same = [m for m in self._all_methods(binary, near) if m["name"] == iface_method["name"]]
+        exact = [m for m in same if m["signature"] == iface_method["signature"]]
+        if exact:
+            return exact[0]
+        arity = [m for m in same if m["arity"] == iface_method["arity"]]
+        return arity[0] if len(arity) == 1 else None
+
     def _handler(self, binary: str, name: str | None, near: str | None = None) -> dict[str, Any] | None:
         hs = self._handlers(binary, name, near)
         return hs[0] if hs else None
@@ -241,7 +253,7 @@ class Families(PackageProbes):
                 urn = f"{proto}://{iface}#{m['name']}"
                 crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
                     "interface": iface, "protocol": proto, "loaded": loaded, "methods_basis": basis})
-                handler = self._handler(impl, m["name"], c["module"]) if impl else None
+                handler = self._implementation(impl, m, c["module"]) if impl else None
                 src_rid, src_stable = (bean_rid, self.rs.entities[bean_rid]["stable_id"]) if bean_rid else \
                     ((handler["rid"], handler["stable"]) if handler else (None, None))
                 if not loaded or src_rid is None:

@@ -363,7 +363,8 @@ class SpringContext:
         anonymous: dict[str, int] = {}
         for c in self.by_emit.get("XML_BEAN", []):
             x = c["xml"]
-            cls = x["attributes"].get("class")
+            # a namespace element that defines a bean of a known type (<jmq:producer id>) names it by rule
+            cls = x["attributes"].get("class") or (c.get("emit_attrs") or {}).get("bean_type")
             if not cls:
                 continue
             ids = [x["attributes"][k] for k in ("id",) if x["attributes"].get(k)]
