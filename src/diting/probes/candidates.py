@@ -524,6 +524,8 @@ class ModuleProbe:
                 attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
             if role == "payload" and rule.emits.message is not None:
                 self._message_roles(rule, call.args[i], ctx, roles)
+                if "topic" not in roles:  # the message comes from elsewhere (a parameter, a factory)
+                    attrs["message_expression"] = render(call.args[i], ctx)
         return {
             "rule": rule.id, "emit": rule.emits.kind, "form": "call", "module": self.module,
             "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",

@@ -689,7 +689,10 @@ class Families(PackageProbes):
                     topics = self._wrapper_topic(c)
                 tags = self.role(c, "tag")
                 if not topics:
-                    self._unresolved_send(c, proto, call["expression"], "no topic argument or bean property")
+                    msg = c.get("attrs", {}).get("message_expression")
+                    self._unresolved_send(c, proto, f"topic of {msg}" if msg else call["expression"],
+                                          "the message is built outside this method" if msg else
+                                          "no topic argument or bean property")
                     continue
                 destinations = []
                 sep = rule.emits.tag_separator
@@ -751,13 +754,17 @@ class Families(PackageProbes):
                          rt: ResolvedText | None = None) -> None:
         m = c["member"]
         call = c["call"]
+        attrs: dict[str, Any] = {"protocol": proto, "send_method": call["name"]}
+        params = [p["name"] for p in m.get("params", [])]
+        if expression in params:  # a wrapper method: its callers name the destination
+            attrs["topic_parameter"] = params.index(expression)
         d = self.diag("TOPIC_UNRESOLVED", f"{call['callsite_id']}|send", f"{proto} send at {c['path']}:"
                       f"{c['lines'][0]}: destination {expression} does not resolve ({reason})", [m["rid"]], c)
         self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?" + (expression or ""),
                          status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d], ordinal=call["ordinal"],
                          callsite_id=call["callsite_id"], match_keys={"topic_expression": expression,
                                                                       "protocol": proto},
-                         attributes={"protocol": proto, "send_method": call["name"]})
+                         attributes=attrs)
         if rt is not None:
             self._note_keys(m["rid"], m["stable"], [rt], c, "send destination")
 
