@@ -135,3 +135,19 @@ def test_nacos_config_import_data_ids_later_import_wins():
              "      - classpath:other.yml\n"}
     assert nacos_data_ids(_cfg(files)) == ["pay-dev.yml", "common.yml"]
     assert nacos_data_ids(_cfg({"m/src/main/resources/application.yml": "a: 1\n"})) == []
+
+
+def test_yaml_lists_bind_as_comma_joined_values_and_a_higher_source_replaces_the_list():
+    files = {
+        "m/src/main/resources/application.yml": "secure:\n  ignore:\n    urls:\n      - /doc.html\n"
+                                                "      - /actuator/**\n      - /auth/login\n",
+        "m/src/main/resources/bootstrap.yml": "secure:\n  ignore:\n    urls:\n      - /bootstrap-only\n",
+        "m/src/main/resources/application-dev.yml": "cors:\n  origins:\n    - a.example\nother: 1\n",
+    }
+    cfg = _cfg(files, ["default"])
+    rv = cfg.get("secure.ignore.urls")
+    assert (rv.status, rv.value, rv.path) == ("RESOLVED", "/doc.html,/actuator/**,/auth/login",
+                                              "m/src/main/resources/application.yml")
+    assert (rv.entry.line, rv.entry.end_line) == (4, 6)
+    assert cfg.get("secure.ignore.urls[1]").value == "/actuator/**"
+    assert cfg.get("cors.origins").status == "UNKNOWN"          # application-dev is not active

@@ -111,15 +111,26 @@ class SpringConfig:
         return out
 
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
+        """Each source's entry of ``key``: its own, or — for a list written item by item
+        (``key[0]``, ``key[1]`` …) — one entry of the items joined by commas, as Spring binds a
+        list or a comma-separated string (a higher source's list replaces a lower one's whole)."""
         hits: list[tuple[_Source, ConfigEntry]] = []
         for src in self.sources:
             found: ConfigEntry | None = None
+            items: dict[int, ConfigEntry] = {}
             for doc in src.file.documents:
                 if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
                     continue
                 for e in doc.entries:
                     if e.key == key:
                         found = e  # later documents and later keys win inside one file
+                        items = {}
+                    elif e.key.startswith(key + "[") and e.key.endswith("]") and e.key[len(key) + 1:-1].isdigit():
+                        items[int(e.key[len(key) + 1:-1])] = e
+            if items:
+                first, last = items[min(items)], items[max(items)]
+                found = ConfigEntry(key, first.raw_key.rsplit("[", 1)[0], ",".join(items[i].value for i in sorted(items)),
+                                    first.line, max(last.end_line, first.line))
             if found is not None:
                 hits.append((src, found))
         return hits

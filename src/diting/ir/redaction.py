@@ -160,3 +160,12 @@ def redact(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     """Redacted text and its redactions."""
     spans = find_redactions(text)
     return apply_redactions(text, spans), spans
+
+
+def redact_value(key: str, value: str) -> str:
+    """A config value as records may carry it (config bindings, SPEC §3.4): wholly masked when
+    the key names a secret, else with the spans :func:`redact` finds in it (hosts, addresses,
+    personal numbers, URL passwords) masked. Length-preserving, like the evidence."""
+    if _SECRET_WORD.search(key):
+        return apply_redactions(value, [(0, len(value), "secret")])
+    return redact(value)[0]

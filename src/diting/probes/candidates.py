@@ -427,6 +427,7 @@ class ModuleProbe:
                                            for (n, t), e in zip(sm.params, sig, strict=True)],
                                 "modifiers": sorted(sm.modifiers), "lines": [td.header_start, td.header_end],
                                 "autowired": False, "synthesized_by": sm.cause})
+        type_ctx = MemberContext(scope, chain, self.module, None, None, tv)
         return {"type_detail": {
             "supertypes": supers, "direct_supertypes": direct, "package": facts.package,
             "methods": methods,
@@ -434,7 +435,11 @@ class ModuleProbe:
                         "annotations": [self._ann_name(a, scope, chain) for a in f.annotations],
                         "qualifier": self._qualifier(f.annotations, scope, chain),
                         "type_args": [scope.resolve(x, chain, tv).name for x in f.type.args],
-                        "has_initializer": f.initializer is not None, "lines": [f.start_line, f.end_line]}
+                        "has_initializer": f.initializer is not None, "lines": [f.start_line, f.end_line],
+                        # the initial value, when it folds to a literal (a @ConfigurationProperties default)
+                        "initial": next((o["value"] for o in self.fold_value(f.initializer, type_ctx)
+                                         if "value" in o and not o.get("placeholders")), None)
+                        if f.initializer is not None and "static" not in f.modifiers else None}
                        for f in td.fields],
         }}
 

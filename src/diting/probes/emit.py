@@ -19,6 +19,7 @@ from diting.config.sources import canonical_key, parse_config
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
+from diting.ir.redaction import redact_value
 from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
@@ -52,6 +53,7 @@ class ConfigLookup:
     value: str | None
     snapshot: bool = False
     rv: Any = None  # the config file's ResolvedValue (evidence), when it came from one
+    candidates: tuple[str, ...] = ()  # the disagreeing snapshot values (AMBIGUOUS from the snapshot)
 
 
 @dataclass
@@ -256,7 +258,7 @@ class PackageProbes:
             return cache[(scheme, key)]
         snap = self.s.snapshot_value(scheme, key, self.plan.service_id)
         if snap is not None:
-            got = ConfigLookup(snap.status, snap.value, snapshot=True)
+            got = ConfigLookup(snap.status, snap.value, snapshot=True, candidates=tuple(snap.candidates))
         elif scheme == "config" and self.config is not None:
             rv = self.config.get(key)
             got = ConfigLookup(rv.status if rv.status in ("RESOLVED", "AMBIGUOUS") else "UNKNOWN",
@@ -302,8 +304,8 @@ class PackageProbes:
             value = None
             src_refs: list[str] = []
             got = self.lookup(scheme, key)
-            if resolution == "RESOLVED":
-                value = got.value
+            if resolution == "RESOLVED" and got.value is not None:
+                value = redact_value(key, got.value)  # evidence is masked; so is the value that came from it
                 rv = got.rv
                 if rv is not None and rv.entry is not None and rv.path:
                     src_refs.append(self.seg(rv.path, rv.entry.line, rv.entry.end_line))
@@ -324,7 +326,13 @@ class PackageProbes:
                 self.stats.bindings[brid] = resolution
             if resolution == "UNKNOWN":
                 self.diag("CONFIG_VALUE_UNKNOWN", f"{stable}", f"{urn} has no value for profiles "
-                          f"{','.join(self.plan.profiles)} ({'ducc keys resolve only from a config snapshot' if scheme == 'ducc' else 'not in any config file read'})",
+                          f"{','.join(self.plan.profiles)} ({self._missing_source(scheme)})", [consumer_rid, kid], c)
+            elif resolution == "AMBIGUOUS":
+                cands = got.rv.candidates if got.rv is not None else ()
+                listed = "; ".join(f"{p}:{line} = {redact_value(key, v)}" for p, v, line in cands) or \
+                    "config snapshot entries " + ", ".join(redact_value(key, v) for v in got.candidates)
+                self.diag("CONFIG_VALUE_UNKNOWN", f"{stable}", f"{urn} is ambiguous for profiles "
+                          f"{','.join(self.plan.profiles)}: sources of equal rank disagree ({listed})",
                           [consumer_rid, kid], c)
             if consumer_rid.startswith("method:"):
                 self.rs.relation("READS", consumer_rid, consumer_stable, target_rid=kid, target_key=urn,
@@ -351,7 +359,22 @@ class PackageProbes:
         self.jobs()
         self.events()
         self.dynamic_calls()
+        self._mark_loaded()
         return self.stats
+
+    def _mark_loaded(self) -> None:
+        """Facts made by code (sends, cache and config reads and writes, RPC and dynamic calls) are
+        kept wherever the code is; each says whether its class is loaded by the package's context
+        (``attributes.loaded``), the way context-made facts (entries, contracts, subscriptions)
+        are only made when loaded (SPEC §4.1)."""
+        for rec in self.rs.relations.values():
+            if rec["kind"] not in ("PUBLISHES", "READS", "WRITES", "CALLS") or "loaded" in rec["attributes"]:
+                continue
+            source = rec["stable_id"].split("|", 2)[1]
+            if "/" not in source or "#" not in source:
+                continue
+            binary = source.split("/", 1)[1].split("#", 1)[0]
+            rec["attributes"] = dict(rec["attributes"], loaded=self.ctx.class_loaded(binary))
 
     def context_gaps(self) -> None:
         """A scan package, import or XML location that does not fold leaves the context incomplete;

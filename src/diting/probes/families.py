@@ -464,6 +464,7 @@ class Families(PackageProbes):
             owner = c["type"]["binary"]
             bean = next((b for b in self.ctx.beans if b.cand is c), None)
             if bean is None or not bean.loaded:
+                self.stats.consumers_not_loaded += 1  # kept as its bean (loaded = false), no contract
                 continue
             bean_rid = self.bean_rids[id(bean)]
             bean_stable = self.rs.entities[bean_rid]["stable_id"]
@@ -632,16 +633,18 @@ class Families(PackageProbes):
                           f"{c['path']}:{c['lines'][0]}: no handler method found on {what}", [self.owner_rid(c)], c)
                 continue
             topics = self.role(c, "queue" if proto == "amqp-queue" else "topic")
-            tags = self._text(self.role(c, "tag"))
-            group = self._text(self.role(c, "consumer_group"))
+            tag_rts, group_rts = self.role(c, "tag"), self.role(c, "consumer_group")
+            tags, group = self._text(tag_rts), self._text(group_rts)
             if not topics:
                 topics = [ResolvedText("UNKNOWN", None, expression="(no topic attribute)", reason="no topic")]
             for handler in handlers:
                 for t in topics:
-                    self._subscribe(c, proto, handler, t, tags, group)
+                    self._subscribe(c, proto, handler, t, tags, group, tag_rts + group_rts)
 
     def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText, tags: list[str],
-                   group: list[str]) -> None:
+                   group: list[str], also_read: list[ResolvedText] | None = None) -> None:
+        """An MQ_CONSUMER entry and its SUBSCRIBES; the config keys of its topic, tag filter and
+        consumer group (``also_read``) are bound to the entry."""
         attrs = {"protocol": proto, "tag_filter": tags[0] if tags else None,
                  "consumer_group": group[0] if group else None}
         if t.value is None:
@@ -654,7 +657,7 @@ class Families(PackageProbes):
                              target_key="?" + (t.expression or ""), status="UNRESOLVED",
                              evidence=[self.cseg(c)], diagnostics=[d],
                              match_keys={"topic_expression": t.expression, "protocol": proto})
-            self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t], c, "listener topic")
+            self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t] + (also_read or []), c, "listener")
             return
         urn = f"{proto}://{t.value}"
         erid = self._entry("MQ_CONSUMER", urn, handler, c, dict(attrs, value_basis=t.status), "MQ_LISTENER")
@@ -662,7 +665,7 @@ class Families(PackageProbes):
         self.rs.relation("SUBSCRIBES", erid, self.rs.entities[erid]["stable_id"], target_rid=trid,
                          target_key=urn, status="RESOLVED", evidence=[self.cseg(c)],
                          attributes=dict(attrs, value_basis=t.status))
-        self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t], c, "listener topic")
+        self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t] + (also_read or []), c, "listener")
 
     def mq_sends(self) -> None:
         for c in self.ctx.by_emit.get("MQ_SEND", []):
@@ -844,8 +847,11 @@ class Families(PackageProbes):
                     continue
                 key = canonical_key(f"{prefix}.{f['name']}" if prefix else f["name"])
                 frid_stable = f"{c['type']['stable']}.{f['name']}"
-                rt = self.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
-                                   "placeholders": True})
+                initial = f.get("initial")  # the field's initializer: the value when no source has the key
+                if initial is not None and ("}" in initial or "${" in initial):
+                    initial = None  # not expressible as a placeholder default
+                rt = self.resolve({"value": "${" + key + (":" + initial if initial is not None else "") + "}",
+                                   "vtype": "java.lang.String", "basis": "CONFIG", "placeholders": True})
                 cf = dict(c, lines=f["lines"])
                 self.config_binding(ids.entity_record_id("FIELD", frid_stable), frid_stable, rt, cf,
                                     "@ConfigurationProperties")

@@ -326,6 +326,14 @@ class SpringContext:
             beans.append(Bean(name, t["binary"], c["module"], "COMPONENT", c, self.class_loaded(t["binary"]),
                               t["binary"] in primaries, supertypes=set(c.get("type_detail", {}).get("supertypes", []))
                               | {t["binary"]}))
+        for c in self.by_emit.get("DEPLOYABLE_APPLICATION", []):
+            # the application class is a @Configuration of its own context
+            t = c.get("type")
+            if t is None or t["binary"] not in self.app_classes or (c["module"], t["binary"]) in seen:
+                continue
+            seen.add((c["module"], t["binary"]))
+            beans.append(Bean(default_bean_name(t["simple"]), t["binary"], c["module"], "COMPONENT", c, True,
+                              supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}))
         for binary, c in sorted(self.imported_by.items()):
             # an imported class is registered as a bean named by its class name (Spring 4.2+)
             module = self.home(binary, c.get("module"))
@@ -350,16 +358,6 @@ class SpringContext:
                     simple = binary.rsplit(".", 1)[-1]
                     beans.append(Bean(default_bean_name(simple), binary, module, "PROXY", c, True,
                                       supertypes=self.supertypes(module, binary) | {binary}))
-        for c in self.by_emit.get("BEAN_METHOD", []):
-            m = c["member"]
-            names = self.vals(c, "name")
-            loaded = self.class_loaded(c["type"]["binary"])
-            ret = m["return_type"]
-            props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
-                     for k, o in c.get("bean_properties", {}).items()}
-            beans.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
-                              m["stable"] in primary_methods, aliases=names[1:], properties=props,
-                              supertypes=self.supertypes(self.home(ret, c["module"]), ret) | {ret}))
         anonymous: dict[str, int] = {}
         for c in self.by_emit.get("XML_BEAN", []):
             x = c["xml"]
@@ -397,6 +395,21 @@ class SpringContext:
                               self.feign_loaded(t["binary"]),
                               supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]},
                               aliases=names))
+        # @Bean methods count where a loaded bean is of the declaring class or a subclass of it
+        # (inherited @Bean methods of a base configuration class); a plain class's are never called
+        holders = [b for b in beans if b.loaded and b.kind in ("COMPONENT", "IMPORTED", "XML")]
+        for c in self.by_emit.get("BEAN_METHOD", []):
+            m = c["member"]
+            names = self.vals(c, "name")
+            declaring = c["type"]["binary"]
+            loaded = self.deployed and (declaring in self.loaded_classes or any(
+                declaring == b.type or declaring in b.supertypes for b in holders))
+            ret = m["return_type"]
+            props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
+                     for k, o in c.get("bean_properties", {}).items()}
+            beans.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
+                              m["stable"] in primary_methods, aliases=names[1:], properties=props,
+                              supertypes=self.supertypes(self.home(ret, c["module"]), ret) | {ret}))
         return beans
 
     # ------------------------------------------------------------ injection
