@@ -183,3 +183,19 @@ def test_rule_digests_enter_the_input_digest(tmp_path):
     assert all(len(e["sha256"]) == 64 for e in base.digest_entries())
 
 
+
+
+def test_readme_worked_rule_example_is_a_valid_rule_file_whose_sample_passes(tmp_path):
+    """The first YAML block under the README's "Adding a rule" section, copied as a user would."""
+    import re
+
+    from diting.probes.samples import run_rule_samples
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Adding a rule for an in-house wrapper"):]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "acme.yaml").write_text(block, encoding="utf-8")
+    mine = load_rules([tmp_path]).from_dirs([tmp_path])
+    assert [r.id for r in mine] == ["acme.mq-helper-send"]
+    results = run_rule_samples(mine, [tmp_path])
+    assert results and all(not r.failures for r in results), [r.failures for r in results]

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from diting.config.sources import canonical_key
 from diting.errors import UserError
@@ -24,12 +25,22 @@ from diting.userfiles import read_user_file
 
 
 class SnapshotEntry(BaseModel):
+    """One captured value. ``scheme`` is the key's URN scheme (``config`` for Spring/Nacos/Apollo
+    keys, ``ducc`` for Ducc); ``key`` is written without it; ``namespace`` is recorded, not matched."""
+
     model_config = ConfigDict(extra="forbid")
-    scheme: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    scheme: Literal["config", "ducc"]
     namespace: str | None = None
     key: str = Field(min_length=1)
     value: str
     service_id: str | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _no_scheme(cls, key: str) -> str:
+        if "://" in key:
+            raise ValueError("write the key without its scheme (put config or ducc in 'scheme')")
+        return key
 
 
 class SnapshotFile(BaseModel):
