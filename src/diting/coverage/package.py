@@ -23,7 +23,6 @@ NOT_EXAMINED = {
     "applications": "counted over the graph of all packages of an estate, not inside one package",
     "cross_service_edges": "counted over the graph of all packages of an estate, not inside one package",
     "branch_ledger": "branch ledgers are not extracted by this version of diting",
-    "sql_statements": "SQL statements are not extracted by this version of diting",
     "call_sites": "call sites are not extracted by this version of diting",
 }
 
@@ -112,6 +111,13 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     dims["config_keys"] = _dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
                                      "key reads whose key does not fold",
                                      ["keys read through APIs no rule describes"])
+    sql = probes.sql
+    if sql is not None:
+        dims["sql_statements"] = _dimension(
+            {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed}, {},
+            "<select|insert|update|delete> elements (and <selectKey>) of the package's MyBatis mapper files, "
+            "and statements of iBatis <sqlMap> files (unsupported, failed)",
+            ["annotation SQL, MyBatis-Plus mappers and JDBC literal SQL are not extracted by this version"])
     dims["cross_service_edges"]["not_examined"].append(
         f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused); "
         f"{probes.consumers_not_loaded} are outside its Spring context (not loaded)")

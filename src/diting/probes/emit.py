@@ -24,6 +24,7 @@ from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
 from diting.source.text import decode_bytes
+from diting.sql.emit import SqlStage, SqlStats
 
 if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
@@ -68,6 +69,7 @@ class ProbeStats:
     declared_unused: int = 0
     consumers_not_loaded: int = 0  # RPC / Feign consumer declarations outside the context
     beans_not_loaded: int = 0
+    sql: "SqlStats | None" = None  # the SQL stage's counts (sql/emit.py)
 
 
 def normalize_path(path: str) -> str:
@@ -102,6 +104,8 @@ class PackageProbes:
         self._lines_cache: dict[str, tuple[list[str], str]] = {}
         self.ctx = self._context()
         self._missing_property_sources: list[tuple[dict[str, Any], str]] = []
+        #: (statement, fragments) whose ledger items are written once the package's entities are final
+        self.sql_ledger: list[tuple[Any, list[Any]]] = []
         self.property_sources()
 
     # ------------------------------------------------------------ context
@@ -359,7 +363,10 @@ class PackageProbes:
         self.jobs()
         self.events()
         self.dynamic_calls()
+        sql = SqlStage(self)  # type: ignore[arg-type]  # run() executes on the Families subclass
+        self.stats.sql = sql.run()
         self._mark_loaded()
+        sql.ledger_items()
         return self.stats
 
     def _mark_loaded(self) -> None:

@@ -17,6 +17,7 @@ from diting.config.sources import canonical_key, parse_properties
 from diting.inventory.layout import CONFIG
 from diting.probes.candidates import XmlProbe, split_list
 from diting.source.text import decode_bytes
+from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ class ModuleResources:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     auto_configs: list[dict[str, Any]] = field(default_factory=list)
     web_contexts: list[str] = field(default_factory=list)
+    #: MyBatis (and iBatis) mapper files, read for the SQL stage (sql/mybatis.py)
+    mappers: list[MapperFile] = field(default_factory=list)
 
 
 def auto_configurations(path: str, text: str) -> list[dict[str, Any]]:
@@ -96,6 +99,9 @@ def module_resources(s: "Scanner", pom_path: str) -> ModuleResources:
             if got.data is None:
                 continue
             xml.add_file(f.path, got.data)
+            mapper = read_mapper(f.path, got.data)
+            if mapper.dialect is not None:
+                out.mappers.append(mapper)
             if f.path.endswith("WEB-INF/web.xml"):
                 out.web_contexts.extend(web_context_locations(got.data))
         elif f.path.endswith((".factories", ".imports")):

@@ -124,6 +124,8 @@ class ModuleResult:
     auto_configs: list[dict[str, Any]] = field(default_factory=list)
     #: context config locations of web.xml files
     web_contexts: list[str] = field(default_factory=list)
+    #: mapper files of the module (sql/mybatis.py)
+    mappers: list = field(default_factory=list)
 
 
 @dataclass
@@ -592,7 +594,7 @@ def _module_job(task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResul
     hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
     return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result,
                                          probe.out + resources.candidates, resources.auto_configs,
-                                         resources.web_contexts)
+                                         resources.web_contexts, resources.mappers)
 
 
 def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
@@ -614,7 +616,8 @@ def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
         java.files.extend(c.java.files)
         java.mains.extend(c.java.mains)
     return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java,
-                        [cand for c in chunks for cand in c.candidates], first.auto_configs, first.web_contexts)
+                        [cand for c in chunks for cand in c.candidates], first.auto_configs, first.web_contexts,
+                        first.mappers)
 
 
 def _package_job(plan: PackagePlan) -> "PackageResult":

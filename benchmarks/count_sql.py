@@ -1,0 +1,71 @@
+"""Independent count of SQL statements, compared with diting's SQL stage.
+
+Counts, without diting's pipeline, the ``<select|insert|update|delete>`` elements (and the
+``<selectKey>`` inside them) of every XML file under ``src/main`` whose root is ``<mapper>``,
+at a commit; then reads the packages' SQL_STATEMENT entities (each mapper counted once, however
+many packages include it) and prints the tally, the parse status counts and every statement
+that is not PARSED, with its reason.
+
+    python benchmarks/count_sql.py REPO COMMIT PACKAGES_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from lxml import etree
+
+
+def git(repo: str, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True).stdout
+
+
+def independent(repo: str, commit: str) -> Counter:
+    """(path) → statements in it."""
+    out: Counter = Counter()
+    for path in git(repo, "ls-tree", "-r", "--name-only", commit).decode().splitlines():
+        if not path.endswith(".xml") or "src/main/" not in path:
+            continue
+        data = git(repo, "show", f"{commit}:{path}")
+        if b"<mapper" not in data[:4096]:
+            continue
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+        try:
+            root = etree.fromstring(data, parser)
+        except etree.XMLSyntaxError:
+            continue
+        if etree.QName(root).localname != "mapper":
+            continue
+        for el in root:
+            if isinstance(el.tag, str) and etree.QName(el).localname in ("select", "insert", "update", "delete"):
+                out[path] += 1 + sum(1 for k in el if isinstance(k.tag, str) and etree.QName(k).localname == "selectKey")
+    return out
+
+
+def main() -> int:
+    repo, commit, pkgs = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    counted = independent(repo, commit)
+    seen: dict[str, dict] = {}
+    for pkg in sorted(p for p in pkgs.iterdir() if (p / "entities.jsonl").is_file()):
+        for line in (pkg / "entities.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r["kind"] == "SQL_STATEMENT":
+                seen.setdefault(r["stable_id"], r)
+    status = Counter(r["attributes"]["parse_status"] for r in seen.values())
+    total = sum(counted.values())
+    print(f"{total} statements counted independently in {len(counted)} mapper files; diting: {len(seen)}")
+    print("parse status:", dict(sorted(status.items())))
+    parsed = status.get("PARSED", 0)
+    print(f"parsed: {parsed}/{total} = {parsed / total:.4f}" if total else "no statements")
+    for sid, r in sorted(seen.items()):
+        if r["attributes"]["parse_status"] != "PARSED":
+            print(f"  {r['attributes']['parse_status']:12} {sid}: {r['attributes'].get('reason', '')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Dynamic SQL of a MyBatis statement: ``<include>`` expansion and the variant rule (SPEC §4.7).
+
+Variant 0 takes every ``<if>`` and the first ``<when>`` of each ``<choose>``; each further
+``<when>``/``<otherwise>`` adds one variant (that choice, every other choice at its default);
+``<foreach>`` is expanded once; at most :data:`MAX_VARIANTS` variants (then the statement is
+BUDGET_EXHAUSTED and only the first variants are parsed). ``<where>``, ``<set>`` and ``<trim>``
+apply their prefixes and overrides as MyBatis does. ``#{…}`` binds become ``?``. ``${…}``
+becomes a marker identifier (``__dt{n}__``, :data:`MARKER`) whose expression is kept, so the
+lineage stage can tell a dynamic table name from a dynamic fragment elsewhere.
+
+Every ``<if>``, ``<when>`` and ``<otherwise>`` is a :class:`Fragment` with a structural branch
+path (``where[0]/if[1]``, ``choose[0]/when[1]``, ``include[0]/if[0]``) — the SQL_IF / SQL_WHEN /
+SQL_OTHERWISE ledger items of its statement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from diting.sql.mybatis import SqlNode
+
+MAX_VARIANTS = 64
+#: include chains deeper than this are cut (a cycle, or a fragment bomb)
+MAX_INCLUDE_DEPTH = 16
+MARKER = re.compile(r"__dt(\d+)__")
+_BIND = re.compile(r"#\{[^{}]*\}")
+_DOLLAR = re.compile(r"\$\{([^{}]*)\}")
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class Fragment:
+    """A conditional fragment of a statement: ``kind`` SQL_IF, SQL_WHEN or SQL_OTHERWISE."""
+
+    path: str
+    kind: str
+    parent: str | None
+    test: str | None
+    line: int
+    end_line: int
+
+
+@dataclass
+class Variant:
+    """One rendering of a statement: its SQL text, the fragments it takes, and the ``${}``
+    expressions behind each marker (marker number → (expression, innermost fragment path or None))."""
+
+    sql: str
+    taken: list[str]
+    markers: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+
+
+@dataclass
+class Expansion:
+    """The variants of a statement and everything learnt on the way."""
+
+    variants: list[Variant]
+    fragments: list[Fragment]
+    budget_exhausted: bool = False
+    #: refids of ``<include>`` that named no fragment (the include renders as nothing)
+    missing_includes: list[str] = field(default_factory=list)
+    #: ``<bind name value>`` of the statement
+    binds: dict[str, str] = field(default_factory=dict)
+
+
+Lookup = Callable[[str, str], tuple[str, SqlNode] | None]
+
+
+class _Renderer:
+    def __init__(self, lookup: Lookup, choices: dict[str, int], dropped: set[str]) -> None:
+        self.lookup = lookup
+        self.choices = choices  # choose path → branch index taken
+        self.dropped = dropped  # fragment paths left out (their ${} is outside a table position)
+        self.taken: list[str] = []
+        self.markers: dict[int, tuple[str, str | None]] = {}
+        self.fragments: list[Fragment] = []
+        self.chooses: list[tuple[str, int]] = []
+        self.missing: list[str] = []
+        self.binds: dict[str, str] = {}
+
+    def render(self, node: SqlNode, ns: str, path: str, frag: str | None, props: dict[str, str],
+               depth: int = 0) -> str:
+        parts: list[str] = []
+        counts: dict[str, int] = {}
+        for c in node.children:
+            if c.tag is None:
+                parts.append(self.text(c.text, frag, props))
+                continue
+            n = counts.get(c.tag, 0)
+            counts[c.tag] = n + 1
+            here = f"{path}/{c.tag}[{n}]" if path else f"{c.tag}[{n}]"
+            parts.append(self.element(c, ns, here, frag, props, depth))
+        return " ".join(p for p in parts if p)
+
+    def text(self, text: str, frag: str | None, props: dict[str, str]) -> str:
+        if props:
+            text = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)), text)
+        text = _BIND.sub("?", text)
+
+        def mark(m: re.Match[str]) -> str:
+            n = len(self.markers)
+            self.markers[n] = (m.group(1).strip(), frag)
+            return f"__dt{n}__"
+
+        return _DOLLAR.sub(mark, text)
+
+    def element(self, c: SqlNode, ns: str, here: str, frag: str | None, props: dict[str, str], depth: int) -> str:
+        tag = c.tag
+        if tag == "if":
+            self.fragments.append(Fragment(here, "SQL_IF", frag, c.attrs.get("test"), c.line, c.end_line))
+            if here in self.dropped:
+                return ""
+            self.taken.append(here)
+            return self.render(c, ns, here, here, props, depth)
+        if tag == "choose":
+            branches = [b for b in c.children if b.tag in ("when", "otherwise")]
+            self.chooses.append((here, len(branches)))
+            pick = self.choices.get(here, 0)
+            out = ""
+            counts: dict[str, int] = {}
+            for i, b in enumerate(branches):
+                k = counts.get(b.tag or "", 0)
+                counts[b.tag or ""] = k + 1
+                bpath = f"{here}/{b.tag}[{k}]" if b.tag == "when" else f"{here}/otherwise"
+                kind = "SQL_WHEN" if b.tag == "when" else "SQL_OTHERWISE"
+                self.fragments.append(Fragment(bpath, kind, frag, b.attrs.get("test"), b.line, b.end_line))
+                if i == pick and bpath not in self.dropped:
+                    self.taken.append(bpath)
+                    out = self.render(b, ns, bpath, bpath, props, depth)
+            return out
+        if tag in ("where", "set", "trim"):
+            inner = self.render(c, ns, here, frag, props, depth).strip()
+            if tag == "where":
+                return _trim(inner, "WHERE", "", "AND |OR |AND\n|OR\n", "")
+            if tag == "set":
+                return _trim(inner, "SET", "", "", ",")
+            return _trim(inner, c.attrs.get("prefix", ""), c.attrs.get("suffix", ""),
+                         c.attrs.get("prefixOverrides", ""), c.attrs.get("suffixOverrides", ""))
+        if tag == "foreach":
+            inner = self.render(c, ns, here, frag, props, depth)
+            return f"{c.attrs.get('open', '')} {inner} {c.attrs.get('close', '')}"
+        if tag == "bind":
+            if c.attrs.get("name"):
+                self.binds[c.attrs["name"]] = c.attrs.get("value", "")
+            return ""
+        if tag == "include":
+            refid = c.attrs.get("refid", "")
+            refid = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)), refid)
+            got = self.lookup(ns, refid) if depth < MAX_INCLUDE_DEPTH else None
+            if got is None:
+                self.missing.append(refid)
+                return ""
+            fns, fnode = got
+            sub = dict(props)
+            for p in c.children:
+                if p.tag == "property" and p.attrs.get("name"):
+                    sub[p.attrs["name"]] = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)),
+                                                       p.attrs.get("value", ""))
+            return self.render(fnode, fns, here, frag, sub, depth + 1)
+        if tag in ("selectKey", "property"):
+            return ""
+        return self.render(c, ns, here, frag, props, depth)
+
+
+def _overrides(spec: str) -> list[str]:
+    return [o for o in spec.split("|") if o]
+
+
+def _trim(inner: str, prefix: str, suffix: str, prefix_overrides: str, suffix_overrides: str) -> str:
+    """MyBatis's ``<trim>``: strip the first matching prefix override and the last matching suffix
+    override (case-insensitive), then add the prefix and suffix when anything is left."""
+    if not inner:
+        return ""
+    for o in _overrides(prefix_overrides):
+        if inner.upper().startswith(o.upper().rstrip()) and (
+                len(inner) == len(o.rstrip()) or not (inner[len(o.rstrip())].isalnum() or inner[len(o.rstrip())] == "_")):
+            inner = inner[len(o.rstrip()):].lstrip()
+            break
+    for o in _overrides(suffix_overrides):
+        if inner.upper().endswith(o.upper().strip()):
+            inner = inner[: len(inner) - len(o.strip())].rstrip()
+            break
+    if not inner:
+        return ""
+    return f"{prefix} {inner} {suffix}".strip()
+
+
+def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = None) -> Expansion:
+    """The variants of a statement body in namespace ``ns`` (``lookup(ns, refid)`` finds a
+    ``<sql>`` fragment, local or ``namespace.id``); ``dropped`` fragments are left out of every
+    variant."""
+    dropped = dropped or set()
+    first = _Renderer(lookup, {}, dropped)
+    sql0 = _WS.sub(" ", first.render(body, ns, "", None, {})).strip()
+    variants = [Variant(sql0, first.taken, first.markers)]
+    renderers = [first]
+    exhausted = False
+    for cpath, nbranches in first.chooses:
+        for k in range(1, nbranches):
+            if len(variants) >= MAX_VARIANTS:
+                exhausted = True
+                break
+            r = _Renderer(lookup, {cpath: k}, dropped)
+            sql = _WS.sub(" ", r.render(body, ns, "", None, {})).strip()
+            variants.append(Variant(sql, r.taken, r.markers))
+            renderers.append(r)
+    seen: set[str] = set()
+    frags: list[Fragment] = []
+    for r in renderers:  # fragments nested in a branch only a later variant takes are found there
+        for f in r.fragments:
+            if f.path not in seen:
+                seen.add(f.path)
+                frags.append(f)
+    return Expansion(variants, frags, exhausted, sorted(set(first.missing)), first.binds)

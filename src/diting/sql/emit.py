@@ -1,0 +1,429 @@
+"""The SQL stage of one package: statements, tables, lineage, shards, ledger items (SPEC §4.7, §4.8).
+
+For every MyBatis mapper file of the package's modules, each statement becomes a SQL_STATEMENT
+(``{namespace}.{id}``; a ``<selectKey>`` is ``{namespace}.{id}!selectKey``, as MyBatis names it)
+contained by its MODULE and bound from the mapper interface's methods of that name (BINDS_TO).
+Its variants (sql/dynamic.py) are parsed with sqlglot (sql/lineage.py) in the datasource's
+dialect; every table position becomes READS or WRITES to a TABLE ``table://{logical}@{datasource}``
+whose physical names collapse only on evidence (sql/shards.py). Conditional fragments are ledger
+items of their statement. What does not parse is SQL_PARSE_FAILED or SQL_UNSUPPORTED and counts
+as failed; a ``${}`` table name that folds to nothing is DYNAMIC_TABLE_NAME.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from diting.ir import ids
+from diting.ir.builder import RefTo
+from diting.sql import shards
+from diting.sql.dynamic import MARKER, Expansion, Fragment, expand
+from diting.sql.lineage import Lineage, analyze
+from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode
+
+if TYPE_CHECKING:
+    from diting.probes.families import Families
+
+_JDBC = re.compile(r"^jdbc:(?P<kind>[a-z0-9]+):(?://[^/?;]*/(?P<db>[^/?;:]+)|.*?[;:]databaseName=(?P<db2>[^;]+))",
+                   re.I)
+_DIALECTS = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "oracle": "oracle",
+             "sqlserver": "tsql", "h2": "mysql", "clickhouse": "clickhouse", "sqlite": "sqlite"}
+_DATASOURCE_URL_KEYS = ("spring.datasource.url", "spring.datasource.druid.url", "spring.datasource.jdbc-url",
+                        "spring.datasource.hikari.jdbc-url")
+_SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
+_BIND_HEAD = re.compile(r"""^\s*(['"])(?P<head>[A-Za-z0-9_]+)\1\s*\+\s*(?P<rest>.+)$""")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass
+class SqlStats:
+    """What coverage counts of the SQL stage."""
+
+    discovered: int = 0
+    parsed: int = 0
+    partial: int = 0
+    failed: int = 0
+    unsupported_files: int = 0
+    failed_by_reason: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Use:
+    """One table position of one statement, after marker handling."""
+
+    physical: str | None  # None: a dynamic name that folds to nothing
+    db: str | None
+    write: bool
+    operation: str
+    columns: set[str]
+    where_columns: set[str]
+    evidence: str | None = None  # PLACEHOLDER, BIND
+    expression: str | None = None  # the ${} behind a dynamic name
+    key_hints: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Stmt:
+    stable: str
+    rid: str
+    seg: str
+    path: str
+    st: MapperStatement
+    uses: list[_Use] = field(default_factory=list)
+    status: str = "PARSED"  # PARSED, PARTIAL, PARSE_FAILED, UNSUPPORTED
+    reason: str = ""
+    expansion: Expansion | None = None
+    unresolved_fragments: set[str] = field(default_factory=set)
+
+
+class SqlStage:
+    """Runs the SQL stage for one package through the probes' helpers (segments, diagnostics)."""
+
+    def __init__(self, p: "Families") -> None:
+        self.p = p
+        self.rs = p.rs
+        self.stats = SqlStats()
+        self.mappers: list[tuple[str, MapperFile]] = []
+        for m in sorted(p.plan.modules):
+            for mf in p.s.module_results[m].mappers:
+                self.mappers.append((m, mf))
+        self.fragments: dict[tuple[str, str], SqlNode] = {}
+        for _, mf in self.mappers:
+            if mf.dialect == "MYBATIS" and mf.namespace:
+                for fid, node in mf.fragments.items():
+                    self.fragments.setdefault((mf.namespace, fid), node)
+        self.datasource, self.dialect = self._datasource()
+        self.routing = self._routing()
+
+    # ------------------------------------------------------------ configuration
+    def _datasource(self) -> tuple[str | None, str]:
+        """The database name of the package's one JDBC URL (None when there are none or several),
+        and the sqlglot dialect its driver speaks (MySQL by default)."""
+        cfg = self.p.config
+        if cfg is None:
+            return None, "mysql"
+        found: set[tuple[str, str]] = set()
+        for key in _DATASOURCE_URL_KEYS:
+            rv = cfg.get(key)
+            if rv.status == "RESOLVED" and rv.value:
+                m = _JDBC.match(rv.value.strip())
+                if m:
+                    found.add(((m.group("db") or m.group("db2") or "").strip(), m.group("kind").lower()))
+        if len(found) != 1:
+            return None, "mysql"
+        db, kind = next(iter(found))
+        return (db or None), _DIALECTS.get(kind, "mysql")
+
+    def _routing(self) -> dict[str, shards.Routing]:
+        """ShardingSphere tables of the package's configuration (Spring property form, 4.x and 5.x)."""
+        cfg = self.p.config
+        out: dict[str, shards.Routing] = {}
+        if cfg is None:
+            return out
+        for src in cfg.sources:
+            for doc in src.file.documents:
+                for e in doc.entries:
+                    for prefix in _SS_PREFIXES:
+                        if not e.key.startswith(prefix + "."):
+                            continue
+                        rest = e.key[len(prefix) + 1:]
+                        logical, _, prop = rest.partition(".")
+                        if not logical:
+                            continue
+                        r = out.setdefault(logical.lower(), shards.Routing(logical))
+                        if prop == "actual-data-nodes":
+                            for ds, table in shards.data_nodes(e.value):
+                                r.physical.add(table)
+                                if ds:
+                                    r.datasources.add(ds)
+                            r.source = r.source or (src.path, e.line)
+                        elif prop.endswith("sharding-column") and e.value.strip():
+                            r.sharding_columns.add(e.value.strip())
+        return out
+
+    # ------------------------------------------------------------ run
+    def run(self) -> SqlStats:
+        stmts: list[_Stmt] = []
+        for module, mf in self.mappers:
+            if mf.dialect == "IBATIS":
+                self.stats.unsupported_files += 1
+                self.stats.discovered += mf.unsupported_count
+                self.stats.failed += mf.unsupported_count
+                self.stats.failed_by_reason["ibatis_sqlmap"] = \
+                    self.stats.failed_by_reason.get("ibatis_sqlmap", 0) + mf.unsupported_count
+                self.p.diag("SQL_UNSUPPORTED", f"{mf.path}|ibatis", f"{mf.path}: an iBatis 2 <sqlMap> file "
+                            f"({mf.unsupported_count} statement(s)) is not a MyBatis mapper and is not analysed",
+                            [self._module_rid(module)], {"path": mf.path, "lines": [1, 1]})
+                continue
+            if not mf.namespace:
+                continue
+            for st in mf.statements:
+                stmts.append(self._statement(module, mf, st))
+        tables = self._tables(stmts)
+        for s in stmts:
+            self._relations(s, tables)
+        self._shard_checks(stmts, tables)
+        return self.stats
+
+    def _module_rid(self, module: str) -> str:
+        return ids.entity_record_id("MODULE", self.p.s.inv.ns[module])
+
+    def _lookup(self, ns: str, refid: str) -> tuple[str, SqlNode] | None:
+        if (ns, refid) in self.fragments:
+            return ns, self.fragments[(ns, refid)]
+        if "." in refid:
+            fns, _, fid = refid.rpartition(".")
+            if (fns, fid) in self.fragments:
+                return fns, self.fragments[(fns, fid)]
+        return None
+
+    # ------------------------------------------------------------ statements
+    def _statement(self, module: str, mf: MapperFile, st: MapperStatement) -> _Stmt:
+        ns = mf.namespace or ""
+        stable = f"{ns}.{st.id}"
+        seg = self.p.seg(mf.path, st.line, st.end_line)
+        exp_ = expand(st.body, ns, self._lookup)
+        s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mf.path, st, expansion=exp_)
+        self.stats.discovered += 1
+        # ${} outside a table position inside a conditional fragment: leave the fragment out
+        # (a marker is in a table position only when a parsed variant shows it in a table name)
+        dropped: set[str] = set()
+        for v in exp_.variants:
+            if not any(frag is not None for _, frag in v.markers.values()):
+                continue
+            got = analyze(v.sql, self.dialect)
+            in_tables = {int(n) for u in got.tables for n in MARKER.findall(u.name)} if got.status == "PARSED" else set()
+            for n, (_, frag) in v.markers.items():
+                if n not in in_tables and frag is not None:
+                    dropped.add(frag)
+        if dropped:
+            exp_ = expand(st.body, ns, self._lookup, dropped)
+            s.expansion = exp_
+            s.unresolved_fragments = dropped
+        results: list[tuple[Any, Lineage]] = [(v, analyze(v.sql, self.dialect)) for v in exp_.variants]
+        failed = [r for _, r in results if r.status != "PARSED"]
+        if failed and len(failed) == len(results):
+            s.status = failed[0].status
+            s.reason = failed[0].reason
+        elif failed or exp_.budget_exhausted or exp_.missing_includes:
+            s.status = "PARTIAL"
+            s.reason = failed[0].reason if failed else (
+                f"more than {len(exp_.variants)} variants" if exp_.budget_exhausted else
+                f"<include refid> names no fragment: {', '.join(exp_.missing_includes)}")
+        for v, r in results:
+            if r.status != "PARSED":
+                continue
+            for u in r.tables:
+                s.uses.append(self._use(u, v, exp_))
+        if any(u.physical is None for u in s.uses) and s.status == "PARSED":
+            s.status = "PARTIAL"
+            s.reason = "a dynamic table name does not fold"
+        self._record_statement(module, mf, s, results)
+        return s
+
+    def _use(self, u, v, exp_: Expansion) -> _Use:
+        name = u.name
+        markers = MARKER.findall(name)
+        cols = {c for c in u.columns if not MARKER.search(c)}
+        where = {c for c in u.where_columns if not MARKER.search(c)}
+        if not markers:
+            return _Use(name, u.db, u.write, u.operation, cols, where)
+        n = int(markers[0])
+        expr = v.markers.get(n, ("?", None))[0]
+        head, _, tail = name.partition(f"__dt{n}__")
+        if tail:  # a name that goes on after its placeholder (t_${x}_log): no stem to stand for it
+            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr)
+        bind = exp_.binds.get(expr)
+        hints: set[str] = set()
+        evidence = "PLACEHOLDER"
+        if bind is not None:
+            m = _BIND_HEAD.match(bind)
+            if m:
+                head = head + m.group("head") if not head else head
+                hints = {i for i in _IDENT.findall(m.group("rest")) if i not in ("_parameter", "null", "true", "false")}
+                evidence = "BIND"
+        stem = head.rstrip("_")
+        if not stem:
+            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr)
+        return _Use(stem, u.db, u.write, u.operation, cols, where, evidence, expr, hints)
+
+    def _record_statement(self, module: str, mf: MapperFile, s: _Stmt, results) -> None:
+        st = s.st
+        exp_ = s.expansion
+        assert exp_ is not None
+        attrs = {"operation": st.kind, "source": "MAPPER_XML", "namespace": mf.namespace, "statement_id": st.id,
+                 "parse_status": s.status, "variants": len(exp_.variants), "dialect": self.dialect,
+                 "parameter_type": st.attrs.get("parameterType"), "result_map": st.attrs.get("resultMap"),
+                 "result_type": st.attrs.get("resultType")}
+        if st.parent_id:
+            attrs["selectkey_of"] = f"{mf.namespace}.{st.parent_id}"
+        ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
+        if ops and st.kind not in ops and not (st.kind == "INSERT" and {"REPLACE", "UPSERT"} & set(ops)):
+            attrs["parsed_operations"] = ops
+        if s.reason:
+            attrs["reason"] = s.reason
+        dynamic = sorted({f"${{{e}}}" for v in exp_.variants for e, frag in v.markers.values() if frag is None}
+                         - {f"${{{u.expression}}}" for u in s.uses if u.expression})
+        if dynamic:  # ${} outside a table position and outside any conditional fragment
+            attrs["dynamic_fragments"] = dynamic
+        self.rs.entity("SQL_STATEMENT", s.stable, s.stable, [s.seg], attrs)
+        mrid = self._module_rid(module)
+        self.rs.relation("CONTAINS", mrid, self.p.s.inv.ns[module], target_rid=s.rid, target_key=s.stable,
+                         status="RESOLVED", evidence=[s.seg])
+        # the mapper interface's methods of that name bind to the statement
+        for m in self.p.methods_of(mf.namespace or "") if not st.parent_id else []:
+            if m["name"] == st.id:
+                self.rs.relation("BINDS_TO", m["rid"], m["stable"], target_rid=s.rid, target_key=s.stable,
+                                 status="RESOLVED", evidence=[s.seg], attributes={"binding": "MAPPER_NAMESPACE"})
+        c = {"path": mf.path, "lines": [st.line, st.end_line]}
+        if s.status in ("PARSE_FAILED", "UNSUPPORTED"):
+            self.stats.failed += 1
+            reason = "parse_failed" if s.status == "PARSE_FAILED" else "unsupported"
+            self.stats.failed_by_reason[reason] = self.stats.failed_by_reason.get(reason, 0) + 1
+            code = "SQL_PARSE_FAILED" if s.status == "PARSE_FAILED" else "SQL_UNSUPPORTED"
+            self.p.diag(code, s.stable, f"{s.stable} ({mf.path}:{st.line}): {s.reason}", [s.rid], c)
+        elif s.status == "PARTIAL":
+            self.stats.partial += 1
+            if exp_.budget_exhausted:
+                self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: more than "
+                            f"{len(exp_.variants)} dynamic-SQL variants; the rest are not parsed", [s.rid], c)
+            elif s.reason:
+                self.p.diag("SQL_PARSE_FAILED" if "does not fold" not in s.reason and "include" not in s.reason
+                            else "SQL_UNSUPPORTED", f"{s.stable}|partial", f"{s.stable} ({mf.path}:{st.line}): "
+                            f"{s.reason}", [s.rid], c)
+        else:
+            self.stats.parsed += 1
+
+    # ------------------------------------------------------------ tables
+    def _tables(self, stmts: list[_Stmt]) -> dict[tuple[str, str | None], dict[str, Any]]:
+        """Logical tables by (physical name lower-cased, datasource) with their TABLE record fields."""
+        literal: dict[str | None, set[str]] = {}
+        for s in stmts:
+            for u in s.uses:
+                if u.physical is not None and u.evidence is None:
+                    literal.setdefault(u.db or self.datasource, set()).add(u.physical)
+        logical_of: dict[tuple[str, str | None], shards.LogicalName] = {}
+        for ds, names in literal.items():
+            for n, ln in shards.collapse(names, self.routing).items():
+                logical_of[(n.lower(), ds)] = ln
+        tables: dict[tuple[str, str | None], dict[str, Any]] = {}
+        for s in stmts:
+            for u in s.uses:
+                if u.physical is None:
+                    continue
+                ds = u.db or self.datasource
+                if u.evidence:
+                    r = self.routing.get(u.physical.lower())
+                    ln = shards.LogicalName(u.physical, [u.evidence] + (["ROUTING_CONFIG"] if r else []),
+                                            confirmed_key=sorted(r.sharding_columns)[0] if r and
+                                            len(r.sharding_columns) == 1 else None)
+                    physical = f"{u.physical}_${{{u.expression}}}"
+                else:
+                    ln = logical_of.get((u.physical.lower(), ds), shards.LogicalName(u.physical))
+                    physical = u.physical
+                key = (ln.logical.lower(), ds)
+                t = tables.setdefault(key, {"logical": ln.logical, "datasource": ds, "physical": set(),
+                                            "evidence": {}, "confirmed": ln.confirmed_key, "hints": set(),
+                                            "candidate_of": ln.candidate_of, "statements": []})
+                t["physical"].add(physical)
+                for ev in ln.evidence:
+                    t["evidence"].setdefault(ev, s.seg)
+                t["hints"] |= u.key_hints
+                t["confirmed"] = t["confirmed"] or ln.confirmed_key
+                t["statements"].append((s, u))
+                u.physical = ln.logical  # the statement now reads the logical table
+        for key, t in tables.items():
+            r = self.routing.get(t["logical"].lower())
+            if r is not None and r.source:
+                t["evidence"]["ROUTING_CONFIG"] = self.p.seg(r.source[0], r.source[1])
+            sharded = bool(t["evidence"])
+            # candidate keys: bind/concatenation identifiers, and columns every statement's WHERE constrains
+            wheres = [u.where_columns for s, u in t["statements"] if not (u.write and u.operation == "INSERT")]
+            common = set.intersection(*wheres) if wheres and sharded else set()
+            cands = sorted((t["hints"] | common) - ({t["confirmed"]} if t["confirmed"] else set()))
+            urn = f"table://{t['logical']}"
+            stable = f"{urn}@{t['datasource'] or '?'}"
+            attrs: dict[str, Any] = {}
+            if t["candidate_of"]:
+                attrs["shard_candidate_of"] = t["candidate_of"]
+            evs = sorted({s.seg for s, _ in t["statements"]})
+            t["rid"] = self.rs.entity(
+                "TABLE", stable, t["logical"], evs[:8], attrs, urn=urn, datasource=t["datasource"],
+                physical_names=sorted(t["physical"]), is_sharded=sharded,
+                shard_evidence=[{"kind": k, "evidence_ref": RefTo(v)} for k, v in sorted(t["evidence"].items())],
+                candidate_shard_keys=cands, confirmed_shard_key=t["confirmed"])
+            t["stable"] = stable
+            if sharded and not t["confirmed"]:
+                self.p.diag("SHARD_KEY_UNCONFIRMED", f"{stable}|key", f"{t['logical']} is sharded "
+                            f"({', '.join(sorted(t['evidence']))}) but no routing configuration names its shard key"
+                            + (f"; candidates: {', '.join(cands)}" if cands else ""), [t["rid"]],
+                            None)
+        return tables
+
+    def _relations(self, s: _Stmt, tables) -> None:
+        seen: dict[tuple[str, str], dict[str, Any]] = {}
+        for u in s.uses:
+            kind = "WRITES" if u.write else "READS"
+            if u.physical is None:
+                d = self.p.diag("DYNAMIC_TABLE_NAME", f"{s.stable}|{u.expression}", f"{s.stable}: table name "
+                                f"${{{u.expression}}} is decided at run time", [s.rid],
+                                {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+                self.rs.relation(kind, s.rid, s.stable, target_rid=None, target_key=f"?${{{u.expression}}}",
+                                 status="UNRESOLVED", evidence=[s.seg], diagnostics=[d],
+                                 match_keys={"table_expression": f"${{{u.expression}}}"},
+                                 attributes={"operation": u.operation})
+                continue
+            t = tables.get((u.physical.lower(), u.db or self.datasource))
+            if t is None:
+                continue
+            cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set()})
+            cur["ops"].add(u.operation)
+            cur["cols"] |= u.columns
+        for (kind, _), cur in sorted(seen.items()):
+            t = cur["t"]
+            self.rs.relation(kind, s.rid, s.stable, target_rid=t["rid"], target_key=t["stable"], status="RESOLVED",
+                             evidence=[s.seg], attributes={"operations": sorted(cur["ops"]),
+                                                           "columns": sorted(cur["cols"])})
+        self._ledger(s)
+
+    def _shard_checks(self, stmts: list[_Stmt], tables) -> None:
+        for t in tables.values():
+            key = t["confirmed"]
+            if not key:
+                continue
+            for s, u in t["statements"]:
+                if u.write and u.operation == "INSERT":
+                    continue
+                if key.lower() not in {c.lower() for c in u.where_columns}:
+                    self.p.diag("SHARD_BROADCAST", f"{s.stable}|{t['logical']}", f"{s.stable}: its WHERE does not "
+                                f"constrain {t['logical']}'s shard key {key}; the statement goes to every shard",
+                                [s.rid, t["rid"]], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+
+    # ------------------------------------------------------------ ledger
+    def _ledger(self, s: _Stmt) -> None:
+        """Conditional fragments become ledger items once every entity of the package is final
+        (their ``symbol_revision`` is the statement's revision): queued here."""
+        if s.expansion is not None and s.expansion.fragments:
+            self.p.sql_ledger.append((s, s.expansion.fragments))
+
+    def ledger_items(self) -> None:
+        self.rs.finish()
+        for s, frags in self.p.sql_ledger:
+            rev = self.rs.entities[s.rid]["implementation_ref"].revision
+            for f in frags:
+                self._item(s, f, rev)
+
+    def _item(self, s: _Stmt, f: Fragment, rev: str) -> None:
+        branch_id = f"{s.stable}/{f.path}"
+        seg = self.p.seg(s.path, f.line, f.end_line)
+        unresolved = f.path in s.unresolved_fragments
+        self.rs.ledger_item({
+            "record_id": ids.record_id_for(ids.BRANCH_PREFIX, branch_id), "branch_id": branch_id,
+            "branch_kind": f.kind, "parent_branch_id": f"{s.stable}/{f.parent}" if f.parent else None,
+            "symbol_ref": RefTo(s.rid), "symbol_revision": rev,
+            "condition_ref": RefTo(self.p.seg(s.path, f.line)) if f.kind != "SQL_OTHERWISE" else None,
+            "outcome_kind": "CONTINUE", "effect_refs": [], "exit_ref": None, "evidence_refs": [RefTo(seg)],
+            "resolution_status": "UNRESOLVED" if unresolved else "RESOLVED",
+        })

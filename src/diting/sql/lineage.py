@@ -1,0 +1,171 @@
+"""Table lineage of one SQL text through sqlglot (SPEC §4.7).
+
+:func:`analyze` parses a statement (MySQL by default) and returns every table it touches with
+the operation: the written table of an INSERT / REPLACE / UPSERT / UPDATE / DELETE, and every
+table read — by a SELECT, and inside a write (``INSERT … SELECT``, joins and subqueries of an
+UPDATE or DELETE). CTE names are not tables. Columns are kept when the text names them: the
+INSERT column list, the SET columns of an UPDATE, the columns a single-table or aliased SELECT
+reads, and per table the columns its WHERE constrains (for the shard-key check).
+
+``REPLACE INTO`` is a MySQL statement sqlglot returns as a generic Command; it is parsed as the
+INSERT it is shaped like and recorded as REPLACE. A text sqlglot cannot parse is ``PARSE_FAILED``;
+one it returns as a generic Command (DDL, ``CALL``, vendor syntax) is ``UNSUPPORTED`` — both are
+failures, never "touches no table".
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+_REPLACE = re.compile(r"^\s*replace\s+(?:low_priority\s+|delayed\s+)?into\b", re.I)
+_WRITES = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+
+
+@dataclass
+class TableUse:
+    """One table position: ``name`` as written (without quotes), ``db`` its qualifier or None."""
+
+    name: str
+    db: str | None
+    operation: str  # SELECT, INSERT, UPDATE, DELETE, REPLACE, UPSERT
+    write: bool
+    columns: set[str] = field(default_factory=set)
+    where_columns: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Lineage:
+    """``status`` PARSED, PARSE_FAILED or UNSUPPORTED (with ``reason``)."""
+
+    status: str
+    tables: list[TableUse] = field(default_factory=list)
+    reason: str = ""
+    operation: str | None = None
+
+
+def analyze(sql: str, dialect: str = "mysql") -> Lineage:
+    """Tables of ``sql`` (see the module docstring)."""
+    text = sql.strip().rstrip(";")
+    if not text:
+        return Lineage("UNSUPPORTED", reason="empty statement")
+    replace = bool(_REPLACE.match(text))
+    if replace:
+        text = _REPLACE.sub("INSERT INTO", text, count=1)
+    try:
+        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None]
+    except SqlglotError as exc:
+        return Lineage("PARSE_FAILED", reason=str(exc).splitlines()[0][:300])
+    except RecursionError:
+        return Lineage("PARSE_FAILED", reason="nesting too deep for the parser")
+    if not trees:
+        return Lineage("UNSUPPORTED", reason="empty statement")
+    out = Lineage("PARSED")
+    for tree in trees:
+        if isinstance(tree, exp.Command):
+            return Lineage("UNSUPPORTED", reason=f"{tree.this!s} statements are not analysed".strip()[:200])
+        got = _tables(tree, replace)
+        if got is None:
+            return Lineage("UNSUPPORTED", reason=f"{type(tree).__name__} statements are not analysed")
+        op, uses = got
+        out.operation = out.operation or op
+        out.tables.extend(uses)
+    return out
+
+
+def _name(t: exp.Table) -> tuple[str, str | None]:
+    return t.name, (t.db or None)
+
+
+def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] | None:
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    written: list[exp.Table] = []
+    op = "SELECT"
+    for cls, name in _WRITES.items():
+        if isinstance(tree, cls):
+            op = name
+            break
+    else:
+        if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery)) and not isinstance(tree, exp.Query):
+            return None
+    if isinstance(tree, exp.Insert):
+        if replace:
+            op = "REPLACE"
+        elif tree.args.get("conflict") is not None:
+            op = "UPSERT"
+        target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        if isinstance(target, exp.Table):
+            written.append(target)
+    elif isinstance(tree, exp.Update):
+        if isinstance(tree.this, exp.Table):
+            written.append(tree.this)
+        for j in tree.this.find_all(exp.Table) if not isinstance(tree.this, exp.Table) else []:
+            written.append(j)
+    elif isinstance(tree, exp.Delete):
+        target = tree.this
+        if isinstance(target, exp.Table):
+            written.append(target)
+        for t in tree.args.get("tables") or []:
+            if isinstance(t, exp.Table):
+                written.append(t)
+    written_ids = {id(t) for t in written}
+    aliases: dict[str, tuple[str, str | None]] = {}
+    all_tables = [t for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
+    for t in all_tables:
+        aliases[(t.alias or t.name).lower()] = _name(t)
+    uses: dict[tuple[str, str | None, bool], TableUse] = {}
+    for t in all_tables:
+        w = id(t) in written_ids or any(_name(t) == _name(x) and t is x for x in written)
+        key = (*_name(t), w)
+        if key not in uses:
+            uses[key] = TableUse(t.name, t.db or None, op if w else "SELECT", w)
+    # columns
+    if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema):
+        cols = {c.name for c in tree.this.expressions if isinstance(c, exp.Identifier) or hasattr(c, "name")}
+        for u in uses.values():
+            if u.write:
+                u.columns |= {c for c in cols if c}
+    if isinstance(tree, exp.Update):
+        for e in tree.expressions:
+            if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column):
+                _assign(uses, aliases, e.this, write=True)
+    single = [u for u in uses.values() if not u.write]
+    for col in tree.find_all(exp.Column):
+        if isinstance(col.parent, exp.EQ) and isinstance(tree, exp.Update) and col.parent.parent is tree:
+            continue
+        target = _owner(col, aliases, single)
+        if target is not None:
+            for u in uses.values():
+                if (u.name, u.db) == target and not u.write:
+                    u.columns.add(col.name)
+    where = tree.args.get("where")
+    if where is not None:
+        for col in where.find_all(exp.Column):
+            target = _owner(col, aliases, list(uses.values()))
+            if target is not None:
+                for u in uses.values():
+                    if (u.name, u.db) == target:
+                        u.where_columns.add(col.name)
+    return op, sorted(uses.values(), key=lambda u: (u.name, u.db or "", u.write))
+
+
+def _owner(col: exp.Column, aliases: dict[str, tuple[str, str | None]], candidates: list[TableUse]
+           ) -> tuple[str, str | None] | None:
+    if col.table:
+        return aliases.get(col.table.lower())
+    names = {(u.name, u.db) for u in candidates}
+    return next(iter(names)) if len(names) == 1 else None
+
+
+def _assign(uses, aliases, col: exp.Column, write: bool) -> None:
+    target = _owner(col, aliases, [u for u in uses.values() if u.write])
+    for u in uses.values():
+        if u.write and (target is None or (u.name, u.db) == target):
+            u.columns.add(col.name)
