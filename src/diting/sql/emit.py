@@ -21,7 +21,7 @@ from diting.ir.builder import RefTo
 from diting.sql import shards
 from diting.sql.dynamic import MARKER, Expansion, Fragment, expand
 from diting.sql.lineage import Lineage, analyze
-from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode
+from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 
 if TYPE_CHECKING:
     from diting.probes.families import Families
@@ -129,7 +129,9 @@ class SqlStage:
                         if not e.key.startswith(prefix + "."):
                             continue
                         rest = e.key[len(prefix) + 1:]
-                        logical, _, prop = rest.partition(".")
+                        _, _, prop = rest.partition(".")
+                        raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
+                        logical = raw[prefix.count(".") + 1] if len(raw) > prefix.count(".") + 1 else ""
                         if not logical:
                             continue
                         r = out.setdefault(logical.lower(), shards.Routing(logical))
@@ -161,6 +163,10 @@ class SqlStage:
                 continue
             for st in mf.statements:
                 stmts.append(self._statement(module, mf, st))
+        for c in self.p.ctx.by_emit.get("SQL_ANNOTATION", []):
+            got = self._annotation_statement(c)
+            if got is not None:
+                stmts.append(got)
         tables = self._tables(stmts)
         for s in stmts:
             self._relations(s, tables)
@@ -180,7 +186,37 @@ class SqlStage:
         return None
 
     # ------------------------------------------------------------ statements
-    def _statement(self, module: str, mf: MapperFile, st: MapperStatement) -> _Stmt:
+    def _annotation_statement(self, c: dict[str, Any]) -> _Stmt | None:
+        """A statement of a ``@Select``/``@Insert``/``@Update``/``@Delete`` mapper method: its string
+        parts folded and joined with spaces (``<script>`` bodies are dynamic SQL); a ``@*Provider``
+        builds its SQL in code and is SQL_UNSUPPORTED."""
+        rule = self.p.s.rules.by_id[c["rule"]]
+        m = c.get("member")
+        if m is None:
+            return None
+        ns = c["type"]["binary"].replace("$", ".")
+        line, end = c["lines"]
+        kind = str(rule.emits.attributes.get("operation", "SELECT"))
+        mf = MapperFile(c["path"], "MYBATIS", ns)
+        # the folded text as written: its #{…} and ${…} are MyBatis's, never config placeholders
+        parts = c.get("roles", {}).get("sql", [])
+        bad = next((p for p in parts if "value" not in p), None)
+        if rule.emits.attributes.get("provider") or bad is not None or not parts:
+            reason = ("its SQL is built by a provider method at run time" if rule.emits.attributes.get("provider")
+                      else f"the SQL {bad.get('unresolved', bad.get('ref', '?')) if bad else '(none)'} does not fold")
+            st = MapperStatement(m["name"], kind, {}, SqlNode("script"), line, end)
+            s = _Stmt(f"{ns}.{m['name']}", ids.entity_record_id("SQL_STATEMENT", f"{ns}.{m['name']}"),
+                      self.p.seg(c["path"], line, end), c["path"], st, status="UNSUPPORTED", reason=reason,
+                      expansion=Expansion([], []))
+            self.stats.discovered += 1
+            self._record_statement(c["module"], mf, s, [], source="ANNOTATION")
+            return s
+        text = " ".join(str(p["value"]) for p in parts)
+        body = script_body(text, line, end)
+        return self._statement(c["module"], mf, MapperStatement(m["name"], kind, {}, body, line, end),
+                               source="ANNOTATION")
+
+    def _statement(self, module: str, mf: MapperFile, st: MapperStatement, source: str = "MAPPER_XML") -> _Stmt:
         ns = mf.namespace or ""
         stable = f"{ns}.{st.id}"
         seg = self.p.seg(mf.path, st.line, st.end_line)
@@ -220,7 +256,7 @@ class SqlStage:
         if any(u.physical is None for u in s.uses) and s.status == "PARSED":
             s.status = "PARTIAL"
             s.reason = "a dynamic table name does not fold"
-        self._record_statement(module, mf, s, results)
+        self._record_statement(module, mf, s, results, source)
         return s
 
     def _use(self, u, v, exp_: Expansion) -> _Use:
@@ -249,11 +285,11 @@ class SqlStage:
             return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr)
         return _Use(stem, u.db, u.write, u.operation, cols, where, evidence, expr, hints)
 
-    def _record_statement(self, module: str, mf: MapperFile, s: _Stmt, results) -> None:
+    def _record_statement(self, module: str, mf: MapperFile, s: _Stmt, results, source: str = "MAPPER_XML") -> None:
         st = s.st
         exp_ = s.expansion
         assert exp_ is not None
-        attrs = {"operation": st.kind, "source": "MAPPER_XML", "namespace": mf.namespace, "statement_id": st.id,
+        attrs = {"operation": st.kind, "source": source, "namespace": mf.namespace, "statement_id": st.id,
                  "parse_status": s.status, "variants": len(exp_.variants), "dialect": self.dialect,
                  "parameter_type": st.attrs.get("parameterType"), "result_map": st.attrs.get("resultMap"),
                  "result_type": st.attrs.get("resultType")}

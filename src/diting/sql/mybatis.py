@@ -129,3 +129,24 @@ def _node(el, ends) -> SqlNode:
 
 def _select_keys(body: SqlNode) -> list[SqlNode]:
     return [c for c in body.children if c.tag == "selectKey"]
+
+
+def script_body(text: str, line: int, end_line: int) -> SqlNode:
+    """The body of annotation SQL: a ``<script>`` document parsed like a mapper statement, else
+    plain text. Every node carries the annotation's lines (the text has no lines of its own in
+    the Java file). A ``<script>`` that is not well-formed XML is kept as text."""
+    stripped = text.strip()
+    if stripped.startswith("<script>"):
+        doc = parse_xml(stripped.encode("utf-8"))
+        if doc.root is not None:
+            node = _node(doc.root, {})
+            _reline(node, line, end_line)
+            return node
+    return SqlNode("script", children=[SqlNode(None, text, line=line, end_line=end_line)], line=line,
+                   end_line=end_line)
+
+
+def _reline(node: SqlNode, line: int, end_line: int) -> None:
+    node.line, node.end_line = line, end_line
+    for c in node.children:
+        _reline(c, line, end_line)

@@ -1,0 +1,192 @@
+"""The SQL stage: dynamic SQL variants, sqlglot lineage, logical tables on evidence (SPEC §4.7, §4.8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diting.sql.dynamic import MAX_VARIANTS, expand
+from diting.sql.lineage import analyze
+from diting.sql.mybatis import read_mapper
+from diting.sql.shards import collapse, data_nodes
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+
+HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" '
+        '"http://mybatis.org/dtd/mybatis-3-mapper.dtd">\n')
+
+
+def _mapper(ns: str, body: str) -> str:
+    return HEAD + f'<mapper namespace="{ns}">\n{body}\n</mapper>\n'
+
+
+def _expand(xml: str, stmt: str, others: list[str] = ()):
+    files = [read_mapper(f"m{i}.xml", x.encode()) for i, x in enumerate([xml, *others])]
+    frags = {(f.namespace, k): v for f in files for k, v in f.fragments.items()}
+    st = next(s for s in files[0].statements if s.id == stmt)
+    return expand(st.body, files[0].namespace, lambda ns, r: (ns, frags[(ns, r)]) if (ns, r) in frags else (
+        (r.rpartition(".")[0], frags[(r.rpartition(".")[0], r.rpartition(".")[2])])
+        if (r.rpartition(".")[0], r.rpartition(".")[2]) in frags else None))
+
+
+def test_variants_follow_the_rule_and_fragments_are_ledger_paths():
+    xml = _mapper("a.M", """
+  <sql id="cols">id, ${alias}.status</sql>
+  <select id="q">select <include refid="cols"><property name="alias" value="o"/></include> from t_order o
+    <where>
+      <if test="s != null">and o.status = #{s}</if>
+      <choose><when test="a">and o.a = 1</when><when test="b">and o.b = 2</when><otherwise>and o.c = 3</otherwise></choose>
+      <foreach collection="ids" item="i" open="and o.id in (" separator="," close=")">#{i}</foreach>
+    </where>
+  </select>
+  <update id="u">update t_order <set><if test="x">x = #{x},</if><if test="y">y = #{y},</if></set> where id = #{id}</update>
+  <select id="t"><trim prefix="where" prefixOverrides="and |or ">or a = 1</trim></select>""")
+    e = _expand(xml, "q")
+    assert [v.sql for v in e.variants] == [
+        "select id, o.status from t_order o WHERE o.status = ? and o.a = 1 and o.id in ( ? )",
+        "select id, o.status from t_order o WHERE o.status = ? and o.b = 2 and o.id in ( ? )",
+        "select id, o.status from t_order o WHERE o.status = ? and o.c = 3 and o.id in ( ? )"]
+    assert [(f.path, f.kind) for f in e.fragments] == [
+        ("where[0]/if[0]", "SQL_IF"), ("where[0]/choose[0]/when[0]", "SQL_WHEN"),
+        ("where[0]/choose[0]/when[1]", "SQL_WHEN"), ("where[0]/choose[0]/otherwise", "SQL_OTHERWISE")]
+    assert [v.sql for v in _expand(xml, "u").variants] == ["update t_order SET x = ?, y = ? where id = ?"]
+    assert [v.sql for v in _expand(xml, "t").variants] == ["where a = 1"]
+
+
+def test_include_across_namespaces_and_the_variant_cap():
+    other = _mapper("b.Common", '<sql id="where">where deleted = 0</sql>')
+    xml = _mapper("a.M", '<select id="q">select * from t <include refid="b.Common.where"/></select>'
+                  '<select id="missing">select * from t <include refid="nowhere"/></select>')
+    assert _expand(xml, "q", [other]).variants[0].sql == "select * from t where deleted = 0"
+    assert _expand(xml, "missing", [other]).missing_includes == ["nowhere"]
+    whens = "".join(f'<when test="k == {i}">and k = {i}</when>' for i in range(80))
+    big = _expand(_mapper("a.M", f'<select id="q">select * from t <where><choose>{whens}</choose></where></select>'), "q")
+    assert len(big.variants) == MAX_VARIANTS and big.budget_exhausted
+
+
+def test_lineage_operations_reads_inside_writes_and_failures():
+    got = analyze("insert into t_archive (id) select id from t_order o join t_user u on o.uid = u.id where o.st = ?")
+    assert [(t.name, t.operation, t.write) for t in got.tables] == [
+        ("t_archive", "INSERT", True), ("t_order", "SELECT", False), ("t_user", "SELECT", False)]
+    assert analyze("replace into t (a) values (?)").tables[0].operation == "REPLACE"
+    assert analyze("insert into t (a) values (?) on duplicate key update a = ?").tables[0].operation == "UPSERT"
+    assert analyze("select from where").status == "PARSE_FAILED"
+    assert analyze("create table x (a int)").status == "UNSUPPORTED"
+    assert [t.name for t in analyze("with x as (select * from a) select * from x").tables] == ["a"]
+
+
+def test_collapse_only_on_evidence():
+    names = {"stock_00", "stock_01", "order_log_202301", "order_log_20230101", "refund_0038", "coupon_01", "coupon",
+             "order_info", "order_info_bak"}
+    got = {n: (v.logical, v.evidence, v.candidate_of) for n, v in collapse(names, {}).items()}
+    assert got["stock_00"] == ("stock", ["SIBLINGS"], None) and got["stock_01"] == ("stock", ["SIBLINGS"], None)
+    assert got["order_log_202301"] == ("order_log_202301", [], None)      # a date, not a shard
+    assert got["order_log_20230101"] == ("order_log_20230101", [], None)
+    assert got["refund_0038"] == ("refund_0038", [], "refund")             # a lone suffix stays a candidate
+    assert got["coupon_01"] == ("coupon_01", [], None)                     # an un-suffixed coupon exists
+    assert got["order_info_bak"] == ("order_info_bak", [], None)           # a backup beside its base
+    assert data_nodes("ds$->{0..1}.t_order_$->{0..1}") == [
+        ("ds0", "t_order_0"), ("ds0", "t_order_1"), ("ds1", "t_order_0"), ("ds1", "t_order_1")]
+
+
+def _package(out: Path, name: str) -> dict[str, list[dict]]:
+    (pkg,) = [p for p in out.iterdir() if p.name.startswith(name + "@")]
+    return {f: [json.loads(x) for x in (pkg / f).read_text(encoding="utf-8").splitlines()]
+            for f in ("entities.jsonl", "relations.jsonl", "diagnostics.jsonl", "branch_ledger.jsonl", "coverage.json")
+            if f != "coverage.json"} | {"coverage": [json.loads((pkg / "coverage.json").read_text())]}
+
+
+@pytest.fixture(scope="module")
+def shard_scan(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sql")
+    res = "src/main/resources"
+    files = {
+        "pom.xml": pom("trade-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/TradeApp.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+        "public class TradeApp { public static void main(String[] a) { } }\n",
+        "src/main/java/com/example/dao/TradeMapper.java": "package com.example.dao;\n"
+        "@org.apache.ibatis.annotations.Mapper\npublic interface TradeMapper {\n"
+        "    Object byIdx(int idx); Object flows(long userId); Object stock(); Object logs(); Object dyn(String t);\n"
+        "    Object ordersOfUser(long u); Object ordersByStatus(int s); Object sorted(String c); Object cond(String c);\n}\n",
+        f"{res}/application.yml": "spring:\n  datasource:\n    url: jdbc:mysql://db.example:3306/trade\n"
+        "  shardingsphere:\n    rules:\n      sharding:\n        tables:\n          t_order:\n"
+        "            actual-data-nodes: ds$->{0..1}.t_order_$->{0..1}\n"
+        "            table-strategy:\n              standard:\n                sharding-column: user_id\n",
+        f"{res}/mapper/TradeMapper.xml": _mapper("com.example.dao.TradeMapper", """
+  <select id="byIdx">select * from order_info_${idx} where order_id = #{id}</select>
+  <select id="flows"><bind name="tn" value="'pay_flow_' + userId % 4"/>select * from ${tn} where user_id = #{userId}</select>
+  <select id="stock">select a.* from stock_00 a union all select b.* from stock_01 b</select>
+  <select id="logs">select * from order_log_202301 union all select * from refund_0038</select>
+  <select id="dyn">select * from ${tableName}</select>
+  <select id="ordersOfUser">select * from t_order where user_id = #{u}</select>
+  <select id="ordersByStatus">select * from t_order where status = #{s}</select>
+  <select id="sorted">select id from order_info_bak order by ${col}</select>
+  <select id="cond">select id from coupon <where><if test="c != null">and ${c}</if></where></select>"""),
+        f"{res}/sqlmap/Legacy.xml": '<?xml version="1.0"?>\n<sqlMap namespace="Legacy">\n'
+        '  <select id="a">select 1</select>\n  <update id="b">update x set y = 1</update>\n</sqlMap>\n',
+    }
+    repo, sha = make_repo(tmp, files)
+    out = tmp / "out"
+    scan_repo(repo, out, sha)
+    return _package(out, "trade-app")
+
+
+def _tables(p) -> dict[str, dict]:
+    return {e["name"]: e for e in p["entities.jsonl"] if e["kind"] == "TABLE"}
+
+
+def _reads(p, stmt: str) -> list[tuple[str, str | None, str]]:
+    return sorted((r["kind"], r["target_ref"]["record_id"] if r["target_ref"] else None, r["resolution_status"])
+                  for r in p["relations.jsonl"] if r["kind"] in ("READS", "WRITES")
+                  and r["source_ref"]["record_id"] == f"stmt:com.example.dao.TradeMapper.{stmt}")
+
+
+def test_placeholder_bind_siblings_routing_and_dates(shard_scan):
+    t = _tables(shard_scan)
+    oi = t["order_info"]
+    assert (oi["physical_names"], oi["is_sharded"], [e["kind"] for e in oi["shard_evidence"]], oi["datasource"]) == \
+        (["order_info_${idx}"], True, ["PLACEHOLDER"], "trade")
+    pf = t["pay_flow"]
+    assert ([e["kind"] for e in pf["shard_evidence"]], pf["candidate_shard_keys"], pf["confirmed_shard_key"]) == \
+        (["BIND"], ["userId", "user_id"], None)
+    assert (t["stock"]["physical_names"], [e["kind"] for e in t["stock"]["shard_evidence"]]) == \
+        (["stock_00", "stock_01"], ["SIBLINGS"])
+    assert t["order_log_202301"]["is_sharded"] is False
+    assert (t["refund_0038"]["is_sharded"], t["refund_0038"]["attributes"]) == (False, {"shard_candidate_of": "refund"})
+    to = t["t_order"]
+    assert (to["physical_names"], to["confirmed_shard_key"], [e["kind"] for e in to["shard_evidence"]]) == \
+        (["t_order"], "user_id", ["ROUTING_CONFIG"])
+    assert "order_info_bak" in t and t["order_info_bak"]["is_sharded"] is False
+
+
+def test_shard_broadcast_dynamic_tables_and_dollar_fragments(shard_scan):
+    p = shard_scan
+    diags = {(d["code"], d["affected_refs"][0]["record_id"]) for d in p["diagnostics.jsonl"]}
+    assert ("SHARD_BROADCAST", "stmt:com.example.dao.TradeMapper.ordersByStatus") in diags
+    assert ("SHARD_BROADCAST", "stmt:com.example.dao.TradeMapper.ordersOfUser") not in diags
+    assert ("DYNAMIC_TABLE_NAME", "stmt:com.example.dao.TradeMapper.dyn") in diags
+    assert _reads(p, "dyn") == [("READS", None, "UNRESOLVED")]
+    ents = {e["record_id"]: e for e in p["entities.jsonl"]}
+    assert ents["stmt:com.example.dao.TradeMapper.dyn"]["attributes"]["parse_status"] == "PARTIAL"
+    assert ents["stmt:com.example.dao.TradeMapper.sorted"]["attributes"]["dynamic_fragments"] == ["${col}"]
+    (item,) = [li for li in p["branch_ledger.jsonl"] if li["branch_id"].startswith("com.example.dao.TradeMapper.cond/")]
+    assert (item["branch_id"], item["branch_kind"], item["resolution_status"]) == \
+        ("com.example.dao.TradeMapper.cond/where[0]/if[0]", "SQL_IF", "UNRESOLVED")
+    assert _reads(p, "cond") == [("READS", "table:table://coupon@trade", "RESOLVED")]
+    binds = {(r["source_ref"]["record_id"].rsplit("#", 1)[-1], r["target_ref"]["record_id"])
+             for r in p["relations.jsonl"] if r["kind"] == "BINDS_TO" and r["target_ref"]["record_id"].startswith("stmt:")}
+    assert ("flows(long)", "stmt:com.example.dao.TradeMapper.flows") in binds and len(binds) == 9
+
+
+def test_ibatis_files_count_as_unsupported_and_coverage_adds_up(shard_scan):
+    p = shard_scan
+    assert any(d["code"] == "SQL_UNSUPPORTED" and "iBatis" in d["message"] for d in p["diagnostics.jsonl"])
+    dim = p["coverage"][0]["dimensions"]["sql_statements"]
+    stmts = [e for e in p["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"]
+    by_status = {s: sum(1 for e in stmts if e["attributes"]["parse_status"] == s) for s in
+                 ("PARSED", "PARTIAL", "PARSE_FAILED", "UNSUPPORTED")}
+    assert dim["discovered"] == len(stmts) + 2 == 11
+    assert (dim["resolved"], dim["partial"], dim["failed"]) == (
+        by_status["PARSED"], by_status["PARTIAL"], by_status["PARSE_FAILED"] + by_status["UNSUPPORTED"] + 2)
