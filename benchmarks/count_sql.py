@@ -24,9 +24,11 @@ def git(repo: str, *args: str) -> bytes:
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True).stdout
 
 
-def independent(repo: str, commit: str) -> Counter:
-    """(path) → statements in it."""
+def independent(repo: str, commit: str) -> tuple[Counter, set[tuple[str, str]]]:
+    """(path) → statement elements in it, and the distinct (namespace, id) pairs (a mapper may
+    repeat an id for several ``databaseId`` values; MyBatis runs one of them)."""
     out: Counter = Counter()
+    distinct: set[tuple[str, str]] = set()
     for path in git(repo, "ls-tree", "-r", "--name-only", commit).decode().splitlines():
         if not path.endswith(".xml") or "src/main/" not in path:
             continue
@@ -42,13 +44,17 @@ def independent(repo: str, commit: str) -> Counter:
             continue
         for el in root:
             if isinstance(el.tag, str) and etree.QName(el).localname in ("select", "insert", "update", "delete"):
-                out[path] += 1 + sum(1 for k in el if isinstance(k.tag, str) and etree.QName(k).localname == "selectKey")
-    return out
+                keys = sum(1 for k in el if isinstance(k.tag, str) and etree.QName(k).localname == "selectKey")
+                out[path] += 1 + keys
+                distinct.add((root.get("namespace") or "", el.get("id") or ""))
+                if keys:
+                    distinct.add((root.get("namespace") or "", (el.get("id") or "") + "!selectKey"))
+    return out, distinct
 
 
 def main() -> int:
     repo, commit, pkgs = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    counted = independent(repo, commit)
+    counted, distinct = independent(repo, commit)
     seen: dict[str, dict] = {}
     for pkg in sorted(p for p in pkgs.iterdir() if (p / "entities.jsonl").is_file()):
         for line in (pkg / "entities.jsonl").read_text(encoding="utf-8").splitlines():
@@ -57,10 +63,16 @@ def main() -> int:
                 seen.setdefault(r["stable_id"], r)
     status = Counter(r["attributes"]["parse_status"] for r in seen.values())
     total = sum(counted.values())
-    print(f"{total} statements counted independently in {len(counted)} mapper files; diting: {len(seen)}")
+    xml = {sid for sid, r in seen.items() if r["attributes"].get("source") == "MAPPER_XML"}
+    print(f"{total} statement elements counted independently in {len(counted)} mapper files "
+          f"({len(distinct)} distinct namespace.id); diting: {len(xml)} from mapper XML, "
+          f"{len(seen) - len(xml)} from annotations")
+    missing = {f"{ns}.{i}" for ns, i in distinct} - xml
+    for m in sorted(missing):
+        print(f"  MISSING {m}")
     print("parse status:", dict(sorted(status.items())))
     parsed = status.get("PARSED", 0)
-    print(f"parsed: {parsed}/{total} = {parsed / total:.4f}" if total else "no statements")
+    print(f"parsed: {parsed}/{len(seen)} = {parsed / len(seen):.4f}" if seen else "no statements")
     for sid, r in sorted(seen.items()):
         if r["attributes"]["parse_status"] != "PARSED":
             print(f"  {r['attributes']['parse_status']:12} {sid}: {r['attributes'].get('reason', '')}")

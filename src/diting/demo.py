@@ -41,7 +41,8 @@ def fixtures_dir() -> Path:
 def _git(args: list[str], cwd: Path) -> str:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.devnull, "LC_ALL": "C", **FIXTURE_ENV}
     proc = subprocess.run(["git", "-c", "core.autocrlf=false", "-c", "core.fileMode=false",
-                           "-c", "init.defaultBranch=main", *args], cwd=cwd, env=env,
+                           "-c", "init.defaultBranch=main", "-c", "core.hooksPath=" + os.devnull,
+                           "-c", "core.fsmonitor=false", *args], cwd=cwd, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise UserError(f"git {args[0]} failed while building a fixture repository: "
@@ -54,6 +55,9 @@ def commit_tree(src: Path, dest: Path, message: str = "fixture estate") -> str:
     deterministically. Returns the commit SHA."""
     if dest.exists():
         raise UserError(f"{dest} already exists")
+    for p in src.rglob("*"):
+        if p.name.lower() == ".git":  # a copied .git would bring its own config (fsmonitor, filters, hooks)
+            raise UserError(f"{p.relative_to(src)}: a fixture may not contain a .git entry")
     shutil.copytree(src, dest, symlinks=True)
     _git(["init", "-q"], dest)
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)

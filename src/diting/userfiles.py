@@ -19,6 +19,8 @@ def read_user_file(path: Path, what: str) -> bytes:
     """The bytes of a file the user handed over (at most :data:`MAX_USER_FILE_BYTES`).
     Raises :class:`UserError` when it cannot be read or is too large."""
     try:
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise UserError(f"{what} {path} is not a regular file")  # a FIFO or device would block or never end
         with open(path, "rb") as fh:
             data = fh.read(MAX_USER_FILE_BYTES + 1)
     except OSError as exc:
@@ -31,12 +33,39 @@ def read_user_file(path: Path, what: str) -> bytes:
 def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, Any]:
     """The YAML mapping in ``data`` whose ``key`` is a list. Raises :class:`UserError`."""
     try:
-        doc = yaml.load(data.decode("utf-8"), Loader=SAFE_LOADER)
+        text = data.decode("utf-8")
+        _check_node_budget(yaml.compose(text, Loader=SAFE_LOADER), path, what)
+        doc = yaml.load(text, Loader=SAFE_LOADER)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise UserError(f"{what} {path} is not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise UserError(f"{what} {path} nests too deeply") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
         raise UserError(f"{what} {path} must be a mapping with a '{key}' list")
     return doc
+
+
+#: YAML nodes a user file may stand for once its aliases are expanded (a small file of nested
+#: aliases can stand for billions)
+MAX_USER_YAML_NODES = 1_000_000
+
+
+def _check_node_budget(root: Any, path: Path, what: str) -> None:
+    """Refuse a document whose aliases expand beyond :data:`MAX_USER_YAML_NODES` nodes."""
+    budget = MAX_USER_YAML_NODES
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise UserError(f"{what} {path} expands to more than {MAX_USER_YAML_NODES} YAML nodes "
+                            "(aliases of aliases); write it out instead")
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.append(k)
+                stack.append(v)
 
 
 def load_yaml_list(path: Path, what: str, key: str) -> tuple[dict[str, Any], bytes]:

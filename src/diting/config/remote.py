@@ -117,6 +117,8 @@ def add_remote_sources(cfg: SpringConfig, paths: Iterable[str],
     for order, path in committed_remote_files(nacos_data_ids(cfg), paths):
         got = read_text(path)
         if got is None:
+            cfg.unreadable.append((path, "the file could not be read as text (binary, too large, or not a blob)",
+                                   None))
             continue
         text, blob = got
         cf = parse_config(path, text)

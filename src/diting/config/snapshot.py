@@ -82,10 +82,14 @@ class ConfigSnapshot:
             doc = SnapshotFile.model_validate(json.loads(data.decode("utf-8")))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise UserError(f"config snapshot {path} is not JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise UserError(f"config snapshot {path} nests too deeply") from exc
         except ValidationError as exc:
             first = exc.errors()[0]
             raise UserError(f"config snapshot {path}: {'.'.join(str(p) for p in first['loc'])}: "
                             f"{first['msg']}") from exc
+        except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+            raise UserError(f"config snapshot {path} is not JSON diting can read: {exc}") from exc
         snap = cls(doc.snapshot_id, doc.environment, doc.captured_at, sha256_hex(data))
         for e in doc.entries:
             snap.values.setdefault((e.scheme, cls.norm(e.scheme, e.key), e.service_id), set()).add(e.value)

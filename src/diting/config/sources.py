@@ -70,10 +70,15 @@ def canonical_key(key: str) -> str:
     """
     out = []
     for element in key.strip().split("."):
-        idx = ""
-        m = re.match(r"^(.*?)((?:\[[^\]]*\])*)$", element)
-        if m:
-            element, idx = m.group(1), m.group(2)
+        # the trailing [..][..] groups, found from the end in linear time (a regex with a lazy
+        # prefix backtracks quadratically on long bracket runs)
+        i = len(element)
+        while i > 0 and element[i - 1] == "]":
+            j = element.rfind("[", 0, i - 1)
+            if j < 0 or "]" in element[j + 1:i - 1]:
+                break
+            i = j
+        element, idx = element[:i], element[i:]
         element = _CAMEL.sub("-", element).replace("_", "-").lower()
         out.append(element + idx)
     return ".".join(out)
@@ -152,11 +157,17 @@ def _continues(line: str) -> bool:
 # ---------------------------------------------------------------- yaml
 
 
+_PROFILE_KEYS = ("spring.profiles", "spring.config.activate.on-profile")
+
+
 def _profile_condition(doc: list[ConfigEntry]) -> list[str] | None:
+    """The document's profile condition: a scalar (``dev,test`` or ``dev | test``) or a YAML list
+    (``[dev, test]``, flattened to ``key[0]``, ``key[1]``…); None when the document has none."""
+    found: list[str] | None = None
     for e in doc:
-        if e.key in ("spring.profiles", "spring.config.activate.on-profile"):
-            return [p.strip() for p in re.split(r"[,|]", e.value) if p.strip()]
-    return None
+        if e.key in _PROFILE_KEYS or any(e.key.startswith(k + "[") and e.key.endswith("]") for k in _PROFILE_KEYS):
+            found = (found or []) + [p.strip() for p in re.split(r"[,|]", e.value) if p.strip()]
+    return found
 
 
 def parse_yaml(path: str, text: str) -> ConfigFile:

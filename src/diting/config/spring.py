@@ -171,7 +171,7 @@ class SpringConfig:
             return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing))
         return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis)
 
-    def _placeholders(self, value: str, active: set[str]) -> tuple[str | None, str, list[str]]:
+    def _placeholders(self, value: str, active: set[str], depth: int = 0) -> tuple[str | None, str, list[str]]:
         """Expand ``${name:default}`` left to right (each placeholder once; defaults are not
         re-expanded). A value longer than :data:`MAX_VALUE_CHARS` is not a value."""
         basis = "CONFIG_FILE"
@@ -179,23 +179,30 @@ class SpringConfig:
         parts: list[str] = []
         pos = 0
         size = 0
-        for m in _PLACEHOLDER.finditer(value):
-            name, sep, default = m.group(1).partition(":")
+        for ph in placeholders(value):
+            name, default = ph.name, ph.default
             inner = self._get(canonical_key(name), active) if name.strip() else ResolvedValue(name, "UNKNOWN", None)
             if inner.status == "RESOLVED" and inner.value is not None:
                 rep = inner.value
                 if inner.basis != "CONFIG_FILE":
                     basis = inner.basis
-            elif sep:
+            elif default is not None:
                 rep = default
+                if "${" in default:  # a nested default: ${a:${b:30}}
+                    if depth >= MAX_NESTING:
+                        return None, "PLACEHOLDER_UNRESOLVED", missing + [name]
+                    got, _, more = self._placeholders(default, active, depth + 1)
+                    if got is None:
+                        return None, "PLACEHOLDER_UNRESOLVED", missing + more
+                    rep = got
                 basis = "PLACEHOLDER_DEFAULT"
             else:
                 missing.append(name)
                 return None, "PLACEHOLDER_UNRESOLVED", missing
-            parts.append(value[pos:m.start()])
+            parts.append(value[pos:ph.start])
             parts.append(rep)
-            size += m.start() - pos + len(rep)
-            pos = m.end()
+            size += ph.start - pos + len(rep)
+            pos = ph.end
             if size > MAX_VALUE_CHARS:
                 return None, "VALUE_TOO_LONG", missing
         parts.append(value[pos:])
@@ -203,6 +210,52 @@ class SpringConfig:
         if len(out) > MAX_VALUE_CHARS:
             return None, "VALUE_TOO_LONG", missing
         return out, basis, missing
+
+
+#: nested placeholder defaults followed at most this deep
+MAX_NESTING = 32
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A top-level ``${name[:default]}`` of a value: ``[start, end)`` offsets; the default may hold
+    nested placeholders (``${a:${b:30}}``), None when there is no ``:``."""
+
+    start: int
+    end: int
+    name: str
+    default: str | None
+
+
+def placeholders(value: str) -> list[Placeholder]:
+    """The top-level placeholders of ``value``, braces balanced (linear; an unclosed ``${`` is text)."""
+    out: list[Placeholder] = []
+    i = value.find("${")
+    while i >= 0:
+        depth, j = 0, i + 2
+        end = -1
+        while j < len(value):
+            if value.startswith("${", j):
+                depth += 1
+                j += 2
+                continue
+            if value[j] == "}":
+                if depth == 0:
+                    end = j
+                    break
+                depth -= 1
+            j += 1
+        if end < 0:
+            break
+        body = value[i + 2:end]
+        cut = body.find(":")
+        nested = body.find("${")
+        if cut >= 0 and (nested < 0 or cut < nested):
+            out.append(Placeholder(i, end + 1, body[:cut], body[cut + 1:]))
+        else:
+            out.append(Placeholder(i, end + 1, body, None))
+        i = value.find("${", end + 1)
+    return out
 
 
 def profiles_match(condition: list[str], active: list[str]) -> bool:

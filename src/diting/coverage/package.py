@@ -114,10 +114,12 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     sql = probes.sql
     if sql is not None:
         dims["sql_statements"] = _dimension(
-            {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed}, {},
+            {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed},
+            {"other_database_id": sql.excluded} if sql.excluded else {},
             "<select|insert|update|delete> elements (and <selectKey>) of the package's MyBatis mapper files, "
-            "and statements of iBatis <sqlMap> files (unsupported, failed)",
-            ["annotation SQL, MyBatis-Plus mappers and JDBC literal SQL are not extracted by this version"])
+            "@Select/@Insert/@Update/@Delete/@SelectProvider mapper methods, and statements of iBatis <sqlMap> "
+            "files (unsupported, failed)",
+            ["MyBatis-Plus inherited mapper methods and JDBC literal SQL are not extracted by this version"])
     dims["cross_service_edges"]["not_examined"].append(
         f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused); "
         f"{probes.consumers_not_loaded} are outside its Spring context (not loaded)")

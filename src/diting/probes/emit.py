@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from diting.config.sources import canonical_key, parse_config
+from diting.config.spring import MAX_NESTING, placeholders
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
     from diting.scan.pipeline import Scanner
 
-_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 _PATH_VAR = re.compile(r"\{[^/{}]*(?:\{[^}]*\}[^/{}]*)*\}")
 
 
@@ -209,8 +209,9 @@ class PackageProbes:
     def cseg(self, c: dict[str, Any]) -> str:
         return self.seg(c["path"], c["lines"][0], c["lines"][1])
 
-    def resolve(self, outcome: dict[str, Any]) -> ResolvedText:
-        """A role outcome with the package's configuration applied (SPEC §4.3, §4.4)."""
+    def resolve(self, outcome: dict[str, Any], depth: int = 0) -> ResolvedText:
+        """A role outcome with the package's configuration applied (SPEC §4.3, §4.4); a nested
+        default (``${a:${b:30}}``) is resolved in turn, at most :data:`MAX_NESTING` deep."""
         if "unresolved" in outcome:
             return ResolvedText("UNKNOWN", None, expression=outcome["unresolved"], reason=outcome.get("reason", ""))
         if "ref" in outcome:
@@ -222,12 +223,18 @@ class PackageProbes:
         status = "RESOLVED"
         out: list[str] = []
         pos = 0
-        for m in _PLACEHOLDER.finditer(value):
-            inner = m.group(1)
+        for ph in placeholders(value):
+            inner = value[ph.start + 2:ph.end - 1]
             scheme = "ducc" if inner.startswith(DUCC_PREFIX) else "config"
             key, sep, default = inner.removeprefix(DUCC_PREFIX).partition(":")
-            out.append(value[pos:m.start()])
-            pos = m.end()
+            out.append(value[pos:ph.start])
+            pos = ph.end
+            nested = None
+            if sep and "${" in default:  # the default is itself a placeholder expression
+                nested = self.resolve({"value": default, "vtype": "java.lang.String", "basis": "CONFIG",
+                                       "placeholders": True}, depth + 1) if depth < MAX_NESTING else \
+                    ResolvedText("UNKNOWN", None, expression=default, reason="placeholder defaults nest too deeply")
+                default = nested.value if nested.value is not None else default
             dflt = default if sep else None
             got = self.lookup(scheme, key)
             if got.status == "RESOLVED":
@@ -236,11 +243,16 @@ class PackageProbes:
             elif got.status == "AMBIGUOUS":
                 keys.append((scheme, key, dflt, "AMBIGUOUS"))
                 status = "AMBIGUOUS"
-            elif sep:
+            elif sep and (nested is None or nested.value is not None):
                 keys.append((scheme, key, default, "DEFAULT_ONLY"))
+                keys.extend(nested.keys if nested is not None else [])
                 out.append(default)
                 if status == "RESOLVED":
                     status = "DEFAULT_ONLY"
+            elif sep:  # the nested default did not resolve either
+                keys.append((scheme, key, None, "UNKNOWN"))
+                keys.extend(nested.keys if nested is not None else [])
+                status = "UNKNOWN"
             else:
                 keys.append((scheme, key, None, "UNKNOWN"))
                 status = "UNKNOWN"
@@ -262,7 +274,12 @@ class PackageProbes:
             return cache[(scheme, key)]
         snap = self.s.snapshot_value(scheme, key, self.plan.service_id)
         if snap is not None:
-            got = ConfigLookup(snap.status, snap.value, snapshot=True, candidates=tuple(snap.candidates))
+            value, status = snap.value, snap.status
+            if scheme == "config" and value is not None and "${" in value:
+                # a snapshot value is a property like any other: its placeholders resolve in the package
+                value = self.config.expand(value) if self.config is not None else None
+                status = status if value is not None else "UNKNOWN"
+            got = ConfigLookup(status, value, snapshot=True, candidates=tuple(snap.candidates))
         elif scheme == "config" and self.config is not None:
             rv = self.config.get(key)
             got = ConfigLookup(rv.status if rv.status in ("RESOLVED", "AMBIGUOUS") else "UNKNOWN",

@@ -198,6 +198,36 @@ class Rule(_Strict):
     not_applicable: dict[str, str] = Field(default_factory=dict,
                                            description="sample form → why this rule has no such form")
 
+    @model_validator(mode="after")
+    def _form_fits_kind(self) -> "Rule":
+        allowed = EMIT_FORMS.get(self.emits.kind)
+        if allowed is not None and self.match.form not in allowed:
+            raise ValueError(f"emits.kind {self.emits.kind} works on matches of form "
+                             f"{', '.join(sorted(allowed))}, not {self.match.form}")
+        return self
+
+
+#: the match forms each emit mechanism of the engine reads (a rule pairing a kind with another
+#: form is refused when the rule file is loaded, instead of failing a scan)
+EMIT_FORMS: dict[str, set[str]] = {
+    "WELL_KNOWN_PARENT": {"pom_parent"}, "LIBRARY_TYPES": {"package"}, "LIBRARY_METHODS": {"package"},
+    "DEPLOYABLE_APPLICATION": {"annotation"}, "BEAN": {"annotation", "type"}, "BEAN_METHOD": {"annotation"},
+    "XML_BEAN": {"xml"}, "INJECTION": {"annotation"}, "PRIMARY": {"annotation"},
+    "COMPONENT_SCAN": {"annotation", "xml"}, "IMPORT": {"annotation", "call"}, "IMPORT_RESOURCE": {"annotation", "xml"},
+    "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation"}, "PROXY_SCAN": {"annotation", "xml"},
+    "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
+    "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
+    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"},
+    "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
+    "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"},
+    "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
+    "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
+    "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
+    "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"},
+    "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
+    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation"},
+}
+
 
 class RuleFile(_Strict):
     """A rule file: one family's rules."""

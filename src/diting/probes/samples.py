@@ -120,20 +120,44 @@ def package_records(out: Path) -> list[dict[str, Any]]:
     return records
 
 
+def bad_sample_path(rel: str) -> str | None:
+    """Why a sample input path cannot be written inside the sample's repository, or None: it must
+    be relative, use ``/``, stay inside (no ``..``), name no ``.git`` entry, hold no NUL."""
+    if not rel or "\0" in rel or "\\" in rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
+        return "not a relative path"
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "empty, '.' or '..' path segments"
+    if any(p.lower() == ".git" for p in parts):
+        return "a .git entry"
+    return None
+
+
 def run_sample(rule: Rule, index: int, sample: Sample, rules_dirs: list[Path], workdir: Path) -> SampleResult:
-    """Build, scan and check one sample in ``workdir`` (which it creates)."""
+    """Build, scan and check one sample in ``workdir`` (which it creates). A sample that cannot be
+    built (a path outside the repository, a file where a directory must be) fails with the reason."""
+    from diting.errors import UserError
     from diting.scan.pipeline import ScanOptions, scan
 
     result = SampleResult(rule.id, index, sample.form)
+    files = sample_files(sample)
+    bad = sorted((rel, why) for rel in files if (why := bad_sample_path(rel)))
+    if bad:
+        result.failures.append("sample input paths refused: " + "; ".join(f"{r!r}: {w}" for r, w in bad))
+        return result
     src = workdir / "src"
-    for rel, content in sample_files(sample).items():
-        p = src / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, encoding="utf-8")
-    repo = workdir / "repo"
-    sha = commit_tree(src, repo, f"sample {rule.id} #{index}")
-    out = workdir / "out"
-    scan(repo, sha, ScanOptions(out=out, repo_id=f"samples/{rule.id}", quiet=True, jobs=1, rules_dirs=rules_dirs))
+    try:
+        for rel, content in files.items():
+            p = src / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(content, encoding="utf-8")
+        repo = workdir / "repo"
+        sha = commit_tree(src, repo, f"sample {rule.id} #{index}")
+        out = workdir / "out"
+        scan(repo, sha, ScanOptions(out=out, repo_id=f"samples/{rule.id}", quiet=True, jobs=1, rules_dirs=rules_dirs))
+    except (UserError, OSError, ValueError) as exc:
+        result.failures.append(f"the sample could not be built or scanned: {exc}")
+        return result
     records = package_records(out)
     result.records = records
     for exp in sample.expected_records:

@@ -194,15 +194,22 @@ class SpringContext:
     def vals(self, c: dict[str, Any], role: str) -> list[str]:
         """A context-shaping role's values with placeholders resolved by the package's config;
         values that do not fold or resolve are left out and remembered in :attr:`unfolded`."""
+        memo = self.__dict__.setdefault("_vals", {})
+        key = (id(c), role)
+        if key in memo:
+            return list(memo[key])
+        seen = self.__dict__.setdefault("_unfolded_keys", set())
         out = []
         for o in c.get("roles", {}).get(role, []):
             v = self.resolve_text(o) if "value" in o else None
             if v is None:
-                entry = (c, role, o.get("unresolved") or o.get("value") or o.get("ref") or "")
-                if entry not in self.unfolded:
-                    self.unfolded.append(entry)
+                expr = o.get("unresolved") or o.get("value") or o.get("ref") or ""
+                if (id(c), role, expr) not in seen:
+                    seen.add((id(c), role, expr))
+                    self.unfolded.append((c, role, expr))
                 continue
             out.append(v)
+        memo[key] = tuple(out)
         return out
 
     def packages_of(self, c: dict[str, Any]) -> set[str]:
@@ -214,8 +221,16 @@ class SpringContext:
 
     # ------------------------------------------------------------ scope
     def in_scan(self, binary: str) -> bool:
+        """Whether the class's package is a scanned package or below one (checked by walking up
+        the package's own ancestors: linear in its depth, whatever the number of scans)."""
         pkg = self.class_packages.get(binary, (None, ""))[1]
-        return any(pkg == p or pkg.startswith(p + ".") for p in self.scan_packages)
+        if pkg in self.scan_packages:
+            return True
+        while "." in pkg:
+            pkg = pkg.rsplit(".", 1)[0]
+            if pkg in self.scan_packages:
+                return True
+        return False
 
     def class_loaded(self, binary: str) -> bool:
         """A class the context loads (scanned, imported or auto-configured); nested classes follow
@@ -240,6 +255,14 @@ class SpringContext:
     def resolve_resource(self, location: str) -> list[str]:
         """Files of the package a Spring resource location names (``classpath:``, ``classpath*:``,
         plain, with ``*``/``**`` patterns)."""
+        memo = self.__dict__.setdefault("_resource_memo", {})
+        if location in memo:
+            return list(memo[location])
+        got = self._resolve_resource(location)
+        memo[location] = tuple(got)
+        return got
+
+    def _resolve_resource(self, location: str) -> list[str]:
         loc = location.strip()
         for prefix in ("classpath*:", "classpath:"):
             if loc.startswith(prefix):
@@ -267,12 +290,14 @@ class SpringContext:
         for c in self.by_emit.get("DEPLOYABLE_APPLICATION", []):
             if c["type"]["binary"] in self.app_classes:
                 self.scan_packages.update(self.packages_of(c))
+        done: set[int] = set()  # declarations already applied (each is applied once, when loaded)
         changed = True
         while changed:
             changed = False
             for c in self.by_emit.get("COMPONENT_SCAN", []):
-                if not self.cand_loaded(c):
+                if id(c) in done or not self.cand_loaded(c):
                     continue
+                done.add(id(c))
                 pkgs = self.packages_of(c)
                 if not pkgs and c["form"] == "annotation":
                     pkgs.add(c["type_detail"]["package"] if "type_detail" in c else
@@ -281,14 +306,16 @@ class SpringContext:
                     self.scan_packages |= pkgs
                     changed = True
             for c in self.by_emit.get("IMPORT", []):
-                if self.cand_loaded(c):
+                if id(c) not in done and self.cand_loaded(c):
+                    done.add(id(c))
                     for cls in self.vals(c, "classes"):
                         self.imported_by.setdefault(cls, c)
                         if cls not in self.loaded_classes:
                             self.loaded_classes.add(cls)
                             changed = True
             for c in self.by_emit.get("IMPORT_RESOURCE", []):
-                if self.cand_loaded(c):
+                if id(c) not in done and self.cand_loaded(c):
+                    done.add(id(c))
                     for loc in self.vals(c, "resource"):
                         for p in self.resolve_resource(loc):
                             if p not in self.loaded_xml:
@@ -399,7 +426,9 @@ class SpringContext:
         # (inherited @Bean methods of a base configuration class); a plain class's are never called
         holders = [b for b in beans if b.loaded and b.kind in ("COMPONENT", "IMPORTED", "XML")]
         for c in self.by_emit.get("BEAN_METHOD", []):
-            m = c["member"]
+            m = c.get("member")
+            if m is None:  # a rule whose annotation sits on a type: no method, no bean
+                continue
             names = self.vals(c, "name")
             declaring = c["type"]["binary"]
             loaded = self.deployed and (declaring in self.loaded_classes or any(

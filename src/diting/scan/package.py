@@ -281,6 +281,13 @@ class PackageAssembler:
         for f in plan.findings:
             finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
         if plan.config is not None:
+            for path, error, line in sorted(plan.config.unreadable, key=lambda u: (u[0], u[2] or 0)):
+                if path in s.config_states:
+                    continue  # a module's own config file: its file diagnostic is already there
+                code = "FILE_UNREADABLE" if "could not be read" in error else "PARSE_ERROR"
+                finding_diagnostic(s, rs, Finding(code, f"{path}: config source not read: {error}",
+                                                  path if line else None, line or 0, line or 0, plan.roots[0],
+                                                  f"config-source|{path}", "CONFIG"), service_rid)
             for path, name in plan.config.unfiltered:
                 finding_diagnostic(s, rs, Finding("PROPERTY_UNRESOLVED", f"{path}: @{name}@ is not a Maven property "
                                                   "of the module; left unfiltered", path, 0, 0, plan.roots[0],

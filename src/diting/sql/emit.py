@@ -33,6 +33,10 @@ _DIALECTS = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "or
 _DATASOURCE_URL_KEYS = ("spring.datasource.url", "spring.datasource.druid.url", "spring.datasource.jdbc-url",
                         "spring.datasource.hikari.jdbc-url")
 _SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
+#: the databaseId values (lower-case) a dialect's statements carry
+_DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "postgres", "pg"),
+                 "oracle": ("oracle",), "tsql": ("sqlserver", "mssql"), "sqlite": ("sqlite",),
+                 "clickhouse": ("clickhouse",)}
 _BIND_HEAD = re.compile(r"""^\s*(['"])(?P<head>[A-Za-z0-9_]+)\1\s*\+\s*(?P<rest>.+)$""")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -46,6 +50,7 @@ class SqlStats:
     partial: int = 0
     failed: int = 0
     unsupported_files: int = 0
+    excluded: int = 0  # databaseId variants for another database
     failed_by_reason: dict[str, int] = field(default_factory=dict)
 
 
@@ -74,6 +79,7 @@ class _Stmt:
     uses: list[_Use] = field(default_factory=list)
     status: str = "PARSED"  # PARSED, PARTIAL, PARSE_FAILED, UNSUPPORTED
     reason: str = ""
+    code: str | None = None  # the diagnostic a PARTIAL statement gets (None: another record says why)
     expansion: Expansion | None = None
     unresolved_fragments: set[str] = field(default_factory=set)
 
@@ -161,7 +167,7 @@ class SqlStage:
                 continue
             if not mf.namespace:
                 continue
-            for st in mf.statements:
+            for st in self._for_database(mf.statements):
                 stmts.append(self._statement(module, mf, st))
         for c in self.p.ctx.by_emit.get("SQL_ANNOTATION", []):
             got = self._annotation_statement(c)
@@ -172,6 +178,25 @@ class SqlStage:
             self._relations(s, tables)
         self._shard_checks(stmts, tables)
         return self.stats
+
+    def _for_database(self, statements: list[MapperStatement]) -> list[MapperStatement]:
+        """One statement per id: where a mapper repeats an id with ``databaseId`` variants, the one
+        for the datasource's database (else the one without ``databaseId``, else the first); the
+        others are counted as excluded (``other_database_id``), as MyBatis never runs them here."""
+        by_id: dict[str, list[MapperStatement]] = {}
+        for st in statements:
+            by_id.setdefault(st.id, []).append(st)
+        out: list[MapperStatement] = []
+        names = _DATABASE_IDS.get(self.dialect, (self.dialect,))
+        for group in by_id.values():
+            if len(group) == 1:
+                out.append(group[0])
+                continue
+            pick = next((st for st in group if (st.attrs.get("databaseId") or "").lower() in names), None) or \
+                next((st for st in group if not st.attrs.get("databaseId")), None) or group[0]
+            out.append(pick)
+            self.stats.excluded += len(group) - 1
+        return out
 
     def _module_rid(self, module: str) -> str:
         return ids.entity_record_id("MODULE", self.p.s.inv.ns[module])
@@ -248,6 +273,8 @@ class SqlStage:
             s.reason = failed[0].reason if failed else (
                 f"more than {len(exp_.variants)} variants" if exp_.budget_exhausted else
                 f"<include refid> names no fragment: {', '.join(exp_.missing_includes)}")
+            s.code = ("SQL_PARSE_FAILED" if failed[0].status == "PARSE_FAILED" else "SQL_UNSUPPORTED") if failed else (
+                "BUDGET_EXHAUSTED" if exp_.budget_exhausted else "SQL_UNSUPPORTED")
         for v, r in results:
             if r.status != "PARSED":
                 continue
@@ -297,7 +324,11 @@ class SqlStage:
             attrs["selectkey_of"] = f"{mf.namespace}.{st.parent_id}"
         ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
         if ops and st.kind not in ops and not (st.kind == "INSERT" and {"REPLACE", "UPSERT"} & set(ops)):
-            attrs["parsed_operations"] = ops
+            attrs["parsed_operations"] = ops  # the element says one thing, the SQL another: not fully parsed
+            if s.status == "PARSED":
+                s.status, s.reason, s.code = "PARTIAL", f"<{st.kind.lower()}> holds {', '.join(ops)} SQL", \
+                    "SQL_UNSUPPORTED"
+                attrs["parse_status"] = s.status
         if s.reason:
             attrs["reason"] = s.reason
         dynamic = sorted({f"${{{e}}}" for v in exp_.variants for e, frag in v.markers.values() if frag is None}
@@ -325,10 +356,9 @@ class SqlStage:
             if exp_.budget_exhausted:
                 self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: more than "
                             f"{len(exp_.variants)} dynamic-SQL variants; the rest are not parsed", [s.rid], c)
-            elif s.reason:
-                self.p.diag("SQL_PARSE_FAILED" if "does not fold" not in s.reason and "include" not in s.reason
-                            else "SQL_UNSUPPORTED", f"{s.stable}|partial", f"{s.stable} ({mf.path}:{st.line}): "
-                            f"{s.reason}", [s.rid], c)
+            if s.code and s.code != "BUDGET_EXHAUSTED":
+                self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({mf.path}:{st.line}): {s.reason}",
+                            [s.rid], c)
         else:
             self.stats.parsed += 1
 

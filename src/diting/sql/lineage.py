@@ -15,6 +15,7 @@ failures, never "touches no table".
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -51,8 +52,10 @@ class Lineage:
     operation: str | None = None
 
 
+@functools.lru_cache(maxsize=16384)
 def analyze(sql: str, dialect: str = "mysql") -> Lineage:
-    """Tables of ``sql`` (see the module docstring)."""
+    """Tables of ``sql`` (see the module docstring). Memoised per (text, dialect): packages that
+    share a mapper module parse its statements once; callers must not change the result."""
     text = sql.strip().rstrip(";")
     if not text:
         return Lineage("UNSUPPORTED", reason="empty statement")
