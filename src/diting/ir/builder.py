@@ -133,6 +133,9 @@ class RecordSet:
     duplicate_ids: list[str] = field(default_factory=list)
     #: content hashes of segments that live in another set (evidence of merged entities)
     foreign_hashes: dict[str, str] = field(default_factory=dict)
+    #: segment records already built by another set of the same scan (same repository and commit),
+    #: by record_id: packages sharing modules cite the same lines without redacting them again
+    segment_cache: dict[str, dict[str, Any]] | None = None
 
     # ------------------------------------------------------------ segments
     def segment(self, path: str, lines: list[str], start: int, end: int, source_type: str, encoding: str) -> str:
@@ -144,6 +147,10 @@ class RecordSet:
         end = max(start, min(end, n if n else 1))
         rid = ids.segment_record_id(path, start, end)
         if rid in self.segments:
+            return rid
+        cached = self.segment_cache.get(rid) if self.segment_cache is not None else None
+        if cached is not None and cached["source_type"] == source_type:
+            self.segments[rid] = cached
             return rid
         original = "\n".join(lines[start - 1:end])
         if source_type in ("CONFIG", "BUILD"):
@@ -163,6 +170,8 @@ class RecordSet:
         }
         _validate(SourceSegment, rec)
         self.segments[rid] = rec
+        if self.segment_cache is not None:
+            self.segment_cache[rid] = rec
         return rid
 
     # ------------------------------------------------------------ entities

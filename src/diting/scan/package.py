@@ -261,6 +261,7 @@ class PackageAssembler:
         from diting.scan.pipeline import PackageResult
         s = self.s
         rs = RecordSet(s.repo_id, s.commit)
+        rs.segment_cache = s.__dict__.setdefault("segment_cache", {})  # shared by this worker's packages
         encoded = EncodedSet()
         module_rids: dict[str, str] = {}
         for m in plan.modules:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from diting.config.remote import add_remote_sources
+from diting.sql.emit import warm_lineage
+from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
@@ -194,6 +196,9 @@ class Scanner:
             self._java_records()
             self.progress.stage("finding services")
             plans, excluded, unmapped = self._plans()
+            # mapper statements shared by several packages: parse them once, before workers fork
+            warm_lineage([mf for m in sorted(self.module_results) for mf in self.module_results[m].mappers],
+                         lambda chunks: self._fork_map(analyze_many, chunks))
             self.progress.stage("writing packages", total=len(plans))
             results = self._fork_map(_package_job, plans)
             return ScanResult(self.repo_id, self.commit, results, excluded, unmapped, self.repo_id_basis)

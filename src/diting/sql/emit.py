@@ -20,7 +20,8 @@ from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import shards
 from diting.sql.dynamic import MARKER, Expansion, Fragment, expand
-from diting.sql.lineage import Lineage, analyze
+from diting.sql.lineage import Lineage, analyze, prime
+from diting.sql.lineage import _MEMO as _LINEAGE_MEMO
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 
 if TYPE_CHECKING:
@@ -82,6 +83,91 @@ class _Stmt:
     code: str | None = None  # the diagnostic a PARTIAL statement gets (None: another record says why)
     expansion: Expansion | None = None
     unresolved_fragments: set[str] = field(default_factory=set)
+
+
+def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
+                      ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
+    """A statement's variants and their lineage: ``(expansion, fragments left out, [(variant,
+    lineage)])``. A ``${}`` outside a table position inside a conditional fragment leaves that
+    fragment out of parsing (it becomes an UNRESOLVED ledger item); a marker is in a table position
+    only when a parsed variant shows it in a table name."""
+    memo = body.__dict__.setdefault("_lineage", {})
+    hit = memo.get((ns, dialect))
+    if hit is not None and all(_node_id(lookup(n, r)) == nid for (n, r), nid in hit[0].items()):
+        return hit[1]
+    used: dict[tuple[str, str], int | None] = {}
+
+    def recording(n: str, r: str) -> tuple[str, SqlNode] | None:
+        got = lookup(n, r)
+        used[(n, r)] = _node_id(got)
+        return got
+
+    result = _statement_lineage(body, ns, recording, dialect)
+    memo[(ns, dialect)] = (used, result)  # valid wherever the same includes find the same fragments
+    return result
+
+
+def lineage_memo() -> dict:
+    """The lineage memo (text, dialect) → Lineage of this process."""
+    return _LINEAGE_MEMO
+
+
+def _node_id(got: tuple[str, SqlNode] | None) -> int | None:
+    return id(got[1]) if got is not None else None
+
+
+def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
+                       ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
+    exp_ = expand(body, ns, lookup)
+    dropped: set[str] = set()
+    for v in exp_.variants:
+        if not any(frag is not None for _, frag in v.markers.values()):
+            continue
+        got = analyze(v.sql, dialect)
+        in_tables = {int(n) for u in got.tables for n in MARKER.findall(u.name)} if got.status == "PARSED" else set()
+        for n, (_, frag) in v.markers.items():
+            if n not in in_tables and frag is not None:
+                dropped.add(frag)
+    if dropped:
+        exp_ = expand(body, ns, lookup, dropped)
+    return exp_, dropped, [(v, analyze(v.sql, dialect)) for v in exp_.variants]
+
+
+def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mysql") -> int:
+    """Parse every statement of ``mappers`` once (fragments looked up across all of them), filling
+    the lineage memo before package workers fork, so packages that share a mapper module do not each
+    parse it again. ``parse_many(chunks)`` maps :func:`analyze_many` over chunks of ``(text,
+    dialect)`` (in workers); the texts of two rounds — the variants, then the variants left once
+    ``${}`` fragments are dropped — go through it. Returns the number of statements. Results never
+    depend on it: it only fills memos."""
+    frags = {(m.namespace, k): v for m in mappers if m.dialect == "MYBATIS" and m.namespace
+             for k, v in m.fragments.items()}
+    stmts = [(st.body, m.namespace) for m in mappers if m.dialect == "MYBATIS" and m.namespace for st in m.statements]
+
+    def lookup(ns: str, refid: str) -> tuple[str, SqlNode] | None:
+        if (ns, refid) in frags:
+            return ns, frags[(ns, refid)]
+        fns, _, fid = refid.rpartition(".")
+        return (fns, frags[(fns, fid)]) if (fns, fid) in frags else None
+
+    if parse_many is not None:
+        for dropping in (False, True):
+            texts: set[str] = set()
+            for body, ns in stmts:
+                e = expand(body, ns, lookup)
+                if dropping:
+                    gone = {frag for v in e.variants if any(f is not None for _, f in v.markers.values())
+                            for n, (_, frag) in v.markers.items() if frag is not None and n not in {
+                                int(k) for u in analyze(v.sql, dialect).tables for k in MARKER.findall(u.name)}}
+                    e = expand(body, ns, lookup, gone) if gone else e
+                texts.update(v.sql for v in e.variants)
+            todo = sorted((t, dialect) for t in texts if (t, dialect) not in lineage_memo())
+            chunks = [todo[i::8] for i in range(8) if todo[i::8]]
+            for got in parse_many(chunks):
+                prime(got)
+    for body, ns in stmts:
+        statement_lineage(body, ns, lookup, dialect)
+    return len(stmts)
 
 
 class SqlStage:
@@ -245,25 +331,10 @@ class SqlStage:
         ns = mf.namespace or ""
         stable = f"{ns}.{st.id}"
         seg = self.p.seg(mf.path, st.line, st.end_line)
-        exp_ = expand(st.body, ns, self._lookup)
+        exp_, dropped, results = statement_lineage(st.body, ns, self._lookup, self.dialect)
         s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mf.path, st, expansion=exp_)
         self.stats.discovered += 1
-        # ${} outside a table position inside a conditional fragment: leave the fragment out
-        # (a marker is in a table position only when a parsed variant shows it in a table name)
-        dropped: set[str] = set()
-        for v in exp_.variants:
-            if not any(frag is not None for _, frag in v.markers.values()):
-                continue
-            got = analyze(v.sql, self.dialect)
-            in_tables = {int(n) for u in got.tables for n in MARKER.findall(u.name)} if got.status == "PARSED" else set()
-            for n, (_, frag) in v.markers.items():
-                if n not in in_tables and frag is not None:
-                    dropped.add(frag)
-        if dropped:
-            exp_ = expand(st.body, ns, self._lookup, dropped)
-            s.expansion = exp_
-            s.unresolved_fragments = dropped
-        results: list[tuple[Any, Lineage]] = [(v, analyze(v.sql, self.dialect)) for v in exp_.variants]
+        s.unresolved_fragments = dropped
         failed = [r for _, r in results if r.status != "PARSED"]
         if failed and len(failed) == len(results):
             s.status = failed[0].status

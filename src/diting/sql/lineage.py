@@ -15,7 +15,6 @@ failures, never "touches no table".
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -52,10 +51,35 @@ class Lineage:
     operation: str | None = None
 
 
-@functools.lru_cache(maxsize=16384)
+#: lineage by (text, dialect): a pure function of its key, so a scan's workers may share it
+_MEMO: dict[tuple[str, str], "Lineage"] = {}
+MAX_MEMO = 65536
+
+
 def analyze(sql: str, dialect: str = "mysql") -> Lineage:
     """Tables of ``sql`` (see the module docstring). Memoised per (text, dialect): packages that
     share a mapper module parse its statements once; callers must not change the result."""
+    got = _MEMO.get((sql, dialect))
+    if got is None:
+        got = _analyze(sql, dialect)
+        if len(_MEMO) < MAX_MEMO:
+            _MEMO[(sql, dialect)] = got
+    return got
+
+
+def prime(results: list[tuple[str, str, "Lineage"]]) -> None:
+    """Add lineage computed elsewhere (a worker) to the memo."""
+    for sql, dialect, lineage in results:
+        if len(_MEMO) < MAX_MEMO:
+            _MEMO[(sql, dialect)] = lineage
+
+
+def analyze_many(items: list[tuple[str, str]]) -> list[tuple[str, str, "Lineage"]]:
+    """``analyze`` over ``(text, dialect)`` pairs, for a worker to hand back to :func:`prime`."""
+    return [(sql, dialect, analyze(sql, dialect)) for sql, dialect in items]
+
+
+def _analyze(sql: str, dialect: str) -> Lineage:
     text = sql.strip().rstrip(";")
     if not text:
         return Lineage("UNSUPPORTED", reason="empty statement")
