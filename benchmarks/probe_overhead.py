@@ -1,6 +1,6 @@
 """What the middleware probes add to scan time, against the scan-foundation code on the same repository.
 
-    python benchmarks/probe_overhead.py REPO COMMIT [--baseline 34ee497] [--rounds 3] [--jobs 2]
+    python benchmarks/probe_overhead.py REPO COMMIT [--baseline 34ee497] [--current REV] [--rounds 3] [--jobs 2]
 
 The baseline is the project's own source at ``--baseline`` (the commit that landed the scan
 foundation, before any probe existed), extracted with ``git archive`` into a temporary
@@ -8,6 +8,8 @@ directory. Each round scans REPO at COMMIT once with the baseline source and onc
 working tree's source, each in a fresh interpreter (``PYTHONPATH`` decides which source runs),
 alternating so that machine noise hits both alike; the best time of each is kept. The figure
 is the ratio current / baseline (issue 3 target: at most 1.5). Peak RSS is reported for both.
+``--current REV`` measures the project at REV instead of the working tree (e.g. the last commit
+before the SQL stage, to separate what the probes add from what SQL lineage adds).
 """
 
 from __future__ import annotations
@@ -57,19 +59,22 @@ def main() -> int:
     ap.add_argument("repo")
     ap.add_argument("commit")
     ap.add_argument("--baseline", default="34ee497")
+    ap.add_argument("--current", default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base_src = extract_source(args.baseline, Path(tmp))
+        base_src = extract_source(args.baseline, Path(tmp) / "base")
+        cur_src = extract_source(args.current, Path(tmp) / "cur") if args.current else PROJECT / "src"
         base, cur = [], []
         for _ in range(args.rounds):
             base.append(run_scan(base_src, args.repo, args.commit, args.jobs))
-            cur.append(run_scan(PROJECT / "src", args.repo, args.commit, args.jobs))
+            cur.append(run_scan(cur_src, args.repo, args.commit, args.jobs))
     b = min(x["s"] for x in base)
     c = min(x["s"] for x in cur)
     print(json.dumps({
-        "repo": args.repo, "commit": args.commit, "baseline_source": args.baseline, "jobs": args.jobs,
+        "repo": args.repo, "commit": args.commit, "baseline_source": args.baseline,
+        "current_source": args.current or "working tree", "jobs": args.jobs,
         "rounds": args.rounds, "baseline_scan_s": round(b, 2), "current_scan_s": round(c, 2),
         "ratio_current_over_baseline": round(c / b, 2), "packages": cur[0]["packages"],
         "baseline_peak_rss_kb": max(x["rss_kb"] for x in base), "current_peak_rss_kb": max(x["rss_kb"] for x in cur),

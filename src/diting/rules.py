@@ -62,9 +62,15 @@ class RuleSet:
         return [r for rid, r in sorted(self.by_id.items()) if r.emits.kind in kinds]
 
     def digest_entries(self) -> list[dict[str, Any]]:
-        """``[{id, version, sha256}]`` sorted by id, for ``analysis_input.json``."""
-        return [{"id": rid, "version": r.version, "sha256": sha256_hex(dumps(r.model_dump(mode="json", exclude_none=True)))}
-                for rid, r in sorted(self.by_id.items())]
+        """``[{id, version, sha256}]`` sorted by id, for ``analysis_input.json`` (computed once per
+        rule set: every package of a scan carries the same list)."""
+        cached = self.__dict__.get("_digests")
+        if cached is None:
+            cached = [{"id": rid, "version": r.version,
+                       "sha256": sha256_hex(dumps(r.model_dump(mode="json", exclude_none=True)))}
+                      for rid, r in sorted(self.by_id.items())]
+            self.__dict__["_digests"] = cached
+        return [dict(d) for d in cached]
 
     def well_known_parent(self, group_id: str) -> bool:
         """True when a maven-parents rule matches ``group_id`` (equal, or a dotted prefix)."""

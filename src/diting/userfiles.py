@@ -33,9 +33,13 @@ def read_user_file(path: Path, what: str) -> bytes:
 def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, Any]:
     """The YAML mapping in ``data`` whose ``key`` is a list. Raises :class:`UserError`."""
     try:
-        text = data.decode("utf-8")
-        _check_node_budget(yaml.compose(text, Loader=SAFE_LOADER), path, what)
-        doc = yaml.load(text, Loader=SAFE_LOADER)
+        loader = SAFE_LOADER(data.decode("utf-8"))
+        try:
+            node = loader.get_single_node()  # composed once: checked, then constructed
+            _check_node_budget(node, path, what)
+            doc = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise UserError(f"{what} {path} is not valid YAML: {exc}") from exc
     except RecursionError as exc:

@@ -11,6 +11,7 @@ relaxed form (:func:`canonical_key`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -62,6 +63,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
+@functools.lru_cache(maxsize=65536)
 def canonical_key(key: str) -> str:
     """Spring's canonical relaxed form: lower-case kebab elements, ``[n]`` indices.
 

@@ -8,6 +8,8 @@ evidence, and the diagnostics of every finding about its modules and files.
 
 from __future__ import annotations
 
+import functools
+
 import importlib.metadata as md
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,12 @@ def _missing(reason: str) -> dict[str, str]:
 
 
 def tool_versions() -> dict[str, str]:
-    """Exact versions of the libraries whose behaviour shapes the result."""
+    """Exact versions of the libraries whose behaviour shapes the result (looked up once per process)."""
+    return dict(_tool_versions())
+
+
+@functools.cache
+def _tool_versions() -> dict[str, str]:
     out = {"diting": __version__, DETECTOR_NAME: DETECTOR_VERSION}
     for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "PyYAML"):
         try:
