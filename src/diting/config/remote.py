@@ -20,6 +20,7 @@ profiles are looked for, so the files of other environments are never read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from diting.config.sources import ConfigEntry, canonical_key, parse_config
 from diting.config.spring import SpringConfig
@@ -98,14 +99,29 @@ def committed_remote_files(data_ids: list[str], paths: Iterable[str]) -> list[tu
     out: list[tuple[int, str]] = []
     if not wanted:
         return out
-    for p in paths:
-        parts = p.split("/")
-        if any(seg in _OWN_TREES or seg.startswith(".") for seg in parts[:-1]):
-            continue
-        i = wanted.get(parts[-1])
-        if i is not None:
+    for name, i in wanted.items():
+        for p in _by_basename(paths).get(name, ()):
             out.append((i, p))
     return sorted(out)
+
+
+_INDEX: dict[int, tuple[Any, dict[str, list[str]]]] = {}
+
+
+def _by_basename(paths: Iterable[str]) -> dict[str, list[str]]:
+    """Candidate remote-config files by file name (built once per path collection)."""
+    got = _INDEX.get(id(paths))
+    if got is not None and got[0] is paths:
+        return got[1]
+    index: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.split("/")
+        if parts[-1].endswith(_EXTENSIONS) and not any(
+                seg in _OWN_TREES or seg.startswith(".") for seg in parts[:-1]):
+            index.setdefault(parts[-1], []).append(p)
+    _INDEX.clear()  # one scan's tree at a time
+    _INDEX[id(paths)] = (paths, index)
+    return index
 
 
 def add_remote_sources(cfg: SpringConfig, paths: Iterable[str],
