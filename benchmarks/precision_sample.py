@@ -21,8 +21,8 @@ KINDS = {"EXPOSES", "BINDS_TO", "SUBSCRIBES", "PUBLISHES", "INJECTS", "READS", "
 
 
 def probe_relation(r: dict) -> bool:
-    if r["kind"] not in KINDS:
-        return False
+    if r["kind"] not in KINDS or r["source_ref"]["record_id"].startswith("stmt:"):
+        return False  # table lineage of SQL statements is the SQL stage's (benchmarks/sql_sample.py)
     if r["kind"] == "CALLS":
         return (r.get("attributes") or {}).get("dispatch_kind") in ("RPC", "DYNAMIC")
     if r["kind"] == "BINDS_TO":  # bean → TYPE is bookkeeping; bean → contract and topic → queue are facts
