@@ -16,8 +16,9 @@ import json
 import subprocess
 import time
 
-from diting.sql.dynamic import MARKER, expand
-from diting.sql.lineage import analyze
+from diting.sql.dynamic import fragment_lookup
+from diting.sql.emit import mapper_fragments, statement_lineage
+from diting.sql.lineage import forget
 from diting.sql.mybatis import read_mapper
 
 
@@ -35,28 +36,12 @@ def mapper_blobs(repo: str, commit: str) -> list[tuple[str, bytes]]:
 
 def run(blobs: list[tuple[str, bytes]]) -> tuple[int, int]:
     files = [read_mapper(p, d) for p, d in blobs]
-    frags = {(f.namespace, k): v for f in files if f.namespace for k, v in f.fragments.items()}
-
-    def lookup(ns: str, refid: str):
-        if (ns, refid) in frags:
-            return ns, frags[(ns, refid)]
-        fns, _, fid = refid.rpartition(".")
-        return (fns, frags[(fns, fid)]) if (fns, fid) in frags else None
-
+    lookup = fragment_lookup(mapper_fragments(files))
     statements = variants = 0
     for f in files:
         for st in f.statements:
-            e = expand(st.body, f.namespace or "", lookup)
-            dropped = {frag for v in e.variants for _, frag in v.markers.values() if frag is not None}
-            if dropped:
-                got = [analyze(v.sql) for v in e.variants]
-                in_tables = {int(n) for g in got if g.status == "PARSED" for u in g.tables for n in MARKER.findall(u.name)}
-                dropped = {frag for v in e.variants for n, (_, frag) in v.markers.items()
-                           if frag is not None and n not in in_tables}
-                e = expand(st.body, f.namespace or "", lookup, dropped)
-            for v in e.variants:
-                analyze(v.sql)
-                variants += 1
+            _, _, results = statement_lineage(st.body, f.namespace or "", lookup, "mysql")
+            variants += len(results)
             statements += 1
     return statements, variants
 
@@ -70,7 +55,7 @@ def main() -> int:
     blobs = mapper_blobs(args.repo, args.commit)
     best = None
     for _ in range(args.rounds):
-        analyze.cache_clear()
+        forget()
         t0 = time.perf_counter()
         n, nv = run(blobs)
         el = time.perf_counter() - t0

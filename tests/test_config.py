@@ -99,7 +99,7 @@ def test_placeholder_bombs_and_cycles_end():
 
 
 def test_committed_nacos_files_rank_above_local_config_for_active_profiles_only():
-    from diting.config.remote import add_remote_sources, nacos_data_ids
+    from diting.config.remote import add_remote_sources, nacos_data_ids, remote_file_index
     files = {
         "m/src/main/resources/bootstrap.yml": "spring:\n  application:\n    name: order-center\n  profiles:\n"
                                               "    active: dev\n  cloud:\n    nacos:\n      config:\n"
@@ -117,7 +117,7 @@ def test_committed_nacos_files_rank_above_local_config_for_active_profiles_only(
     }
     cfg = _cfg(files)
     assert nacos_data_ids(cfg) == ["order-center-dev.yaml", "order-center.yaml", "order-center", "common.yaml"]
-    added = add_remote_sources(cfg, sorted(repo), lambda p: (repo[p], "blob-" + p))
+    added = add_remote_sources(cfg, remote_file_index(sorted(repo)), lambda p: (repo[p], "blob-" + p))
     assert added == ["config/nacos/order-center-dev.yaml", "backup/order-center.yaml", "config/nacos/order-center.yaml",
                      "config/nacos/common.yaml"]
     rv = cfg.get("order.timeout")

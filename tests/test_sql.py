@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from diting.sql.dynamic import MAX_VARIANTS, expand
+from diting.sql.dynamic import MAX_VARIANTS, expand, fragment_lookup
+from diting.sql.emit import mapper_fragments
 from diting.sql.lineage import analyze
 from diting.sql.mybatis import read_mapper
 from diting.sql.shards import collapse, data_nodes
@@ -23,11 +24,8 @@ def _mapper(ns: str, body: str) -> str:
 
 def _expand(xml: str, stmt: str, others: list[str] = ()):
     files = [read_mapper(f"m{i}.xml", x.encode()) for i, x in enumerate([xml, *others])]
-    frags = {(f.namespace, k): v for f in files for k, v in f.fragments.items()}
     st = next(s for s in files[0].statements if s.id == stmt)
-    return expand(st.body, files[0].namespace, lambda ns, r: (ns, frags[(ns, r)]) if (ns, r) in frags else (
-        (r.rpartition(".")[0], frags[(r.rpartition(".")[0], r.rpartition(".")[2])])
-        if (r.rpartition(".")[0], r.rpartition(".")[2]) in frags else None))
+    return expand(st.body, files[0].namespace, fragment_lookup(mapper_fragments(files)))
 
 
 def test_variants_follow_the_rule_and_fragments_are_ledger_paths():

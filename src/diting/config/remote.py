@@ -20,7 +20,6 @@ profiles are looked for, so the files of other environments are never read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from diting.config.sources import ConfigEntry, canonical_key, parse_config
 from diting.config.spring import SpringConfig
@@ -92,45 +91,31 @@ def _indexed(cfg: SpringConfig, key: str) -> Iterable[tuple[int, ConfigEntry]]:
                         yield n, e
 
 
-def committed_remote_files(data_ids: list[str], paths: Iterable[str]) -> list[tuple[int, str]]:
-    """``(precedence, path)`` of the repository files named like a data id (see the module
-    docstring for the files that never count)."""
-    wanted = {d: i for i, d in enumerate(data_ids) if d.endswith(_EXTENSIONS)}
-    out: list[tuple[int, str]] = []
-    if not wanted:
-        return out
-    for name, i in wanted.items():
-        for p in _by_basename(paths).get(name, ()):
-            out.append((i, p))
-    return sorted(out)
-
-
-_INDEX: dict[int, tuple[Any, dict[str, list[str]]]] = {}
-
-
-def _by_basename(paths: Iterable[str]) -> dict[str, list[str]]:
-    """Candidate remote-config files by file name (built once per path collection)."""
-    got = _INDEX.get(id(paths))
-    if got is not None and got[0] is paths:
-        return got[1]
+def remote_file_index(paths: Iterable[str]) -> dict[str, list[str]]:
+    """The repository's candidate remote-config files by file name (see the module docstring for
+    the files that never count). Built once per scanned tree and handed to :func:`add_remote_sources`."""
     index: dict[str, list[str]] = {}
     for p in paths:
         parts = p.split("/")
         if parts[-1].endswith(_EXTENSIONS) and not any(
                 seg in _OWN_TREES or seg.startswith(".") for seg in parts[:-1]):
             index.setdefault(parts[-1], []).append(p)
-    _INDEX.clear()  # one scan's tree at a time
-    _INDEX[id(paths)] = (paths, index)
     return index
 
 
-def add_remote_sources(cfg: SpringConfig, paths: Iterable[str],
+def committed_remote_files(data_ids: list[str], index: dict[str, list[str]]) -> list[tuple[int, str]]:
+    """``(precedence, path)`` of the indexed files named like a data id."""
+    return sorted((i, p) for i, d in enumerate(data_ids) if d.endswith(_EXTENSIONS) for p in index.get(d, ()))
+
+
+def add_remote_sources(cfg: SpringConfig, index: dict[str, list[str]],
                        read_text: Callable[[str], tuple[str, str] | None]) -> list[str]:
-    """Add the committed Nacos files of ``cfg``'s data ids as rank-2 sources; returns their paths.
+    """Add the committed Nacos files of ``cfg``'s data ids (found in ``index``, from
+    :func:`remote_file_index`) as rank-2 sources; returns their paths.
     ``read_text(path)`` gives ``(text, blob_sha)`` or None (unreadable files are skipped, and
     listed in ``cfg.unreadable`` when they do not parse)."""
     added: list[str] = []
-    for order, path in committed_remote_files(nacos_data_ids(cfg), paths):
+    for order, path in committed_remote_files(nacos_data_ids(cfg), index):
         got = read_text(path)
         if got is None:
             cfg.unreadable.append((path, "the file could not be read as text (binary, too large, or not a blob)",

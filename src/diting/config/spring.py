@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from diting.config.sources import ConfigEntry, ConfigFile, canonical_key, filter_resource, parse_config
 
 _NAME = re.compile(r"^(application|bootstrap)(?:-([^./]+))?\.(properties|yml|yaml)$")
-_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 #: a resolved config value longer than this is treated as no value (placeholder bombs)
 MAX_VALUE_CHARS = 65536
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diting.config.remote import add_remote_sources
+from diting.config.remote import add_remote_sources, remote_file_index
 from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
@@ -547,7 +547,9 @@ class Scanner:
             return self.inv.model.lookup(name, mod, None)
 
         cfg = load_spring_config(files, read_text, maven_lookup, profiles)
-        add_remote_sources(cfg, self.snapshot.by_path, read_text)
+        if "_remote_index" not in self.__dict__:
+            self._remote_index = remote_file_index(self.snapshot.by_path)
+        add_remote_sources(cfg, self._remote_index, read_text)
         return cfg
 
     def _service_id(self, mod, cfg: SpringConfig) -> tuple[str, dict]:

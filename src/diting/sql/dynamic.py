@@ -68,6 +68,19 @@ class Expansion:
 Lookup = Callable[[str, str], tuple[str, SqlNode] | None]
 
 
+def fragment_lookup(fragments: dict[tuple[str, str], SqlNode]) -> Lookup:
+    """``lookup(ns, refid)`` over ``<sql>`` fragments by (namespace, id): a local refid first, then
+    ``namespace.id`` of another mapper (MyBatis's rule)."""
+
+    def lookup(ns: str, refid: str) -> tuple[str, SqlNode] | None:
+        if (ns, refid) in fragments:
+            return ns, fragments[(ns, refid)]
+        fns, _, fid = refid.rpartition(".")
+        return (fns, fragments[(fns, fid)]) if fns and (fns, fid) in fragments else None
+
+    return lookup
+
+
 class _Renderer:
     def __init__(self, lookup: Lookup, choices: dict[str, int], dropped: set[str]) -> None:
         self.lookup = lookup

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import shards
-from diting.sql.dynamic import MARKER, Expansion, Fragment, expand
-from diting.sql.lineage import Lineage, analyze, prime
-from diting.sql.lineage import _MEMO as _LINEAGE_MEMO
+from diting.sql.dynamic import MARKER, Expansion, Fragment, expand, fragment_lookup
+from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 
 if TYPE_CHECKING:
@@ -50,9 +49,7 @@ class SqlStats:
     parsed: int = 0
     partial: int = 0
     failed: int = 0
-    unsupported_files: int = 0
     excluded: int = 0  # databaseId variants for another database
-    failed_by_reason: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,11 +104,6 @@ def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
     return result
 
 
-def lineage_memo() -> dict:
-    """The lineage memo (text, dialect) → Lineage of this process."""
-    return _LINEAGE_MEMO
-
-
 def _node_id(got: tuple[str, SqlNode] | None) -> int | None:
     return id(got[1]) if got is not None else None
 
@@ -119,6 +111,14 @@ def _node_id(got: tuple[str, SqlNode] | None) -> int | None:
 def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
                        ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
     exp_ = expand(body, ns, lookup)
+    dropped = _dropped_fragments(exp_, dialect)
+    if dropped:
+        exp_ = expand(body, ns, lookup, dropped)
+    return exp_, dropped, [(v, analyze(v.sql, dialect)) for v in exp_.variants]
+
+
+def _dropped_fragments(exp_: Expansion, dialect: str) -> set[str]:
+    """Conditional fragments holding a ``${}`` that no parsed variant shows in a table name."""
     dropped: set[str] = set()
     for v in exp_.variants:
         if not any(frag is not None for _, frag in v.markers.values()):
@@ -128,9 +128,17 @@ def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
         for n, (_, frag) in v.markers.items():
             if n not in in_tables and frag is not None:
                 dropped.add(frag)
-    if dropped:
-        exp_ = expand(body, ns, lookup, dropped)
-    return exp_, dropped, [(v, analyze(v.sql, dialect)) for v in exp_.variants]
+    return dropped
+
+
+def mapper_fragments(mappers: list[MapperFile]) -> dict[tuple[str, str], SqlNode]:
+    """The ``<sql>`` fragments of MyBatis mappers by (namespace, id); the first of a repeated id wins."""
+    out: dict[tuple[str, str], SqlNode] = {}
+    for m in mappers:
+        if m.dialect == "MYBATIS" and m.namespace:
+            for fid, node in m.fragments.items():
+                out.setdefault((m.namespace, fid), node)
+    return out
 
 
 def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mysql") -> int:
@@ -140,28 +148,18 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
     dialect)`` (in workers); the texts of two rounds — the variants, then the variants left once
     ``${}`` fragments are dropped — go through it. Returns the number of statements. Results never
     depend on it: it only fills memos."""
-    frags = {(m.namespace, k): v for m in mappers if m.dialect == "MYBATIS" and m.namespace
-             for k, v in m.fragments.items()}
+    lookup = fragment_lookup(mapper_fragments(mappers))
     stmts = [(st.body, m.namespace) for m in mappers if m.dialect == "MYBATIS" and m.namespace for st in m.statements]
-
-    def lookup(ns: str, refid: str) -> tuple[str, SqlNode] | None:
-        if (ns, refid) in frags:
-            return ns, frags[(ns, refid)]
-        fns, _, fid = refid.rpartition(".")
-        return (fns, frags[(fns, fid)]) if (fns, fid) in frags else None
-
     if parse_many is not None:
         for dropping in (False, True):
             texts: set[str] = set()
             for body, ns in stmts:
                 e = expand(body, ns, lookup)
                 if dropping:
-                    gone = {frag for v in e.variants if any(f is not None for _, f in v.markers.values())
-                            for n, (_, frag) in v.markers.items() if frag is not None and n not in {
-                                int(k) for u in analyze(v.sql, dialect).tables for k in MARKER.findall(u.name)}}
+                    gone = _dropped_fragments(e, dialect)
                     e = expand(body, ns, lookup, gone) if gone else e
                 texts.update(v.sql for v in e.variants)
-            todo = sorted((t, dialect) for t in texts if (t, dialect) not in lineage_memo())
+            todo = sorted((t, dialect) for t in texts if not known(t, dialect))
             chunks = [todo[i::8] for i in range(8) if todo[i::8]]
             for got in parse_many(chunks):
                 prime(got)
@@ -181,11 +179,7 @@ class SqlStage:
         for m in sorted(p.plan.modules):
             for mf in p.s.module_results[m].mappers:
                 self.mappers.append((m, mf))
-        self.fragments: dict[tuple[str, str], SqlNode] = {}
-        for _, mf in self.mappers:
-            if mf.dialect == "MYBATIS" and mf.namespace:
-                for fid, node in mf.fragments.items():
-                    self.fragments.setdefault((mf.namespace, fid), node)
+        self._lookup = fragment_lookup(mapper_fragments([mf for _, mf in self.mappers]))
         self.datasource, self.dialect = self._datasource()
         self.routing = self._routing()
 
@@ -242,11 +236,8 @@ class SqlStage:
         stmts: list[_Stmt] = []
         for module, mf in self.mappers:
             if mf.dialect == "IBATIS":
-                self.stats.unsupported_files += 1
                 self.stats.discovered += mf.unsupported_count
                 self.stats.failed += mf.unsupported_count
-                self.stats.failed_by_reason["ibatis_sqlmap"] = \
-                    self.stats.failed_by_reason.get("ibatis_sqlmap", 0) + mf.unsupported_count
                 self.p.diag("SQL_UNSUPPORTED", f"{mf.path}|ibatis", f"{mf.path}: an iBatis 2 <sqlMap> file "
                             f"({mf.unsupported_count} statement(s)) is not a MyBatis mapper and is not analysed",
                             [self._module_rid(module)], {"path": mf.path, "lines": [1, 1]})
@@ -286,15 +277,6 @@ class SqlStage:
 
     def _module_rid(self, module: str) -> str:
         return ids.entity_record_id("MODULE", self.p.s.inv.ns[module])
-
-    def _lookup(self, ns: str, refid: str) -> tuple[str, SqlNode] | None:
-        if (ns, refid) in self.fragments:
-            return ns, self.fragments[(ns, refid)]
-        if "." in refid:
-            fns, _, fid = refid.rpartition(".")
-            if (fns, fid) in self.fragments:
-                return fns, self.fragments[(fns, fid)]
-        return None
 
     # ------------------------------------------------------------ statements
     def _annotation_statement(self, c: dict[str, Any]) -> _Stmt | None:
@@ -418,8 +400,6 @@ class SqlStage:
         c = {"path": mf.path, "lines": [st.line, st.end_line]}
         if s.status in ("PARSE_FAILED", "UNSUPPORTED"):
             self.stats.failed += 1
-            reason = "parse_failed" if s.status == "PARSE_FAILED" else "unsupported"
-            self.stats.failed_by_reason[reason] = self.stats.failed_by_reason.get(reason, 0) + 1
             code = "SQL_PARSE_FAILED" if s.status == "PARSE_FAILED" else "SQL_UNSUPPORTED"
             self.p.diag(code, s.stable, f"{s.stable} ({mf.path}:{st.line}): {s.reason}", [s.rid], c)
         elif s.status == "PARTIAL":

@@ -67,6 +67,16 @@ def analyze(sql: str, dialect: str = "mysql") -> Lineage:
     return got
 
 
+def forget() -> None:
+    """Empty the memo (a benchmark measuring parse cost calls it between rounds)."""
+    _MEMO.clear()
+
+
+def known(sql: str, dialect: str) -> bool:
+    """Whether the lineage of ``sql`` in ``dialect`` is already memoised in this process."""
+    return (sql, dialect) in _MEMO
+
+
 def prime(results: list[tuple[str, str, "Lineage"]]) -> None:
     """Add lineage computed elsewhere (a worker) to the memo."""
     for sql, dialect, lineage in results:
