@@ -291,3 +291,37 @@ public class Config {
     assert nested["args"]["pattern"] == {"kind": "str", "value": "x.*"}
     params = f.types[0].methods[0].annotations[0].args["value"]
     assert [i["args"]["name"]["value"] for i in params["items"]] == ["id", "pin"]
+
+
+def test_call_arguments_are_kept_only_where_a_rule_or_a_kept_expression_needs_them():
+    """With the rule set's call names, the extractor keeps every call (name, receiver, arity) but
+    extracts arguments only for named calls, what they contain, local initializers, and setters on
+    objects being built; every ``callref`` in a kept expression leads to a call with arguments."""
+    src = """package p;
+class Sender {
+  void run(Order o) {
+    log.info("sending {}", o.getId());
+    String topic = String.format("%s-%s", K.PREFIX, o.region());
+    template.send(Topics.valueOf(o.kind()).getName(), build(o));
+    Message m = new Message();
+    m.setTopic(topic);
+    other.setTopic(topic);
+    list.forEach(x -> template.send("t", x.toString()));
+  }
+}
+"""
+    facts = extract_file("src/p/Sender.java", src.encode(), None, frozenset({"send"}))
+    calls = {(c.name, c.line): c for c in facts.types[0].methods[0].body.calls}
+    kept = sorted((name, line) for (name, line), c in calls.items() if c.args is not None)
+    assert kept == [("Message", 7), ("build", 6), ("format", 5), ("getName", 6), ("kind", 6), ("region", 5),
+                    ("send", 6), ("send", 10), ("setTopic", 8), ("toString", 10), ("valueOf", 6)]
+    info = calls[("info", 4)]
+    assert info.args is None and info.arity == 2 and info.receiver == {"kind": "name", "parts": ["log"]}
+    assert calls[("setTopic", 9)].args is None and calls[("setTopic", 9)].arity == 1
+    assert calls[("getId", 4)].args is None and calls[("getId", 4)].arity == 0
+    # without names every call keeps its arguments, and the kept ones are the same either way
+    full = extract_file("src/p/Sender.java", src.encode())
+    for c in full.types[0].methods[0].body.calls:
+        assert c.args is not None
+        if calls[(c.name, c.line)].args is not None:
+            assert calls[(c.name, c.line)].args == c.args

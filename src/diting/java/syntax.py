@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,15 +112,18 @@ class CallSite:
 
     ``kind``: CALL (``recv.name(args)``), NEW (``new T(args)``), CTOR (``this(…)``/``super(…)``),
     REF (a method reference ``recv::name``). ``receiver`` is the expression JSON of the object
-    (``{"kind": "this"}``, ``{"kind": "super"}``), None when unqualified. ``in_lambda`` when the
-    call sits in a lambda of the member (it runs when the lambda runs, not when the member does)."""
+    (``{"kind": "this"}``, ``{"kind": "super"}``), None when unqualified. ``arity`` is the number
+    of arguments; ``args`` their expression JSON, or None when the extractor was told which calls
+    matter and this one does not (see :func:`extract_file`). ``in_lambda`` when the call sits in a
+    lambda of the member (it runs when the lambda runs, not when the member does)."""
 
     ordinal: int
     kind: str
     name: str
     receiver: dict[str, Any] | None
     new_type: TypeRef | None
-    args: list[dict[str, Any]]
+    args: list[dict[str, Any]] | None
+    arity: int
     line: int
     end_line: int
     in_lambda: bool
@@ -784,8 +788,15 @@ def _assign_target(node: ts.Node | None, src: bytes) -> str | None:
     return None
 
 
-def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Body]], src: bytes) -> None:
-    """Distribute calls, locals, assignments and returns to the innermost member around each."""
+def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Body]], src: bytes,
+                detail: Collection[str] | None = None) -> None:
+    """Distribute calls, locals, assignments and returns to the innermost member around each.
+
+    ``detail``: call names (``<init>`` for ``new``) whose arguments are extracted; None extracts the
+    arguments of every call. With names given, a call's arguments are also extracted when it sits
+    inside a call so named, inside a local's initializer or a kept assignment or return (so every
+    ``callref`` an extracted expression holds leads to a call with arguments), or when its receiver
+    is a local initialised by ``new`` (setters on an object being built)."""
     members.sort(key=lambda m: (m[0], -m[1]))
     starts = [m[0] for m in members]
     lambdas = sorted((n.start_byte, n.end_byte) for n in caps.get("lambda", []))
@@ -817,6 +828,8 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
         counts[id(body)] = n + 1
         refs.setdefault(id(body), {})[node.id] = n
         placed.append((kind, node, body))
+    # second pass: every call without its arguments
+    pending: list[tuple[CallSite, list[ts.Node], dict[int, int]]] = []
     for kind, node, body in placed:
         callrefs = refs[id(body)]
         if kind == "CALL":
@@ -846,12 +859,11 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             receiver = expr_json(parts[0], src, 0, callrefs) if parts else None
             new_type = None
             args = []
-        own = callrefs.pop(node.id)  # the call itself is not a reference to itself
-        body.calls.append(CallSite(own, kind, name, receiver, new_type,
-                                   [j if j is not None else {"kind": "other", "text": ""}
-                                    for j in (expr_json(a, src, 0, callrefs) for a in args)],
-                                   _line(node), _end_line(node), in_lambda(node, member_of_start[id(body)])))
-        callrefs[node.id] = own
+        site = CallSite(callrefs[node.id], kind, name, receiver, new_type, None, len(args),
+                        _line(node), _end_line(node), in_lambda(node, member_of_start[id(body)]))
+        body.calls.append(site)
+        pending.append((site, args, callrefs))
+    wanted = _Demand(placed, pending, detail)
 
     local_index: dict[tuple[int, str], LocalVar] = {}
     for label in ("local", "forvar", "catchvar"):
@@ -868,6 +880,8 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                     tr = None if tnode is None or _text(tnode, src) == "var" else \
                         type_ref(tnode, src, _dims_of(decl.child_by_field_name("dimensions"), src))
                     value = decl.child_by_field_name("value")
+                    if value is not None:
+                        wanted.within(value)
                     lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
                                   if value is not None else None, _line(decl))
                     body.locals.append(lv)
@@ -900,8 +914,10 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             elif label == "assign" and body.keep_assignments and len(body.assignments) < MAX_BODY_NOTES:
                 op = node.child_by_field_name("operator")
                 if op is None or _text(op, src) == "=":
-                    value = expr_json(node.child_by_field_name("right"), src, 0, refs.get(id(body)))
+                    right = node.child_by_field_name("right")
+                    value = expr_json(right, src, 0, refs.get(id(body)))
                     if value is not None:
+                        wanted.within(right)
                         body.assignments.append((target, value))
     for node in caps.get("return", []):
         body = _innermost(members, starts, node)
@@ -910,7 +926,55 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
         value = next((c for c in node.named_children if c.type not in _COMMENTS), None)
         j = expr_json(value, src, 0, refs.get(id(body))) if value is not None else None
         if j is not None:
+            wanted.within(value)
             body.returns.append(j)
+    wanted.setters_on_new_locals()
+    for i, (site, args, callrefs) in enumerate(pending):
+        if wanted.flags[i]:
+            site.args = [j if j is not None else {"kind": "other", "text": ""}
+                         for j in (expr_json(a, src, 0, callrefs) for a in args)]
+
+
+class _Demand:
+    """Which calls of a file get their arguments extracted (see :func:`_body_facts`): a flag per
+    call, in the pre-order of ``placed`` (calls sorted by start byte, outer before inner)."""
+
+    def __init__(self, placed: list[tuple[str, ts.Node, "Body"]],
+                 pending: list[tuple[CallSite, list[ts.Node], dict[int, int]]], names: Collection[str] | None) -> None:
+        self.placed = placed
+        self.pending = pending
+        self.starts = [node.start_byte for _, node, _ in placed]
+        self.ends = [node.end_byte for _, node, _ in placed]
+        self.flags = [names is None or site.kind in ("CTOR", "REF") for site, _, _ in pending]
+        if names is not None:
+            for i, (site, _, _) in enumerate(pending):
+                if (site.name if site.kind == "CALL" else "<init>" if site.kind == "NEW" else None) in names:
+                    self.within(placed[i][1])
+
+    def within(self, node: ts.Node) -> None:
+        """Every call inside ``node`` (``node`` itself included, when it is a call)."""
+        i = bisect.bisect_left(self.starts, node.start_byte)
+        end = node.end_byte
+        while i < len(self.starts) and self.starts[i] < end:
+            if self.ends[i] <= end:
+                self.flags[i] = True
+            i += 1
+
+    def setters_on_new_locals(self) -> None:
+        """Calls on a local initialised by ``new`` (``m = new Message(); m.setTopic(t)``)."""
+        built: dict[int, set[str]] = {}
+        for _, _, body in self.placed:
+            if id(body) in built:
+                continue
+            built[id(body)] = {lv.name for lv in body.locals
+                               if lv.init is not None and lv.init.get("kind") == "callref"
+                               and 0 <= lv.init["ordinal"] < len(body.calls)
+                               and body.calls[lv.init["ordinal"]].kind == "NEW"}
+        for i, (site, _, _) in enumerate(self.pending):
+            r = site.receiver
+            if not self.flags[i] and site.kind == "CALL" and r is not None and r.get("kind") == "name" and \
+                    r["parts"][0] in built[id(self.placed[i][2])]:
+                self.within(self.placed[i][1])
 
 
 def _summaries(td: TypeDecl) -> None:
@@ -951,10 +1015,15 @@ def type_chain(facts: FileFacts, idx: int) -> list[int]:
     return out
 
 
-def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -> FileFacts:
+def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
+                 call_detail: Collection[str] | None = None) -> FileFacts:
     """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input.
 
-    The parser sees the text after Unicode-escape translation; evidence lines stay the file's own."""
+    The parser sees the text after Unicode-escape translation; evidence lines stay the file's own.
+    ``call_detail``: the call names whose arguments matter (a rule set's
+    :meth:`~diting.rules.RuleSet.call_detail_names`); other calls keep name, receiver and arity
+    only, which is most of the extractor's time on large repositories. None keeps every call's
+    arguments."""
     decoded: DecodedText = decode_bytes(data, declared_encoding)
     src = translate_unicode_escapes(decoded.text).encode("utf-8")
     parser, query = _tools()
@@ -1159,7 +1228,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None) -
             members.append((node.start_byte, node.end_byte, types[owner].clinit_body))
     for (start, end), md in member_spans.items():
         members.append((start, end, md.body))
-    _body_facts(caps, members, src)
+    _body_facts(caps, members, src, call_detail)
     for td in types:
         _summaries(td)
 

@@ -363,7 +363,7 @@ class ModuleProbe:
             elif call.kind == "CALL":
                 spec = bm.builders.get(call.name, {})
             for pos, role in spec.items():
-                if 0 <= pos < len(call.args) and role not in roles:
+                if call.args is not None and 0 <= pos < len(call.args) and role not in roles:
                     roles[role] = self._bean_ref(call.args[pos], ctx) or self.fold_value(call.args[pos], ctx, role=role)
         td = facts.types[idx]
         self.out.append({"rule": rule.id, "emit": rule.emits.kind, "form": "bean_class", "module": self.module,
@@ -380,7 +380,7 @@ class ModuleProbe:
             return [{"ref": expr["parts"][0], "ref_kind": "param", "type": t}]
         if expr.get("kind") == "callref" and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
             c = ctx.body.calls[expr["ordinal"]]
-            if c.kind == "CALL" and not c.args and (c.receiver is None or c.receiver.get("kind") == "this"):
+            if c.kind == "CALL" and c.arity == 0 and (c.receiver is None or c.receiver.get("kind") == "this"):
                 return [{"ref": c.name, "ref_kind": "method"}]
         return None
 
@@ -391,7 +391,7 @@ class ModuleProbe:
         if ctx.body is None:
             return out
         for c in ctx.body.calls:
-            if c.kind != "CALL" or len(c.args) != 1 or len(c.name) < 4 or not c.name.startswith("set") or \
+            if c.kind != "CALL" or c.arity != 1 or c.args is None or len(c.name) < 4 or not c.name.startswith("set") or \
                     not c.name[3].isupper() or not c.receiver or c.receiver.get("kind") != "name":
                 continue
             lv = ctx.local(c.receiver["parts"][0])
@@ -487,7 +487,7 @@ class ModuleProbe:
                     self.out.append({"emit": "FIELD_CALL", "rule": "", "form": "call", "module": self.module,
                                      "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
                                      "owner": ref["binary"], "field": ref["field"], "method": call.name,
-                                     "arity": len(call.args), "ordinal": call.ordinal,
+                                     "arity": call.arity, "ordinal": call.ordinal,
                                      "callsite_id": f"{minfo['stable']}@{call.ordinal}", "member": minfo})
             rules = self.index.by_call_method.get(call.name if call.kind == "CALL" else "<init>", [])
             if not rules or call.kind not in ("CALL", "NEW"):
@@ -498,9 +498,9 @@ class ModuleProbe:
                 recv = self.oracle.ref_type(call.new_type, scope, ctx.chain, ctx.type_vars)
             for rule in rules:
                 cm = rule.match.call
-                if cm.arity is not None and len(call.args) != cm.arity:
+                if cm.arity is not None and call.arity != cm.arity:
                     continue
-                if cm.min_arity is not None and len(call.args) < cm.min_arity:
+                if cm.min_arity is not None and call.arity < cm.min_arity:
                     continue
                 wanted = cm.receiver_type if isinstance(cm.receiver_type, list) else [cm.receiver_type]
                 if not any(self.oracle.is_subtype(recv, w) for w in wanted):
@@ -536,7 +536,7 @@ class ModuleProbe:
             "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
             "type": self._type_info(facts.types[idx], scope.binary_of(facts.types[idx])),
             "member": minfo, "roles": roles,
-            "call": {"ordinal": call.ordinal, "name": call.name, "arity": len(call.args),
+            "call": {"ordinal": call.ordinal, "name": call.name, "arity": call.arity,
                      "callsite_id": f"{minfo['stable']}@{call.ordinal}", "in_lambda": call.in_lambda,
                      "receiver_type": recv.name if recv else None,
                      "receiver": self._receiver_ref(call.receiver, ctx),
@@ -565,7 +565,7 @@ class ModuleProbe:
         if not 0 <= r["ordinal"] < len(ctx.body.calls):
             return None
         inner = ctx.body.calls[r["ordinal"]]
-        return {"name": inner.name, "arity": len(inner.args)}
+        return {"name": inner.name, "arity": inner.arity}
 
     def _prefix(self, expr: dict[str, Any], ctx: MemberContext) -> str | None:
         """The constant leading part of a key expression (``"lock:" + id`` → ``lock:``); it may
@@ -622,7 +622,7 @@ class ModuleProbe:
         if local is not None:
             for c in ctx.body.calls:
                 role = spec.setters.get(c.name)
-                if role and c.kind == "CALL" and len(c.args) == 1 and c.receiver == {"kind": "name",
+                if role and c.kind == "CALL" and c.arity == 1 and c.args and c.receiver == {"kind": "name",
                                                                                       "parts": [local]}:
                     found[role] = self.fold_value(c.args[0], ctx)
         for role, outs in found.items():

@@ -79,7 +79,8 @@ def render(expr: dict[str, Any] | None, ctx: MemberContext | None = None, depth:
         return f"{target + '.' if target else ''}{expr['name']}({', '.join(render(a, ctx, depth + 1) for a in expr['args'])})"
     if k == "callref" and ctx is not None and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
         c = ctx.body.calls[expr["ordinal"]]
-        args = ", ".join(render(a, ctx, depth + 1) for a in c.args)
+        args = ", ".join(render(a, ctx, depth + 1) for a in c.args) if c.args is not None else \
+            ("…" if c.arity else "")
         if c.kind == "NEW":
             return f"new {c.name}({args})"
         recv = render(c.receiver, ctx, depth + 1) if c.receiver is not None else ""
@@ -145,6 +146,8 @@ class ExpressionFolder:
             call = ctx.body.calls[expr["ordinal"]] if ctx.body and 0 <= expr["ordinal"] < len(ctx.body.calls) else None
             if call is None:
                 return Unfolded(render(expr, ctx), "unknown call")
+            if call.args is None:  # the extractor kept no arguments: no rule reads this call
+                return Unfolded(render(expr, ctx), f"the value returned by {call.name}() is not known statically")
             return self._call(call.name, call.receiver, call.args, ctx, depth, render(expr, ctx))
         if k == "call":
             return self._call(expr["name"], expr.get("target_expr"), expr.get("args") or [], ctx, depth,

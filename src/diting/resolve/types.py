@@ -248,7 +248,7 @@ class TypeOracle:
         if call.kind != "CALL":
             return None
         recv = self.receiver_type(call, ctx, _depth)
-        return self.return_type(recv, call.name, len(call.args)) if recv else None
+        return self.return_type(recv, call.name, call.arity) if recv else None
 
     def receiver_type(self, call: CallSite, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
         """The static type of a call's receiver; an unqualified call's receiver is the own type."""
