@@ -946,6 +946,9 @@ class _Demand:
         self.starts = [node.start_byte for _, node, _ in placed]
         self.ends = [node.end_byte for _, node, _ in placed]
         self.flags = [names is None or site.kind in ("CTOR", "REF") for site, _, _ in pending]
+        #: calls whose whole subtree is flagged already: :meth:`within` jumps over them (linear in
+        #: the calls of a file however deeply named calls nest)
+        self.covered = [False] * len(pending)
         if names is not None:
             for i, (site, _, _) in enumerate(pending):
                 if (site.name if site.kind == "CALL" else "<init>" if site.kind == "NEW" else None) in names:
@@ -956,9 +959,13 @@ class _Demand:
         i = bisect.bisect_left(self.starts, node.start_byte)
         end = node.end_byte
         while i < len(self.starts) and self.starts[i] < end:
-            if self.ends[i] <= end:
-                self.flags[i] = True
-            i += 1
+            if self.ends[i] > end:  # starts where node does but holds it
+                i += 1
+            elif self.covered[i]:
+                i = bisect.bisect_left(self.starts, self.ends[i], i + 1)
+            else:
+                self.flags[i] = self.covered[i] = True
+                i += 1
 
     def setters_on_new_locals(self) -> None:
         """Calls on a local initialised by ``new`` (``m = new Message(); m.setTopic(t)``)."""
