@@ -188,3 +188,16 @@ def test_ibatis_files_count_as_unsupported_and_coverage_adds_up(shard_scan):
     assert dim["discovered"] == len(stmts) + 2 == 11
     assert (dim["resolved"], dim["partial"], dim["failed"]) == (
         by_status["PARSED"], by_status["PARTIAL"], by_status["PARSE_FAILED"] + by_status["UNSUPPORTED"] + 2)
+
+
+def test_mybatis_plus_naming_convention():
+    """MyBatis-Plus's default table names: snake case with an underscore before every upper-case
+    letter but the first, the configured prefix, table-underline false and capital mode."""
+    from diting.sql.plus import convention_table
+
+    assert convention_table("SysUser") == "sys_user"
+    assert convention_table("OAuthClient") == "o_auth_client"
+    assert convention_table("Order2Item") == "order2_item"
+    assert convention_table("SysUser", prefix="t_") == "t_sys_user"
+    assert convention_table("SysUser", underline=False) == "sysUser"
+    assert convention_table("SysUser", prefix="t_", capital=True) == "T_SYS_USER"

@@ -110,6 +110,13 @@ class RuleSet:
                 names.add("<init>")
         return frozenset(names)
 
+    def library_fields(self) -> dict[str, str]:
+        """``Type#field`` → field type (FQN or ``$N``) of library types, from the catalog rules."""
+        out: dict[str, str] = {}
+        for r in self.by_emit("LIBRARY_METHODS"):
+            out.update(r.emits.fields or {})
+        return out
+
     def application_annotations(self) -> set[str]:
         """FQNs of annotations that mark a Spring Boot application class."""
         return {r.match.annotation.fqn for r in self.by_emit("DEPLOYABLE_APPLICATION")

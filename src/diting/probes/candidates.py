@@ -542,6 +542,7 @@ class ModuleProbe:
                      "receiver": self._receiver_ref(call.receiver, ctx),
                      "receiver_root": self._receiver_root(call, ctx),
                      "receiver_call": self._receiver_call(call, ctx),
+                     "chain": self._chain(call, ctx),
                      "expression": render({"kind": "callref", "ordinal": call.ordinal}, ctx),
                      "arg_types": arg_types},
             "attrs": attrs,
@@ -556,6 +557,22 @@ class ModuleProbe:
                 break
             r = ctx.body.calls[r["ordinal"]].receiver
         return self._receiver_ref(r, ctx) if r is not None and r.get("kind") in ("name", "field") else None
+
+    def _chain(self, call, ctx: MemberContext) -> list[str]:
+        """Names of the calls made on the call's result, in order (``lambdaQuery().eq(…).list()``:
+        ``[eq, list]`` for ``lambdaQuery``), at most 16."""
+        out: list[str] = []
+        if ctx.body is None:
+            return out
+        cur = call.ordinal
+        for _ in range(16):
+            nxt = next((c for c in ctx.body.calls if c.kind == "CALL" and c.receiver is not None
+                        and c.receiver.get("kind") == "callref" and c.receiver["ordinal"] == cur), None)
+            if nxt is None:
+                break
+            out.append(nxt.name)
+            cur = nxt.ordinal
+        return out
 
     def _receiver_call(self, call, ctx: MemberContext) -> dict[str, Any] | None:
         """The call a receiver is the result of (``webClient.get().uri(…)``: ``get``), if any."""

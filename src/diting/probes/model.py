@@ -36,7 +36,7 @@ EmitKind = Literal[
     "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED",
     "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE",
     "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
-    "SQL_ANNOTATION",
+    "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL",
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "CONDITION",
     "EVENT_PUBLISH", "EVENT_LISTENER",
@@ -166,7 +166,10 @@ class Emits(_Strict):
     tag_separator: str | None = Field(None, description="splits 'topic:tag' destinations")
     message: MessageSpec | None = Field(None, description="roles carried by the message argument (role payload)")
     types: dict[str, str] | None = Field(None, description="LIBRARY_TYPES: simple name → kind")
-    returns: dict[str, str] | None = Field(None, description="LIBRARY_METHODS: 'Type#method' → return type")
+    returns: dict[str, str] | None = Field(None, description="LIBRARY_METHODS: 'Type#method' → return type FQN, "
+                                                             "or $N: the N-th type argument a subtype binds Type with")
+    fields: dict[str, str] | None = Field(None, description="LIBRARY_METHODS: 'Type#field' → field type FQN, or $N "
+                                                           "(ServiceImpl#baseMapper → $0)")
     attributes: dict[str, Any] = Field(default_factory=dict, description="fixed attributes to record")
 
 
@@ -222,6 +225,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
     "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
+    "SQL_MAPPER_BASE": {"type"}, "SQL_TABLE_NAME": {"annotation"}, "SQL_INHERITED_CALL": {"call"},
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"},
     "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},

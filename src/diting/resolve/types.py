@@ -79,10 +79,14 @@ class FieldRef:
 class TypeOracle:
     """Answers "what type is this expression?" inside member bodies, across the repository."""
 
-    def __init__(self, registry: TypeRegistry, library_returns: dict[str, str] | None = None) -> None:
+    def __init__(self, registry: TypeRegistry, library_returns: dict[str, str] | None = None,
+                 library_fields: dict[str, str] | None = None) -> None:
         self.registry = registry
         self.library_returns = library_returns or {}
+        #: ``Type#field`` → field type of library supertypes (``ServiceImpl#baseMapper`` → ``$0``)
+        self.library_fields = library_fields or {}
         self._super_names: dict[tuple[str, str], set[str]] = {}
+        self._super_args: dict[tuple[str, str, str], list[TypeOf | None] | None] = {}
 
     # ------------------------------------------------------------ types of the repository
     def decl(self, module: str, binary: str) -> tuple[FileScope, int] | None:
@@ -135,6 +139,67 @@ class TypeOracle:
                         seen.add((info.module, info.binary))
                         stack.append((info.module, info.binary))
         return out
+
+    def supertype_args(self, t: TypeOf | None, target: str) -> list[TypeOf | None] | None:
+        """The type arguments with which the in-repo type ``t`` extends or implements ``target``,
+        through in-repo generic supertypes (``UserMapper extends BaseMapperX<User>`` and
+        ``BaseMapperX<T> extends BaseMapper<T>`` give ``[User]`` for BaseMapper). An argument that
+        stays a type variable or does not resolve is None; None when ``t`` does not reach
+        ``target`` through a parameterised reference."""
+        if t is None or t.module is None:
+            return None
+        key = (t.module, t.name, target)
+        if key not in self._super_args:
+            self._super_args[key] = None  # a cycle of declarations finds nothing
+            self._super_args[key] = self._walk_super_args(t.module, t.name, target, {}, 0)
+        return self._super_args[key]
+
+    def _walk_super_args(self, module: str, binary: str, target: str, bound: dict[str, TypeOf | None],
+                         depth: int) -> list[TypeOf | None] | None:
+        found = self.decl(module, binary)
+        if found is None or depth > 16:
+            return None
+        scope, idx = found
+        td = scope.facts.types[idx]
+        chain = scope._chain_of(idx)
+        tv = scope.type_vars_for(chain)
+        own_vars = {p.name for p in td.type_params}
+        for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces):
+            r = scope.resolve_base(ref, chain[1:], tv)
+            if r is None:
+                continue
+            args: list[TypeOf | None] = []
+            for a in ref.args:
+                if len(a.parts) == 1 and a.parts[0] in own_vars and not a.args:
+                    args.append(bound.get(a.parts[0]))
+                else:
+                    args.append(self.ref_type(a, scope, chain, tv))
+            if r.name == target:
+                return args
+            for info in r.infos:
+                sup = self.decl(info.module, info.binary)
+                if sup is None:
+                    continue
+                params = [p.name for p in sup[0].facts.types[sup[1]].type_params]
+                got = self._walk_super_args(info.module, info.binary, target,
+                                            dict(zip(params, args)) if len(params) == len(args) else {}, depth + 1)
+                if got is not None:
+                    return got
+        return None
+
+    def _library_member(self, owner: TypeOf, key: str, table: dict[str, str]) -> TypeOf | None:
+        """The type a library member of one of ``owner``'s supertypes declares (``table``:
+        ``Type#member`` → FQN, or ``$N`` for the N-th type argument ``owner`` binds that supertype with)."""
+        for sup in sorted(self.supertype_names(owner.module, owner.name)):
+            ret = table.get(f"{sup}#{key}")
+            if not ret:
+                continue
+            if ret.startswith("$"):
+                args = self.supertype_args(owner, sup) or []
+                i = int(ret[1:]) if ret[1:].isdigit() else -1
+                return args[i] if 0 <= i < len(args) else None
+            return TypeOf(ret)
+        return None
 
     def is_subtype(self, t: TypeOf | None, fqn: str) -> bool:
         return t is not None and fqn in self.supertype_names(t.module, t.name.replace("[]", ""))
@@ -195,11 +260,7 @@ class TypeOracle:
                     scope, idx = found
                     chain = scope._chain_of(idx)
                     return self.ref_type(md.return_type, scope, chain, scope.type_vars_for(chain, md.type_params))
-        for sup in sorted(self.supertype_names(owner.module, owner.name)):
-            ret = self.library_returns.get(f"{sup}#{name}")
-            if ret:
-                return TypeOf(ret)
-        return None
+        return self._library_member(owner, name, self.library_returns)
 
     # ------------------------------------------------------------ expressions
     def expr_type(self, expr: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
@@ -268,6 +329,10 @@ class TypeOracle:
         fr = self.visible_field(name, ctx)
         if fr is not None:
             return self.field_type(fr)
+        lib = self._library_member(TypeOf(ctx.binary, ctx.module), name, self.library_fields) \
+            if self.library_fields else None
+        if lib is not None:
+            return lib
         r = ctx.scope.resolve_base(TypeRef((name,)), ctx.chain, ctx.type_vars)
         t = self._resolved_type(r)
         return TypeOf(t.name, t.module, True) if t else None
@@ -304,9 +369,12 @@ class TypeOracle:
             if cur is None or cur.module is None:
                 return None
             fr = self.field_of(cur.module, cur.name, p)
-            cur = self.field_type(fr) if fr is not None else None
+            cur = self.field_type(fr) if fr is not None else \
+                self._library_member(cur, p, self.library_fields) if self.library_fields and not cur.static else None
         return cur
 
     def _is_variable(self, name: str, ctx: MemberContext) -> bool:
         return ctx.local(name) is not None or ctx.param(name) is not None or \
-            self.visible_field(name, ctx) is not None
+            self.visible_field(name, ctx) is not None or (
+                bool(self.library_fields) and
+                self._library_member(TypeOf(ctx.binary, ctx.module), name, self.library_fields) is not None)

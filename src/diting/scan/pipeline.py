@@ -383,7 +383,7 @@ class Scanner:
                 folder.add_file(m, facts, self.scopes[facts.path])
         folder.precompute()
         self.folder = folder
-        self.oracle = TypeOracle(registry, self.rules.library_returns())
+        self.oracle = TypeOracle(registry, self.rules.library_returns(), self.rules.library_fields())
         self.rule_index = RuleIndex.build(list(self.rules.by_id.values()))
         self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations)
         self.apps = self.rules.application_annotations()

@@ -22,6 +22,7 @@ from diting.sql import shards
 from diting.sql.dynamic import MARKER, Expansion, Fragment, expand, fragment_lookup
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
+from diting.sql.plus import PlusStatements
 
 if TYPE_CHECKING:
     from diting.probes.families import Families
@@ -65,6 +66,8 @@ class _Use:
     evidence: str | None = None  # PLACEHOLDER, BIND
     expression: str | None = None  # the ${} behind a dynamic name
     key_hints: set[str] = field(default_factory=set)
+    name_basis: str | None = None  # TABLE_NAME, CONVENTION: how a MyBatis-Plus entity names its table
+    display: str | None = None  # how a dynamic name shows when it is no ${} (an unfolded Java expression)
 
 
 @dataclass
@@ -250,6 +253,7 @@ class SqlStage:
             got = self._annotation_statement(c)
             if got is not None:
                 stmts.append(got)
+        stmts.extend(PlusStatements(self).build({s.stable: s for s in stmts}))
         tables = self._tables(stmts)
         for s in stmts:
             self._relations(s, tables)
@@ -413,6 +417,22 @@ class SqlStage:
         else:
             self.stats.parsed += 1
 
+    def record_plain_statement(self, module: str, s: _Stmt, attrs: dict[str, Any]) -> None:
+        """Record a statement whose SQL is not text (a MyBatis-Plus inherited one, sql/plus.py): the
+        entity, CONTAINS from its module, and its count; an UNSUPPORTED one gets SQL_UNSUPPORTED."""
+        self.rs.entity("SQL_STATEMENT", s.stable, s.stable, [s.seg], attrs)
+        self.rs.relation("CONTAINS", self._module_rid(module), self.p.s.inv.ns[module], target_rid=s.rid,
+                         target_key=s.stable, status="RESOLVED", evidence=[s.seg])
+        self.stats.discovered += 1
+        if s.status == "UNSUPPORTED":
+            self.stats.failed += 1
+            self.p.diag("SQL_UNSUPPORTED", s.stable, f"{s.stable} ({s.path}:{s.st.line}): {s.reason}", [s.rid],
+                        {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+        elif s.status == "PARTIAL":
+            self.stats.partial += 1
+        else:
+            self.stats.parsed += 1
+
     # ------------------------------------------------------------ tables
     def _tables(self, stmts: list[_Stmt]) -> dict[tuple[str, str | None], dict[str, Any]]:
         """Logical tables by (physical name lower-cased, datasource) with their TABLE record fields."""
@@ -484,25 +504,32 @@ class SqlStage:
         for u in s.uses:
             kind = "WRITES" if u.write else "READS"
             if u.physical is None:
+                shown = u.display or f"${{{u.expression}}}"
                 d = self.p.diag("DYNAMIC_TABLE_NAME", f"{s.stable}|{u.expression}", f"{s.stable}: table name "
-                                f"${{{u.expression}}} is decided at run time", [s.rid],
+                                f"{shown} is decided at run time", [s.rid],
                                 {"path": s.path, "lines": [s.st.line, s.st.end_line]})
-                self.rs.relation(kind, s.rid, s.stable, target_rid=None, target_key=f"?${{{u.expression}}}",
+                attrs = {"operation": u.operation}
+                if u.name_basis:
+                    attrs["table_name_basis"] = u.name_basis
+                self.rs.relation(kind, s.rid, s.stable, target_rid=None, target_key=f"?{shown}",
                                  status="UNRESOLVED", evidence=[s.seg], diagnostics=[d],
-                                 match_keys={"table_expression": f"${{{u.expression}}}"},
-                                 attributes={"operation": u.operation})
+                                 match_keys={"table_expression": shown}, attributes=attrs)
                 continue
             t = tables.get((u.physical.lower(), u.db or self.datasource))
             if t is None:
                 continue
-            cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set()})
+            cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set(), "basis": set()})
             cur["ops"].add(u.operation)
             cur["cols"] |= u.columns
+            if u.name_basis:
+                cur["basis"].add(u.name_basis)
         for (kind, _), cur in sorted(seen.items()):
             t = cur["t"]
+            attrs = {"operations": sorted(cur["ops"]), "columns": sorted(cur["cols"])}
+            if cur["basis"]:
+                attrs["table_name_basis"] = sorted(cur["basis"])[0] if len(cur["basis"]) == 1 else sorted(cur["basis"])
             self.rs.relation(kind, s.rid, s.stable, target_rid=t["rid"], target_key=t["stable"], status="RESOLVED",
-                             evidence=[s.seg], attributes={"operations": sorted(cur["ops"]),
-                                                           "columns": sorted(cur["cols"])})
+                             evidence=[s.seg], attributes=attrs)
         self._ledger(s)
 
     def _shard_checks(self, stmts: list[_Stmt], tables) -> None:
