@@ -122,6 +122,17 @@ def shard_scan(tmp_path_factory):
   <select id="ordersByStatus">select * from t_order where status = #{s}</select>
   <select id="sorted">select id from order_info_bak order by ${col}</select>
   <select id="cond">select id from coupon <where><if test="c != null">and ${c}</if></where></select>"""),
+        "src/main/java/com/example/dao/LedgerDao.java": "package com.example.dao;\n"
+        "@org.springframework.stereotype.Repository\npublic class LedgerDao {\n"
+        "    @org.springframework.beans.factory.annotation.Autowired\n"
+        "    private org.springframework.jdbc.core.JdbcTemplate jdbc;\n"
+        "    public void debit(int money, String user) {\n"
+        "        jdbc.update(\"update account_tbl set money = money - \" + money + \" where user_id = '\" + user + \"'\");\n"
+        "    }\n"
+        "    public Object ledger(long userId) {\n"
+        "        String sql = \"select * from pay_ledger_\" + (userId % 8) + \" where user_id = ?\";\n"
+        "        return jdbc.queryForList(sql, userId);\n"
+        "    }\n}\n",
         f"{res}/sqlmap/Legacy.xml": '<?xml version="1.0"?>\n<sqlMap namespace="Legacy">\n'
         '  <select id="a">select 1</select>\n  <update id="b">update x set y = 1</update>\n</sqlMap>\n',
     }
@@ -175,7 +186,7 @@ def test_shard_broadcast_dynamic_tables_and_dollar_fragments(shard_scan):
     assert _reads(p, "cond") == [("READS", "table:table://coupon@trade", "RESOLVED")]
     binds = {(r["source_ref"]["record_id"].rsplit("#", 1)[-1], r["target_ref"]["record_id"])
              for r in p["relations.jsonl"] if r["kind"] == "BINDS_TO" and r["target_ref"]["record_id"].startswith("stmt:")}
-    assert ("flows(long)", "stmt:com.example.dao.TradeMapper.flows") in binds and len(binds) == 9
+    assert ("flows(long)", "stmt:com.example.dao.TradeMapper.flows") in binds and len(binds) == 11  # 9 mapper, 2 JDBC
 
 
 def test_ibatis_files_count_as_unsupported_and_coverage_adds_up(shard_scan):
@@ -185,7 +196,7 @@ def test_ibatis_files_count_as_unsupported_and_coverage_adds_up(shard_scan):
     stmts = [e for e in p["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"]
     by_status = {s: sum(1 for e in stmts if e["attributes"]["parse_status"] == s) for s in
                  ("PARSED", "PARTIAL", "PARSE_FAILED", "UNSUPPORTED")}
-    assert dim["discovered"] == len(stmts) + 2 == 11
+    assert dim["discovered"] == len(stmts) + 2 == 13  # 9 mapper XML, 2 JDBC, 2 iBatis
     assert (dim["resolved"], dim["partial"], dim["failed"]) == (
         by_status["PARSED"], by_status["PARTIAL"], by_status["PARSE_FAILED"] + by_status["UNSUPPORTED"] + 2)
 
@@ -201,3 +212,27 @@ def test_mybatis_plus_naming_convention():
     assert convention_table("SysUser", prefix="t_") == "t_sys_user"
     assert convention_table("SysUser", underline=False) == "sysUser"
     assert convention_table("SysUser", prefix="t_", capital=True) == "T_SYS_USER"
+
+
+def test_jdbc_sql_with_concatenated_values_and_a_concatenated_shard_suffix(shard_scan):
+    """JdbcTemplate SQL built with ``+``: Java values in value positions are binds (the statement
+    parses and its table is known); a value concatenated after a table stem is a shard suffix
+    (CONCATENATION evidence, its variables candidate keys), never a table of its own."""
+    stmts = {e["stable_id"]: e for e in shard_scan["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"
+             and e["attributes"]["source"] == "CALL"}
+    debit = next(e for sid, e in stmts.items() if "LedgerDao#debit" in sid)
+    ledger = next(e for sid, e in stmts.items() if "LedgerDao#ledger" in sid)
+    assert debit["attributes"]["parse_status"] == "PARSED" and debit["attributes"]["operation"] == "UPDATE"
+    assert debit["attributes"]["dynamic_fragments"] == ["${java:money}", "${java:user}"]
+    assert ledger["attributes"]["parse_status"] == "PARSED" and ledger["attributes"]["operation"] == "SELECT"
+    rel = {(r["kind"], r["target_ref"]["record_id"]) for r in shard_scan["relations.jsonl"]
+           if r["kind"] in ("READS", "WRITES") and r["source_ref"]["record_id"] in (debit["record_id"],
+                                                                                   ledger["record_id"])}
+    assert rel == {("WRITES", "table:table://account_tbl@trade"), ("READS", "table:table://pay_ledger@trade")}
+    t = _tables(shard_scan)["pay_ledger"]
+    assert t["is_sharded"] and [e["kind"] for e in t["shard_evidence"]] == ["CONCATENATION"]
+    assert t["candidate_shard_keys"] == ["userId", "user_id"] and t["confirmed_shard_key"] is None
+    binds = [r for r in shard_scan["relations.jsonl"] if r["kind"] == "BINDS_TO"
+             and r["target_ref"] and r["target_ref"]["record_id"] == ledger["record_id"]]
+    assert len(binds) == 1 and binds[0]["attributes"]["binding"] == "CALL_SITE"
+    assert binds[0]["source_ref"]["record_id"].endswith("LedgerDao#ledger(long)")

@@ -513,6 +513,7 @@ class ModuleProbe:
         cm = rule.match.call
         roles: dict[str, list[dict[str, Any]]] = {}
         arg_types: dict[str, str] = {}
+        arg_kinds: dict[str, str] = {}
         attrs: dict[str, Any] = {}
         taken = {p for p in cm.args if p >= 0}
         for pos, role in cm.args.items():
@@ -523,6 +524,11 @@ class ModuleProbe:
             t = self.oracle.expr_type(call.args[i], ctx)
             if t is not None:
                 arg_types[role] = t.name
+            arg_kinds.setdefault(role, call.args[i].get("kind", "other"))
+            if role == "sql":
+                template = self._template(call.args[i], ctx)
+                if template is not None and any("runtime" in p for p in template):
+                    attrs["sql_template"] = template
             if role == "key":
                 attrs["key_prefix"] = self._prefix(call.args[i], ctx)
             elif role == "topic" and rule.emits.tag_separator:
@@ -544,7 +550,7 @@ class ModuleProbe:
                      "receiver_call": self._receiver_call(call, ctx),
                      "chain": self._chain(call, ctx),
                      "expression": render({"kind": "callref", "ordinal": call.ordinal}, ctx),
-                     "arg_types": arg_types},
+                     "arg_types": arg_types, "arg_kinds": arg_kinds},
             "attrs": attrs,
         }
 
@@ -609,6 +615,28 @@ class ModuleProbe:
                 break
             parts.append(r.value)
         return "".join(parts) or None
+
+    def _template(self, expr: dict[str, Any], ctx: MemberContext, depth: int = 0) -> list[dict[str, Any]] | None:
+        """The parts of a string built by ``+`` (through a local assigned once): each item that folds
+        to one value as its outcome, every other item as ``{"runtime": its Java text}``; None when the
+        expression is no concatenation."""
+        if depth > 8:
+            return None
+        if expr.get("kind") == "name":
+            lv = ctx.local(expr["parts"][0])
+            if lv is not None and lv.assigned == 0 and lv.init is not None:
+                return self._template(lv.init, ctx, depth + 1)
+            return None
+        if expr.get("kind") != "concat":
+            return None
+        out: list[dict[str, Any]] = []
+        for item in expr["items"]:
+            outs = self.fold_value(item, ctx)
+            if len(outs) == 1 and "value" in outs[0]:
+                out.append(outs[0])
+            else:
+                out.append({"runtime": render(item, ctx)})
+        return out
 
     def _message_roles(self, rule: Rule, payload: dict[str, Any], ctx: MemberContext,
                        roles: dict[str, list[dict[str, Any]]]) -> None:

@@ -40,6 +40,8 @@ _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "post
                  "clickhouse": ("clickhouse",)}
 _BIND_HEAD = re.compile(r"""^\s*(['"])(?P<head>[A-Za-z0-9_]+)\1\s*\+\s*(?P<rest>.+)$""")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a Java variable in a concatenated expression (not a member after '.', not a method before '(')
+_JAVA_VARIABLE = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[(.\w])")
 
 
 @dataclass
@@ -253,6 +255,10 @@ class SqlStage:
             got = self._annotation_statement(c)
             if got is not None:
                 stmts.append(got)
+        for c in sorted(self.p.ctx.by_emit.get("SQL_CALL", []), key=lambda c: (c["call"]["callsite_id"], c["rule"])):
+            got = self._call_statement(c, {s.stable for s in stmts})
+            if got is not None:
+                stmts.append(got)
         stmts.extend(PlusStatements(self).build({s.stable: s for s in stmts}))
         tables = self._tables(stmts)
         for s in stmts:
@@ -313,14 +319,76 @@ class SqlStage:
         return self._statement(c["module"], mf, MapperStatement(m["name"], kind, {}, body, line, end),
                                source="ANNOTATION")
 
-    def _statement(self, module: str, mf: MapperFile, st: MapperStatement, source: str = "MAPPER_XML") -> _Stmt:
+    def _call_statement(self, c: dict[str, Any], done: set[str]) -> _Stmt | None:
+        """A statement whose SQL is an argument of a library call (``jdbcTemplate.update("…", …)``,
+        ``connection.prepareStatement("…")``): named by its call site, its operation that of the
+        parsed SQL, bound from the calling method (``binding = CALL_SITE``). An argument that is no
+        string (a lambda, a PreparedStatementCreator) is no SQL. Java values concatenated into the
+        text (``"… where id = " + id``) stand as ``${java:…}`` markers: a bind elsewhere, a
+        concatenated suffix (CONCATENATION) or DYNAMIC_TABLE_NAME in a table position. A string that
+        does not fold at all is SQL_UNSUPPORTED."""
+        call, m = c["call"], c["member"]
+        kind = call.get("arg_kinds", {}).get("sql")
+        typ = call.get("arg_types", {}).get("sql")
+        if kind in ("lambda", "ref") or (typ is not None and typ not in ("java.lang.String", "java.lang.CharSequence")):
+            return None
+        stable = call["callsite_id"]
+        if stable in done:
+            return None
+        line, end = c["lines"]
+        mf = MapperFile(c["path"], "MYBATIS", None)
+        text, reason = self._call_sql(c)
+        seg = self.p.seg(c["path"], line, end)
+        if text is None:
+            st = MapperStatement(call["name"], "UNKNOWN", {}, SqlNode("script"), line, end)
+            s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, c["path"], st, status="UNSUPPORTED",
+                      reason=reason, expansion=Expansion([], []))
+            self.stats.discovered += 1
+            self._record_statement(c["module"], mf, s, [], source="CALL")
+        else:
+            st = MapperStatement(call["name"], "UNKNOWN", {}, script_body(text, line, end), line, end)
+            s = self._statement(c["module"], mf, st, source="CALL", stable=stable)
+        self.rs.relation("BINDS_TO", m["rid"], m["stable"], target_rid=s.rid, target_key=s.stable, status="RESOLVED",
+                         evidence=[seg], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
+                         attributes={"binding": "CALL_SITE", "call": call["name"],
+                                     "receiver_type": call["receiver_type"]})
+        return s
+
+    def _call_sql(self, c: dict[str, Any]) -> tuple[str | None, str]:
+        """The SQL text of a call's ``sql`` argument with the package's configuration applied, Java
+        values concatenated into it as ``${java:…}``; ``(None, reason)`` when it does not fold."""
+        template = c.get("attrs", {}).get("sql_template")
+        if template:
+            out = []
+            for part in template:
+                if "runtime" in part:
+                    out.append("${java:" + part["runtime"].replace("{", "(").replace("}", ")") + "}")
+                    continue
+                rt = self.p.resolve(part)
+                if rt.value is None:
+                    return None, f"the SQL part {rt.expression} does not fold ({rt.reason})"
+                out.append(rt.value)
+            return "".join(out), ""
+        outs = [self.p.resolve(o) for o in c.get("roles", {}).get("sql", [])]
+        bad = next((o for o in outs if o.value is None), None)
+        if bad is not None or not outs:
+            return None, f"the SQL {bad.expression if bad else '(none)'} is built at run time and does not fold"
+        if len(outs) > 1:
+            return None, f"the SQL folds to {len(outs)} alternatives"
+        return outs[0].value, ""
+
+    def _statement(self, module: str, mf: MapperFile, st: MapperStatement, source: str = "MAPPER_XML",
+                   stable: str | None = None) -> _Stmt:
         ns = mf.namespace or ""
-        stable = f"{ns}.{st.id}"
+        stable = stable or f"{ns}.{st.id}"
         seg = self.p.seg(mf.path, st.line, st.end_line)
         exp_, dropped, results = statement_lineage(st.body, ns, self._lookup, self.dialect)
         s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mf.path, st, expansion=exp_)
         self.stats.discovered += 1
         s.unresolved_fragments = dropped
+        if source == "CALL":  # no element names the operation: the parsed SQL does
+            ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
+            st.kind = ops[0] if len(ops) == 1 else "UNKNOWN"
         failed = [r for _, r in results if r.status != "PARSED"]
         if failed and len(failed) == len(results):
             s.status = failed[0].status
@@ -352,13 +420,17 @@ class SqlStage:
             return _Use(name, u.db, u.write, u.operation, cols, where)
         n = int(markers[0])
         expr = v.markers.get(n, ("?", None))[0]
+        java = expr[5:] if expr.startswith("java:") else None  # a Java value concatenated in (a CALL's SQL)
         head, _, tail = name.partition(f"__dt{n}__")
         if tail:  # a name that goes on after its placeholder (t_${x}_log): no stem to stand for it
-            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr)
+            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
         bind = exp_.binds.get(expr)
         hints: set[str] = set()
         evidence = "PLACEHOLDER"
-        if bind is not None:
+        if java is not None:
+            evidence = "CONCATENATION"
+            hints = set(_JAVA_VARIABLE.findall(java)) - {"null", "true", "false", "this"}
+        elif bind is not None:
             m = _BIND_HEAD.match(bind)
             if m:
                 head = head + m.group("head") if not head else head
@@ -366,7 +438,7 @@ class SqlStage:
                 evidence = "BIND"
         stem = head.rstrip("_")
         if not stem:
-            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr)
+            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
         return _Use(stem, u.db, u.write, u.operation, cols, where, evidence, expr, hints)
 
     def _record_statement(self, module: str, mf: MapperFile, s: _Stmt, results, source: str = "MAPPER_XML") -> None:
@@ -380,7 +452,8 @@ class SqlStage:
         if st.parent_id:
             attrs["selectkey_of"] = f"{mf.namespace}.{st.parent_id}"
         ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
-        if ops and st.kind not in ops and not (st.kind == "INSERT" and {"REPLACE", "UPSERT"} & set(ops)):
+        if source != "CALL" and ops and st.kind not in ops and \
+                not (st.kind == "INSERT" and {"REPLACE", "UPSERT"} & set(ops)):
             attrs["parsed_operations"] = ops  # the element says one thing, the SQL another: not fully parsed
             if s.status == "PARSED":
                 s.status, s.reason, s.code = "PARTIAL", f"<{st.kind.lower()}> holds {', '.join(ops)} SQL", \
