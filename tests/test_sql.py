@@ -236,3 +236,36 @@ def test_jdbc_sql_with_concatenated_values_and_a_concatenated_shard_suffix(shard
              and r["target_ref"] and r["target_ref"]["record_id"] == ledger["record_id"]]
     assert len(binds) == 1 and binds[0]["attributes"]["binding"] == "CALL_SITE"
     assert binds[0]["source_ref"]["record_id"].endswith("LedgerDao#ledger(long)")
+
+
+def test_sql_dialect_overrides_per_datasource_and_bad_values(tmp_path):
+    """The JDBC URL names the dialect unless --sql-dialect overrides it, for one datasource or for
+    all; the choice and its basis are on every statement and in analysis_input; a dialect sqlglot
+    does not know ends the CLI with one message and a non-zero exit code."""
+    from tests.conftest import run_cli
+
+    files = {
+        "pom.xml": pom("pg-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/PgApp.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+        "public class PgApp { public static void main(String[] a) { } }\n",
+        "src/main/resources/application.properties": "spring.datasource.url=jdbc:postgresql://db:5432/ledger\n",
+        "src/main/resources/mapper/M.xml": _mapper("com.example.M", '<select id="a">select id from t_a</select>'),
+    }
+    repo, sha = make_repo(tmp_path, files)
+
+    def stmt_and_input(*dialects: str):
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        scan_repo(repo, out, sha, sql_dialects=list(dialects))
+        p = _package(out, "pg-app")
+        st = next(e for e in p["entities.jsonl"] if e["kind"] == "SQL_STATEMENT")["attributes"]
+        pkg = next(d for d in out.iterdir() if d.name.startswith("pg-app@"))
+        return (st["dialect"], st["dialect_basis"]), json.loads((pkg / "analysis_input.json").read_text())["sql_dialects"]
+
+    assert stmt_and_input() == (("postgres", "JDBC_URL"),
+                                {"missing": "no --sql-dialect given: each datasource's JDBC URL, else mysql"})
+    assert stmt_and_input("ledger=mysql") == (("mysql", "OVERRIDE"), {"ledger": "mysql"})
+    assert stmt_and_input("other=oracle")[0] == ("postgres", "JDBC_URL")
+    assert stmt_and_input("oracle", "ledger=tsql")[0] == ("tsql", "OVERRIDE")
+    bad = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "bad"), "--sql-dialect", "cobol")
+    assert bad.returncode != 0 and "'cobol' is not a SQL dialect" in bad.stderr and "Traceback" not in bad.stderr

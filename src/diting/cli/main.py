@@ -71,6 +71,9 @@ def scan(
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rule directory (repeatable).")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option(
         "--config-snapshot", help="JSON snapshot of a config centre (Ducc, Nacos …): first source of values.")] = None,
+    sql_dialect: Annotated[Optional[list[str]], typer.Option(
+        "--sql-dialect", help="SQL dialect of every datasource (postgres) or of one (trade=oracle); repeatable. "
+                              "Default: each datasource's JDBC URL, else mysql.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -80,7 +83,8 @@ def scan(
     opts = ScanOptions(out=out_dir, services=service or [],
                        profiles=[p.strip() for p in profile.split(",") if p.strip()] if profile else None,
                        repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,
-                       rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json)
+                       rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json,
+                       sql_dialects=sql_dialect or [])
     try:
         result = run_scan(repo, commit, opts)
     except UserError as exc:

@@ -252,6 +252,8 @@ class PackageAssembler:
                              for src in cfg.sources] if cfg else [],
             "config_snapshot_refs": [s.config_snapshot.ref()] if s.config_snapshot else
             _missing("no --config-snapshot given"),
+            "sql_dialects": dict(sorted(s.sql_dialects.items())) if s.sql_dialects else
+            _missing("no --sql-dialect given: each datasource's JDBC URL, else mysql"),
             "requested_capabilities": ["all"],
             "budgets": {"max_file_bytes": s.options.max_file_bytes, "max_expr_depth": MAX_EXPR_DEPTH,
                         "max_yaml_nodes": MAX_YAML_NODES},

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.config.remote import add_remote_sources, remote_file_index
+from diting.sql.dialect import parse_overrides as parse_dialect_overrides
 from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
@@ -99,6 +100,8 @@ class ScanOptions:
     rules_dirs: list[Path] = field(default_factory=list)
     config_snapshot: Path | None = None
     quiet: bool = False
+    #: ``--sql-dialect`` values: ``DIALECT`` (every datasource) or ``DATASOURCE=DIALECT``
+    sql_dialects: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -209,6 +212,7 @@ class Scanner:
         self.rules: RuleSet = load_rules(options.rules_dirs)
         self.inventory_file = InventoryFile.load(options.inventory) if options.inventory else None
         self.config_snapshot = ConfigSnapshot.load(options.config_snapshot) if options.config_snapshot else None
+        self.sql_dialects: dict[str, str] = parse_dialect_overrides(options.sql_dialects)
         self.progress = Progress(quiet=options.quiet)
 
     # ------------------------------------------------------------ stages

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
 from diting.ir.builder import RefTo
-from diting.sql import shards
+from diting.sql import dialect, shards
 from diting.sql.dynamic import MARKER, Expansion, Fragment, expand, fragment_lookup
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 _JDBC = re.compile(r"^jdbc:(?P<kind>[a-z0-9]+):(?://[^/?;]*/(?P<db>[^/?;:]+)|.*?[;:]databaseName=(?P<db2>[^;]+))",
                    re.I)
-_DIALECTS = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "oracle": "oracle",
-             "sqlserver": "tsql", "h2": "mysql", "clickhouse": "clickhouse", "sqlite": "sqlite"}
 _DATASOURCE_URL_KEYS = ("spring.datasource.url", "spring.datasource.druid.url", "spring.datasource.jdbc-url",
                         "spring.datasource.hikari.jdbc-url")
 _SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
@@ -185,16 +183,21 @@ class SqlStage:
             for mf in p.s.module_results[m].mappers:
                 self.mappers.append((m, mf))
         self._lookup = fragment_lookup(mapper_fragments([mf for _, mf in self.mappers]))
-        self.datasource, self.dialect = self._datasource()
+        self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.routing = self._routing()
 
     # ------------------------------------------------------------ configuration
-    def _datasource(self) -> tuple[str | None, str]:
+    def _datasource(self) -> tuple[str | None, str, str]:
         """The database name of the package's one JDBC URL (None when there are none or several),
-        and the sqlglot dialect its driver speaks (MySQL by default)."""
+        the sqlglot dialect of its statements and the basis of that dialect (sql/dialect.py)."""
+        db, kind = self._jdbc()
+        return (db, *dialect.choose(db, kind, self.p.s.sql_dialects))
+
+    def _jdbc(self) -> tuple[str | None, str | None]:
+        """``(database name, JDBC kind)`` of the package's one JDBC URL; None for what is not known."""
         cfg = self.p.config
         if cfg is None:
-            return None, "mysql"
+            return None, None
         found: set[tuple[str, str]] = set()
         for key in _DATASOURCE_URL_KEYS:
             rv = cfg.get(key)
@@ -203,9 +206,9 @@ class SqlStage:
                 if m:
                     found.add(((m.group("db") or m.group("db2") or "").strip(), m.group("kind").lower()))
         if len(found) != 1:
-            return None, "mysql"
+            return None, None
         db, kind = next(iter(found))
-        return (db or None), _DIALECTS.get(kind, "mysql")
+        return (db or None), kind
 
     def _routing(self) -> dict[str, shards.Routing]:
         """ShardingSphere tables of the package's configuration (Spring property form, 4.x and 5.x)."""
@@ -447,6 +450,7 @@ class SqlStage:
         assert exp_ is not None
         attrs = {"operation": st.kind, "source": source, "namespace": mf.namespace, "statement_id": st.id,
                  "parse_status": s.status, "variants": len(exp_.variants), "dialect": self.dialect,
+                 "dialect_basis": self.dialect_basis,
                  "parameter_type": st.attrs.get("parameterType"), "result_map": st.attrs.get("resultMap"),
                  "result_type": st.attrs.get("resultType")}
         if st.parent_id:

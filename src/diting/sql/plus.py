@@ -213,7 +213,7 @@ class PlusStatements:
         s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mp.path, st)
         attrs: dict[str, Any] = {"operation": op, "source": "MYBATIS_PLUS", "namespace": mp.binary.replace("$", "."),
                                  "statement_id": method, "inherited_from": mp.supertype,
-                                 "entity": mp.entity.name if mp.entity else None, "dialect": self.stage.dialect}
+                                 "entity": mp.entity.name if mp.entity else None}
         if mp.entity is None:
             s.status = "UNSUPPORTED"
             s.reason = f"{mp.binary} names no entity type for {mp.supertype}; its table is not known"
