@@ -269,3 +269,34 @@ def test_sql_dialect_overrides_per_datasource_and_bad_values(tmp_path):
     assert stmt_and_input("oracle", "ledger=tsql")[0] == ("tsql", "OVERRIDE")
     bad = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "bad"), "--sql-dialect", "cobol")
     assert bad.returncode != 0 and "'cobol' is not a SQL dialect" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_result_maps_resolve_across_namespaces_with_extends(tmp_path):
+    """A statement's resultMap is qualified as MyBatis qualifies it (no dot: the statement's
+    namespace) and its ``extends`` chain is followed across namespaces; a map the package does not
+    declare is ``resolved: false``, never invented."""
+    base = _mapper("com.example.dao.BaseMapper", '<resultMap id="Base" type="com.example.model.Entity">'
+                   '<id column="id" property="id"/></resultMap>')
+    order = _mapper("com.example.dao.OrderMapper", """
+  <resultMap id="Order" type="com.example.model.Order" extends="com.example.dao.BaseMapper.Base"/>
+  <resultMap id="Detail" type="com.example.model.OrderDetail" extends="Order"/>
+  <select id="one" resultMap="Detail">select * from oms_order where id = #{id}</select>
+  <select id="two" resultMap="com.example.dao.BaseMapper.Base,Missing">select * from oms_order</select>""")
+    files = {
+        "pom.xml": pom("rm-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/RmApp.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+        "public class RmApp { public static void main(String[] a) { } }\n",
+        "src/main/resources/mapper/BaseMapper.xml": base,
+        "src/main/resources/mapper/OrderMapper.xml": order,
+    }
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    st = {e["stable_id"]: e["attributes"] for e in _package(tmp_path / "out", "rm-app")["entities.jsonl"]
+          if e["kind"] == "SQL_STATEMENT"}
+    assert st["com.example.dao.OrderMapper.one"]["result_maps"] == [
+        {"id": "com.example.dao.OrderMapper.Detail", "type": "com.example.model.OrderDetail", "resolved": True,
+         "extends": ["com.example.dao.OrderMapper.Order", "com.example.dao.BaseMapper.Base"]}]
+    assert st["com.example.dao.OrderMapper.two"]["result_maps"] == [
+        {"id": "com.example.dao.BaseMapper.Base", "type": "com.example.model.Entity", "extends": [], "resolved": True},
+        {"id": "com.example.dao.OrderMapper.Missing", "resolved": False}]

@@ -85,6 +85,15 @@ class _Stmt:
     unresolved_fragments: set[str] = field(default_factory=set)
 
 
+def _qualify(ns: str, ref: str) -> tuple[str, str]:
+    """``(namespace, id)`` of a reference made from namespace ``ns`` (MyBatis: a dotted reference is
+    already qualified)."""
+    if "." in ref:
+        head, _, tail = ref.rpartition(".")
+        return head, tail
+    return ns, ref
+
+
 def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
                       ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
     """A statement's variants and their lineage: ``(expansion, fragments left out, [(variant,
@@ -183,6 +192,9 @@ class SqlStage:
             for mf in p.s.module_results[m].mappers:
                 self.mappers.append((m, mf))
         self._lookup = fragment_lookup(mapper_fragments([mf for _, mf in self.mappers]))
+        #: (namespace, id) → the <resultMap>'s type and extends, over the package's mappers
+        self.result_maps: dict[tuple[str, str], dict[str, str]] = {
+            (mf.namespace, rid): rm for _, mf in self.mappers if mf.namespace for rid, rm in mf.result_maps.items()}
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.routing = self._routing()
 
@@ -455,6 +467,9 @@ class SqlStage:
                  "result_type": st.attrs.get("resultType")}
         if st.parent_id:
             attrs["selectkey_of"] = f"{mf.namespace}.{st.parent_id}"
+        if st.attrs.get("resultMap") and mf.namespace:
+            attrs["result_maps"] = [self._result_map(mf.namespace, ref.strip())
+                                    for ref in st.attrs["resultMap"].split(",") if ref.strip()]
         ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
         if source != "CALL" and ops and st.kind not in ops and \
                 not (st.kind == "INSERT" and {"REPLACE", "UPSERT"} & set(ops)):
@@ -509,6 +524,27 @@ class SqlStage:
             self.stats.partial += 1
         else:
             self.stats.parsed += 1
+
+    def _result_map(self, ns: str, ref: str) -> dict[str, Any]:
+        """A ``resultMap`` reference as MyBatis resolves it: an id without a dot is in the referring
+        namespace, one with a dot names ``namespace.id``; ``extends`` is followed the same way from
+        each map's own namespace. ``{"id", "type", "extends": [qualified ids, nearest first]}``, or
+        ``resolved: false`` when the package declares no such map."""
+        key = (ns, ref) if (ns, ref) in self.result_maps else _qualify(ns, ref)
+        rm = self.result_maps.get(key)
+        if rm is None:
+            return {"id": ".".join(key), "resolved": False}
+        chain: list[str] = []
+        cur_ns, cur = key[0], rm
+        while cur.get("extends") and len(chain) < 16:
+            ext = cur["extends"].strip()
+            parent = (cur_ns, ext) if (cur_ns, ext) in self.result_maps else _qualify(cur_ns, ext)
+            chain.append(".".join(parent))
+            nxt = self.result_maps.get(parent)
+            if nxt is None:
+                return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": False}
+            cur_ns, cur = parent[0], nxt
+        return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": True}
 
     # ------------------------------------------------------------ tables
     def _tables(self, stmts: list[_Stmt]) -> dict[tuple[str, str | None], dict[str, Any]]:
