@@ -300,3 +300,27 @@ def test_result_maps_resolve_across_namespaces_with_extends(tmp_path):
     assert st["com.example.dao.OrderMapper.two"]["result_maps"] == [
         {"id": "com.example.dao.BaseMapper.Base", "type": "com.example.model.Entity", "extends": [], "resolved": True},
         {"id": "com.example.dao.OrderMapper.Missing", "resolved": False}]
+
+
+def test_mapper_locations(tmp_path):
+    """Whether MyBatis finds a mapper file: a configured location (a YAML list here) names it, it
+    sits beside its interface on the classpath, or locations are configured and name neither."""
+    files = {
+        "pom.xml": pom("loc-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/LocApp.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+        "public class LocApp { public static void main(String[] a) { } }\n",
+        "src/main/resources/application.yml": "mybatis:\n  mapper-locations:\n    - classpath*:mapper/**/*.xml\n",
+        "src/main/resources/mapper/oms/OrderMapper.xml": _mapper("com.example.dao.OrderMapper",
+                                                                 '<select id="a">select id from oms_order</select>'),
+        "src/main/resources/com/example/dao/ItemMapper.xml": _mapper("com.example.dao.ItemMapper",
+                                                                     '<select id="b">select id from oms_item</select>'),
+        "src/main/resources/legacy/LogMapper.xml": _mapper("com.example.dao.LogMapper",
+                                                           '<select id="c">select id from oms_log</select>'),
+    }
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    loc = {e["stable_id"]: e["attributes"]["mapper_location"]
+           for e in _package(tmp_path / "out", "loc-app")["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"}
+    assert loc == {"com.example.dao.OrderMapper.a": "CONFIGURED", "com.example.dao.ItemMapper.b": "CO_LOCATED",
+                   "com.example.dao.LogMapper.c": "NOT_CONFIGURED"}

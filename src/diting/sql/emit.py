@@ -22,6 +22,7 @@ from diting.sql import dialect, shards
 from diting.sql.dynamic import MARKER, Expansion, Fragment, expand, fragment_lookup
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
+from diting.probes.candidates import split_list
 from diting.sql.plus import PlusStatements
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ _JDBC = re.compile(r"^jdbc:(?P<kind>[a-z0-9]+):(?://[^/?;]*/(?P<db>[^/?;:]+)|.*?
                    re.I)
 _DATASOURCE_URL_KEYS = ("spring.datasource.url", "spring.datasource.druid.url", "spring.datasource.jdbc-url",
                         "spring.datasource.hikari.jdbc-url")
+_MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
 _SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
 #: the databaseId values (lower-case) a dialect's statements carry
 _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "postgres", "pg"),
@@ -196,6 +198,7 @@ class SqlStage:
         self.result_maps: dict[tuple[str, str], dict[str, str]] = {
             (mf.namespace, rid): rm for _, mf in self.mappers if mf.namespace for rid, rm in mf.result_maps.items()}
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
+        self.located, self.location_patterns = self._mapper_locations()
         self.routing = self._routing()
 
     # ------------------------------------------------------------ configuration
@@ -221,6 +224,47 @@ class SqlStage:
             return None, None
         db, kind = next(iter(found))
         return (db or None), kind
+
+    def _mapper_locations(self) -> tuple[set[str], list[str]]:
+        """Mapper files the package's configuration names, and the location patterns it names:
+        ``mybatis.mapper-locations`` / ``mybatis-plus.mapper-locations`` (a list or comma-separated)
+        and the ``mapperLocations`` property of XML-declared SqlSessionFactoryBeans."""
+        patterns: list[str] = []
+        cfg = self.p.config
+        if cfg is not None:
+            for key in _MAPPER_LOCATION_KEYS:
+                got = cfg.get(key)
+                if got.status == "RESOLVED" and got.value:
+                    patterns.extend(split_list(got.value))
+                for i in range(64):
+                    got = cfg.get(f"{key}[{i}]")
+                    if got.status != "RESOLVED" or not got.value:
+                        break
+                    patterns.extend(split_list(got.value))
+        for bean in self.p.ctx.beans:
+            if bean.type.endswith("SqlSessionFactoryBean") and bean.loaded:
+                value = (bean.properties.get("mapperLocations") or {}).get("value")
+                if value:
+                    rt = self.p.resolve({"value": value, "vtype": "java.lang.String", "basis": "LITERAL",
+                                         "placeholders": "${" in value})
+                    patterns.extend(split_list(rt.value) if rt.value else [])
+        files: set[str] = set()
+        for pat in patterns:
+            files.update(self.p.ctx.resolve_resource(pat))
+        return files, sorted(set(patterns))
+
+    def _location(self, module: str, mf: MapperFile) -> str:
+        """How MyBatis finds a mapper file: CONFIGURED (a configured location names it), CO_LOCATED
+        (beside its interface: ``{namespace as path}.xml`` on the classpath), NOT_CONFIGURED (locations
+        are configured and name neither), UNKNOWN (no location is configured in a form diting reads)."""
+        if mf.path in self.located:
+            return "CONFIGURED"
+        mod = self.p.s.inv.model.modules.get(module)
+        for root in (mod.resource_roots if mod else []):
+            if mf.path.startswith(root.rstrip("/") + "/") and mf.namespace and \
+                    mf.path[len(root.rstrip("/")) + 1:] == mf.namespace.replace(".", "/") + ".xml":
+                return "CO_LOCATED"
+        return "NOT_CONFIGURED" if self.location_patterns else "UNKNOWN"
 
     def _routing(self) -> dict[str, shards.Routing]:
         """ShardingSphere tables of the package's configuration (Spring property form, 4.x and 5.x)."""
@@ -465,6 +509,8 @@ class SqlStage:
                  "dialect_basis": self.dialect_basis,
                  "parameter_type": st.attrs.get("parameterType"), "result_map": st.attrs.get("resultMap"),
                  "result_type": st.attrs.get("resultType")}
+        if source == "MAPPER_XML":
+            attrs["mapper_location"] = self._location(module, mf)
         if st.parent_id:
             attrs["selectkey_of"] = f"{mf.namespace}.{st.parent_id}"
         if st.attrs.get("resultMap") and mf.namespace:
