@@ -22,6 +22,14 @@ def _mapper(ns: str, body: str) -> str:
     return HEAD + f'<mapper namespace="{ns}">\n{body}\n</mapper>\n'
 
 
+def _boot_app(artifact: str, **files: str) -> dict[str, str]:
+    """A one-module Spring Boot service ``artifact`` (application class ``com.example.App``) with ``files``."""
+    return {"pom.xml": pom(artifact, parent=None, body=BOOT_PLUGIN),
+            "src/main/java/com/example/App.java": "package com.example;\n"
+            "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+            "public class App { public static void main(String[] a) { } }\n", **files}
+
+
 def _expand(xml: str, stmt: str, others: list[str] = ()):
     files = [read_mapper(f"m{i}.xml", x.encode()) for i, x in enumerate([xml, *others])]
     st = next(s for s in files[0].statements if s.id == stmt)
@@ -100,10 +108,7 @@ def shard_scan(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sql")
     res = "src/main/resources"
     files = {
-        "pom.xml": pom("trade-app", parent=None, body=BOOT_PLUGIN),
-        "src/main/java/com/example/TradeApp.java": "package com.example;\n"
-        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-        "public class TradeApp { public static void main(String[] a) { } }\n",
+        **_boot_app("trade-app"),
         "src/main/java/com/example/dao/TradeMapper.java": "package com.example.dao;\n"
         "@org.apache.ibatis.annotations.Mapper\npublic interface TradeMapper {\n"
         "    Object byIdx(int idx); Object flows(long userId); Object stock(); Object logs(); Object dyn(String t);\n"
@@ -245,10 +250,7 @@ def test_sql_dialect_overrides_per_datasource_and_bad_values(tmp_path):
     from tests.conftest import run_cli
 
     files = {
-        "pom.xml": pom("pg-app", parent=None, body=BOOT_PLUGIN),
-        "src/main/java/com/example/PgApp.java": "package com.example;\n"
-        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-        "public class PgApp { public static void main(String[] a) { } }\n",
+        **_boot_app("pg-app"),
         "src/main/resources/application.properties": "spring.datasource.url=jdbc:postgresql://db:5432/ledger\n",
         "src/main/resources/mapper/M.xml": _mapper("com.example.M", '<select id="a">select id from t_a</select>'),
     }
@@ -283,10 +285,7 @@ def test_result_maps_resolve_across_namespaces_with_extends(tmp_path):
   <select id="one" resultMap="Detail">select * from oms_order where id = #{id}</select>
   <select id="two" resultMap="com.example.dao.BaseMapper.Base,Missing">select * from oms_order</select>""")
     files = {
-        "pom.xml": pom("rm-app", parent=None, body=BOOT_PLUGIN),
-        "src/main/java/com/example/RmApp.java": "package com.example;\n"
-        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-        "public class RmApp { public static void main(String[] a) { } }\n",
+        **_boot_app("rm-app"),
         "src/main/resources/mapper/BaseMapper.xml": base,
         "src/main/resources/mapper/OrderMapper.xml": order,
     }
@@ -306,10 +305,7 @@ def test_mapper_locations(tmp_path):
     """Whether MyBatis finds a mapper file: a configured location (a YAML list here) names it, it
     sits beside its interface on the classpath, or locations are configured and name neither."""
     files = {
-        "pom.xml": pom("loc-app", parent=None, body=BOOT_PLUGIN),
-        "src/main/java/com/example/LocApp.java": "package com.example;\n"
-        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-        "public class LocApp { public static void main(String[] a) { } }\n",
+        **_boot_app("loc-app"),
         "src/main/resources/application.yml": "mybatis:\n  mapper-locations:\n    - classpath*:mapper/**/*.xml\n",
         "src/main/resources/mapper/oms/OrderMapper.xml": _mapper("com.example.dao.OrderMapper",
                                                                  '<select id="a">select id from oms_order</select>'),
