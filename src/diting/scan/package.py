@@ -46,7 +46,7 @@ def tool_versions() -> dict[str, str]:
 @functools.cache
 def _tool_versions() -> dict[str, str]:
     out = {"diting": __version__, DETECTOR_NAME: DETECTOR_VERSION}
-    for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "PyYAML"):
+    for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "sqlglotc", "PyYAML"):
         try:
             out[dist.lower()] = md.version(dist)
         except md.PackageNotFoundError:

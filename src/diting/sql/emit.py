@@ -96,7 +96,8 @@ def _qualify(ns: str, ref: str) -> tuple[str, str]:
     return ns, ref
 
 
-def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
+def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str,
+                      first: tuple[Expansion, dict[tuple[str, str], int | None]] | None = None
                       ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
     """A statement's variants and their lineage: ``(expansion, fragments left out, [(variant,
     lineage)])``. A ``${}`` outside a table position inside a conditional fragment leaves that
@@ -107,24 +108,32 @@ def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
     if hit is not None and all(_node_id(lookup(n, r)) == nid for (n, r), nid in hit[0].items()):
         return hit[1]
     used: dict[tuple[str, str], int | None] = {}
+    recording = _recorder(lookup, used)
+    if first is not None:  # the first expansion is already made, with the fragments it looked up
+        used.update(first[1])
+    result = _statement_lineage(body, ns, recording, dialect, first[0] if first is not None else None)
+    memo[(ns, dialect)] = (used, result)  # valid wherever the same includes find the same fragments
+    return result
+
+
+def _recorder(lookup, used: dict[tuple[str, str], int | None]):
+    """``lookup`` that notes in ``used`` which fragment (by identity) each (namespace, refid) found."""
 
     def recording(n: str, r: str) -> tuple[str, SqlNode] | None:
         got = lookup(n, r)
         used[(n, r)] = _node_id(got)
         return got
 
-    result = _statement_lineage(body, ns, recording, dialect)
-    memo[(ns, dialect)] = (used, result)  # valid wherever the same includes find the same fragments
-    return result
+    return recording
 
 
 def _node_id(got: tuple[str, SqlNode] | None) -> int | None:
     return id(got[1]) if got is not None else None
 
 
-def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str
+def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str, first: Expansion | None = None
                        ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
-    exp_ = expand(body, ns, lookup)
+    exp_ = first if first is not None else expand(body, ns, lookup)
     dropped = _dropped_fragments(exp_, dialect)
     if dropped:
         exp_ = expand(body, ns, lookup, dropped)
@@ -164,12 +173,17 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
     depend on it: it only fills memos."""
     lookup = fragment_lookup(mapper_fragments(mappers))
     stmts = [(st.body, m.namespace) for m in mappers if m.dialect == "MYBATIS" and m.namespace for st in m.statements]
+    first: list[tuple[Expansion, dict[tuple[str, str], int | None]]] = []
+    for body, ns in stmts:
+        used: dict[tuple[str, str], int | None] = {}
+        first.append((expand(body, ns, _recorder(lookup, used)), used))
     if parse_many is not None:
         for dropping in (False, True):
             texts: set[str] = set()
-            for body, ns in stmts:
-                e = expand(body, ns, lookup)
+            for (body, ns), (e, _) in zip(stmts, first):
                 if dropping:
+                    if not any(v.markers for v in e.variants):
+                        continue  # no ${}: nothing to drop, the first round parsed its texts
                     gone = _dropped_fragments(e, dialect)
                     e = expand(body, ns, lookup, gone) if gone else e
                 texts.update(v.sql for v in e.variants)
@@ -177,8 +191,8 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
             chunks = [todo[i::8] for i in range(8) if todo[i::8]]
             for got in parse_many(chunks):
                 prime(got)
-    for body, ns in stmts:
-        statement_lineage(body, ns, lookup, dialect)
+    for (body, ns), got in zip(stmts, first):
+        statement_lineage(body, ns, lookup, dialect, got)
     return len(stmts)
 
 
