@@ -1,7 +1,8 @@
 """Independent count of SQL statements, compared with diting's SQL stage.
 
 Counts, without diting's pipeline, the ``<select|insert|update|delete>`` elements (and the
-``<selectKey>`` inside them) of every XML file under ``src/main`` whose root is ``<mapper>``,
+``<selectKey>`` inside them) of every XML file under ``src/main`` whose root is ``<mapper>`` and the
+SQL annotations of Java files there,
 at a commit; then reads the packages' SQL_STATEMENT entities (each mapper counted once, however
 many packages include it) and prints the tally, the parse status counts and every statement
 that is not PARSED, with its reason.
@@ -12,6 +13,7 @@ that is not PARSED, with its reason.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -52,9 +54,25 @@ def independent(repo: str, commit: str) -> tuple[Counter, set[tuple[str, str]]]:
     return out, distinct
 
 
+_ANNOTATION_SQL = re.compile(rb"@(?:org\.apache\.ibatis\.annotations\.)?(Select|Insert|Update|Delete)(Provider)?\s*\(")
+
+
+def independent_annotations(repo: str, commit: str) -> int:
+    """``@Select/@Insert/@Update/@Delete`` (and their ``…Provider``) annotations in Java files under
+    ``src/main``, counted by a regular expression over the text."""
+    n = 0
+    for path in git(repo, "ls-tree", "-r", "--name-only", commit).decode().splitlines():
+        if path.endswith(".java") and "src/main/" in path:
+            data = git(repo, "show", f"{commit}:{path}")
+            if b"ibatis" in data:
+                n += len(_ANNOTATION_SQL.findall(data))
+    return n
+
+
 def main() -> int:
     repo, commit, pkgs = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     counted, distinct = independent(repo, commit)
+    annotations = independent_annotations(repo, commit)
     seen: dict[str, dict] = {}
     for pkg in sorted(p for p in pkgs.iterdir() if (p / "entities.jsonl").is_file()):
         for line in (pkg / "entities.jsonl").read_text(encoding="utf-8").splitlines():
@@ -68,9 +86,10 @@ def main() -> int:
     status = Counter(r["attributes"]["parse_status"] for r in seen.values())
     total = sum(counted.values())
     xml = {sid for sid, r in seen.items() if r["attributes"].get("source") == "MAPPER_XML"}
+    ann = {sid for sid, r in seen.items() if r["attributes"].get("source") == "ANNOTATION"}
     print(f"{total} statement elements counted independently in {len(counted)} mapper files "
-          f"({len(distinct)} distinct namespace.id); diting: {len(xml)} from mapper XML, "
-          f"{len(seen) - len(xml)} from annotations")
+          f"({len(distinct)} distinct namespace.id) and {annotations} SQL annotations; diting: {len(xml)} from "
+          f"mapper XML, {len(ann)} from annotations, {len(seen) - len(xml) - len(ann)} from calls (JDBC)")
     if plus:
         basis = Counter(r["attributes"].get("table_name_basis") or r["attributes"]["parse_status"]
                         for r in plus.values())

@@ -54,7 +54,11 @@ def main() -> int:
     for k, i in enumerate(drawn, 1):
         e, loc = i["stmt"], i["seg"]["locator"]
         a = e["attributes"]
-        print(f"\n[{k}] {e['record_id']}  ({i['repo']}) {a['operation']} {a['parse_status']} variants={a['variants']}")
+        print(f"\n[{k}] {e['record_id']}  ({i['repo']}) {a['operation']} {a['parse_status']} "
+              f"source={a.get('source')} variants={a.get('variants', '-')}")
+        if a.get("source") == "MYBATIS_PLUS":  # no SQL text: the table comes from the entity
+            print(f"    entity {a.get('entity')} table_name_basis={a.get('table_name_basis')} "
+                  f"inherited_from={a.get('inherited_from')}")
         print(f"    {loc['path']}:{loc['start_line']}-{loc['end_line']}")
         for line in i["seg"]["content"].splitlines()[:14]:
             print(f"      | {line.rstrip()[:150]}")
