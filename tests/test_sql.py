@@ -320,3 +320,68 @@ def test_mapper_locations(tmp_path):
            for e in _package(tmp_path / "out", "loc-app")["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"}
     assert loc == {"com.example.dao.OrderMapper.a": "CONFIGURED", "com.example.dao.ItemMapper.b": "CO_LOCATED",
                    "com.example.dao.LogMapper.c": "NOT_CONFIGURED"}
+
+
+def test_review_findings_on_sql_sources(tmp_path):
+    """Forms a first review found wrong, each kept with its correct expected value: an Oracle JDBC
+    URL names the dialect and database; a multi-table DELETE writes its real tables (never an alias);
+    MERGE upserts its target and reads its source; a JDBC call on a try-with-resources variable and on
+    ``getJdbcTemplate()`` is a statement; ``{call …}`` is unsupported, not a parse failure; a generic
+    base mapper's default method invents no statement; ``super.getById`` reaches the subclass's mapper."""
+    mp = "com.baomidou.mybatisplus"
+    files = _boot_app(
+        "ora-app",
+        **{"src/main/resources/application.properties":
+           "spring.datasource.url=jdbc:oracle:thin:@//ora.internal:1521/LEGACYDB\n",
+           "src/main/resources/mapper/W.xml": _mapper("com.example.dao.W", """
+  <select id="top">select id from widget where rownum &lt; 10</select>
+  <delete id="purge">delete o from coupon_use o join coupon c on c.id = o.coupon_id where c.id = #{id}</delete>
+  <update id="sync">merge into stock t using stock_in s on (t.id = s.id)
+    when matched then update set t.qty = s.qty when not matched then insert (id, qty) values (s.id, s.qty)</update>
+  <select id="proc" statementType="CALLABLE">{call refresh_stock(#{id})}</select>"""),
+           "src/main/java/com/example/dao/Jdbc.java": "package com.example.dao;\n"
+           "public class Jdbc extends org.springframework.jdbc.core.support.JdbcDaoSupport {\n"
+           "  public void a(javax.sql.DataSource ds) throws Exception {\n"
+           "    try (java.sql.Connection c = ds.getConnection(); var st = c.createStatement()) {\n"
+           "      c.prepareStatement(\"select * from p_twr\");\n"
+           "      st.executeUpdate(\"delete from p_twr_stmt\");\n    }\n  }\n"
+           "  public void b() { getJdbcTemplate().update(\"delete from dao_support\"); }\n}\n",
+           "src/main/java/com/example/dao/BaseMapperX.java": "package com.example.dao;\n"
+           f"public interface BaseMapperX<T> extends {mp}.core.mapper.BaseMapper<T> {{\n"
+           "  default T first() { return selectList(null).get(0); }\n}\n",
+           "src/main/java/com/example/dao/CouponMapper.java": "package com.example.dao;\n"
+           "@org.apache.ibatis.annotations.Mapper\n"
+           "public interface CouponMapper extends BaseMapperX<com.example.dao.Coupon> { }\n",
+           "src/main/java/com/example/dao/Coupon.java": "package com.example.dao;\npublic class Coupon { Long id; }\n",
+           "src/main/java/com/example/dao/BaseServiceImpl.java": "package com.example.dao;\n"
+           f"public abstract class BaseServiceImpl<M extends {mp}.core.mapper.BaseMapper<T>, T>\n"
+           f"    extends {mp}.extension.service.impl.ServiceImpl<M, T> {{ }}\n",
+           "src/main/java/com/example/dao/CouponServiceImpl.java": "package com.example.dao;\n"
+           "@org.springframework.stereotype.Service\n"
+           "public class CouponServiceImpl extends BaseServiceImpl<CouponMapper, Coupon> {\n"
+           "  public Object one() { return super.getById(1L); }\n}\n"})
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    p = _package(tmp_path / "out", "ora-app")
+    ents = {e["record_id"]: e for e in p["entities.jsonl"]}
+    st = {e["stable_id"]: e["attributes"] for e in ents.values() if e["kind"] == "SQL_STATEMENT"}
+    rel = {(r["source_ref"]["record_id"], r["kind"], ents[r["target_ref"]["record_id"]]["name"])
+           for r in p["relations.jsonl"] if r["kind"] in ("READS", "WRITES") and r["target_ref"]}
+    assert (st["com.example.dao.W.top"]["dialect"], st["com.example.dao.W.top"]["dialect_basis"]) == ("oracle", "JDBC_URL")
+    assert "table://widget@LEGACYDB" in {e["stable_id"] for e in ents.values() if e["kind"] == "TABLE"}
+    assert {(k, t) for s, k, t in rel if s == "stmt:com.example.dao.W.purge"} == {("WRITES", "coupon_use"),
+                                                                                 ("READS", "coupon")}
+    assert {(k, t) for s, k, t in rel if s == "stmt:com.example.dao.W.sync"} == {("WRITES", "stock"),
+                                                                                ("READS", "stock_in")}
+    assert st["com.example.dao.W.proc"]["parse_status"] == "UNSUPPORTED"
+    assert not any(d["code"] == "SQL_PARSE_FAILED" for d in p["diagnostics.jsonl"])
+    calls = {t for s, k, t in rel if "Jdbc#" in s}
+    assert calls == {"p_twr", "p_twr_stmt", "dao_support"}
+    assert not any("BaseMapperX" in sid for sid in st)
+    binds = [r for r in p["relations.jsonl"] if r["kind"] == "BINDS_TO"
+             and r["attributes"].get("binding") == "INHERITED_CALL"]
+    first = [r for r in binds if "BaseMapperX#first" in r["source_ref"]["record_id"]]
+    assert [r["resolution_status"] for r in first] == ["UNRESOLVED"]
+    one = [r for r in binds if "CouponServiceImpl#one" in r["source_ref"]["record_id"]]
+    assert [(r["resolution_status"], r["target_ref"]["record_id"]) for r in one] == [
+        ("RESOLVED", "stmt:com.example.dao.CouponMapper.selectById")]

@@ -93,9 +93,13 @@ def scan(
     if result.repo_id_basis == "directory name" and not quiet and not as_json:
         say(err, f"note: repo id {result.repo_id!r} is the directory name (no origin remote); "
                  "pass --repo-id to name the repository")
+    for spec in result.unused_sql_dialects if not as_json else []:
+        say(err, f"note: --sql-dialect {spec} names a datasource no package connects to "
+                 f"(datasources: {', '.join(sorted({p.sql_datasource for p in result.packages if p.sql_datasource})) or 'none known'})")
     if as_json:
         print(json.dumps({
-            "repo_id": result.repo_id, "commit_sha": result.commit_sha,
+            "repo_id": result.repo_id, "repo_id_basis": result.repo_id_basis, "commit_sha": result.commit_sha,
+            "unused_sql_dialects": result.unused_sql_dialects,
             "packages": [{"service_id": p.service_id, "kind": p.kind, "path": str(p.path), "status": p.status,
                           "written": p.write_status, "scan_id": p.scan_id, "counts": p.counts,
                           "deployable_basis": p.basis, "modules": p.modules} for p in result.packages],

@@ -117,9 +117,17 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
             {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed},
             {"other_database_id": sql.excluded} if sql.excluded else {},
             "<select|insert|update|delete> elements (and <selectKey>) of the package's MyBatis mapper files, "
-            "@Select/@Insert/@Update/@Delete/@SelectProvider mapper methods, and statements of iBatis <sqlMap> "
-            "files (unsupported, failed)",
-            ["MyBatis-Plus inherited mapper methods and JDBC literal SQL are not extracted by this version"])
+            "@Select/@Insert/@Update/@Delete/@SelectProvider mapper methods, MyBatis-Plus inherited statements a "
+            "method of the package calls, SQL strings handed to JDBC/JdbcTemplate calls, and statements of iBatis "
+            "<sqlMap> files (unsupported, failed)",
+            ["MyBatis-Plus inherited statements no method calls; calls whose receiver type is not known statically "
+             "(a lambda's Connection parameter, a generic base mapper); SQL built by code (SQL builders, "
+             "MyBatis-Plus-Join wrappers) beyond what the rules fold"])
+        if sql.ledger_items:
+            dims["branch_ledger"] = _dimension(
+                {"resolved": sql.ledger_items - sql.ledger_unresolved, "failed": sql.ledger_unresolved}, {},
+                "conditional fragments (<if>, <when>, <otherwise>) of the package's SQL statements",
+                ["branches of Java methods (if, switch, try) are not extracted by this version of diting"])
     dims["cross_service_edges"]["not_examined"].append(
         f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused); "
         f"{probes.consumers_not_loaded} are outside its Spring context (not loaded)")

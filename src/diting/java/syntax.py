@@ -42,7 +42,8 @@ _QUERY_TEXT = "\n".join(
     + [f"({n}) @field" for n in FIELD_NODES]
     + ["(enum_constant) @enumconst", "(static_initializer) @clinit"]
     + ["(method_invocation) @call", "(object_creation_expression) @new", "(explicit_constructor_invocation) @ctorcall",
-       "(method_reference) @ref", "(local_variable_declaration) @local", "(enhanced_for_statement) @forvar",
+       "(method_reference) @ref", "(local_variable_declaration) @local", "(resource) @resource",
+       "(enhanced_for_statement) @forvar",
        "(catch_formal_parameter) @catchvar", "(assignment_expression) @assign", "(update_expression) @update",
        "(return_statement) @return", "(lambda_expression) @lambda"]
 )
@@ -866,12 +867,25 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
     wanted = _Demand(placed, pending, detail)
 
     local_index: dict[tuple[int, str], LocalVar] = {}
-    for label in ("local", "forvar", "catchvar"):
+    for label in ("local", "resource", "forvar", "catchvar"):
         for node in caps.get(label, []):
             body = _innermost(members, starts, node)
             if body is None:
                 continue
-            if label == "local":
+            if label == "resource":  # try (Connection c = ds.getConnection()) …: a local of the try
+                nm = node.child_by_field_name("name")
+                tnode = node.child_by_field_name("type")
+                value = node.child_by_field_name("value")
+                if nm is None:
+                    continue  # try (existing) names a variable declared elsewhere
+                if value is not None:
+                    wanted.within(value)
+                tr = None if tnode is None or _text(tnode, src) == "var" else type_ref(tnode, src)
+                lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
+                              if value is not None else None, _line(node))
+                body.locals.append(lv)
+                local_index[(id(body), lv.name)] = lv
+            elif label == "local":
                 tnode = node.child_by_field_name("type")
                 for decl in node.children_by_field_name("declarator"):
                     nm = decl.child_by_field_name("name")

@@ -549,6 +549,7 @@ class ModuleProbe:
                      "receiver_root": self._receiver_root(call, ctx),
                      "receiver_call": self._receiver_call(call, ctx),
                      "chain": self._chain(call, ctx),
+                     "receiver_kind": call.receiver.get("kind") if call.receiver else None,
                      "expression": render({"kind": "callref", "ordinal": call.ordinal}, ctx),
                      "arg_types": arg_types, "arg_kinds": arg_kinds},
             "attrs": attrs,

@@ -70,6 +70,7 @@ class ProbeStats:
     consumers_not_loaded: int = 0  # RPC / Feign consumer declarations outside the context
     beans_not_loaded: int = 0
     sql: "SqlStats | None" = None  # the SQL stage's counts (sql/emit.py)
+    sql_datasource: str | None = None  # the database of the package's one JDBC URL
 
 
 def normalize_path(path: str) -> str:
@@ -382,6 +383,7 @@ class PackageProbes:
         self.dynamic_calls()
         sql = SqlStage(self)  # type: ignore[arg-type]  # run() executes on the Families subclass
         self.stats.sql = sql.run()
+        self.stats.sql_datasource = sql.datasource
         self._mark_loaded()
         sql.ledger_items()
         return self.stats

@@ -22,7 +22,7 @@ Role = Literal[
     "path", "http_method", "cron", "zone", "service_name", "url", "context_id", "exchange", "routing_key",
     "queue", "timeout", "retries", "ref",
     # diting additions
-    "name", "qualifier", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
+    "name", "qualifier", "schema", "keep_prefix", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
     "default", "prefix", "fixed_rate", "fixed_delay", "initial_delay", "enabled", "job_name", "event_type",
     "listener", "class", "value", "required", "primary", "expression", "ignore_missing",
 ]

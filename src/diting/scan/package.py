@@ -337,7 +337,8 @@ class PackageAssembler:
         counts["errors"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "ERROR")
         counts["warnings"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "WARNING")
         return PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
-                             [b.basis for b in plan.basis], list(plan.modules))
+                             [b.basis for b in plan.basis], list(plan.modules),
+                             probe_stats.sql_datasource)
 
     def _status(self, plan: PackagePlan, encoded: EncodedSet) -> str:
         root = self.inv.modules[plan.roots[0]]

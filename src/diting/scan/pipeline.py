@@ -117,6 +117,8 @@ class PackageResult:
     counts: dict[str, int]
     basis: list[str]
     modules: list[str]
+    #: the database of the package's one JDBC URL, when known (what ``--sql-dialect DS=…`` names)
+    sql_datasource: str | None = None
 
 
 @dataclass
@@ -127,6 +129,8 @@ class ScanResult:
     excluded_services: list[tuple[str, str]]
     inventory_unmapped: list[str]
     repo_id_basis: str = "--repo-id"
+    #: ``--sql-dialect DS=…`` values whose datasource no package has
+    unused_sql_dialects: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -236,7 +240,10 @@ class Scanner:
                          lambda chunks: self._fork_map(analyze_many, chunks))
             self.progress.stage("writing packages", total=len(plans))
             results = self._fork_map(_package_job, plans)
-            return ScanResult(self.repo_id, self.commit, results, excluded, unmapped, self.repo_id_basis)
+            seen = {r.sql_datasource.lower() for r in results if r.sql_datasource}
+            unused = [f"{ds}={d}" for ds, d in sorted(self.sql_dialects.items())
+                      if ds != "*" and ds.lower() not in seen]
+            return ScanResult(self.repo_id, self.commit, results, excluded, unmapped, self.repo_id_basis, unused)
 
     def _read_sources(self) -> None:
         """Read every Java and config file of every module; parse Java in worker processes."""

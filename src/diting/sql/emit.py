@@ -28,10 +28,6 @@ from diting.sql.plus import PlusStatements
 if TYPE_CHECKING:
     from diting.probes.families import Families
 
-_JDBC = re.compile(r"^jdbc:(?P<kind>[a-z0-9]+):(?://[^/?;]*/(?P<db>[^/?;:]+)|.*?[;:]databaseName=(?P<db2>[^;]+))",
-                   re.I)
-_DATASOURCE_URL_KEYS = ("spring.datasource.url", "spring.datasource.druid.url", "spring.datasource.jdbc-url",
-                        "spring.datasource.hikari.jdbc-url")
 _MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
 _SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
 #: the databaseId values (lower-case) a dialect's statements carry
@@ -53,6 +49,8 @@ class SqlStats:
     partial: int = 0
     failed: int = 0
     excluded: int = 0  # databaseId variants for another database
+    ledger_items: int = 0  # conditional fragments recorded as ledger items
+    ledger_unresolved: int = 0
 
 
 @dataclass
@@ -223,21 +221,23 @@ class SqlStage:
         return (db, *dialect.choose(db, kind, self.p.s.sql_dialects))
 
     def _jdbc(self) -> tuple[str | None, str | None]:
-        """``(database name, JDBC kind)`` of the package's one JDBC URL; None for what is not known."""
+        """``(database name, JDBC kind)`` of the package's one JDBC URL — ``spring.datasource.url`` and
+        every ``spring.datasource.….url`` / ``jdbc-url`` (Druid, Hikari, dynamic-datasource forms);
+        None for what is not known or when several URLs disagree."""
         cfg = self.p.config
         if cfg is None:
             return None, None
-        found: set[tuple[str, str]] = set()
-        for key in _DATASOURCE_URL_KEYS:
+        keys = {e.key for src in cfg.sources for doc in src.file.documents for e in doc.entries
+                if e.key.startswith("spring.datasource.") and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")}
+        found: set[tuple[str | None, str]] = set()
+        for key in sorted(keys):
             rv = cfg.get(key)
-            if rv.status == "RESOLVED" and rv.value:
-                m = _JDBC.match(rv.value.strip())
-                if m:
-                    found.add(((m.group("db") or m.group("db2") or "").strip(), m.group("kind").lower()))
+            got = dialect.jdbc_database(rv.value) if rv.status == "RESOLVED" and rv.value else None
+            if got is not None:
+                found.add(got)
         if len(found) != 1:
             return None, None
-        db, kind = next(iter(found))
-        return (db or None), kind
+        return next(iter(found))
 
     def _mapper_locations(self) -> tuple[set[str], list[str]]:
         """Mapper files the package's configuration names, and the location patterns it names:
@@ -582,6 +582,9 @@ class SqlStage:
                         {"path": s.path, "lines": [s.st.line, s.st.end_line]})
         elif s.status == "PARTIAL":
             self.stats.partial += 1
+            if s.code:
+                self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({s.path}:{s.st.line}): {s.reason}", [s.rid],
+                            {"path": s.path, "lines": [s.st.line, s.st.end_line]})
         else:
             self.stats.parsed += 1
 
@@ -736,6 +739,8 @@ class SqlStage:
         branch_id = f"{s.stable}/{f.path}"
         seg = self.p.seg(s.path, f.line, f.end_line)
         unresolved = f.path in s.unresolved_fragments
+        self.stats.ledger_items += 1
+        self.stats.ledger_unresolved += unresolved
         self.rs.ledger_item({
             "record_id": ids.record_id_for(ids.BRANCH_PREFIX, branch_id), "branch_id": branch_id,
             "branch_kind": f.kind, "parent_branch_id": f"{s.stable}/{f.parent}" if f.parent else None,

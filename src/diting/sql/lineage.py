@@ -26,7 +26,9 @@ from sqlglot.errors import SqlglotError
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 _REPLACE = re.compile(r"^\s*replace\s+(?:low_priority\s+|delayed\s+)?into\b", re.I)
-_WRITES = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+_WRITES = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "UPSERT"}
+#: the JDBC escape syntax of a stored-procedure call (``{call p(?)}``, ``{? = call f(?)}``)
+_CALL_ESCAPE = re.compile(r"^\{\s*(?:\?\s*=\s*)?call\b", re.I)
 
 
 @dataclass
@@ -93,6 +95,8 @@ def _analyze(sql: str, dialect: str) -> Lineage:
     text = sql.strip().rstrip(";")
     if not text:
         return Lineage("UNSUPPORTED", reason="empty statement")
+    if _CALL_ESCAPE.match(text):
+        return Lineage("UNSUPPORTED", reason="a stored-procedure call: the tables it touches are in the database")
     replace = bool(_REPLACE.match(text))
     if replace:
         text = _REPLACE.sub("INSERT INTO", text, count=1)
@@ -145,16 +149,29 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
             written.append(tree.this)
         for j in tree.this.find_all(exp.Table) if not isinstance(tree.this, exp.Table) else []:
             written.append(j)
-    elif isinstance(tree, exp.Delete):
-        target = tree.this
-        if isinstance(target, exp.Table):
-            written.append(target)
-        for t in tree.args.get("tables") or []:
-            if isinstance(t, exp.Table):
-                written.append(t)
+    named_only: set[int] = set()  # table nodes that only name another (multi-table DELETE targets)
+    if isinstance(tree, exp.Delete):
+        targets = [t for t in tree.args.get("tables") or [] if isinstance(t, exp.Table)]
+        if targets:  # MySQL ``DELETE a, b FROM x a JOIN y b …``: the targets name FROM/JOIN tables
+            named_only = {id(t) for t in targets}
+            real: dict[str, exp.Table] = {}
+            for t in tree.find_all(exp.Table):
+                if id(t) not in named_only and t.name:
+                    real.setdefault(t.name.lower(), t)
+                    if t.alias:
+                        real[t.alias.lower()] = t
+            for t in targets:
+                r = real.get(t.name.lower())
+                if r is not None:
+                    written.append(r)
+        elif isinstance(tree.this, exp.Table):
+            written.append(tree.this)
+    elif isinstance(tree, exp.Merge) and isinstance(tree.this, exp.Table):
+        written.append(tree.this)  # MERGE INTO target USING source: the source is read
     written_ids = {id(t) for t in written}
     aliases: dict[str, tuple[str, str | None]] = {}
-    all_tables = [t for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
+    all_tables = [t for t in tree.find_all(exp.Table)
+                  if t.name and t.name.lower() not in ctes and id(t) not in named_only]
     for t in all_tables:
         aliases[(t.alias or t.name).lower()] = _name(t)
     uses: dict[tuple[str, str | None, bool], TableUse] = {}
@@ -175,8 +192,9 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
                 _assign(uses, aliases, e.this, write=True)
     single = [u for u in uses.values() if not u.write]
     for col in tree.find_all(exp.Column):
-        if isinstance(col.parent, exp.EQ) and isinstance(tree, exp.Update) and col.parent.parent is tree:
-            continue
+        if isinstance(col.parent, exp.EQ) and isinstance(tree, exp.Update) and col.parent.parent is tree and \
+                col.parent.this is col:
+            continue  # the column a SET assigns (the value side is read)
         target = _owner(col, aliases, single)
         if target is not None:
             for u in uses.values():

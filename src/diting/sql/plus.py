@@ -60,6 +60,8 @@ class PlusMapper:
     supertype: str
     entity: TypeOf | None
     statements: dict[str, str]
+    #: statements whose other tables are decided at run time (MyBatis-Plus-Join's join queries)
+    partial: frozenset[str] = frozenset()
 
 
 class PlusStatements:
@@ -70,6 +72,8 @@ class PlusStatements:
         self.stage = stage
         self.p = stage.p
         self.oracle = self.p.s.oracle
+        #: in-repo generic mappers between a mapper and its base (``BaseMapperX<T>``): no statements of their own
+        self.generic: set[str] = set()
         self.mappers = self._mappers()
         self.table_names = self._table_names()
         self.made: dict[str, "_Stmt"] = {}
@@ -86,9 +90,18 @@ class PlusStatements:
             args = self.oracle.supertype_args(TypeOf(binary, c["module"]), rule.match.type.supertype)
             i = int(attrs.get("entity_type_arg", 0))
             entity = args[i] if args and 0 <= i < len(args) else None
+            if entity is None and self._declares_type_params(c["module"], binary):
+                self.generic.add(binary)  # its entity is the type argument of each subinterface
+                continue
+            joins = {m: "SELECT" for m in attrs.get("joins") or []}
             out[binary] = PlusMapper(binary, c["module"], c["path"], (c["lines"][0], c["lines"][1]),
-                                     rule.match.type.supertype, entity, dict(attrs.get("statements") or {}))
+                                     rule.match.type.supertype, entity, dict(attrs.get("statements") or {}, **joins),
+                                     frozenset(joins))
         return out
+
+    def _declares_type_params(self, module: str, binary: str) -> bool:
+        found = self.oracle.decl(module, binary)
+        return found is not None and bool(found[0].facts.types[found[1]].type_params)
 
     def _table_names(self) -> dict[str, dict[str, Any]]:
         """Entity binary → its ``@TableName`` candidate (a blank value keeps the convention)."""
@@ -147,6 +160,9 @@ class PlusStatements:
         recv = call["receiver_type"]
         if attrs.get("layer") == "MAPPER":
             mp = self.mappers.get(recv or "")
+            if recv in self.generic:
+                return "UNRESOLVED", [], (f"{recv} is a generic base mapper: which mapper (and table) the call "
+                                          "reaches is its subinterface's, decided by the caller")
             if mp is None:
                 return "UNRESOLVED", [], (f"the receiver's type {recv or '(unknown)'} is no mapper of this package "
                                           "with a known entity; which statement runs is decided at run time")
@@ -165,6 +181,8 @@ class PlusStatements:
             methods = list((attrs.get("service") or {}).get(call["name"], []))
         if not methods:
             return "UNRESOLVED", [], f"{call['name']} runs no statement the rule knows"
+        if call.get("receiver_kind") == "super":  # super.getById(…): the calling class binds the mapper
+            recv = c["type"]["binary"]
         mappers, why = self._service_mappers(recv, c["module"], attrs)
         if not mappers:
             return "UNRESOLVED", [], why
@@ -218,12 +236,16 @@ class PlusStatements:
             s.status = "UNSUPPORTED"
             s.reason = f"{mp.binary} names no entity type for {mp.supertype}; its table is not known"
         else:
-            table, basis, expr, display = self._table(mp.entity)
+            table, schema, basis, expr, display = self._table(mp.entity)
             attrs["table_name_basis"] = basis
-            s.uses.append(_Use(table, None, op in _WRITE_OPS, op, set(), set(), expression=expr,
+            s.uses.append(_Use(table, schema, op in _WRITE_OPS, op, set(), set(), expression=expr,
                                name_basis=basis, display=display))
             if table is None:
                 s.status, s.reason = "PARTIAL", "the entity's table name does not fold"
+            elif method in mp.partial:
+                s.status, s.reason = "PARTIAL", (f"{method} joins the tables a MyBatis-Plus-Join wrapper names at "
+                                                 "run time; only the mapper's own table is known")
+                s.code = "SQL_UNSUPPORTED"
         attrs["parse_status"] = s.status
         if s.reason:
             attrs["reason"] = s.reason
@@ -231,26 +253,28 @@ class PlusStatements:
         self.made[stable] = s
         return s
 
-    def _table(self, entity: TypeOf) -> tuple[str | None, str, str | None, str | None]:
-        """``(table name or None, basis, unfolded placeholder or expression, how to show it)`` of an
-        entity (a ``${key}`` shows as itself, any other expression as written)."""
+    def _table(self, entity: TypeOf) -> tuple[str | None, str | None, str, str | None, str | None]:
+        """``(table name or None, schema, basis, unfolded placeholder or expression, how to show it)``
+        of an entity (a ``${key}`` shows as itself, any other expression as written). The configured
+        table prefix applies to convention names, and to ``@TableName`` ones with keepGlobalPrefix."""
+        prefix = self._db_config("table-prefix") or ""
         c = self.table_names.get(entity.name)
         if c is not None:
             rt = self.p.resolve(c["roles"]["table"][0])
+            schema = next((o.value for o in self.p.role(c, "schema") if o.value), None)
+            keep = next((o.value for o in self.p.role(c, "keep_prefix") if o.value), "false")
             if rt.value is not None and rt.status in ("RESOLVED", "DEFAULT_ONLY") and rt.value.strip():
-                return rt.value.strip(), "TABLE_NAME", None, None
+                name = rt.value.strip()
+                return (prefix + name if keep.strip().lower() == "true" else name), schema, "TABLE_NAME", None, None
             expr = rt.expression or "?"
             m = _ONE_PLACEHOLDER.match(expr)
-            return None, "TABLE_NAME", (m.group(1) if m else expr), (None if m else expr)
-        cfg = self.p.config
-        prefix = underline = capital = None
-        if cfg is not None:
-            got = cfg.get(_DB_CONFIG + "table-prefix")
-            prefix = got.value if got.status == "RESOLVED" else None
-            got = cfg.get(_DB_CONFIG + "table-underline")
-            underline = got.value if got.status == "RESOLVED" else None
-            got = cfg.get(_DB_CONFIG + "capital-mode")
-            capital = got.value if got.status == "RESOLVED" else None
+            return None, schema, "TABLE_NAME", (m.group(1) if m else expr), (None if m else expr)
         simple = entity.name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
-        return convention_table(simple, prefix or "", (underline or "true").strip().lower() != "false",
-                                (capital or "false").strip().lower() == "true"), "CONVENTION", None, None
+        return convention_table(simple, prefix, (self._db_config("table-underline") or "true").lower() != "false",
+                                (self._db_config("capital-mode") or "false").lower() == "true"), \
+            None, "CONVENTION", None, None
+
+    def _db_config(self, key: str) -> str | None:
+        """A resolved ``mybatis-plus.global-config.db-config.*`` value of the package, stripped."""
+        got = self.p.config.get(_DB_CONFIG + key) if self.p.config is not None else None
+        return got.value.strip() if got is not None and got.status == "RESOLVED" and got.value else None
