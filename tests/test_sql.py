@@ -269,6 +269,8 @@ def test_sql_dialect_overrides_per_datasource_and_bad_values(tmp_path):
     assert stmt_and_input("ledger=mysql") == (("mysql", "OVERRIDE"), {"ledger": "mysql"})
     assert stmt_and_input("other=oracle")[0] == ("postgres", "JDBC_URL")
     assert stmt_and_input("oracle", "ledger=tsql")[0] == ("tsql", "OVERRIDE")
+    res = scan_repo(repo, tmp_path / "unused", sha, sql_dialects=["nosuch=oracle", "LEDGER=mysql"])
+    assert res.unused_sql_dialects == ["nosuch=oracle"]  # database names match in any case
     bad = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "bad"), "--sql-dialect", "cobol")
     assert bad.returncode != 0 and "'cobol' is not a SQL dialect" in bad.stderr and "Traceback" not in bad.stderr
 
