@@ -30,6 +30,19 @@ def _boot_app(artifact: str, **files: str) -> dict[str, str]:
             "public class App { public static void main(String[] a) { } }\n", **files}
 
 
+def _scanned_statements(tmp_path, files: dict[str, str], service: str):
+    """Scan ``files`` as a repository: ``(package rows, entities by record id, statement attributes by
+    stable id, {(source record id, READS|WRITES, target record id)})``."""
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    p = _package(tmp_path / "out", service)
+    ents = {e["record_id"]: e for e in p["entities.jsonl"]}
+    st = {e["stable_id"]: e["attributes"] for e in ents.values() if e["kind"] == "SQL_STATEMENT"}
+    rows = {(r["source_ref"]["record_id"], r["kind"], r["target_ref"]["record_id"])
+            for r in p["relations.jsonl"] if r["kind"] in ("READS", "WRITES") and r["target_ref"]}
+    return p, ents, st, rows
+
+
 def _expand(xml: str, stmt: str, others: list[str] = ()):
     files = [read_mapper(f"m{i}.xml", x.encode()) for i, x in enumerate([xml, *others])]
     st = next(s for s in files[0].statements if s.id == stmt)
@@ -216,7 +229,7 @@ def test_mybatis_plus_naming_convention():
     assert convention_table("Order2Item") == "order2_item"
     assert convention_table("SysUser", prefix="t_") == "t_sys_user"
     assert convention_table("SysUser", underline=False) == "sysUser"
-    assert convention_table("SysUser", prefix="t_", capital=True) == "T_SYS_USER"
+    assert convention_table("SysUser", prefix="t_", capital=True) == "t_SYS_USER"  # the prefix as configured
 
 
 def test_jdbc_sql_with_concatenated_values_and_a_concatenated_shard_suffix(shard_scan):
@@ -362,13 +375,8 @@ def test_review_findings_on_sql_sources(tmp_path):
            "@org.springframework.stereotype.Service\n"
            "public class CouponServiceImpl extends BaseServiceImpl<CouponMapper, Coupon> {\n"
            "  public Object one() { return super.getById(1L); }\n}\n"})
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
-    p = _package(tmp_path / "out", "ora-app")
-    ents = {e["record_id"]: e for e in p["entities.jsonl"]}
-    st = {e["stable_id"]: e["attributes"] for e in ents.values() if e["kind"] == "SQL_STATEMENT"}
-    rel = {(r["source_ref"]["record_id"], r["kind"], ents[r["target_ref"]["record_id"]]["name"])
-           for r in p["relations.jsonl"] if r["kind"] in ("READS", "WRITES") and r["target_ref"]}
+    p, ents, st, rows = _scanned_statements(tmp_path, files, "ora-app")
+    rel = {(s, k, ents[t]["name"]) for s, k, t in rows}
     assert (st["com.example.dao.W.top"]["dialect"], st["com.example.dao.W.top"]["dialect_basis"]) == ("oracle", "JDBC_URL")
     assert "table://widget@LEGACYDB" in {e["stable_id"] for e in ents.values() if e["kind"] == "TABLE"}
     assert {(k, t) for s, k, t in rel if s == "stmt:com.example.dao.W.purge"} == {("WRITES", "coupon_use"),
@@ -387,3 +395,65 @@ def test_review_findings_on_sql_sources(tmp_path):
     one = [r for r in binds if "CouponServiceImpl#one" in r["source_ref"]["record_id"]]
     assert [(r["resolution_status"], r["target_ref"]["record_id"]) for r in one] == [
         ("RESOLVED", "stmt:com.example.dao.CouponMapper.selectById")]
+
+
+def test_hostile_review_findings_on_mapper_and_jdbc_text(tmp_path):
+    """Forms a hostile review found wrong, each kept with its correct expected value: a ``--`` line
+    comment does not swallow the rest of the statement; a ``${schema}.`` prefix leaves the datasource
+    unknown (never a marker); ``${`` inside a JDBC string literal is text, not configuration; a
+    resultMap ``extends`` cycle is unresolved; a repeated statement id is excluded, never merged; a
+    namespace that is no Java name is refused; XML entity references make a statement PARTIAL; ``*`` in
+    a mapper location stays inside one directory; nesting and include fan-out stay within budgets."""
+    deep = '<if test="a">' * 200 + "x = 1" + "</if>" * 200
+    fan = "".join(f'<sql id="f{i}">' + f'<include refid="f{i + 1}"/>' * 4 + "</sql>" for i in range(12))
+    files = _boot_app(
+        "hostile-app",
+        **{"src/main/resources/application.properties": "order.suffix=2024\n"
+           "mybatis.mapper-locations=classpath:mapper/*.xml\n",
+           "src/main/resources/mapper/H.xml": _mapper("com.example.H", f"""
+  <resultMap id="A" type="x.A" extends="B"/><resultMap id="B" type="x.B" extends="A"/>
+  <select id="c" resultMap="A">select a.*, b.x -- main order table
+    from t_a a join t_b b on a.id = b.a_id</select>
+  <select id="s">select * from ${{schema}}.t_order</select>
+  <select id="q">select * from t_one</select>
+  <select id="q">select * from t_two</select>
+  <select id="deep">select * from t_deep where {deep}</select>
+  <sql id="f12">a = 1 and</sql>{fan}
+  <select id="fan">select * from t_fan where <include refid="f0"/> 1 = 1</select>"""),
+           "src/main/resources/mapper/sub/Dup.xml": _mapper("com.example.H", '<select id="q">select 1 from t_three</select>'),
+           "src/main/resources/mapper/Bad.xml": _mapper("com.example:app/com",
+                                                        '<select id="x">select * from t_fake</select>'),
+           "src/main/java/com/example/J.java": "package com.example;\n"
+           "public class J {\n  private final org.springframework.jdbc.core.JdbcTemplate jdbc = null;\n"
+           "  public Object a() { return jdbc.queryForList(\"select * from t_x -- c\\n join t_y on 1 = 1\"); }\n"
+           "  public Object b() { return jdbc.queryForList(\"select * from t_order_${order.suffix}\"); }\n}\n"})
+    p, ents, st, rows = _scanned_statements(tmp_path, files, "hostile-app")
+    tables = {(s, ents[t]["stable_id"]) for s, _, t in rows}
+    assert {t for s, t in tables if s == "stmt:com.example.H.c"} == {"table://t_a@?", "table://t_b@?"}
+    assert st["com.example.H.c"]["result_maps"][0]["resolved"] is False
+    assert st["com.example.H.c"]["result_maps"][0]["unresolved_reason"] == "cycle"
+    assert st["com.example.H.s"]["parse_status"] == "PARTIAL"
+    assert {t for s, t in tables if s == "stmt:com.example.H.s"} == {"table://t_order@?"}
+    assert not any("__dt" in (e.get("datasource") or "") for e in ents.values() if e["kind"] == "TABLE")
+    assert {t for s, t in tables if s == "stmt:com.example.H.q"} == {"table://t_one@?"}  # never merged
+    dim = p["coverage"][0]["dimensions"]["sql_statements"]
+    assert dim["excluded_by_reason"] == {"bad_namespace": 1, "duplicate_id": 2}
+    assert not any("t_fake" in sid for sid in {e["stable_id"] for e in ents.values()})
+    a = next(sid for sid in st if sid.endswith("J#a()@0"))
+    b = next(sid for sid in st if sid.endswith("J#b()@0"))
+    assert {t for s, t in tables if s == f"stmt:{a}"} == {"table://t_x@?", "table://t_y@?"}
+    assert not any(t.startswith("table://t_order_2024") for _, t in tables) and st[b]["parse_status"] != "PARSED"
+    assert st["com.example.H.deep"]["parse_status"] == "PARSE_FAILED"  # cut at the nesting budget: said so
+    assert "nested more than 150 deep" in st["com.example.H.deep"]["reason"]
+    assert st["com.example.H.fan"]["parse_status"] == "PARTIAL"
+    assert any(d["code"] == "BUDGET_EXHAUSTED" for d in p["diagnostics.jsonl"])
+    locations = {sid.rsplit(".", 1)[-1]: at["mapper_location"] for sid, at in st.items() if "mapper_location" in at}
+    assert locations["c"] == "CONFIGURED"
+
+
+def test_xml_entity_references_make_a_statement_partial():
+    from diting.sql.mybatis import read_mapper
+
+    m = read_mapper("a.xml", b'<?xml version="1.0"?>\n<!DOCTYPE mapper [<!ENTITY more ", t_secret">]>\n'
+                             b'<mapper namespace="m"><select id="a">select * from t_a &more;</select></mapper>')
+    assert [(s.id, s.entities) for s in m.statements] == [("a", ["more"])]

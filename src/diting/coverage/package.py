@@ -115,7 +115,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     if sql is not None:
         dims["sql_statements"] = _dimension(
             {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed},
-            {"other_database_id": sql.excluded} if sql.excluded else {},
+            dict(sql.excluded),
             "<select|insert|update|delete> elements (and <selectKey>) of the package's MyBatis mapper files, "
             "@Select/@Insert/@Update/@Delete/@SelectProvider mapper methods, MyBatis-Plus inherited statements a "
             "method of the package calls, SQL strings handed to JDBC/JdbcTemplate calls, and statements of iBatis "

@@ -959,6 +959,8 @@ class _Demand:
         self.pending = pending
         self.starts = [node.start_byte for _, node, _ in placed]
         self.ends = [node.end_byte for _, node, _ in placed]
+        #: a call's own position: calls of a chain (``a.b().c()``) all start where the outermost does
+        self.index = {node.id: i for i, (_, node, _) in enumerate(placed)}
         self.flags = [names is None or site.kind in ("CTOR", "REF") for site, _, _ in pending]
         #: calls whose whole subtree is flagged already: :meth:`within` jumps over them (linear in
         #: the calls of a file however deeply named calls nest)
@@ -970,7 +972,9 @@ class _Demand:
 
     def within(self, node: ts.Node) -> None:
         """Every call inside ``node`` (``node`` itself included, when it is a call)."""
-        i = bisect.bisect_left(self.starts, node.start_byte)
+        i = self.index.get(node.id)
+        if i is None:
+            i = bisect.bisect_left(self.starts, node.start_byte)
         end = node.end_byte
         while i < len(self.starts) and self.starts[i] < end:
             if self.ends[i] > end:  # starts where node does but holds it

@@ -30,6 +30,8 @@ from diting.source.xmlsafe import element_ends, local_name, namespace, parse_xml
 
 #: roles whose value is an enum constant's name (``RequestMethod.GET``, ``HttpMethod.POST``)
 ENUM_NAME_ROLES = {"http_method"}
+#: calls followed along a chain made on a call's result (``lambdaQuery().eq(…)….list()``)
+MAX_CHAIN = 256
 
 
 def outcome_json(o: FoldOutcome) -> list[dict[str, Any]]:
@@ -140,6 +142,7 @@ class ModuleProbe:
         self.folder = folder
         self.resolve_sig = resolve_sig  # (facts, scope, type idx, MethodDecl) -> list[str] (erased signature)
         self.out: list[dict[str, Any]] = []
+        self._calls_on: dict[int, tuple[Any, dict[int, Any]]] = {}
         self._meta: dict[tuple[str, str], list[MetaRule]] = {}
 
     # ------------------------------------------------------------ annotations
@@ -524,7 +527,7 @@ class ModuleProbe:
             t = self.oracle.expr_type(call.args[i], ctx)
             if t is not None:
                 arg_types[role] = t.name
-            arg_kinds.setdefault(role, call.args[i].get("kind", "other"))
+            arg_kinds.setdefault(role, self._arg_kind(call.args[i], ctx))
             if role == "sql":
                 template = self._template(call.args[i], ctx)
                 if template is not None and any("runtime" in p for p in template):
@@ -565,16 +568,29 @@ class ModuleProbe:
             r = ctx.body.calls[r["ordinal"]].receiver
         return self._receiver_ref(r, ctx) if r is not None and r.get("kind") in ("name", "field") else None
 
+    def _arg_kind(self, expr: dict[str, Any], ctx: MemberContext) -> str:
+        """An argument's expression kind; a call reference says which call it is (``ref`` for a
+        method reference ``this::cb``, ``new`` for a constructor call)."""
+        kind = expr.get("kind", "other")
+        if kind == "callref" and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
+            return {"REF": "ref", "NEW": "new"}.get(ctx.body.calls[expr["ordinal"]].kind, kind)
+        return kind
+
     def _chain(self, call, ctx: MemberContext) -> list[str]:
         """Names of the calls made on the call's result, in order (``lambdaQuery().eq(…).list()``:
-        ``[eq, list]`` for ``lambdaQuery``), at most 16."""
+        ``[eq, list]`` for ``lambdaQuery``), at most :data:`MAX_CHAIN`."""
         out: list[str] = []
         if ctx.body is None:
             return out
+        held = self._calls_on.get(id(ctx.body))
+        if held is None or held[0] is not ctx.body:  # ordinal → the call made on its result, once per body
+            on = {c.receiver["ordinal"]: c for c in reversed(ctx.body.calls) if c.kind == "CALL"
+                  and c.receiver is not None and c.receiver.get("kind") == "callref"}
+            held = self._calls_on[id(ctx.body)] = (ctx.body, on)
+        on = held[1]
         cur = call.ordinal
-        for _ in range(16):
-            nxt = next((c for c in ctx.body.calls if c.kind == "CALL" and c.receiver is not None
-                        and c.receiver.get("kind") == "callref" and c.receiver["ordinal"] == cur), None)
+        for _ in range(MAX_CHAIN):
+            nxt = on.get(cur)
             if nxt is None:
                 break
             out.append(nxt.name)

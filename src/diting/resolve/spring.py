@@ -20,7 +20,7 @@ and factories keyed by strings are POLYMORPHIC_ROUTING.
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -42,6 +42,30 @@ def default_bean_name(simple: str) -> str:
 def values(cand: dict[str, Any], role: str) -> list[str]:
     """The folded values of a role (unresolved ones left out)."""
     return [o["value"] for o in cand.get("roles", {}).get(role, []) if "value" in o]
+
+
+def ant_pattern(location: str) -> "re.Pattern[str]":
+    """Spring's Ant-style path pattern as a regular expression: ``**`` any directories (none
+    included), ``*`` any characters but ``/``, ``?`` one character but ``/``."""
+    out: list[str] = []
+    i = 0
+    while i < len(location):
+        if location.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif location.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif location[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif location[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(location[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
 
 
 @dataclass
@@ -272,9 +296,9 @@ class SpringContext:
         if loc.startswith("file:"):
             return []
         out: list[str] = []
+        pattern = ant_pattern(loc) if "*" in loc or "?" in loc else None
         for rel, paths in self.resources.items():
-            if rel == loc or ("*" in loc and fnmatch.fnmatchcase(rel, loc.replace("**/", "*"))) or \
-                    ("*" in loc and fnmatch.fnmatchcase(rel, loc)):
+            if rel == loc or (pattern is not None and pattern.match(rel)):
                 out.extend(paths)
         return sorted(set(out))
 

@@ -151,14 +151,15 @@ class TypeOracle:
         key = (t.module, t.name, target)
         if key not in self._super_args:
             self._super_args[key] = None  # a cycle of declarations finds nothing
-            self._super_args[key] = self._walk_super_args(t.module, t.name, target, {}, 0)
+            self._super_args[key] = self._walk_super_args(t.module, t.name, target, {}, 0, set())
         return self._super_args[key]
 
     def _walk_super_args(self, module: str, binary: str, target: str, bound: dict[str, TypeOf | None],
-                         depth: int) -> list[TypeOf | None] | None:
+                         depth: int, seen: set[tuple[str, str]]) -> list[TypeOf | None] | None:
         found = self.decl(module, binary)
-        if found is None or depth > 16:
-            return None
+        if found is None or depth > 16 or (module, binary) in seen:
+            return None  # a type is walked once (cyclic declarations, which javac rejects, end here)
+        seen.add((module, binary))
         scope, idx = found
         td = scope.facts.types[idx]
         chain = scope._chain_of(idx)
@@ -182,7 +183,8 @@ class TypeOracle:
                     continue
                 params = [p.name for p in sup[0].facts.types[sup[1]].type_params]
                 got = self._walk_super_args(info.module, info.binary, target,
-                                            dict(zip(params, args)) if len(params) == len(args) else {}, depth + 1)
+                                            dict(zip(params, args)) if len(params) == len(args) else {}, depth + 1,
+                                            seen)
                 if got is not None:
                     return got
         return None

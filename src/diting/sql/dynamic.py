@@ -24,6 +24,10 @@ from diting.sql.mybatis import SqlNode
 MAX_VARIANTS = 64
 #: include chains deeper than this are cut (a cycle, or a fragment bomb)
 MAX_INCLUDE_DEPTH = 16
+#: dynamic-SQL elements one rendering visits at most (``<include>`` fan-out grows exponentially)
+MAX_RENDER_ELEMENTS = 2_000
+#: elements nested inside one another at most, across includes (the renderer recurses per level)
+MAX_RENDER_NESTING = 150
 MARKER = re.compile(r"__dt(\d+)__")
 _BIND = re.compile(r"#\{[^{}]*\}")
 _DOLLAR = re.compile(r"\$\{([^{}]*)\}")
@@ -92,22 +96,35 @@ class _Renderer:
         self.chooses: list[tuple[str, int]] = []
         self.missing: list[str] = []
         self.binds: dict[str, str] = {}
+        self.elements = 0
+        self.nesting = 0
+        self.exhausted = False  # a budget stopped the rendering: the text is incomplete
 
     def render(self, node: SqlNode, ns: str, path: str, frag: str | None, props: dict[str, str],
                depth: int = 0) -> str:
         parts: list[str] = []
         counts: dict[str, int] = {}
-        for c in node.children:
-            if c.tag is None:
-                parts.append(self.text(c.text, frag, props))
-                continue
-            n = counts.get(c.tag, 0)
-            counts[c.tag] = n + 1
-            here = f"{path}/{c.tag}[{n}]" if path else f"{c.tag}[{n}]"
-            parts.append(self.element(c, ns, here, frag, props, depth))
+        self.nesting += 1
+        try:
+            for c in node.children:
+                if c.tag is None:
+                    parts.append(self.text(c.text, frag, props))
+                    continue
+                self.elements += 1
+                if self.elements > MAX_RENDER_ELEMENTS or self.nesting > MAX_RENDER_NESTING:
+                    self.exhausted = True
+                    break
+                n = counts.get(c.tag, 0)
+                counts[c.tag] = n + 1
+                here = f"{path}/{c.tag}[{n}]" if path else f"{c.tag}[{n}]"
+                parts.append(self.element(c, ns, here, frag, props, depth))
+        finally:
+            self.nesting -= 1
         return " ".join(p for p in parts if p)
 
     def text(self, text: str, frag: str | None, props: dict[str, str]) -> str:
+        if "--" in text:
+            text = strip_line_comments(text)
         if props:
             text = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)), text)
         text = _BIND.sub("?", text)
@@ -177,6 +194,33 @@ class _Renderer:
         return self.render(c, ns, here, frag, props, depth)
 
 
+def strip_line_comments(text: str) -> str:
+    """``text`` without its ``-- …`` line comments (outside quotes): statements are parsed with their
+    whitespace folded into single spaces, where a line comment would swallow the rest."""
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote is not None:
+            out.append(ch)
+            if ch == quote:
+                quote = None
+        elif ch in ("'", '"', "`"):
+            quote = ch
+            out.append(ch)
+        elif ch == "-" and text.startswith("--", i):
+            nl = text.find("\n", i)
+            if nl < 0:
+                break
+            i = nl
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _overrides(spec: str) -> list[str]:
     return [o for o in spec.split("|") if o]
 
@@ -209,7 +253,7 @@ def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = No
     sql0 = _WS.sub(" ", first.render(body, ns, "", None, {})).strip()
     variants = [Variant(sql0, first.taken, first.markers)]
     renderers = [first]
-    exhausted = False
+    exhausted = first.exhausted
     for cpath, nbranches in first.chooses:
         for k in range(1, nbranches):
             if len(variants) >= MAX_VARIANTS:
@@ -217,6 +261,7 @@ def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = No
                 break
             r = _Renderer(lookup, {cpath: k}, dropped)
             sql = _WS.sub(" ", r.render(body, ns, "", None, {})).strip()
+            exhausted = exhausted or r.exhausted
             variants.append(Variant(sql, r.taken, r.markers))
             renderers.append(r)
     seen: set[str] = set()

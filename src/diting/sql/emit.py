@@ -19,15 +19,19 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import dialect, shards
-from diting.sql.dynamic import MARKER, Expansion, Fragment, expand, fragment_lookup
+from diting.sql.dynamic import (MARKER, MAX_RENDER_ELEMENTS, MAX_RENDER_NESTING, MAX_VARIANTS, Expansion,
+                                Fragment, expand, fragment_lookup)
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 from diting.probes.candidates import split_list
 from diting.sql.plus import PlusStatements
 
 if TYPE_CHECKING:
+    from diting.probes.emit import ResolvedText
     from diting.probes.families import Families
 
+#: resultMap ``extends`` links followed at most
+MAX_RESULT_MAP_CHAIN = 32
 _MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
 _SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
 #: the databaseId values (lower-case) a dialect's statements carry
@@ -36,6 +40,8 @@ _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "post
                  "clickhouse": ("clickhouse",)}
 _BIND_HEAD = re.compile(r"""^\s*(['"])(?P<head>[A-Za-z0-9_]+)\1\s*\+\s*(?P<rest>.+)$""")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a mapper namespace: a Java-like dotted name (MyBatis binds it to the interface of that name)
+_NAMESPACE = re.compile(r"^[\w$]+(?:[.\-][\w$]+)*$")
 #: a Java variable in a concatenated expression (not a member after '.', not a method before '(')
 _JAVA_VARIABLE = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[(.\w])")
 
@@ -48,7 +54,9 @@ class SqlStats:
     parsed: int = 0
     partial: int = 0
     failed: int = 0
-    excluded: int = 0  # databaseId variants for another database
+    #: statements not analysed, by reason: other_database_id (a databaseId variant for another
+    #: database), duplicate_id (an id the package declares twice: MyBatis refuses to start)
+    excluded: dict[str, int] = field(default_factory=dict)
     ledger_items: int = 0  # conditional fragments recorded as ledger items
     ledger_unresolved: int = 0
 
@@ -67,6 +75,7 @@ class _Use:
     expression: str | None = None  # the ${} behind a dynamic name
     key_hints: set[str] = field(default_factory=set)
     name_basis: str | None = None  # TABLE_NAME, CONVENTION: how a MyBatis-Plus entity names its table
+    dynamic_db: str | None = None  # the ${} that names the table's schema (its datasource is not known)
     display: str | None = None  # how a dynamic name shows when it is no ${} (an unfolded Java expression)
 
 
@@ -112,6 +121,13 @@ def statement_lineage(body: SqlNode, ns: str, lookup, dialect: str,
     result = _statement_lineage(body, ns, recording, dialect, first[0] if first is not None else None)
     memo[(ns, dialect)] = (used, result)  # valid wherever the same includes find the same fragments
     return result
+
+
+def _budget_reason(exp_: Expansion) -> str:
+    if len(exp_.variants) >= MAX_VARIANTS:
+        return f"more than {MAX_VARIANTS} dynamic-SQL variants"
+    return (f"more than {MAX_RENDER_ELEMENTS} dynamic-SQL elements (<include> fan-out) or elements nested more "
+            f"than {MAX_RENDER_NESTING} deep")
 
 
 def _recorder(lookup, used: dict[tuple[str, str], int | None]):
@@ -322,9 +338,20 @@ class SqlStage:
                 continue
             if not mf.namespace:
                 continue
-            for st in self._for_database(mf.statements):
+            if not _NAMESPACE.match(mf.namespace):  # statement ids of calls hold ':', '/', '#', '@'
+                self.p.diag("SQL_UNSUPPORTED", f"{mf.path}|namespace", f"{mf.path}: mapper namespace "
+                            f"{mf.namespace[:200]!r} is no Java name; its statements are not analysed",
+                            [self._module_rid(module)], {"path": mf.path, "lines": [1, 1]})
+                self._exclude("bad_namespace", len(mf.statements))
+                continue
+            for st in self._for_database(mf):
+                if not self._first(module, f"{mf.namespace}.{st.id}", mf.path, st.line, st.end_line):
+                    continue
                 stmts.append(self._statement(module, mf, st))
         for c in self.p.ctx.by_emit.get("SQL_ANNOTATION", []):
+            if c.get("member") and not self._first(c["module"], f"{c['type']['binary'].replace('$', '.')}."
+                                                   f"{c['member']['name']}", c["path"], *c["lines"]):
+                continue
             got = self._annotation_statement(c)
             if got is not None:
                 stmts.append(got)
@@ -339,23 +366,41 @@ class SqlStage:
         self._shard_checks(stmts, tables)
         return self.stats
 
-    def _for_database(self, statements: list[MapperStatement]) -> list[MapperStatement]:
+    def _first(self, module: str, stable: str, path: str, line: int, end: int) -> bool:
+        """Whether ``stable`` is a statement id the package has not declared yet; a repeat (another
+        mapper file or an annotation of the same namespace and id) is excluded as ``duplicate_id``
+        with a diagnostic — MyBatis refuses to start with it, and the two are never merged."""
+        done = self.__dict__.setdefault("_declared", set())
+        if stable not in done:
+            done.add(stable)
+            return True
+        self._exclude("duplicate_id")
+        self.p.diag("SQL_UNSUPPORTED", f"{stable}|duplicate|{path}:{line}", f"{path}:{line} declares statement "
+                    f"{stable} again (MyBatis refuses to start with a duplicate id); this copy is not analysed",
+                    [self._module_rid(module)], {"path": path, "lines": [line, end]})
+        return False
+
+    def _exclude(self, reason: str, n: int = 1) -> None:
+        self.stats.excluded[reason] = self.stats.excluded.get(reason, 0) + n
+
+    def _for_database(self, mf: MapperFile) -> list[MapperStatement]:
         """One statement per id: where a mapper repeats an id with ``databaseId`` variants, the one
         for the datasource's database (else the one without ``databaseId``, else the first); the
-        others are counted as excluded (``other_database_id``), as MyBatis never runs them here."""
+        others are counted as excluded (``other_database_id``), as MyBatis never runs them here. An id
+        repeated without any ``databaseId`` is a duplicate (:meth:`_first`)."""
         by_id: dict[str, list[MapperStatement]] = {}
-        for st in statements:
+        for st in mf.statements:
             by_id.setdefault(st.id, []).append(st)
         out: list[MapperStatement] = []
         names = _DATABASE_IDS.get(self.dialect, (self.dialect,))
         for group in by_id.values():
-            if len(group) == 1:
-                out.append(group[0])
+            if len(group) == 1 or not any(st.attrs.get("databaseId") for st in group):
+                out.extend(group)  # repeats of an id without databaseId: _first excludes them
                 continue
             pick = next((st for st in group if (st.attrs.get("databaseId") or "").lower() in names), None) or \
                 next((st for st in group if not st.attrs.get("databaseId")), None) or group[0]
             out.append(pick)
-            self.stats.excluded += len(group) - 1
+            self._exclude("other_database_id", len(group) - 1)
         return out
 
     def _module_rid(self, module: str) -> str:
@@ -437,18 +482,34 @@ class SqlStage:
                 if "runtime" in part:
                     out.append("${java:" + part["runtime"].replace("{", "(").replace("}", ")") + "}")
                     continue
-                rt = self.p.resolve(part)
+                rt = self._sql_part(part)
                 if rt.value is None:
                     return None, f"the SQL part {rt.expression} does not fold ({rt.reason})"
                 out.append(rt.value)
             return "".join(out), ""
-        outs = [self.p.resolve(o) for o in c.get("roles", {}).get("sql", [])]
+        outs = [self._sql_part(o) for o in c.get("roles", {}).get("sql", [])]
         bad = next((o for o in outs if o.value is None), None)
         if bad is not None or not outs:
-            return None, f"the SQL {bad.expression if bad else '(none)'} is built at run time and does not fold"
+            return None, (f"the SQL argument ({bad.expression if bad else 'none'}) is built at run time and "
+                          "does not fold")
         if len(outs) > 1:
             return None, f"the SQL folds to {len(outs)} alternatives"
         return outs[0].value, ""
+
+    def _sql_part(self, outcome: dict[str, Any]) -> "ResolvedText":
+        """A folded part of JDBC SQL: configuration values (``@Value`` fields) resolve their
+        ``${…}``; a string literal is sent as written, so one holding ``${``/``#{`` is no SQL diting
+        can read (never resolved as a placeholder, never a MyBatis marker)."""
+        from diting.probes.emit import ResolvedText  # probes.emit imports this module
+
+        if "value" in outcome and (not outcome.get("placeholders") or outcome.get("basis") != "CONFIG"):
+            text = str(outcome["value"])
+            if "${" in text or "#{" in text:
+                return ResolvedText("UNKNOWN", None, expression=text[:200],
+                                    reason="JDBC sends ${…} and #{…} in a string literal as written; no SQL "
+                                           "database reads them")
+            return ResolvedText("RESOLVED", text)
+        return self.p.resolve(outcome)
 
     def _statement(self, module: str, mf: MapperFile, st: MapperStatement, source: str = "MAPPER_XML",
                    stable: str | None = None) -> _Stmt:
@@ -465,11 +526,12 @@ class SqlStage:
         failed = [r for _, r in results if r.status != "PARSED"]
         if failed and len(failed) == len(results):
             s.status = failed[0].status
-            s.reason = failed[0].reason
+            s.reason = failed[0].reason if not exp_.budget_exhausted else \
+                f"{_budget_reason(exp_)}, and what was rendered does not parse: {failed[0].reason}"
         elif failed or exp_.budget_exhausted or exp_.missing_includes:
             s.status = "PARTIAL"
             s.reason = failed[0].reason if failed else (
-                f"more than {len(exp_.variants)} variants" if exp_.budget_exhausted else
+                _budget_reason(exp_) if exp_.budget_exhausted else
                 f"<include refid> names no fragment: {', '.join(exp_.missing_includes)}")
             s.code = ("SQL_PARSE_FAILED" if failed[0].status == "PARSE_FAILED" else "SQL_UNSUPPORTED") if failed else (
                 "BUDGET_EXHAUSTED" if exp_.budget_exhausted else "SQL_UNSUPPORTED")
@@ -481,10 +543,28 @@ class SqlStage:
         if any(u.physical is None for u in s.uses) and s.status == "PARSED":
             s.status = "PARTIAL"
             s.reason = "a dynamic table name does not fold"
+        elif any(u.dynamic_db for u in s.uses) and s.status == "PARSED":
+            s.status = "PARTIAL"
+            s.reason = "a table's schema is decided at run time"
+        if st.entities and s.status in ("PARSED", "PARTIAL"):
+            s.status, s.code = "PARTIAL", "SQL_UNSUPPORTED"
+            s.reason = (f"XML entity references ({', '.join('&' + e + ';' for e in st.entities[:5])}) are never "
+                        "expanded: the text they stand for is not analysed")
         self._record_statement(module, mf, s, results, source)
         return s
 
+    def _ds(self, u: _Use) -> str | None:
+        """The datasource of a table use: its schema, else the package's; None when a ``${}`` names it."""
+        return None if u.dynamic_db else (u.db or self.datasource)
+
     def _use(self, u, v, exp_: Expansion) -> _Use:
+        got = self._use_of(u, v, exp_)
+        if u.db and MARKER.search(u.db):  # ${schema}.t_order: the table is known, its database is not
+            got.db = None
+            got.dynamic_db = v.markers.get(int(MARKER.findall(u.db)[0]), ("?", None))[0]
+        return got
+
+    def _use_of(self, u, v, exp_: Expansion) -> _Use:
         name = u.name
         markers = MARKER.findall(name)
         cols = {c for c in u.columns if not MARKER.search(c)}
@@ -561,8 +641,8 @@ class SqlStage:
         elif s.status == "PARTIAL":
             self.stats.partial += 1
             if exp_.budget_exhausted:
-                self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: more than "
-                            f"{len(exp_.variants)} dynamic-SQL variants; the rest are not parsed", [s.rid], c)
+                self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: {_budget_reason(exp_)}; "
+                            "the rest is not parsed", [s.rid], c)
             if s.code and s.code != "BUDGET_EXHAUSTED":
                 self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({mf.path}:{st.line}): {s.reason}",
                             [s.rid], c)
@@ -598,14 +678,18 @@ class SqlStage:
         if rm is None:
             return {"id": ".".join(key), "resolved": False}
         chain: list[str] = []
+        seen = {key}
         cur_ns, cur = key[0], rm
-        while cur.get("extends") and len(chain) < 16:
+        while cur.get("extends"):
             ext = cur["extends"].strip()
             parent = (cur_ns, ext) if (cur_ns, ext) in self.result_maps else _qualify(cur_ns, ext)
             chain.append(".".join(parent))
             nxt = self.result_maps.get(parent)
-            if nxt is None:
-                return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": False}
+            if nxt is None or parent in seen or len(chain) >= MAX_RESULT_MAP_CHAIN:
+                why = "undeclared" if nxt is None else "cycle" if parent in seen else "too long"
+                return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": False,
+                        "unresolved_reason": why}
+            seen.add(parent)
             cur_ns, cur = parent[0], nxt
         return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": True}
 
@@ -616,7 +700,7 @@ class SqlStage:
         for s in stmts:
             for u in s.uses:
                 if u.physical is not None and u.evidence is None:
-                    literal.setdefault(u.db or self.datasource, set()).add(u.physical)
+                    literal.setdefault(self._ds(u), set()).add(u.physical)
         logical_of: dict[tuple[str, str | None], shards.LogicalName] = {}
         for ds, names in literal.items():
             for n, ln in shards.collapse(names, self.routing).items():
@@ -626,7 +710,7 @@ class SqlStage:
             for u in s.uses:
                 if u.physical is None:
                     continue
-                ds = u.db or self.datasource
+                ds = self._ds(u)
                 if u.evidence:
                     r = self.routing.get(u.physical.lower())
                     ln = shards.LogicalName(u.physical, [u.evidence] + (["ROUTING_CONFIG"] if r else []),
@@ -691,9 +775,13 @@ class SqlStage:
                                  status="UNRESOLVED", evidence=[s.seg], diagnostics=[d],
                                  match_keys={"table_expression": shown}, attributes=attrs)
                 continue
-            t = tables.get((u.physical.lower(), u.db or self.datasource))
+            t = tables.get((u.physical.lower(), self._ds(u)))
             if t is None:
                 continue
+            if u.dynamic_db:
+                self.p.diag("DYNAMIC_TABLE_NAME", f"{s.stable}|{u.dynamic_db}", f"{s.stable}: the schema "
+                            f"${{{u.dynamic_db}}} of {u.physical} is decided at run time; its datasource is not known",
+                            [s.rid], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
             cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set(), "basis": set()})
             cur["ops"].add(u.operation)
             cur["cols"] |= u.columns

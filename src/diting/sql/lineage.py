@@ -190,7 +190,8 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
         for e in tree.expressions:
             if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column):
                 _assign(uses, aliases, e.this, write=True)
-    single = [u for u in uses.values() if not u.write]
+    single = _names([u for u in uses.values() if not u.write])
+    every = _names(list(uses.values()))
     for col in tree.find_all(exp.Column):
         if isinstance(col.parent, exp.EQ) and isinstance(tree, exp.Update) and col.parent.parent is tree and \
                 col.parent.this is col:
@@ -203,7 +204,7 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
     where = tree.args.get("where")
     if where is not None:
         for col in where.find_all(exp.Column):
-            target = _owner(col, aliases, list(uses.values()))
+            target = _owner(col, aliases, every)
             if target is not None:
                 for u in uses.values():
                     if (u.name, u.db) == target:
@@ -211,16 +212,20 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
     return op, sorted(uses.values(), key=lambda u: (u.name, u.db or "", u.write))
 
 
-def _owner(col: exp.Column, aliases: dict[str, tuple[str, str | None]], candidates: list[TableUse]
+def _names(candidates: list[TableUse]) -> set[tuple[str, str | None]]:
+    return {(u.name, u.db) for u in candidates}
+
+
+def _owner(col: exp.Column, aliases: dict[str, tuple[str, str | None]], names: set[tuple[str, str | None]]
            ) -> tuple[str, str | None] | None:
+    """The table an unqualified column belongs to when only one of ``names`` can own it."""
     if col.table:
         return aliases.get(col.table.lower())
-    names = {(u.name, u.db) for u in candidates}
     return next(iter(names)) if len(names) == 1 else None
 
 
 def _assign(uses, aliases, col: exp.Column, write: bool) -> None:
-    target = _owner(col, aliases, [u for u in uses.values() if u.write])
+    target = _owner(col, aliases, _names([u for u in uses.values() if u.write]))
     for u in uses.values():
         if u.write and (target is None or (u.name, u.db) == target):
             u.columns.add(col.name)

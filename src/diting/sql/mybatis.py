@@ -14,7 +14,10 @@ DTD, no network); a malformed file is reported by the caller.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
+
+from lxml import etree
 
 from diting.source.xmlsafe import element_ends, local_name, parse_xml
 
@@ -48,6 +51,8 @@ class MapperStatement:
     line: int
     end_line: int
     parent_id: str | None = None  # the statement a <selectKey> belongs to
+    #: XML entity references in the statement (``&more;``): never expanded, so their text is missing
+    entities: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -68,9 +73,11 @@ class MapperFile:
 
 
 def looks_like_mapper(data: bytes) -> bool:
-    """Cheap pre-check before a full parse: the file mentions a mapper or sqlMap root."""
-    head = data[:4096]
-    return b"<mapper" in head or b"<sqlMap" in head or b"mybatis" in head.lower() or b"ibatis" in head.lower()
+    """Cheap pre-check before a full parse: the file mentions a mapper or sqlMap element anywhere
+    (a long leading comment does not hide it), in UTF-8/ASCII or, after its byte-order mark, UTF-16."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        data = data.decode("utf-16", errors="replace").encode("utf-8")
+    return b"<mapper" in data or b"<sqlMap" in data
 
 
 def read_mapper(path: str, data: bytes) -> MapperFile:
@@ -97,7 +104,8 @@ def read_mapper(path: str, data: bytes) -> MapperFile:
         if tag in STATEMENT_TAGS and el.get("id"):
             body = _node(el, ends)
             sid = el.get("id", "").strip()
-            out.statements.append(MapperStatement(sid, tag.upper(), dict(_attrs(el)), body, body.line, body.end_line))
+            out.statements.append(MapperStatement(sid, tag.upper(), dict(_attrs(el)), body, body.line, body.end_line,
+                                                  entities=sorted({str(e.name) for e in el.iter(etree.Entity)})))
             for key in _select_keys(body):
                 out.statements.append(MapperStatement(
                     f"{sid}!selectKey", "SELECT", dict(key.attrs), key, key.line, key.end_line, parent_id=sid))

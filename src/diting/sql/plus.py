@@ -42,10 +42,10 @@ def convention_table(simple: str, prefix: str = "", underline: bool = True, capi
     """MyBatis-Plus's table name for an entity class without ``@TableName``: ``prefix`` + the simple
     name in snake case (``OAuthClient`` → ``o_auth_client``, an underscore before every upper-case
     letter but the first), or with its first letter lower-cased when ``table-underline`` is false;
-    upper-cased in ``capital-mode``."""
-    name = _UPPER.sub("_", simple).lower() if underline else simple[:1].lower() + simple[1:]
-    name = prefix + name
-    return name.upper() if capital else name
+    the name (not the prefix) upper-cased in ``capital-mode``."""
+    name = _UPPER.sub("_", simple).lower() if underline else simple
+    name = name.upper() if capital else name[:1].lower() + name[1:]
+    return prefix + name  # the prefix as configured, after capital mode (TableInfoHelper.initTableName)
 
 
 @dataclass
@@ -175,7 +175,7 @@ class PlusStatements:
             end = next((n for n in call.get("chain", []) if n in terminals), None)
             if end is None:
                 return "UNRESOLVED", [], (f"the chain {call['name']}() ends in no call that runs a statement here "
-                                          "(the wrapper is handed on)")
+                                          "(the wrapper is handed on, or the chain is longer than diting follows)")
             methods = list(terminals[end])
         else:
             methods = list((attrs.get("service") or {}).get(call["name"], []))
@@ -257,24 +257,39 @@ class PlusStatements:
         """``(table name or None, schema, basis, unfolded placeholder or expression, how to show it)``
         of an entity (a ``${key}`` shows as itself, any other expression as written). The configured
         table prefix applies to convention names, and to ``@TableName`` ones with keepGlobalPrefix."""
-        prefix = self._db_config("table-prefix") or ""
+        prefix, prefix_known = self._db_config("table-prefix")
+        default_schema = self._db_config("schema")[0]
         c = self.table_names.get(entity.name)
+        uses_prefix = c is None
         if c is not None:
             rt = self.p.resolve(c["roles"]["table"][0])
-            schema = next((o.value for o in self.p.role(c, "schema") if o.value), None)
+            schema = next((o.value for o in self.p.role(c, "schema") if o.value), None) or default_schema
             keep = next((o.value for o in self.p.role(c, "keep_prefix") if o.value), "false")
-            if rt.value is not None and rt.status in ("RESOLVED", "DEFAULT_ONLY") and rt.value.strip():
-                name = rt.value.strip()
-                return (prefix + name if keep.strip().lower() == "true" else name), schema, "TABLE_NAME", None, None
-            expr = rt.expression or "?"
-            m = _ONE_PLACEHOLDER.match(expr)
-            return None, schema, "TABLE_NAME", (m.group(1) if m else expr), (None if m else expr)
-        simple = entity.name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
-        return convention_table(simple, prefix, (self._db_config("table-underline") or "true").lower() != "false",
-                                (self._db_config("capital-mode") or "false").lower() == "true"), \
-            None, "CONVENTION", None, None
+            uses_prefix = keep.strip().lower() == "true"
+            if rt.value is None or rt.status not in ("RESOLVED", "DEFAULT_ONLY") or not rt.value.strip():
+                expr = rt.expression or "?"
+                m = _ONE_PLACEHOLDER.match(expr)
+                return None, schema, "TABLE_NAME", (m.group(1) if m else expr), (None if m else expr)
+            name, basis = rt.value.strip(), "TABLE_NAME"
+            if "." in name:  # @TableName("archive.t_order"): schema-qualified, as SQL text would be
+                schema, name = name.rsplit(".", 1)
+        else:
+            simple = entity.name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
+            name, basis = convention_table(simple, "", (self._db_config("table-underline")[0] or "true").lower() != "false",
+                                           (self._db_config("capital-mode")[0] or "false").lower() == "true"), "CONVENTION"
+            schema = default_schema
+        if uses_prefix and not prefix_known:
+            key = _DB_CONFIG + "table-prefix"
+            return None, schema, basis, key, f"${{{key}}}{name}"
+        return (prefix or "") + name if uses_prefix else name, schema, basis, None, None
 
-    def _db_config(self, key: str) -> str | None:
-        """A resolved ``mybatis-plus.global-config.db-config.*`` value of the package, stripped."""
-        got = self.p.config.get(_DB_CONFIG + key) if self.p.config is not None else None
-        return got.value.strip() if got is not None and got.status == "RESOLVED" and got.value else None
+    def _db_config(self, key: str) -> tuple[str | None, bool]:
+        """A ``mybatis-plus.global-config.db-config.*`` value of the package (stripped) and whether it is
+        known: a key the configuration does not set is known to be absent; one it sets to a value that
+        does not resolve is not known."""
+        if self.p.config is None:
+            return None, True
+        got = self.p.config.get(_DB_CONFIG + key)
+        if got.status == "RESOLVED":
+            return (got.value.strip() or None) if got.value else None, True
+        return None, got.status == "UNKNOWN" and got.entry is None  # no source sets it
