@@ -879,7 +879,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                 if nm is None:
                     continue  # try (existing) names a variable declared elsewhere
                 if value is not None:
-                    wanted.within(value)
+                    wanted.local(body, _text(nm, src), value)
                 tr = None if tnode is None or _text(tnode, src) == "var" else type_ref(tnode, src)
                 lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
                               if value is not None else None, _line(node))
@@ -895,7 +895,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                         type_ref(tnode, src, _dims_of(decl.child_by_field_name("dimensions"), src))
                     value = decl.child_by_field_name("value")
                     if value is not None:
-                        wanted.within(value)
+                        wanted.local(body, _text(nm, src), value)
                     lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
                                   if value is not None else None, _line(decl))
                     body.locals.append(lv)
@@ -943,10 +943,23 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             wanted.within(value)
             body.returns.append(j)
     wanted.setters_on_new_locals()
-    for i, (site, args, callrefs) in enumerate(pending):
-        if wanted.flags[i]:
-            site.args = [j if j is not None else {"kind": "other", "text": ""}
-                         for j in (expr_json(a, src, 0, callrefs) for a in args)]
+    wanted.finish(src)
+
+
+def _names_in(values: list[Any]) -> set[str]:
+    """Simple names an expression JSON reads (``name`` and the first part of ``field``), anywhere inside."""
+    out: set[str] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            k = v.get("kind")
+            if k in ("name", "field") and v.get("parts"):
+                out.add(v["parts"][0])
+            stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
 
 
 class _Demand:
@@ -965,25 +978,69 @@ class _Demand:
         #: calls whose whole subtree is flagged already: :meth:`within` jumps over them (linear in
         #: the calls of a file however deeply named calls nest)
         self.covered = [False] * len(pending)
+        #: local initializers by (body, name), demanded only when a kept expression names the local
+        self.inits: dict[tuple[int, str], list[ts.Node]] = {}
+        self.names_only = names is not None
         if names is not None:
             for i, (site, _, _) in enumerate(pending):
                 if (site.name if site.kind == "CALL" else "<init>" if site.kind == "NEW" else None) in names:
                     self.within(placed[i][1])
 
-    def within(self, node: ts.Node) -> None:
-        """Every call inside ``node`` (``node`` itself included, when it is a call)."""
+    def local(self, body: "Body", name: str, value: ts.Node) -> None:
+        """A local's initializer: its calls keep arguments once a kept expression names the local."""
+        self.inits.setdefault((id(body), name), []).append(value)
+
+    def finish(self, src: bytes) -> None:
+        """Extract the arguments of every flagged call; the locals their arguments and receivers name
+        (and, in turn, the locals those initializers name) flag the calls of their initializers."""
+        bodies = {i: id(b) for i, (_, _, b) in enumerate(self.placed)}
+        inits_json = {}
+        for b in {id(b): b for _, _, b in self.placed}.values():
+            for lv in b.locals:
+                inits_json.setdefault((id(b), lv.name), []).append(lv.init)
+        done = [False] * len(self.pending)
+        seen_locals: set[tuple[int, str]] = set()
+        work = [i for i, f in enumerate(self.flags) if f]
+        while work:
+            i = work.pop()
+            if done[i]:
+                continue
+            done[i] = True
+            site, args, callrefs = self.pending[i]
+            if site.args is None:
+                site.args = [j if j is not None else {"kind": "other", "text": ""}
+                             for j in (expr_json(a, src, 0, callrefs) for a in args)]
+            if not self.names_only:
+                continue
+            todo = _names_in([site.args, site.receiver])
+            while todo:
+                key = (bodies[i], todo.pop())
+                if key in seen_locals or key not in self.inits:
+                    continue
+                seen_locals.add(key)
+                for value in self.inits[key]:
+                    work.extend(self.within(value))
+                todo |= _names_in(inits_json.get(key, []))
+
+    def within(self, node: ts.Node) -> list[int]:
+        """Flag every call inside ``node`` (``node`` itself included, when it is a call); returns the
+        calls newly flagged."""
         i = self.index.get(node.id)
         if i is None:
             i = bisect.bisect_left(self.starts, node.start_byte)
         end = node.end_byte
+        new: list[int] = []
         while i < len(self.starts) and self.starts[i] < end:
             if self.ends[i] > end:  # starts where node does but holds it
                 i += 1
             elif self.covered[i]:
                 i = bisect.bisect_left(self.starts, self.ends[i], i + 1)
             else:
+                if not self.flags[i]:
+                    new.append(i)
                 self.flags[i] = self.covered[i] = True
                 i += 1
+        return new
 
     def setters_on_new_locals(self) -> None:
         """Calls on a local initialised by ``new`` (``m = new Message(); m.setTopic(t)``)."""
