@@ -350,7 +350,7 @@ class SqlStage:
                 stmts.append(self._statement(module, mf, st))
         for c in self.p.ctx.by_emit.get("SQL_ANNOTATION", []):
             if c.get("member") and not self._first(c["module"], f"{c['type']['binary'].replace('$', '.')}."
-                                                   f"{c['member']['name']}", c["path"], *c["lines"]):
+                                                   f"{self._annotation_id(c)}", c["path"], *c["lines"]):
                 continue
             got = self._annotation_statement(c)
             if got is not None:
@@ -416,6 +416,8 @@ class SqlStage:
         if m is None:
             return None
         ns = c["type"]["binary"].replace("$", ".")
+        sid = self._annotation_id(c)
+        parent = m["name"] if sid != m["name"] else None
         line, end = c["lines"]
         kind = str(rule.emits.attributes.get("operation", "SELECT"))
         mf = MapperFile(c["path"], "MYBATIS", ns)
@@ -425,8 +427,8 @@ class SqlStage:
         if rule.emits.attributes.get("provider") or bad is not None or not parts:
             reason = ("its SQL is built by a provider method at run time" if rule.emits.attributes.get("provider")
                       else f"the SQL {bad.get('unresolved', bad.get('ref', '?')) if bad else '(none)'} does not fold")
-            st = MapperStatement(m["name"], kind, {}, SqlNode("script"), line, end)
-            s = _Stmt(f"{ns}.{m['name']}", ids.entity_record_id("SQL_STATEMENT", f"{ns}.{m['name']}"),
+            st = MapperStatement(sid, kind, {}, SqlNode("script"), line, end, parent_id=parent)
+            s = _Stmt(f"{ns}.{sid}", ids.entity_record_id("SQL_STATEMENT", f"{ns}.{sid}"),
                       self.p.seg(c["path"], line, end), c["path"], st, status="UNSUPPORTED", reason=reason,
                       expansion=Expansion([], []))
             self.stats.discovered += 1
@@ -434,8 +436,14 @@ class SqlStage:
             return s
         text = " ".join(str(p["value"]) for p in parts)
         body = script_body(text, line, end)
-        return self._statement(c["module"], mf, MapperStatement(m["name"], kind, {}, body, line, end),
+        return self._statement(c["module"], mf, MapperStatement(sid, kind, {}, body, line, end, parent_id=parent),
                                source="ANNOTATION")
+
+    def _annotation_id(self, c: dict[str, Any]) -> str:
+        """The statement id of annotation SQL: the method's name; ``{name}!selectKey`` for a ``@SelectKey``."""
+        rule = self.p.s.rules.by_id[c["rule"]]
+        name = c["member"]["name"]
+        return f"{name}!selectKey" if rule.emits.attributes.get("select_key") else name
 
     def _call_statement(self, c: dict[str, Any], done: set[str]) -> _Stmt | None:
         """A statement whose SQL is an argument of a library call (``jdbcTemplate.update("…", …)``,
