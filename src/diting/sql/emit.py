@@ -227,6 +227,8 @@ class SqlStage:
             (mf.namespace, rid): rm for _, mf in self.mappers if mf.namespace for rid, rm in mf.result_maps.items()}
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.located, self.location_patterns = self._mapper_locations()
+        #: statement ids recorded so far (a repeat is a duplicate: :meth:`_first`)
+        self.declared: set[str] = set()
         self.routing = self._routing()
 
     # ------------------------------------------------------------ configuration
@@ -236,6 +238,13 @@ class SqlStage:
         db, kind = self._jdbc()
         return (db, *dialect.choose(db, kind, self.p.s.sql_dialects))
 
+    def _config_entries(self):
+        """``(source, entry)`` for every entry of every configuration document of the package."""
+        for src in self.p.config.sources if self.p.config is not None else []:
+            for doc in src.file.documents:
+                for e in doc.entries:
+                    yield src, e
+
     def _jdbc(self) -> tuple[str | None, str | None]:
         """``(database name, JDBC kind)`` of the package's one JDBC URL — ``spring.datasource.url`` and
         every ``spring.datasource.….url`` / ``jdbc-url`` (Druid, Hikari, dynamic-datasource forms);
@@ -243,7 +252,7 @@ class SqlStage:
         cfg = self.p.config
         if cfg is None:
             return None, None
-        keys = {e.key for src in cfg.sources for doc in src.file.documents for e in doc.entries
+        keys = {e.key for _, e in self._config_entries()
                 if e.key.startswith("spring.datasource.") and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")}
         found: set[tuple[str | None, str]] = set()
         for key in sorted(keys):
@@ -298,31 +307,26 @@ class SqlStage:
 
     def _routing(self) -> dict[str, shards.Routing]:
         """ShardingSphere tables of the package's configuration (Spring property form, 4.x and 5.x)."""
-        cfg = self.p.config
         out: dict[str, shards.Routing] = {}
-        if cfg is None:
-            return out
-        for src in cfg.sources:
-            for doc in src.file.documents:
-                for e in doc.entries:
-                    for prefix in _SS_PREFIXES:
-                        if not e.key.startswith(prefix + "."):
-                            continue
-                        rest = e.key[len(prefix) + 1:]
-                        _, _, prop = rest.partition(".")
-                        raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
-                        logical = raw[prefix.count(".") + 1] if len(raw) > prefix.count(".") + 1 else ""
-                        if not logical:
-                            continue
-                        r = out.setdefault(logical.lower(), shards.Routing(logical))
-                        if prop == "actual-data-nodes":
-                            for ds, table in shards.data_nodes(e.value):
-                                r.physical.add(table)
-                                if ds:
-                                    r.datasources.add(ds)
-                            r.source = r.source or (src.path, e.line)
-                        elif prop.endswith("sharding-column") and e.value.strip():
-                            r.sharding_columns.add(e.value.strip())
+        for src, e in self._config_entries():
+            for prefix in _SS_PREFIXES:
+                if not e.key.startswith(prefix + "."):
+                    continue
+                rest = e.key[len(prefix) + 1:]
+                _, _, prop = rest.partition(".")
+                raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
+                logical = raw[prefix.count(".") + 1] if len(raw) > prefix.count(".") + 1 else ""
+                if not logical:
+                    continue
+                r = out.setdefault(logical.lower(), shards.Routing(logical))
+                if prop == "actual-data-nodes":
+                    for ds, table in shards.data_nodes(e.value):
+                        r.physical.add(table)
+                        if ds:
+                            r.datasources.add(ds)
+                    r.source = r.source or (src.path, e.line)
+                elif prop.endswith("sharding-column") and e.value.strip():
+                    r.sharding_columns.add(e.value.strip())
         return out
 
     # ------------------------------------------------------------ run
@@ -370,9 +374,8 @@ class SqlStage:
         """Whether ``stable`` is a statement id the package has not declared yet; a repeat (another
         mapper file or an annotation of the same namespace and id) is excluded as ``duplicate_id``
         with a diagnostic — MyBatis refuses to start with it, and the two are never merged."""
-        done = self.__dict__.setdefault("_declared", set())
-        if stable not in done:
-            done.add(stable)
+        if stable not in self.declared:
+            self.declared.add(stable)
             return True
         self._exclude("duplicate_id")
         self.p.diag("SQL_UNSUPPORTED", f"{stable}|duplicate|{path}:{line}", f"{path}:{line} declares statement "
@@ -632,47 +635,42 @@ class SqlStage:
                          - {f"${{{u.expression}}}" for u in s.uses if u.expression})
         if dynamic:  # ${} outside a table position and outside any conditional fragment
             attrs["dynamic_fragments"] = dynamic
-        self.rs.entity("SQL_STATEMENT", s.stable, s.stable, [s.seg], attrs)
-        mrid = self._module_rid(module)
-        self.rs.relation("CONTAINS", mrid, self.p.s.inv.ns[module], target_rid=s.rid, target_key=s.stable,
-                         status="RESOLVED", evidence=[s.seg])
+        self._enter(module, s, attrs)
         # the mapper interface's methods of that name bind to the statement
         for m in self.p.methods_of(mf.namespace or "") if not st.parent_id else []:
             if m["name"] == st.id:
                 self.rs.relation("BINDS_TO", m["rid"], m["stable"], target_rid=s.rid, target_key=s.stable,
                                  status="RESOLVED", evidence=[s.seg], attributes={"binding": "MAPPER_NAMESPACE"})
-        c = {"path": mf.path, "lines": [st.line, st.end_line]}
-        if s.status in ("PARSE_FAILED", "UNSUPPORTED"):
-            self.stats.failed += 1
-            code = "SQL_PARSE_FAILED" if s.status == "PARSE_FAILED" else "SQL_UNSUPPORTED"
-            self.p.diag(code, s.stable, f"{s.stable} ({mf.path}:{st.line}): {s.reason}", [s.rid], c)
-        elif s.status == "PARTIAL":
-            self.stats.partial += 1
-            if exp_.budget_exhausted:
-                self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: {_budget_reason(exp_)}; "
-                            "the rest is not parsed", [s.rid], c)
-            if s.code and s.code != "BUDGET_EXHAUSTED":
-                self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({mf.path}:{st.line}): {s.reason}",
-                            [s.rid], c)
-        else:
-            self.stats.parsed += 1
+        self._tally(s)
 
     def record_plain_statement(self, module: str, s: _Stmt, attrs: dict[str, Any]) -> None:
         """Record a statement whose SQL is not text (a MyBatis-Plus inherited one, sql/plus.py): the
         entity, CONTAINS from its module, and its count; an UNSUPPORTED one gets SQL_UNSUPPORTED."""
+        self._enter(module, s, attrs)
+        self.stats.discovered += 1
+        self._tally(s)
+
+    def _enter(self, module: str, s: _Stmt, attrs: dict[str, Any]) -> None:
+        """The SQL_STATEMENT entity and the module's CONTAINS of it."""
         self.rs.entity("SQL_STATEMENT", s.stable, s.stable, [s.seg], attrs)
         self.rs.relation("CONTAINS", self._module_rid(module), self.p.s.inv.ns[module], target_rid=s.rid,
                          target_key=s.stable, status="RESOLVED", evidence=[s.seg])
-        self.stats.discovered += 1
-        if s.status == "UNSUPPORTED":
+
+    def _tally(self, s: _Stmt) -> None:
+        """Count a recorded statement as parsed, partial or failed, with the diagnostic that says why."""
+        c = {"path": s.path, "lines": [s.st.line, s.st.end_line]}
+        if s.status in ("PARSE_FAILED", "UNSUPPORTED"):
             self.stats.failed += 1
-            self.p.diag("SQL_UNSUPPORTED", s.stable, f"{s.stable} ({s.path}:{s.st.line}): {s.reason}", [s.rid],
-                        {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+            code = "SQL_PARSE_FAILED" if s.status == "PARSE_FAILED" else "SQL_UNSUPPORTED"
+            self.p.diag(code, s.stable, f"{s.stable} ({s.path}:{s.st.line}): {s.reason}", [s.rid], c)
         elif s.status == "PARTIAL":
             self.stats.partial += 1
-            if s.code:
-                self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({s.path}:{s.st.line}): {s.reason}", [s.rid],
-                            {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+            if s.expansion is not None and s.expansion.budget_exhausted:
+                self.p.diag("BUDGET_EXHAUSTED", f"{s.stable}|variants", f"{s.stable}: "
+                            f"{_budget_reason(s.expansion)}; the rest is not parsed", [s.rid], c)
+            if s.code and s.code != "BUDGET_EXHAUSTED":
+                self.p.diag(s.code, f"{s.stable}|partial", f"{s.stable} ({s.path}:{s.st.line}): {s.reason}",
+                            [s.rid], c)
         else:
             self.stats.parsed += 1
 
