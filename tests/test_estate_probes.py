@@ -196,8 +196,15 @@ def test_jmq_publishes_direct_send_and_wrapper_bean_topic_from_application_yml(o
                 if r["resolution_status"] == "RESOLVED"}
     created = f"{PUBLISHER}#orderCreated(long,java.lang.String)"
     status = f"{PUBLISHER}#statusChanged(com.jd.trade.order.api.dto.OrderDTO)"
+    paid = f"{PUBLISHER}#orderPaid(java.lang.String,java.lang.String)"
+    closed = f"{PUBLISHER}#orderClosed(java.lang.String,java.lang.String)"
+    relay = f"{ORDER}/com.jd.trade.order.job.OutboxRelayJob#relay()"
+    # one topic, two event types (paid and closed) and the outbox scanner, all through the wrapper bean
     assert set(resolved) == {(f"method:{created}", "topic:jmq://trade_order_created"),
-                             (f"method:{status}", "topic:jmq://trade_order_status")}
+                             (f"method:{status}", "topic:jmq://trade_order_status"),
+                             (f"method:{paid}", "topic:jmq://trade_order_status"),
+                             (f"method:{closed}", "topic:jmq://trade_order_status"),
+                             (f"method:{relay}", "topic:jmq://trade_order_status")}
     assert resolved[(f"method:{created}", "topic:jmq://trade_order_created")]["callsite_id"] == f"{created}@2"
     wrapped = resolved[(f"method:{status}", "topic:jmq://trade_order_status")]
     assert wrapped["callsite_id"] == f"{status}@0"
@@ -233,7 +240,7 @@ def test_resource_injection_of_the_jmq_producer_by_name(order):
 # ------------------------------------------------------------------ Ducc
 def test_ducc_keys_without_a_snapshot_are_unknown(order):
     keys = {e["urn"]: e for e in order.entities("CONFIG_KEY") if e["urn"].startswith("ducc://")}
-    assert set(keys) == {"ducc://order.query.degrade", "ducc://order.audit.permille"}
+    assert set(keys) == {"ducc://order.query.degrade", "ducc://order.audit.permille", "ducc://order.submit.reserve-stock"}
     assert all(k["attributes"]["scheme"] == "ducc" for k in keys.values())
     bindings = order.bindings()
     field = bindings[(f"field:{SWITCHES}.queryDegrade", "ducc://order.query.degrade")]
@@ -247,8 +254,10 @@ def test_ducc_keys_without_a_snapshot_are_unknown(order):
     assert (_target(reads), reads["resolution_status"]) == ("config:ducc://order.audit.permille", "RESOLVED")
     assert reads["attributes"]["value_resolution"] == "UNKNOWN"
     unknown = {tuple(sorted(a["record_id"] for a in d["affected_refs"])) for d in order.diagnostics("CONFIG_VALUE_UNKNOWN")}
+    submit = f"{ORDER}/com.jd.trade.order.service.OrderSubmitService"
     assert unknown == {tuple(sorted([f"field:{SWITCHES}.queryDegrade", "config:ducc://order.query.degrade"])),
-                       tuple(sorted([f"method:{SWITCHES}#auditPermille()", "config:ducc://order.audit.permille"]))}
+                       tuple(sorted([f"method:{SWITCHES}#auditPermille()", "config:ducc://order.audit.permille"])),
+                       tuple(sorted([f"field:{submit}.reserveStock", "config:ducc://order.submit.reserve-stock"]))}
 
 
 SNAPSHOT_ID = "ducc-trade-dev-2026-01"
@@ -278,8 +287,8 @@ def test_ducc_key_in_the_snapshot_resolves_and_the_missing_one_stays_unknown(ord
     assert present["attributes"]["missing"] is None
     missing = bindings[(f"method:{SWITCHES}#auditPermille()", "ducc://order.audit.permille")]
     assert (missing["value_resolution"], missing["value"], missing["default_value"]) == ("UNKNOWN", None, None)
-    (d,) = order_with_snapshot.diagnostics("CONFIG_VALUE_UNKNOWN")
-    assert "config:ducc://order.audit.permille" in {a["record_id"] for a in d["affected_refs"]}
+    unknown = {a["record_id"] for d in order_with_snapshot.diagnostics("CONFIG_VALUE_UNKNOWN") for a in d["affected_refs"]}
+    assert "config:ducc://order.audit.permille" in unknown and "config:ducc://order.query.degrade" not in unknown
     # a snapshot key nobody reads makes no key entity
     assert "config:ducc://order.unrelated.switch" not in order_with_snapshot.by_id
 

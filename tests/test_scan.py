@@ -26,12 +26,17 @@ def _lines(pkg: Path, name: str) -> list[dict]:
 def test_services_found_and_why(estate_scan):
     result, _ = estate_scan
     pk = _by_id(result)
-    assert sorted(pk) == ["lib:trade-parent", "order-center", "promotion-center"]
+    assert sorted(pk) == ["fulfillment-center", "fulfillment-worker", "lib:trade-parent", "order-center",
+                          "payment-center", "promotion-center", "stock-center"]
+    # two deployables built from one core module, each with its own package of it
+    for app in ("fulfillment-center", "fulfillment-worker"):
+        assert "fulfillment/fulfillment-core/pom.xml" in pk[app].modules
     assert sorted(set(pk["order-center"].basis)) == ["BOOT_PLUGIN", "SPRING_BOOT_APPLICATION"]
     assert pk["promotion-center"].basis == ["WAR_PACKAGING"]
     assert pk["order-center"].path.name.endswith("+dev")  # spring.profiles.active: @profile.active@ → dev
     assert set(pk["order-center"].modules) == {"order/order-service/pom.xml", "order/order-export/pom.xml",
-                                               "order/order-dao/pom.xml", "trade-common/pom.xml"}
+                                               "order/order-dao/pom.xml", "trade-common/pom.xml",
+                                               "stock/stock-export/pom.xml", "payment/payment-export/pom.xml"}
     # the released order-export 1.3.0 is not this repository's source
     assert set(pk["promotion-center"].modules) == {"promotion/promotion-service/pom.xml", "trade-common/pom.xml"}
     assert pk["lib:trade-parent"].kind == "LIB"
@@ -115,7 +120,7 @@ def test_determinism_across_jobs_seeds_dirs_and_clones(estate, tmp_path):
         assert r.returncode == 0, r.stderr
         runs.append(_digest(out))
     assert all(run == runs[0] for run in runs[1:])
-    assert len(runs[0]) == 3 * 9
+    assert len(runs[0]) == 7 * 9  # seven packages of nine files
 
 
 def test_rescan_is_unchanged_and_writes_are_atomic(estate, tmp_path, monkeypatch):
@@ -172,7 +177,8 @@ def test_profile_option_and_inventory_file(estate, tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     ids = {p["service_id"]: p for p in doc["packages"]}
-    assert set(ids) == {"code-gen", "order-center", "lib:trade-parent"}
+    assert set(ids) == {"code-gen", "order-center", "lib:trade-parent", "payment-center", "stock-center",
+                        "fulfillment-center", "fulfillment-worker"}
     assert ids["code-gen"]["deployable_basis"] == ["INVENTORY"]
     assert ids["order-center"]["path"].endswith("+prod")
     assert doc["excluded_services"] == [{"service_id": "promotion-center",

@@ -11,7 +11,7 @@ from diting.errors import UserError
 from diting.source.git import GitRepo, repo_id_from_url
 from diting.source.paths import join_inside
 from diting.source.text import decode_bytes, is_lfs_pointer, split_lines
-from diting.source.xmlsafe import element_end_line, parse_xml
+from diting.source.xmlsafe import element_span, parse_xml
 from tests.conftest import make_repo
 
 
@@ -132,11 +132,21 @@ def test_malformed_xml_reports_a_line():
     assert parsed.root is None and parsed.error and parsed.error_line == 3
 
 
-def test_element_end_line_skips_comments_and_nesting():
+def test_element_span_skips_comments_and_nesting():
     text = "<r>\n<a>\n  <a/>\n  <!-- <a> -->\n  <b>x</b>\n</a>\n</r>"
     parsed = parse_xml(text.encode())
     lines = text.split("\n")
-    assert element_end_line(lines, parsed.root[0]) == 6
+    assert element_span(lines, parsed.root[0]) == (2, 6)
+
+
+def test_element_span_starts_at_the_open_bracket_of_a_multi_line_start_tag():
+    """lxml's sourceline is where a start tag ends; evidence must start where it begins."""
+    text = '<r>\n<!-- x -->\n<p id="a"\n   alias="b"\n   timeout="1"/>\n<q\n k="v">t\n</q>\n</r>'
+    parsed = parse_xml(text.encode())
+    lines = text.split("\n")
+    assert parsed.root[1].sourceline == 5  # the parser's view
+    assert element_span(lines, parsed.root[1]) == (3, 5)
+    assert element_span(lines, parsed.root[2]) == (6, 8)
 
 
 @pytest.mark.parametrize("route", ["ext", "uploadpack"])

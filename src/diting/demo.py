@@ -8,9 +8,11 @@ commit SHA is the same on every machine.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 from diting.errors import UserError
@@ -50,15 +52,23 @@ def _git(args: list[str], cwd: Path) -> str:
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
+#: files at a fixture's root that describe the fixture and are not part of its repository
+FIXTURE_META = frozenset({"expected.json"})
+
+
 def commit_tree(src: Path, dest: Path, message: str = "fixture estate") -> str:
     """Copy ``src`` into a new repository at ``dest`` (which must not exist) and commit it
-    deterministically. Returns the commit SHA."""
+    deterministically. Returns the commit SHA. The answer key of a fixture
+    (:data:`FIXTURE_META` at its root) stays out of the repository, so editing it never
+    changes the commit."""
     if dest.exists():
         raise UserError(f"{dest} already exists")
     for p in src.rglob("*"):
         if p.name.lower() == ".git":  # a copied .git would bring its own config (fsmonitor, filters, hooks)
             raise UserError(f"{p.relative_to(src)}: a fixture may not contain a .git entry")
-    shutil.copytree(src, dest, symlinks=True)
+    root = src.resolve()
+    shutil.copytree(src, dest, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if Path(d).resolve() == root and n in FIXTURE_META])
     _git(["init", "-q"], dest)
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (dest / ".git" / "info" / "attributes").write_text("* -text\n", encoding="ascii")
@@ -87,3 +97,111 @@ def prepare_workdir(workdir: Path) -> None:
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     (workdir / DEMO_MARKER).write_text("created by diting demo\n", encoding="ascii")
+
+
+# ------------------------------------------------------------------ the demo's summary and queries
+
+#: coverage dimensions the demo shows, in order (SPEC §7)
+DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "files")
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
+def package_rows(packages: list) -> tuple[list[str], list[list[str]]]:
+    """One row per package: service, why it is one, status, and counts of what it holds."""
+    headers = ["package", "why", "status", "entries", "contracts", "topics", "tables", "config keys", "unknowns"]
+    rows = []
+    for p in packages:
+        ents = Counter(e["kind"] for e in _read_jsonl(p.path / "entities.jsonl"))
+        unknowns = sum(1 for d in _read_jsonl(p.path / "diagnostics.jsonl") if d["severity"] != "INFO")
+        why = ", ".join(sorted(set(p.basis))) if p.kind == "SERVICE" else "modules outside every service"
+        rows.append([p.path.name, why, p.status, *(str(ents[k]) for k in ("ENTRY", "CONTRACT", "TOPIC", "TABLE",
+                                                                          "CONFIG_KEY")), str(unknowns)])
+    return headers, rows
+
+
+def coverage_rows(packages: list) -> tuple[list[str], list[list[str]], list[str]]:
+    """Per service package, ``resolved/discovered`` (plus partial, failed, excluded when not zero)
+    of each of :data:`DEMO_DIMENSIONS`; and the dimensions no package has examined yet, with why."""
+    headers = ["service", *(d.replace("_", " ") for d in DEMO_DIMENSIONS)]
+    rows = []
+    not_examined: dict[str, str] = {}
+    for p in packages:
+        if p.kind != "SERVICE":
+            continue
+        dims = json.loads((p.path / "coverage.json").read_text(encoding="utf-8"))["dimensions"]
+        cells = []
+        for d in DEMO_DIMENSIONS:
+            v = dims[d]
+            extra = [f"{v[k]} {k}" for k in ("partial", "failed", "excluded") if v[k]]
+            cells.append(f"{v['resolved']}/{v['discovered']}" + (f" ({', '.join(extra)})" if extra else ""))
+        rows.append([p.service_id, *cells])
+        for name, v in dims.items():
+            if v["denominator_source"] == "not examined":
+                not_examined.setdefault(name, v["not_examined"][0] if v["not_examined"] else "")
+    return headers, rows, [f"{k.replace('_', ' ')}: {v}" for k, v in sorted(not_examined.items())]
+
+
+def _files(ir: Path, name: str, columns: dict[str, str]) -> str:
+    cols = ", ".join(f"{k}: '{v}'" for k, v in columns.items())
+    glob = str(ir / "*" / name).replace("'", "''")
+    return f"read_json('{glob}', format = 'newline_delimited', filename = true, columns = {{{cols}}})"
+
+
+def example_queries(ir: Path) -> list[tuple[str, str, str]]:
+    """``(name, question, DuckDB SQL)`` over the package files under ``ir`` (one directory per package).
+    The service of a row is its package directory's name up to ``@``."""
+    svc = r"regexp_extract(filename, '([^/\\]+)@[0-9a-f]{12}[^/\\]*[/\\][^/\\]+$', 1)"
+    rel = _files(ir, "relations.jsonl", {"kind": "VARCHAR", "target_ref": "JSON", "match_keys": "JSON",
+                                        "attributes": "JSON", "resolution_status": "VARCHAR", "source_ref": "JSON"})
+    ent = _files(ir, "entities.jsonl", {"kind": "VARCHAR", "urn": "VARCHAR", "role": "VARCHAR"})
+    return [
+        ("topics", "Who publishes and who subscribes each topic?", f"""\
+SELECT replace(target_ref->>'record_id', 'topic:', '') AS topic,
+       coalesce(string_agg(DISTINCT {svc}, ', ') FILTER (WHERE kind = 'PUBLISHES'), '-') AS publishers,
+       coalesce(string_agg(DISTINCT {svc}, ', ') FILTER (WHERE kind = 'SUBSCRIBES'), '-') AS subscribers
+FROM {rel}
+WHERE kind IN ('PUBLISHES', 'SUBSCRIBES') AND target_ref IS NOT NULL
+GROUP BY ALL ORDER BY topic"""),
+        ("unresolved_sends", "Which sends name no topic the code proves (and why)?", f"""\
+SELECT {svc} AS service, split_part(source_ref->>'record_id', '/', -1) AS sender,
+       match_keys->>'topic_expression' AS topic_expression,
+       coalesce(attributes->>'topic_parameter', '-') AS topic_parameter
+FROM {rel}
+WHERE kind = 'PUBLISHES' AND resolution_status = 'UNRESOLVED'
+ORDER BY ALL"""),
+        ("table_writers", "Which services write which tables?", f"""\
+SELECT replace(target_ref->>'record_id', 'table:table://', '') AS "table",
+       string_agg(DISTINCT {svc}, ', ') AS writers, count(*) AS statements
+FROM {rel}
+WHERE kind = 'WRITES' AND target_ref->>'record_id' LIKE 'table:%'
+GROUP BY ALL ORDER BY 1"""),
+        ("consumed_contracts", "Which consumed contracts does some package provide (a join on the URN only)?", f"""\
+WITH c AS (SELECT {svc} AS service, role, urn FROM {ent} WHERE kind = 'CONTRACT')
+SELECT consumed.urn AS contract, string_agg(DISTINCT consumed.service, ', ') AS consumers,
+       coalesce(string_agg(DISTINCT provided.service, ', '), '(nobody here)') AS providers
+FROM c AS consumed LEFT JOIN c AS provided ON provided.role = 'PROVIDED' AND provided.urn = consumed.urn
+WHERE consumed.role = 'CONSUMED'
+GROUP BY ALL ORDER BY 1"""),
+    ]
+
+
+def run_query(sql: str) -> tuple[list[str], list[list[str]]]:
+    """Run one query on an in-memory DuckDB; returns column names and rows as text."""
+    import duckdb
+    con = duckdb.connect(":memory:")
+    try:
+        cur = con.execute(sql)
+        headers = [d[0] for d in cur.description]
+        return headers, [["-" if v is None else str(v) for v in row] for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def format_table(headers: list[str], rows: list[list[str]], indent: str = "   ") -> list[str]:
+    """Fixed-width text table lines (deterministic, no terminal styling)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: indent + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]

@@ -211,54 +211,68 @@ def demo(
     workdir: Annotated[Path, typer.Option("--workdir", help="Directory for the fixture repository and packages.")]
     = Path("diting-demo"),
 ) -> None:
-    """Build the bundled fixture estate into a git repository, scan it, verify every package, summarise."""
-    from collections import Counter
-
-    from diting.demo import build_fixture_repo, prepare_workdir
+    """Build the bundled fixture estate into a git repository, scan it, verify every package, and show
+    the coverage and a few example queries with their answers."""
+    from diting import demo as d
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
     try:
-        prepare_workdir(workdir)
+        d.prepare_workdir(workdir)
         repo = workdir / "estate-repo"
-        sha = build_fixture_repo(repo)
-        say(out, f"1. built the fixture estate into {repo} at commit {sha}")
-        result = run_scan(repo, sha, ScanOptions(out=workdir / "ir", repo_id="fixtures/estate", quiet=True))
-        say(out, f"2. scanned it: {len(result.packages)} packages under {workdir / 'ir'}")
+        sha = d.build_fixture_repo(repo)
+        say(out, f"1. built the fixture estate (order, payment, stock, fulfillment, promotion) into {repo} "
+                 f"at commit {sha}")
+        ir = workdir / "ir"
+        result = run_scan(repo, sha, ScanOptions(out=ir, repo_id="fixtures/estate", quiet=True))
+        services = sum(1 for p in result.packages if p.kind == "SERVICE")
+        say(out, f"2. scanned it: {len(result.packages)} packages under {ir} ({services} services, "
+                 f"{len(result.packages) - services} for modules outside every service)")
         bad = 0
         for p in result.packages:
             findings = verify_package(p.path, deep=True, repo=repo)
             bad += len(findings)
             for f in findings[:20]:
                 say(out, f"   INVALID {p.service_id}: {f}")
-        say(out, f"3. verified every package (--deep, segments re-read from the repository): "
-                  f"{'all valid' if not bad else f'{bad} finding(s)'}")
+        say(out, "3. verified every package (--deep, segments re-read from the repository): "
+                 f"{'all valid' if not bad else f'{bad} finding(s)'}")
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
         return
-    say(out, "4. what was found:")
+    say(out, "4. what each package holds (unknowns: diagnostics above INFO):")
+    for line in d.format_table(*d.package_rows(result.packages)):
+        say(out, line)
     for p in result.packages:
-        if p.kind == "SERVICE":
-            why = "a deployable service: " + ", ".join(sorted(set(p.basis)))
-        else:
-            why = "in-repo modules outside every service"
-        say(out, f"   {p.service_id} ({why}) — status {p.status}")
-        ents: Counter[str] = Counter()
-        diags: Counter[str] = Counter()
-        errors = []
-        for line in (p.path / "entities.jsonl").read_text(encoding="utf-8").splitlines():
-            ents[json.loads(line)["kind"]] += 1
-        for line in (p.path / "diagnostics.jsonl").read_text(encoding="utf-8").splitlines():
-            d = json.loads(line)
-            diags[d["code"]] += 1
-            if d["severity"] == "ERROR":
-                errors.append(f"{d['code']}: {d['message']}")
-        say(out, "      entities: " + ", ".join(f"{k} {v}" for k, v in sorted(ents.items())))
-        if diags:
-            say(out, "      diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(diags.items())))
-        for e in errors:
-            say(out, f"      why {p.status}: {e}")
-    say(out, f"Packages are in {workdir / 'ir'}; inspect them with `diting verify --deep` or any JSON tool.")
+        for diag in d._read_jsonl(p.path / "diagnostics.jsonl"):
+            if diag["severity"] == "ERROR":
+                say(out, f"   why {p.service_id} is {p.status}: {diag['code']}: {diag['message']}")
+    headers, rows, not_examined = d.coverage_rows(result.packages)
+    say(out, "5. coverage (resolved/discovered per dimension, from each package's coverage.json):")
+    for line in d.format_table(headers, rows):
+        say(out, line)
+    for line in not_examined:
+        say(out, f"   not examined yet — {line}")
+    qdir = workdir / "queries"
+    qdir.mkdir()
+    say(out, f"6. example queries: DuckDB SQL over the package files (saved in {qdir}):")
+    answers = {}
+    for name, question, sql in d.example_queries(ir):
+        (qdir / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
+        say(out, f"   Q: {question}  [{name}.sql]")
+        answers[name] = d.run_query(sql)
+        for line in d.format_table(*answers[name], indent="      "):
+            say(out, line)
+    headers, rows = answers["unresolved_sends"]
+    wrappers = sum(1 for r in rows if r[headers.index("topic_parameter")] != "-")
+    say(out, "   A topic without a publisher here is published by another estate or through a send the code does "
+             f"not pin down; {wrappers} of the unresolved sends take their topic from a parameter (a wrapper "
+             "method whose callers name it) and resolve per caller once the call graph lands.")
+    say(out, "7. try next:")
+    say(out, f"   diting verify --deep --repo {repo} {ir}/*      # check the packages yourself")
+    say(out, f"   {sys.executable} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
+             f"{qdir / 'topics.sql'}   # rerun or edit a query")
+    say(out, "   diting scan path/to/your/repo --commit HEAD --out ir/   # scan your own estate")
+    say(out, "   diting rules --only jmq                 # the rules behind each fact, with their samples")
     raise typer.Exit(1 if bad else 0)
 
 

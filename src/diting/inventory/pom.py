@@ -16,7 +16,7 @@ from diting.source.xmlsafe import (
     child,
     child_text,
     children,
-    element_ends,
+    element_spans,
     element_text,
     parse_xml,
 )
@@ -117,14 +117,15 @@ class RawPom:
 
 
 class _Spans:
-    """Line spans of the elements of one parsed pom (end lines from one lexer pass)."""
+    """Line spans of the elements of one parsed pom (from one lexer pass)."""
 
     def __init__(self, text: str, root: etree._Element) -> None:
-        self.ends = element_ends(text, root)
+        self.spans = element_spans(text, root)
 
     def __call__(self, el: etree._Element) -> Span:
         start = el.sourceline or 1
-        return Span(start, max(start, self.ends.get(el, start)))
+        a, b = self.spans.get(el, (start, start))
+        return Span(a, max(a, b))
 
 
 def _deps(span: _Spans, container: etree._Element | None) -> list[Dependency]:
@@ -267,6 +268,6 @@ def _find_plugin_el(build: etree._Element | None, plugin: Plugin) -> etree._Elem
         if container is None:
             continue
         for p in children(container, "plugin"):
-            if (p.sourceline or 0) == plugin.span.start:
+            if p.sourceline is not None and plugin.span.start <= p.sourceline <= plugin.span.end:
                 return p
     return None

@@ -25,7 +25,7 @@ from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, Type
 from diting.probes.model import Rule
 from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
-from diting.source.xmlsafe import element_ends, local_name, namespace, parse_xml
+from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
 
 
 #: roles whose value is an enum constant's name (``RequestMethod.GET``, ``HttpMethod.POST``)
@@ -721,7 +721,7 @@ class XmlProbe:
         doc = parse_xml(data)
         if doc.root is None:
             return
-        ends: dict[Any, int] | None = None
+        spans: dict[Any, tuple[int, int]] | None = None
         for el in doc.root.iter():
             if not isinstance(el.tag, str):
                 continue
@@ -762,12 +762,12 @@ class XmlProbe:
                         roles.setdefault(xm.children[cname], []).append(literal_outcome(child.text.strip()))
                 profiles = [p.get("profile") for p in el.iterancestors()
                             if isinstance(p.tag, str) and local_name(p) == "beans" and p.get("profile")]
-                start = el.sourceline or 1
-                if ends is None:
-                    ends = element_ends(doc.decoded.text, doc.root)
+                if spans is None:
+                    spans = element_spans(doc.decoded.text, doc.root)
+                start, end = spans.get(el, (el.sourceline or 1, el.sourceline or 1))
                 self.out.append({
                     "rule": rule.id, "emit": rule.emits.kind, "form": "xml", "module": self.module, "path": path,
-                    "lines": [start, max(start, ends.get(el, start))], "target": "XML", "roles": roles,
+                    "lines": [start, max(start, end)], "target": "XML", "roles": roles,
                     "xml": {"element": name, "namespace": key_ns, "attributes": attrs, "properties": props,
                             "parent": local_name(el.getparent()) if el.getparent() is not None else None,
                             "parent_attributes": {str(k): str(v) for k, v in el.getparent().attrib.items()}

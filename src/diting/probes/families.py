@@ -324,14 +324,18 @@ class Families(PackageProbes):
                                                      "binding_evidence": "field " + fname, "protocol": proto})
                         called += 1
                         continue
+                    # a consumed contract exists because a call reaches it: the declaration and the
+                    # call are its evidence (the first call for the binding, every call for the contract)
+                    call_seg = self.seg(fc["path"], *fc["lines"])
                     crid, cstable = self._contract("CONSUMED", urn, m, c, {
                         "interface": iface, "protocol": proto, "loaded": loaded,
                         "signature_known": found == "FOUND"})
+                    self.rs.add_evidence(crid, [call_seg])
                     self.rs.relation("BINDS_TO", bean_rid, self.rs.entities[bean_rid]["stable_id"], target_rid=crid,
-                                     target_key=cstable, status="RESOLVED", evidence=[self.cseg(c)],
+                                     target_key=cstable, status="RESOLVED", evidence=[self.cseg(c), call_seg],
                                      ordinal=_binding_ordinal(binding), attributes=dict(binding, protocol=proto))
                     self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=crid,
-                                     target_key=cstable, status="RESOLVED", evidence=[self.seg(fc["path"], *fc["lines"])],
+                                     target_key=cstable, status="RESOLVED", evidence=[call_seg],
                                      ordinal=fc["ordinal"], callsite_id=fc["callsite_id"],
                                      attributes={"dispatch_kind": "RPC", "declared_target": urn,
                                                  "binding_evidence": "field " + fname, "protocol": proto})

@@ -123,15 +123,19 @@ _TOKEN = re.compile(
     r"|<(/?)([A-Za-z_][\w.:-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(/?)>", re.S)
 
 
-def element_ends(text: str, root: etree._Element) -> dict[etree._Element, int]:
-    """End line (1-based) of every element of ``root``, from one pass over the text.
+def element_spans(text: str, root: etree._Element) -> dict[etree._Element, tuple[int, int]]:
+    """``(first line, last line)`` (1-based) of every element of ``root``, from one pass over the text.
 
-    lxml records only where an element starts; this lexer walks the start and end tags
-    once (comments, CDATA, processing instructions and the DOCTYPE skipped), pairs them
-    with a stack and matches them to the parsed elements in document order. Linear in
-    the size of the document. An element the lexer cannot pair ends where it starts.
+    lxml's ``sourceline`` is the line where an element's start tag *ends* (libxml2 reports the
+    parser position), so a start tag written over several lines would be cited by its last line.
+    This lexer walks the start and end tags once (comments, CDATA, processing instructions and the
+    DOCTYPE skipped), takes the line of each ``<`` and of each closing ``>``, pairs start and end tags
+    with a stack and matches them to the parsed elements in document order. Linear in the size of
+    the document. When the lexer and the parser disagree on the element count, every element
+    spans ``sourceline`` alone.
     """
-    spans: list[int] = []  # end line per start tag, in document order
+    starts: list[int] = []  # line of '<' per start tag, in document order
+    ends: list[int] = []  # line of the element's last '>'
     stack: list[int] = []
     line = 1
     pos = 0
@@ -143,25 +147,23 @@ def element_ends(text: str, root: etree._Element) -> dict[etree._Element, int]:
         end_line = line + text.count("\n", m.start(), m.end())
         if m.group(1):  # an end tag closes the innermost open element
             if stack:
-                spans[stack.pop()] = end_line
+                ends[stack.pop()] = end_line
         else:
-            spans.append(line)
-            if m.group(4):
-                spans[-1] = end_line
-            else:
-                stack.append(len(spans) - 1)
-    out: dict[etree._Element, int] = {}
+            starts.append(line)
+            ends.append(end_line)
+            if not m.group(4):
+                stack.append(len(ends) - 1)
+    out: dict[etree._Element, tuple[int, int]] = {}
     elements = [el for el in root.iter() if isinstance(el.tag, str)]
-    if len(elements) == len(spans):
-        for el, end in zip(elements, spans, strict=True):
-            out[el] = max(end, el.sourceline or 1)
+    if len(elements) == len(starts):
+        for el, a, b in zip(elements, starts, ends, strict=True):
+            out[el] = (min(a, el.sourceline or a), max(b, el.sourceline or 1))
+    else:
+        out = {el: (el.sourceline or 1, el.sourceline or 1) for el in elements}
     return out
 
 
-def element_end_line(lines: list[str], el: etree._Element, ends: dict[etree._Element, int] | None = None) -> int:
-    """Line of the end of ``el``'s declaration (from :func:`element_ends` when given)."""
-    if ends is not None and el in ends:
-        return ends[el]
+def element_span(lines: list[str], el: etree._Element) -> tuple[int, int]:
+    """``(first line, last line)`` of ``el`` (see :func:`element_spans`)."""
     start = el.sourceline or 1
-    root = el.getroottree().getroot()
-    return element_ends("\n".join(lines), root).get(el, start)
+    return element_spans("\n".join(lines), el.getroottree().getroot()).get(el, (start, start))

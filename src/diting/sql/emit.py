@@ -39,11 +39,31 @@ _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "post
                  "oracle": ("oracle",), "tsql": ("sqlserver", "mssql"), "sqlite": ("sqlite",),
                  "clickhouse": ("clickhouse",)}
 _BIND_HEAD = re.compile(r"""^\s*(['"])(?P<head>[A-Za-z0-9_]+)\1\s*\+\s*(?P<rest>.+)$""")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: a mapper namespace: a Java-like dotted name (MyBatis binds it to the interface of that name)
 _NAMESPACE = re.compile(r"^[\w$]+(?:[.\-][\w$]+)*$")
-#: a Java variable in a concatenated expression (not a member after '.', not a method before '(')
-_JAVA_VARIABLE = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[(.\w])")
+#: a quoted literal inside a bind or Java expression
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+#: a dotted name not preceded by a member dot or an OGNL '@' / '#', and whether a call follows it
+_CHAIN = re.compile(r"(?<![\w.@#$])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)(\s*\()?")
+_GETTER = re.compile(r"^(?:get|is)([A-Z]\w*)$")
+_NOT_KEYS = {"null", "true", "false", "this", "_parameter", "new", "instanceof"}
+
+
+def key_hints(expr: str) -> set[str]:
+    """Candidate shard-key names in a bind (OGNL) or concatenated Java expression: of each
+    dotted chain, the last property (a getter's property; a method call dropped) —
+    ``userPin.hashCode() % 16`` → ``userPin``, ``order.getUserId() % 4`` → ``userId``,
+    ``@java.lang.Math@abs(userId)`` → ``userId``. Capitalised names (classes, constants) are no keys."""
+    out: set[str] = set()
+    for m in _CHAIN.finditer(_QUOTED.sub(" ", expr)):
+        parts = [p.strip() for p in m.group(1).split(".")]
+        if m.group(2):  # the last segment is called: a getter names a property, anything else is dropped
+            g = _GETTER.match(parts.pop())
+            if g and parts:
+                parts.append(g.group(1)[0].lower() + g.group(1)[1:])
+        if parts and parts[-1] not in _NOT_KEYS and not parts[-1][0].isupper() and not parts[0][0].isupper():
+            out.add(parts[-1])
+    return out
 
 
 @dataclass
@@ -593,12 +613,12 @@ class SqlStage:
         evidence = "PLACEHOLDER"
         if java is not None:
             evidence = "CONCATENATION"
-            hints = set(_JAVA_VARIABLE.findall(java)) - {"null", "true", "false", "this"}
+            hints = key_hints(java)
         elif bind is not None:
             m = _BIND_HEAD.match(bind)
             if m:
                 head = head + m.group("head") if not head else head
-                hints = {i for i in _IDENT.findall(m.group("rest")) if i not in ("_parameter", "null", "true", "false")}
+                hints = key_hints(m.group("rest"))
                 evidence = "BIND"
         stem = head.rstrip("_")
         if not stem:
@@ -759,10 +779,11 @@ class SqlStage:
                 candidate_shard_keys=cands, confirmed_shard_key=t["confirmed"])
             t["stable"] = stable
             if sharded and not t["confirmed"]:
-                self.p.diag("SHARD_KEY_UNCONFIRMED", f"{stable}|key", f"{t['logical']} is sharded "
-                            f"({', '.join(sorted(t['evidence']))}) but no routing configuration names its shard key"
-                            + (f"; candidates: {', '.join(cands)}" if cands else ""), [t["rid"]],
-                            None)
+                # cites the evidence that makes the table sharded
+                self.rs.diagnostic("SHARD_KEY_UNCONFIRMED", f"{stable}|key", f"{t['logical']} is sharded "
+                                   f"({', '.join(sorted(t['evidence']))}) but no routing configuration names its "
+                                   "shard key" + (f"; candidates: {', '.join(cands)}" if cands else ""), [t["rid"]],
+                                   sorted(set(t["evidence"].values())))
         return tables
 
     def _relations(self, s: _Stmt, tables) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from diting.source.xmlsafe import element_ends, local_name, parse_xml
+from diting.source.xmlsafe import element_spans, local_name, parse_xml
 
 STATEMENT_TAGS = ("select", "insert", "update", "delete")
 #: dynamic-SQL tags MyBatis 3 knows; any other element inside a statement is kept as text-less
@@ -95,14 +95,14 @@ def read_mapper(path: str, data: bytes) -> MapperFile:
         return MapperFile(path, "IBATIS", root.get("namespace"), unsupported_count=count)
     if name != "mapper":
         return MapperFile(path, None)
-    ends = element_ends(doc.decoded.text, root)
+    spans = element_spans(doc.decoded.text, root)
     out = MapperFile(path, "MYBATIS", (root.get("namespace") or "").strip() or None)
     for el in root:
         if not isinstance(el.tag, str):
             continue
         tag = local_name(el)
         if tag in STATEMENT_TAGS and el.get("id"):
-            body = _node(el, ends)
+            body = _node(el, spans)
             sid = el.get("id", "").strip()
             out.statements.append(MapperStatement(sid, tag.upper(), dict(_attrs(el)), body, body.line, body.end_line,
                                                   entities=sorted({str(e.name) for e in el.iter(etree.Entity)})))
@@ -110,7 +110,7 @@ def read_mapper(path: str, data: bytes) -> MapperFile:
                 out.statements.append(MapperStatement(
                     f"{sid}!selectKey", "SELECT", dict(key.attrs), key, key.line, key.end_line, parent_id=sid))
         elif tag == "sql" and el.get("id"):
-            out.fragments[el.get("id", "").strip()] = _node(el, ends)
+            out.fragments[el.get("id", "").strip()] = _node(el, spans)
         elif tag == "resultMap" and el.get("id"):
             out.result_maps[el.get("id", "").strip()] = {k: v for k, v in _attrs(el) if k in ("type", "extends")}
     return out
@@ -120,17 +120,20 @@ def _attrs(el) -> list[tuple[str, str]]:
     return [(str(k), str(v)) for k, v in el.attrib.items()]
 
 
-def _node(el, ends) -> SqlNode:
-    """The element as a :class:`SqlNode` (comments and processing instructions dropped)."""
-    start = el.sourceline or 0
-    node = SqlNode(local_name(el), attrs=dict(_attrs(el)), line=start, end_line=max(start, ends.get(el, start)))
+def _node(el, spans) -> SqlNode:
+    """The element as a :class:`SqlNode` (comments and processing instructions dropped): it spans
+    its start tag's ``<`` to its end tag; its text starts where the start tag ends (lxml's
+    ``sourceline``), a child's tail where that child ends."""
+    start, end = spans.get(el, (el.sourceline or 0, el.sourceline or 0))
+    node = SqlNode(local_name(el), attrs=dict(_attrs(el)), line=start, end_line=max(start, end))
     if el.text:
-        node.children.append(SqlNode(None, el.text, line=start, end_line=start))
+        line = el.sourceline or start
+        node.children.append(SqlNode(None, el.text, line=line, end_line=line))
     for c in el:
         if isinstance(c.tag, str):
-            node.children.append(_node(c, ends))
+            node.children.append(_node(c, spans))
         if c.tail:
-            line = c.sourceline or start
+            line = spans.get(c, (0, c.sourceline or start))[1]
             node.children.append(SqlNode(None, c.tail, line=line, end_line=line))
     return node
 
