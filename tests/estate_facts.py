@@ -16,6 +16,7 @@ of the records that make it. Families:
 - ``table``: TABLE entities (detail: sharded, confirmed key, shard evidence kinds, physical names).
 - ``config``: config bindings (key: consumer and config key; status: value status; detail: value).
 - ``cache``: READS/WRITES of a CACHE_KEY.
+- ``ledger``: branch ledger items (key: branch_id; detail: branch kind, outcome; cited by condition).
 - ``diagnostic``: diagnostics other than INFO (key: code and message).
 """
 
@@ -25,7 +26,7 @@ import json
 from pathlib import Path
 
 FAMILIES = ("service", "entry", "contract", "rpc", "topic", "statement", "table_access", "table", "config", "cache",
-            "diagnostic")
+            "ledger", "diagnostic")
 
 Evidence = tuple[str, int, int]
 
@@ -93,6 +94,10 @@ def project(pkg: Path) -> dict[tuple[str, str, str], dict]:
             put("table_access", f"{kind} {src} -> {dst}", status, {"operations": attrs.get("operations")}, r)
         elif kind in ("READS", "WRITES") and dst.startswith("cache:"):
             put("cache", f"{kind} {src} -> {dst}", status, {}, r)
+    for item in _read(pkg / "branch_ledger.jsonl"):
+        cond = dict(item, evidence_refs=[item["condition_ref"]] if item.get("condition_ref") else [])
+        put("ledger", item["branch_id"], item["resolution_status"],
+            {"branch_kind": item["branch_kind"], "outcome_kind": item["outcome_kind"]}, cond)
     for b in _read(pkg / "config_bindings.jsonl"):
         put("config", f"{_ref(b['consumer_ref'])} {b['config_key']}", b["value_resolution"],
             {"value": b["value"], "default_value": b["default_value"]}, b)
@@ -125,6 +130,8 @@ def _tokens(family: str, key: str) -> list[str]:
     first: list[str] = []
     declarations = ["@Scheduled(", "@XxlJob(", "@JmqListener(", "@RocketMQMessageListener(", "@KafkaListener(",
                     "Mapping(", "@Provider(", "main("]
+    if key.startswith(("PROVIDED:jsf:", "PROVIDED:dubbo:")):  # a provided method: its declaration
+        first += [f" {m}(" for m in re.findall(r"#(\w+)\(", key)]
     if family == "entry" or key.startswith(("SUBSCRIBES", "PROVIDED:", "EXPOSES")):
         # an entry, a subscription or a provided contract is proved by its declaration
         first += declarations
@@ -133,6 +140,9 @@ def _tokens(family: str, key: str) -> list[str]:
             first.append(m.group(1))  # the XML element's interface attribute
     if family == "config":
         first.append(key.split("://", 1)[-1])
+    m = re.search(r"table://(\w+)@", key)
+    if m:  # a logical table, named as written or as a physical shard name (order_info_${i})
+        first += [m.group(1), m.group(1) + "_${"]
     m = re.search(r"://([\w\-.:]+?)(?:@|#|$|\s|\))", key)
     if m and family in ("topic", "table", "table_access", "cache", "config", "entry"):
         first.append(m.group(1).rstrip(":").split(".")[-1] if family == "config" else m.group(1).rstrip(":"))
@@ -152,11 +162,13 @@ def _widen(tok: str, line: str) -> str:
     import re
     if len(tok) >= 8:
         return tok
+    found = ""
     for pat in (r"[\w.]*\b\w+\.\w+\(", r"@\w+\(", r'"[^"]*"'):
         for m in re.finditer(pat, line):
             if tok in m.group(0) or pat != r'"[^"]*"':
-                return m.group(0)
-    return tok
+                found = m.group(0)
+                return found
+    return tok or found
 
 
 def draft(ir: Path, src: Path) -> list[dict]:
@@ -169,17 +181,29 @@ def draft(ir: Path, src: Path) -> list[dict]:
         for tok in _tokens(family, key):
             for path, a, b in row["evidence"]:
                 lines = read_lines(src / path)
-                hit = next((i for i in range(a, b + 1) if i <= len(lines) and tok in lines[i - 1]), None)
+                hit = next((i for i in range(a, b + 1) if i <= len(lines) and holds(lines[i - 1], tok)), None)
                 if hit:
                     cite, ident = f"{path}:{hit}", _widen(tok, lines[hit - 1])
                     break
             if cite:
                 break
-        if cite is None and row["evidence"]:
-            cite = f"{row['evidence'][0][0]}:{row['evidence'][0][1]}"
+        if cite is None and row["evidence"]:  # the call or annotation on the first evidence line
+            path, a, _ = row["evidence"][0]
+            lines = read_lines(src / path)
+            cite = f"{path}:{a}"
+            if a <= len(lines) and _widen("", lines[a - 1]):
+                ident = _widen("", lines[a - 1])
         rows.append({"service": service, "family": family, "key": key, "status": row["status"],
                      "detail": row["detail"], "cite": cite, "ident": ident})
     return rows
+
+
+def holds(line: str, ident: str) -> bool:
+    """Whether ``line`` holds ``ident`` — as a whole word when it begins and ends with word characters
+    (``stock_sku`` is not in ``stock_sku_bak``)."""
+    import re
+    return re.search((r"(?<!\w)" if ident[:1].isalnum() or ident[:1] == "_" else "") + re.escape(ident)
+                     + (r"(?!\w)" if ident[-1:].isalnum() or ident[-1:] == "_" else ""), line) is not None
 
 
 def read_lines(path: Path) -> list[str]:

@@ -76,3 +76,46 @@ def test_demo_refuses_a_directory_it_did_not_make(tmp_path):
     r = run_cli("demo", "--workdir", str(mine))
     assert r.returncode == 2 and "not a diting demo directory" in r.stderr
     assert (mine / "notes.txt").read_text() == "keep me"
+
+
+def test_demo_workdirs_it_must_refuse(tmp_path):
+    """One clear message and exit 2 for each; nothing outside is touched."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / ".diting-demo").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    cases = {
+        "link": "is a symbolic link",
+        ".": "current directory",
+        "back\\slash": "without a backslash",
+        str(fixtures_dir() / "estate" / "demo"): "inside the bundled fixture sources",
+    }
+    for workdir, message in cases.items():
+        r = run_cli("demo", "--workdir", workdir, cwd=tmp_path)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (workdir, r.stderr)
+    assert (tmp_path / "real" / ".diting-demo").read_text() == "x"
+    assert not (fixtures_dir() / "estate" / "demo").exists()
+
+
+def test_a_second_demo_on_the_same_parent_is_refused_while_one_runs(tmp_path):
+    import fcntl
+    import os
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running demo holds it
+        r = run_cli("demo", "--workdir", str(tmp_path / "demo"))
+    finally:
+        os.close(fd)
+    assert r.returncode == 2 and "another diting demo is running" in r.stderr
+    assert not (tmp_path / "demo").exists()
+
+
+def test_glob_characters_in_the_workdir_read_only_that_directory(tmp_path):
+    """DuckDB globs paths: a workdir named demo* must not also read demo-a's packages."""
+    other = tmp_path / "demo-a" / "ir" / "x@0123456789ab"
+    other.mkdir(parents=True)
+    (other / "relations.jsonl").write_text(json.dumps({
+        "kind": "WRITES", "target_ref": {"record_id": "table:table://intruder@x"}, "source_ref": None,
+        "attributes": {}, "match_keys": None, "resolution_status": "RESOLVED"}) + "\n")
+    r = run_cli("demo", "--workdir", "demo*[1]", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "intruder" not in r.stdout and "order_info@trade_order" in r.stdout

@@ -187,3 +187,13 @@ def test_property_bombs_and_cycles_end():
     assert any(f.code == "PROPERTY_UNRESOLVED" for f in mod.findings)
     assert m.interpolate("${a}", mod, None)[1] == ["a"]
     assert m.interpolate("${p9}", mod, None)[0] == "x" * 16
+
+
+def test_compiler_config_comes_from_the_compiler_plugin_even_on_a_shared_line():
+    from diting.inventory.pom import read_pom
+    data = (b'<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            b"<groupId>g</groupId><artifactId>a</artifactId><version>1</version><build><plugins>"
+            b"<plugin><artifactId>maven-surefire-plugin</artifactId><configuration><source>1.6</source>"
+            b"</configuration></plugin><plugin><artifactId>maven-compiler-plugin</artifactId>"
+            b"<configuration><release>17</release></configuration></plugin></plugins></build></project>")
+    assert read_pom("pom.xml", data).compiler_config == {"release": "17"}

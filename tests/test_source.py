@@ -176,3 +176,44 @@ def test_a_partial_clone_never_fetches_or_runs_anything(tmp_path, route):
         g.read_blob(missing.oid)
     g.close()
     assert not canary.exists()
+
+
+def test_element_spans_skip_a_doctype_whose_subset_holds_brackets_and_markup():
+    """A ']' in a comment of the internal subset and entity values holding '<a b=' neither end the
+    DOCTYPE early nor count as elements (that mis-paired every element, and was quadratic)."""
+    subset = "<!-- see [1] -->\n" + "".join(f'<!ENTITY e{i} "&lt;a b=">\n' for i in range(3)) + \
+        "<!ENTITY cols \"<include refid='c'/>\">\n"
+    text = (f'<?xml version="1.0"?>\n<!DOCTYPE mapper [\n{subset}]>\n<mapper namespace="x">\n'
+            '  <sql id="c">a, b</sql>\n  <select id="selectA">\n    select a\n  </select>\n'
+            "  <\u8bf4\u660e>\u6ce8\u91ca</\u8bf4\u660e>\n</mapper>\n")
+    parsed = parse_xml(text.encode())
+    lines = text.split("\n")
+    root = parsed.root
+    first = next(i for i, ln in enumerate(lines, 1) if "<mapper" in ln)
+    assert element_span(lines, root) == (first, first + 6)
+    assert element_span(lines, root[0]) == (first + 1, first + 1)
+    assert element_span(lines, root[1]) == (first + 2, first + 4)
+    assert element_span(lines, root[2]) == (first + 5, first + 5)  # a non-ASCII element name counts
+
+
+def test_element_spans_are_linear_on_a_large_pathological_subset():
+    """Thousands of markup-bearing entity values after a ']' in the subset: one pass, right lines.
+    (lxml refuses such a document; the lexer is run on the text with a root parsed apart.)"""
+    from lxml import etree
+
+    from diting.source.xmlsafe import element_spans
+    subset = "<!-- [x] -->" + "".join(f'<!ENTITY e{i} "<a b=">' for i in range(20000))
+    text = f'<!DOCTYPE r [{subset}]>\n<r>\n<a/>\n</r>'
+    root = etree.fromstring(b"<r>\n<a/>\n</r>")
+    spans = element_spans(text, root)
+    assert spans[root] == (2, 4) and spans[root[0]] == (3, 3)
+
+
+def test_element_spans_past_line_65535_come_from_the_text():
+    """libxml2's sourceline is not the line past 65,535; the lexer's lines are."""
+    text = "<beans>\n" + "<!-- pad -->\n" * 65540 + '<p a="1"\n   b="2"/>\n\n<p a="2"/>\n</beans>\n'
+    parsed = parse_xml(text.encode())
+    lines = text.split("\n")
+    first, second = [el for el in parsed.root if isinstance(el.tag, str)]
+    assert element_span(lines, first) == (65542, 65543)
+    assert element_span(lines, second) == (65545, 65545)

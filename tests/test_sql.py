@@ -457,3 +457,51 @@ def test_xml_entity_references_make_a_statement_partial():
     m = read_mapper("a.xml", b'<?xml version="1.0"?>\n<!DOCTYPE mapper [<!ENTITY more ", t_secret">]>\n'
                              b'<mapper namespace="m"><select id="a">select * from t_a &more;</select></mapper>')
     assert [(s.id, s.entities) for s in m.statements] == [("a", ["more"])]
+
+
+@pytest.mark.parametrize("form", ["5.x", "4.x", "two-databases", "missing-file"])
+def test_a_standalone_sharding_sphere_routing_file_named_by_the_driver_url(tmp_path, form):
+    """``spring.datasource.url: jdbc:shardingsphere:classpath:…`` names a routing file: its tables'
+    actualDataNodes/shardingColumn confirm shard keys, its data sources name the datasource."""
+    res = "src/main/resources"
+    rules = {
+        "5.x": "rules:\n- !SHARDING\n  tables:\n    t_order:\n      actualDataNodes: ds_${0..1}.t_order_${0..1}\n"
+               "      tableStrategy:\n        standard:\n          shardingColumn: user_id\n"
+               "          shardingAlgorithmName: mod\n- !SINGLE\n  tables:\n  - \"*.*\"\n",
+        "4.x": "shardingRule:\n  tables:\n    t_order:\n      actualDataNodes: ds_${0..1}.t_order_${0..1}\n"
+               "      tableStrategy:\n        inline:\n          shardingColumn: user_id\n"
+               "          algorithmExpression: t_order_${user_id % 2}\n",
+    }
+    db1 = "trade_1" if form == "two-databases" else "trade"
+    routing = (f"dataSources:\n  ds_0:\n    jdbcUrl: jdbc:mysql://db0:3306/trade\n    password: s3cret\n"
+               f"  ds_1:\n    url: jdbc:mysql://db1:3306/{db1}\n" + rules["4.x" if form == "4.x" else "5.x"])
+    files = _boot_app(
+        "trade-app",
+        **{f"{res}/application.yml": "spring:\n  datasource:\n    driver-class-name: "
+           "org.apache.shardingsphere.driver.ShardingSphereDriver\n    url: jdbc:shardingsphere:classpath:rules/sharding.yaml\n",
+           "src/main/java/com/example/dao/OrderMapper.java": "package com.example.dao;\n"
+           "@org.apache.ibatis.annotations.Mapper\npublic interface OrderMapper { Object byStatus(int s); Object mine(long u); }\n",
+           f"{res}/mapper/OrderMapper.xml": _mapper("com.example.dao.OrderMapper",
+                                                    '  <select id="byStatus">select * from t_order where status = #{s}</select>\n'
+                                                    '  <select id="mine">select * from t_order where user_id = #{u}</select>')})
+    if form != "missing-file":
+        files[f"{res}/rules/sharding.yaml"] = routing
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    p = _package(tmp_path / "out", "trade-app")
+    (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+    codes = {(d["code"], d["affected_refs"][0]["record_id"]) for d in p["diagnostics.jsonl"]}
+    if form == "missing-file":  # nothing confirms a key, nothing invents one
+        assert (t["is_sharded"], t["confirmed_shard_key"], t["datasource"]) == (False, None, None)
+        assert not any(c == "SHARD_BROADCAST" for c, _ in codes)
+        return
+    assert (t["confirmed_shard_key"], [e["kind"] for e in t["shard_evidence"]]) == ("user_id", ["ROUTING_CONFIG"])
+    assert t["datasource"] == (None if form == "two-databases" else "trade")
+    assert ("SHARD_BROADCAST", "stmt:com.example.dao.OrderMapper.byStatus") in codes
+    assert ("SHARD_BROADCAST", "stmt:com.example.dao.OrderMapper.mine") not in codes
+    segs = {s["record_id"]: s for s in
+            (json.loads(x) for pkg in (tmp_path / "out").iterdir() if pkg.name.startswith("trade-app@")
+             for x in (pkg / "source_segments.jsonl").read_text().splitlines())}
+    ev = segs[t["shard_evidence"][0]["evidence_ref"]["record_id"]]
+    assert ev["locator"]["path"] == f"{res}/rules/sharding.yaml" and "actualDataNodes" in ev["content"]
+    assert "s3cret" not in json.dumps(p)

@@ -67,8 +67,17 @@ def commit_tree(src: Path, dest: Path, message: str = "fixture estate") -> str:
         if p.name.lower() == ".git":  # a copied .git would bring its own config (fsmonitor, filters, hooks)
             raise UserError(f"{p.relative_to(src)}: a fixture may not contain a .git entry")
     root = src.resolve()
-    shutil.copytree(src, dest, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if Path(d).resolve() == root and n in FIXTURE_META])
+    if root in dest.absolute().parents:
+        raise UserError(f"{dest} is inside the fixture sources {src}; build the repository elsewhere")
+    try:
+        shutil.copytree(src, dest, symlinks=True,
+                        ignore=lambda d, names: [n for n in names if Path(d).resolve() == root and n in FIXTURE_META])
+    except shutil.Error as exc:  # one line per failed file: name the first
+        first = exc.args[0][0] if exc.args and exc.args[0] else ("?", "?", str(exc))
+        raise UserError(f"copying the fixture into {dest} failed ({len(exc.args[0])} file(s)), first: "
+                        f"{first[0]}: {first[2]}") from None
+    except OSError as exc:
+        raise UserError(f"copying the fixture into {dest} failed: {exc.strerror or exc}") from None
     _git(["init", "-q"], dest)
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (dest / ".git" / "info" / "attributes").write_text("* -text\n", encoding="ascii")
@@ -86,23 +95,94 @@ def build_fixture_repo(dest: Path, name: str = "estate") -> str:
 
 
 DEMO_MARKER = ".diting-demo"
+#: characters a DuckDB glob cannot take literally (the others are escaped as ``[c]``)
+_GLOB_UNSAFE = "\\"
+
+
+def _user_error(workdir: Path, exc: OSError) -> UserError:
+    return UserError(f"cannot prepare the demo directory {workdir}: {exc.strerror or exc}")
 
 
 def prepare_workdir(workdir: Path) -> None:
-    """Create ``workdir`` for a demo run; an earlier demo directory (with its marker) is
-    replaced, anything else that exists is refused (never deleted)."""
-    if workdir.exists():
-        if not (workdir / DEMO_MARKER).is_file():
-            raise UserError(f"{workdir} exists and is not a diting demo directory; choose another --workdir")
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
-    (workdir / DEMO_MARKER).write_text("created by diting demo\n", encoding="ascii")
+    """Create ``workdir`` for a demo run. An earlier demo directory (with its marker) is moved aside
+    and deleted — so an interrupted run never leaves a half-deleted directory behind the name —
+    anything else that exists is refused and never touched. Refused too: a symbolic link, the
+    current directory or one of its parents, a directory inside the bundled fixture sources, a
+    demo directory with a mount point inside, and a path DuckDB cannot read literally (a backslash).
+    Raises :class:`UserError` with one clear message for each, and for OS errors."""
+    if any(c in str(workdir) for c in _GLOB_UNSAFE):
+        raise UserError(f"{workdir}: choose a --workdir without a backslash (the demo's DuckDB queries "
+                        "read the packages by path)")
+    if workdir.is_symlink():
+        raise UserError(f"{workdir} is a symbolic link; give the directory itself as --workdir")
+    try:
+        real = workdir.resolve()
+        cwd = Path.cwd().resolve()
+    except OSError as exc:
+        raise _user_error(workdir, exc) from None
+    if real == cwd or real in cwd.parents:
+        raise UserError(f"{workdir} is the current directory or one of its parents; choose another --workdir")
+    try:
+        fixtures = fixtures_dir().resolve()
+    except UserError:
+        fixtures = None
+    if fixtures is not None and (real == fixtures or fixtures in real.parents):
+        raise UserError(f"{workdir} is inside the bundled fixture sources ({fixtures}); choose another --workdir")
+    try:
+        if workdir.exists():
+            if not workdir.is_dir() or not (workdir / DEMO_MARKER).is_file():
+                raise UserError(f"{workdir} exists and is not a diting demo directory; choose another --workdir")
+            for root, dirs, _ in os.walk(workdir):
+                for d in dirs:
+                    if os.path.ismount(os.path.join(root, d)):
+                        raise UserError(f"{os.path.join(root, d)} is a mount point inside the old demo "
+                                        "directory; unmount it or choose another --workdir")
+            aside = workdir.with_name(f".{workdir.name}.old-{os.getpid()}")
+            os.rename(workdir, aside)
+            shutil.rmtree(aside)
+        workdir.mkdir(parents=True)
+        (workdir / DEMO_MARKER).write_text("created by diting demo\n", encoding="ascii")
+    except OSError as exc:
+        raise _user_error(workdir, exc) from None
+
+
+class DemoLock:
+    """An exclusive lock on the work directory's parent for one demo run (``flock``; released
+    when the process ends): a second demo on the same parent is refused, not interleaved."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.parent = workdir.absolute().parent
+        self.fd: int | None = None
+
+    def __enter__(self) -> "DemoLock":
+        import fcntl
+        try:
+            self.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.parent, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._close()
+            raise UserError(f"another diting demo is running in {self.parent}; wait for it to finish") from None
+        except OSError as exc:
+            self._close()
+            raise UserError(f"cannot use {self.parent} for the demo: {exc.strerror or exc}") from None
+        return self
+
+    def _close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
 
 
 # ------------------------------------------------------------------ the demo's summary and queries
 
 #: coverage dimensions the demo shows, in order (SPEC §7)
-DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "files")
+DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "branch_ledger", "files")
+#: what a dimension counts, where its name says less (config_keys counts one binding per consumer and key)
+DEMO_DIMENSION_LABELS = {"config_keys": "config bindings"}
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -111,7 +191,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 def package_rows(packages: list) -> tuple[list[str], list[list[str]]]:
     """One row per package: service, why it is one, status, and counts of what it holds."""
-    headers = ["package", "why", "status", "entries", "contracts", "topics", "tables", "config keys", "unknowns"]
+    headers = ["package", "deployable because", "status", "entries", "contracts", "topics", "tables", "config keys", "unknowns"]
     rows = []
     for p in packages:
         ents = Counter(e["kind"] for e in _read_jsonl(p.path / "entities.jsonl"))
@@ -124,10 +204,11 @@ def package_rows(packages: list) -> tuple[list[str], list[list[str]]]:
 
 def coverage_rows(packages: list) -> tuple[list[str], list[list[str]], list[str]]:
     """Per service package, ``resolved/discovered`` (plus partial, failed, excluded when not zero)
-    of each of :data:`DEMO_DIMENSIONS`; and the dimensions no package has examined yet, with why."""
-    headers = ["service", *(d.replace("_", " ") for d in DEMO_DIMENSIONS)]
+    of each of :data:`DEMO_DIMENSIONS`; and the dimensions no service package has examined, with why."""
+    headers = ["service", *(DEMO_DIMENSION_LABELS.get(d, d.replace("_", " ")) for d in DEMO_DIMENSIONS)]
     rows = []
     not_examined: dict[str, str] = {}
+    examined: set[str] = set()
     for p in packages:
         if p.kind != "SERVICE":
             continue
@@ -141,12 +222,16 @@ def coverage_rows(packages: list) -> tuple[list[str], list[list[str]], list[str]
         for name, v in dims.items():
             if v["denominator_source"] == "not examined":
                 not_examined.setdefault(name, v["not_examined"][0] if v["not_examined"] else "")
-    return headers, rows, [f"{k.replace('_', ' ')}: {v}" for k, v in sorted(not_examined.items())]
+            else:
+                examined.add(name)
+    return headers, rows, [f"{k.replace('_', ' ')}: {v}" for k, v in sorted(not_examined.items())
+                           if k not in examined]
 
 
 def _files(ir: Path, name: str, columns: dict[str, str]) -> str:
     cols = ", ".join(f"{k}: '{v}'" for k, v in columns.items())
-    glob = str(ir / "*" / name).replace("'", "''")
+    base = "".join(f"[{c}]" if c in "*?[" else c for c in str(ir.resolve()))  # literal in DuckDB's glob
+    glob = f"{base}/*/{name}".replace("'", "''")
     return f"read_json('{glob}', format = 'newline_delimited', filename = true, columns = {{{cols}}})"
 
 
@@ -178,7 +263,7 @@ SELECT replace(target_ref->>'record_id', 'table:table://', '') AS "table",
 FROM {rel}
 WHERE kind = 'WRITES' AND target_ref->>'record_id' LIKE 'table:%'
 GROUP BY ALL ORDER BY 1"""),
-        ("consumed_contracts", "Which consumed contracts does some package provide (a join on the URN only)?", f"""\
+        ("consumed_contracts", "Who provides each consumed contract (a join on the URN only; aliases are not compared)?", f"""\
 WITH c AS (SELECT {svc} AS service, role, urn FROM {ent} WHERE kind = 'CONTRACT')
 SELECT consumed.urn AS contract, string_agg(DISTINCT consumed.service, ', ') AS consumers,
        coalesce(string_agg(DISTINCT provided.service, ', '), '(nobody here)') AS providers

@@ -217,7 +217,9 @@ def demo(
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
+    lock = d.DemoLock(workdir)
     try:
+        lock.__enter__()
         d.prepare_workdir(workdir)
         repo = workdir / "estate-repo"
         sha = d.build_fixture_repo(repo)
@@ -237,6 +239,7 @@ def demo(
         say(out, "3. verified every package (--deep, segments re-read from the repository): "
                  f"{'all valid' if not bad else f'{bad} finding(s)'}")
     except UserError as exc:
+        lock.__exit__()
         _fail(exc.message, exc.exit_code)
         return
     say(out, "4. what each package holds (unknowns: diagnostics above INFO):")
@@ -264,15 +267,22 @@ def demo(
             say(out, line)
     headers, rows = answers["unresolved_sends"]
     wrappers = sum(1 for r in rows if r[headers.index("topic_parameter")] != "-")
-    say(out, "   A topic without a publisher here is published by another estate or through a send the code does "
-             f"not pin down; {wrappers} of the unresolved sends take their topic from a parameter (a wrapper "
-             "method whose callers name it) and resolve per caller once the call graph lands.")
+    say(out, "   A topic without a publisher above is published outside these packages, or through a wrapper "
+             f"method that takes the topic as a parameter ({wrappers} such send(s) among the unresolved ones): "
+             "its callers name the topic, which diting follows once the call graph lands. An unresolved send "
+             "inside a producer wrapper class is the wrapper's own body; calls on the wrapper's beans resolve "
+             "through each bean's configured topic and appear as publishers above.")
+    lock.__exit__()
+    import shlex
+    exe = Path(sys.executable).parent / "diting"
+    cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
     say(out, "7. try next:")
-    say(out, f"   diting verify --deep --repo {repo} {ir}/*      # check the packages yourself")
-    say(out, f"   {sys.executable} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
-             f"{qdir / 'topics.sql'}   # rerun or edit a query")
-    say(out, "   diting scan path/to/your/repo --commit HEAD --out ir/   # scan your own estate")
-    say(out, "   diting rules --only jmq                 # the rules behind each fact, with their samples")
+    say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
+             "      # check the packages yourself")
+    say(out, f"   {shlex.quote(sys.executable)} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
+             f"{shlex.quote(str(qdir / 'topics.sql'))}   # rerun or edit a query")
+    say(out, f"   {cmd} scan path/to/your/repo --commit HEAD --out ir-out/   # scan your own estate")
+    say(out, f"   {cmd} rules --only jmq                 # check the JMQ rules (rules/jmq.yaml) against their samples")
     raise typer.Exit(1 if bad else 0)
 
 

@@ -228,10 +228,9 @@ def read_pom(path: str, data: bytes) -> RawPom:
             d = child_text(r, "directory")
             if d:
                 pom.resource_directories.append(d)
-    for p in pom.plugins + pom.managed_plugins:
-        if p.artifact_id == "maven-compiler-plugin":
-            pel = _find_plugin_el(build, p)
-            conf = child(pel, "configuration") if pel is not None else None
+    for pel in _plugin_elements(build):
+        if child_text(pel, "artifactId") == "maven-compiler-plugin":
+            conf = child(pel, "configuration")
             for k in ("release", "source", "target", "encoding"):
                 v = child_text(conf, k)
                 if v:
@@ -261,13 +260,9 @@ def read_pom(path: str, data: bytes) -> RawPom:
     return pom
 
 
-def _find_plugin_el(build: etree._Element | None, plugin: Plugin) -> etree._Element | None:
+def _plugin_elements(build: etree._Element | None) -> list[etree._Element]:
+    """``<plugin>`` elements of ``<build><plugins>``, then of ``<pluginManagement><plugins>``."""
     if build is None:
-        return None
-    for container in (child(build, "plugins"), child(child(build, "pluginManagement"), "plugins")):
-        if container is None:
-            continue
-        for p in children(container, "plugin"):
-            if p.sourceline is not None and plugin.span.start <= p.sourceline <= plugin.span.end:
-                return p
-    return None
+        return []
+    return [p for container in (child(build, "plugins"), child(child(build, "pluginManagement"), "plugins"))
+            if container is not None for p in children(container, "plugin")]

@@ -537,7 +537,9 @@ class ModuleProbe:
             elif role == "topic" and rule.emits.tag_separator:
                 attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
             if role == "payload" and rule.emits.message is not None:
-                self._message_roles(rule, call.args[i], ctx, roles)
+                built = self._message_roles(rule, call.args[i], ctx, roles)
+                if built is not None and built[0] != call.line:
+                    attrs["message_lines"] = list(built)  # where the message naming the topic was built
                 if "topic" not in roles:  # the message comes from elsewhere (a parameter, a factory)
                     attrs["message_expression"] = render(call.args[i], ctx)
         return {
@@ -656,11 +658,12 @@ class ModuleProbe:
         return out
 
     def _message_roles(self, rule: Rule, payload: dict[str, Any], ctx: MemberContext,
-                       roles: dict[str, list[dict[str, Any]]]) -> None:
+                       roles: dict[str, list[dict[str, Any]]]) -> tuple[int, int] | None:
         """Roles carried by a message object built in place or in a local assigned once
         (``send(new Message(topic, body))``, ``m = new Message(); m.setTopic(t); send(m)``): the
         rule names the message class, which constructor argument holds which role by arity, and
-        which setters set a role. Roles the call's own arguments gave are kept."""
+        which setters set a role. Roles the call's own arguments gave are kept. Returns the lines of
+        the message's construction when it gave a role (None otherwise)."""
         spec = rule.emits.message
         expr = payload
         local = None
@@ -670,13 +673,13 @@ class ModuleProbe:
                 local = expr["parts"][0]
                 expr = lv.init
         if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):
-            return
+            return None
         call = ctx.body.calls[expr["ordinal"]]
         if call.kind != "NEW":
-            return
+            return None
         t = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
         if t is None or not self.oracle.is_subtype(t, spec.type):
-            return
+            return None
         found: dict[str, list[dict[str, Any]]] = {}
         for pos, role in spec.ctor_args.get(len(call.args), {}).items():
             if 0 <= pos < len(call.args):
@@ -689,6 +692,7 @@ class ModuleProbe:
                     found[role] = self.fold_value(c.args[0], ctx)
         for role, outs in found.items():
             roles.setdefault(role, outs)
+        return (call.line, call.end_line) if found else None
 
     def _receiver_ref(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> dict[str, Any] | None:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""

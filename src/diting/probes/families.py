@@ -253,6 +253,9 @@ class Families(PackageProbes):
                 urn = f"{proto}://{iface}#{m['name']}"
                 crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
                     "interface": iface, "protocol": proto, "loaded": loaded, "methods_basis": basis})
+                # the method's declaration (an interface method whole, an implemented one by its first line)
+                self.rs.add_evidence(crid, [self.seg(m["path"], m["lines"][0],
+                                                     m["lines"][0] if m["has_body"] else m["lines"][1])])
                 handler = self._implementation(impl, m, c["module"]) if impl else None
                 src_rid, src_stable = (bean_rid, self.rs.entities[bean_rid]["stable_id"]) if bean_rid else \
                     ((handler["rid"], handler["stable"]) if handler else (None, None))
@@ -727,8 +730,10 @@ class Families(PackageProbes):
                          "send_method": call["name"], "loaded": self.ctx.class_loaded(c["type"]["binary"])}
                 if tag_unknown:
                     attrs.update(tag_resolution="UNKNOWN", tag_expression=tag_unknown)
+                built = c.get("attrs", {}).get("message_lines")
                 self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=trid, target_key=urn,
-                                 status="RESOLVED", evidence=[ev], ordinal=call["ordinal"],
+                                 status="RESOLVED", evidence=[ev] + ([self.seg(c["path"], *built)] if built else []),
+                                 ordinal=call["ordinal"],
                                  callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
 

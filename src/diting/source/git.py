@@ -177,8 +177,13 @@ class GitRepo:
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL)
         assert self._batch.stdin is not None and self._batch.stdout is not None
-        self._batch.stdin.write(oid.encode("ascii") + b"\n")
-        self._batch.stdin.flush()
+        try:
+            self._batch.stdin.write(oid.encode("ascii") + b"\n")
+            self._batch.stdin.flush()
+        except BrokenPipeError:  # git exited: the repository changed or vanished under the scan
+            self._batch = None
+            raise UserError(f"git stopped answering while object {oid} was read from {self.path}; "
+                            "was the repository moved or deleted during the scan?") from None
         header = self._batch.stdout.readline().split()
         if len(header) != 3:
             raise UserError(f"object {oid} is missing from the repository")

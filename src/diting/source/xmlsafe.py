@@ -119,51 +119,101 @@ def element_text(el: etree._Element) -> str:
 
 
 _TOKEN = re.compile(
-    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>"
-    r"|<(/?)([A-Za-z_][\w.:-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(/?)>", re.S)
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|(?P<doctype><!DOCTYPE)"
+    r"|<(?P<close>/?)(?P<name>[^\W\d][\w.:\-\u00b7]*)(?:[^>\"']|\"[^\"]*\"|'[^']*')*?(?P<empty>/?)>", re.S)
 
 
-def element_spans(text: str, root: etree._Element) -> dict[etree._Element, tuple[int, int]]:
-    """``(first line, last line)`` (1-based) of every element of ``root``, from one pass over the text.
+def _doctype_end(text: str, i: int) -> int:
+    """Index just after the DOCTYPE declaration starting at ``i``: its internal subset (``[…]``) may
+    hold quoted entity values with markup, comments and processing instructions, any of which may
+    contain ``]`` or ``>``. Linear."""
+    n = len(text)
+    i += len("<!DOCTYPE")
+    depth = 0
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = text.find(c, i + 1)
+            i = n if j < 0 else j + 1
+            continue
+        if depth and text.startswith("<!--", i):
+            j = text.find("-->", i + 4)
+            i = n if j < 0 else j + 3
+            continue
+        if depth and text.startswith("<?", i):
+            j = text.find("?>", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(0, depth - 1)
+        elif c == ">" and depth == 0:
+            return i + 1
+        i += 1
+    return n
+
+
+#: an element's lines: where its start tag begins, where its start tag ends, where the element ends
+ElementLines = tuple[int, int, int]
+
+
+def element_lines(text: str, root: etree._Element) -> dict[etree._Element, ElementLines]:
+    """``(first line, last line of the start tag, last line)`` (1-based) of every element of ``root``,
+    from one pass over the text.
 
     lxml's ``sourceline`` is the line where an element's start tag *ends* (libxml2 reports the
-    parser position), so a start tag written over several lines would be cited by its last line.
-    This lexer walks the start and end tags once (comments, CDATA, processing instructions and the
-    DOCTYPE skipped), takes the line of each ``<`` and of each closing ``>``, pairs start and end tags
-    with a stack and matches them to the parsed elements in document order. Linear in the size of
-    the document. When the lexer and the parser disagree on the element count, every element
-    spans ``sourceline`` alone.
+    parser position; past line 65,535 it is not even that), so a start tag written over several
+    lines would be cited by its last line. This lexer walks the start and end tags once (comments,
+    CDATA, processing instructions and the DOCTYPE with its internal subset skipped), takes the line
+    of each ``<`` and of each closing ``>``, pairs start and end tags with a stack and matches them to
+    the parsed elements in document order. Linear in the size of the document (each character is
+    read a bounded number of times: the document lxml accepted has no stray ``<`` outside the
+    DOCTYPE). When the lexer and the parser disagree on the element count, every element spans its
+    ``sourceline`` alone.
     """
     starts: list[int] = []  # line of '<' per start tag, in document order
+    opens: list[int] = []  # line of the start tag's '>'
     ends: list[int] = []  # line of the element's last '>'
     stack: list[int] = []
     line = 1
-    pos = 0
-    for m in _TOKEN.finditer(text):
+    pos = 0  # text[:pos] has been counted into line
+    at = 0
+    while True:
+        m = _TOKEN.search(text, at)
+        if m is None:
+            break
         line += text.count("\n", pos, m.start())
         pos = m.start()
-        if m.group(2) is None:
+        if m.group("doctype"):
+            at = _doctype_end(text, m.start())
+            continue
+        at = m.end()
+        if m.group("name") is None:
             continue
         end_line = line + text.count("\n", m.start(), m.end())
-        if m.group(1):  # an end tag closes the innermost open element
+        if m.group("close"):  # an end tag closes the innermost open element
             if stack:
                 ends[stack.pop()] = end_line
         else:
             starts.append(line)
+            opens.append(end_line)
             ends.append(end_line)
-            if not m.group(4):
+            if not m.group("empty"):
                 stack.append(len(ends) - 1)
-    out: dict[etree._Element, tuple[int, int]] = {}
     elements = [el for el in root.iter() if isinstance(el.tag, str)]
     if len(elements) == len(starts):
-        for el, a, b in zip(elements, starts, ends, strict=True):
-            out[el] = (min(a, el.sourceline or a), max(b, el.sourceline or 1))
-    else:
-        out = {el: (el.sourceline or 1, el.sourceline or 1) for el in elements}
-    return out
+        return {el: (a, o, max(o, b)) for el, a, o, b in zip(elements, starts, opens, ends, strict=True)}
+    return {el: (el.sourceline or 1,) * 3 for el in elements}
+
+
+def element_spans(text: str, root: etree._Element) -> dict[etree._Element, tuple[int, int]]:
+    """``(first line, last line)`` of every element of ``root`` (see :func:`element_lines`)."""
+    return {el: (a, b) for el, (a, _, b) in element_lines(text, root).items()}
 
 
 def element_span(lines: list[str], el: etree._Element) -> tuple[int, int]:
-    """``(first line, last line)`` of ``el`` (see :func:`element_spans`)."""
+    """``(first line, last line)`` of ``el`` (see :func:`element_spans`). Lexes the whole document:
+    for many elements of one document call :func:`element_spans` once."""
     start = el.sourceline or 1
     return element_spans("\n".join(lines), el.getroottree().getroot()).get(el, (start, start))

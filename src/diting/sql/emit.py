@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from diting.config.sources import parse_config
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import dialect, shards
@@ -25,6 +26,7 @@ from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 from diting.probes.candidates import split_list
 from diting.sql.plus import PlusStatements
+from diting.source.text import decode_bytes
 
 if TYPE_CHECKING:
     from diting.probes.emit import ResolvedText
@@ -33,7 +35,12 @@ if TYPE_CHECKING:
 #: resultMap ``extends`` links followed at most
 MAX_RESULT_MAP_CHAIN = 32
 _MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
-_SS_PREFIXES = ("spring.shardingsphere.rules.sharding.tables", "spring.shardingsphere.sharding.tables")
+#: a ShardingSphere table property in canonical form: the Spring Boot starter (5.x ``rules.sharding``, 4.x
+#: ``sharding``) or a standalone routing file (5.x ``rules[n]`` of ``!SHARDING``, 4.x ``shardingRule``)
+_SS_TABLE_KEY = re.compile(r"^(?:spring\.shardingsphere\.(?:rules\.sharding|sharding)|rules\[\d+\]|sharding-rule)"
+                           r"\.tables\.(?P<table>[^.\[\]]+)\.(?P<prop>.+)$")
+#: the ShardingSphere JDBC driver's URL: ``jdbc:shardingsphere:classpath:sharding.yaml``
+_SS_DRIVER_URL = re.compile(r"^jdbc:shardingsphere:(?P<location>.+)$", re.I)
 #: the databaseId values (lower-case) a dialect's statements carry
 _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "postgres", "pg"),
                  "oracle": ("oracle",), "tsql": ("sqlserver", "mssql"), "sqlite": ("sqlite",),
@@ -245,6 +252,7 @@ class SqlStage:
         #: (namespace, id) → the <resultMap>'s type and extends, over the package's mappers
         self.result_maps: dict[tuple[str, str], dict[str, str]] = {
             (mf.namespace, rid): rm for _, mf in self.mappers if mf.namespace for rid, rm in mf.result_maps.items()}
+        self.sharding_files = self._sharding_files()
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.located, self.location_patterns = self._mapper_locations()
         #: statement ids recorded so far (a repeat is a duplicate: :meth:`_first`)
@@ -265,24 +273,54 @@ class SqlStage:
                 for e in doc.entries:
                     yield src, e
 
-    def _jdbc(self) -> tuple[str | None, str | None]:
-        """``(database name, JDBC kind)`` of the package's one JDBC URL — ``spring.datasource.url`` and
-        every ``spring.datasource.….url`` / ``jdbc-url`` (Druid, Hikari, dynamic-datasource forms);
-        None for what is not known or when several URLs disagree."""
+    def _datasource_urls(self) -> list[str]:
+        """Resolved values of ``spring.datasource.url`` and every ``spring.datasource.….url`` /
+        ``jdbc-url`` (Druid, Hikari, dynamic-datasource forms), in key order."""
         cfg = self.p.config
         if cfg is None:
-            return None, None
+            return []
         keys = {e.key for _, e in self._config_entries()
                 if e.key.startswith("spring.datasource.") and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")}
-        found: set[tuple[str | None, str]] = set()
+        out = []
         for key in sorted(keys):
             rv = cfg.get(key)
-            got = dialect.jdbc_database(rv.value) if rv.status == "RESOLVED" and rv.value else None
+            if rv.status == "RESOLVED" and rv.value:
+                out.append(rv.value.strip())
+        return out
+
+    def _jdbc(self) -> tuple[str | None, str | None]:
+        """``(database name, JDBC kind)`` of the package's one JDBC URL; a ShardingSphere driver URL
+        stands for the data sources of its routing file. None for what is not known or when several
+        URLs disagree."""
+        found: set[tuple[str | None, str]] = set()
+        urls = [u for u in self._datasource_urls() if not _SS_DRIVER_URL.match(u)]
+        urls += [e.value for _, e in self.sharding_files if e.key.startswith(("data-sources.", "datasource."))
+                 and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")]
+        for url in urls:
+            got = dialect.jdbc_database(url)
             if got is not None:
                 found.add(got)
         if len(found) != 1:
             return None, None
         return next(iter(found))
+
+    def _sharding_files(self) -> list[tuple[str, Any]]:
+        """``(path, entry)`` of every entry of the ShardingSphere routing files the package's JDBC URLs
+        name (``jdbc:shardingsphere:classpath:…``; an ``absolutepath:`` is outside the repository)."""
+        out: list[tuple[str, Any]] = []
+        seen: set[str] = set()
+        for url in self._datasource_urls():
+            m = _SS_DRIVER_URL.match(url)
+            if not m or not m.group("location").startswith("classpath:"):
+                continue
+            for path in self.p.ctx.resolve_resource(m.group("location")):
+                got = self.p.s.snapshot.read(path) if path not in seen else None
+                seen.add(path)
+                if got is None or got.data is None:
+                    continue
+                cf = parse_config(path, decode_bytes(got.data).text)
+                out += [(path, e) for doc in cf.documents for e in doc.entries]
+        return out
 
     def _mapper_locations(self) -> tuple[set[str], list[str]]:
         """Mapper files the package's configuration names, and the location patterns it names:
@@ -326,27 +364,29 @@ class SqlStage:
         return "NOT_CONFIGURED" if self.location_patterns else "UNKNOWN"
 
     def _routing(self) -> dict[str, shards.Routing]:
-        """ShardingSphere tables of the package's configuration (Spring property form, 4.x and 5.x)."""
+        """ShardingSphere tables of the package's configuration: the Spring Boot starter's properties
+        (4.x and 5.x) and the standalone routing files a ShardingSphere JDBC URL names."""
         out: dict[str, shards.Routing] = {}
-        for src, e in self._config_entries():
-            for prefix in _SS_PREFIXES:
-                if not e.key.startswith(prefix + "."):
-                    continue
-                rest = e.key[len(prefix) + 1:]
-                _, _, prop = rest.partition(".")
-                raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
-                logical = raw[prefix.count(".") + 1] if len(raw) > prefix.count(".") + 1 else ""
-                if not logical:
-                    continue
-                r = out.setdefault(logical.lower(), shards.Routing(logical))
-                if prop == "actual-data-nodes":
-                    for ds, table in shards.data_nodes(e.value):
-                        r.physical.add(table)
-                        if ds:
-                            r.datasources.add(ds)
-                    r.source = r.source or (src.path, e.line)
-                elif prop.endswith("sharding-column") and e.value.strip():
-                    r.sharding_columns.add(e.value.strip())
+        entries = [(src.path, e) for src, e in self._config_entries()] + self.sharding_files
+        for path, e in entries:
+            m = _SS_TABLE_KEY.match(e.key)
+            if not m:
+                continue
+            prop = m.group("prop")
+            raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
+            at = e.key[:m.start("table")].count(".")
+            logical = raw[at] if len(raw) > at else ""
+            if not logical:
+                continue
+            r = out.setdefault(logical.lower(), shards.Routing(logical))
+            if prop == "actual-data-nodes":
+                for ds, table in shards.data_nodes(e.value):
+                    r.physical.add(table)
+                    if ds:
+                        r.datasources.add(ds)
+                r.source = r.source or (path, e.line)
+            elif prop.endswith("sharding-column") and e.value.strip():
+                r.sharding_columns.add(e.value.strip())
         return out
 
     # ------------------------------------------------------------ run

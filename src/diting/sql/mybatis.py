@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from diting.source.xmlsafe import element_spans, local_name, parse_xml
+from diting.source.xmlsafe import element_lines, local_name, parse_xml
 
 STATEMENT_TAGS = ("select", "insert", "update", "delete")
 #: dynamic-SQL tags MyBatis 3 knows; any other element inside a statement is kept as text-less
@@ -95,7 +95,7 @@ def read_mapper(path: str, data: bytes) -> MapperFile:
         return MapperFile(path, "IBATIS", root.get("namespace"), unsupported_count=count)
     if name != "mapper":
         return MapperFile(path, None)
-    spans = element_spans(doc.decoded.text, root)
+    spans = element_lines(doc.decoded.text, root)
     out = MapperFile(path, "MYBATIS", (root.get("namespace") or "").strip() or None)
     for el in root:
         if not isinstance(el.tag, str):
@@ -122,18 +122,17 @@ def _attrs(el) -> list[tuple[str, str]]:
 
 def _node(el, spans) -> SqlNode:
     """The element as a :class:`SqlNode` (comments and processing instructions dropped): it spans
-    its start tag's ``<`` to its end tag; its text starts where the start tag ends (lxml's
-    ``sourceline``), a child's tail where that child ends."""
-    start, end = spans.get(el, (el.sourceline or 0, el.sourceline or 0))
+    its start tag's ``<`` to its end tag; its text starts where the start tag ends, a child's tail
+    where that child ends (lines from :func:`element_lines`)."""
+    start, opened, end = spans.get(el, (el.sourceline or 0,) * 3)
     node = SqlNode(local_name(el), attrs=dict(_attrs(el)), line=start, end_line=max(start, end))
     if el.text:
-        line = el.sourceline or start
-        node.children.append(SqlNode(None, el.text, line=line, end_line=line))
+        node.children.append(SqlNode(None, el.text, line=opened, end_line=opened))
     for c in el:
         if isinstance(c.tag, str):
             node.children.append(_node(c, spans))
         if c.tail:
-            line = spans.get(c, (0, c.sourceline or start))[1]
+            line = spans.get(c, (0, 0, c.sourceline or start))[2]
             node.children.append(SqlNode(None, c.tail, line=line, end_line=line))
     return node
 
