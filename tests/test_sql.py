@@ -505,3 +505,82 @@ def test_a_standalone_sharding_sphere_routing_file_named_by_the_driver_url(tmp_p
     ev = segs[t["shard_evidence"][0]["evidence_ref"]["record_id"]]
     assert ev["locator"]["path"] == f"{res}/rules/sharding.yaml" and "actualDataNodes" in ev["content"]
     assert "s3cret" not in json.dumps(p)
+
+
+def _routing_scan(tmp_path, url: str, routing: dict[str, str], app_extra: str = "") -> dict[str, list[dict]]:
+    res = "src/main/resources"
+    files = _boot_app(
+        "trade-app",
+        **{f"{res}/application.yml": f"spring:\n  datasource:\n    url: {url}\n{app_extra}",
+           "src/main/java/com/example/dao/OrderMapper.java": "package com.example.dao;\n"
+           "@org.apache.ibatis.annotations.Mapper\npublic interface OrderMapper {\n"
+           "    Object byStatus(int s); Object mine(long u); Object one(long u, long o);\n}\n",
+           f"{res}/mapper/OrderMapper.xml": _mapper("com.example.dao.OrderMapper",
+                                                    '  <select id="byStatus">select * from t_order where status = #{s}</select>\n'
+                                                    '  <select id="mine">select * from t_order where user_id = #{u}</select>\n'
+                                                    '  <select id="one">select * from t_order where user_id = #{u} and order_id = #{o}</select>')})
+    files.update({f"{res}/{k}": v for k, v in routing.items()})
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    p = _package(tmp_path / "out", "trade-app")
+    p["segments"] = [json.loads(x) for pkg in (tmp_path / "out").iterdir() if pkg.name.startswith("trade-app@")
+                     for x in (pkg / "source_segments.jsonl").read_text().splitlines()]
+    return p
+
+
+def _broadcast(p) -> dict[str, str]:
+    return {d["affected_refs"][0]["record_id"].rsplit(".", 1)[-1]: d["message"]
+            for d in p["diagnostics.jsonl"] if d["code"] == "SHARD_BROADCAST"}
+
+
+def test_routing_defaults_two_columns_and_auto_tables(tmp_path):
+    """A 4.x default database strategy plus a table strategy: two routing columns, no single key;
+    a statement missing either goes to every shard, naming what it misses."""
+    ds = "dataSources:\n  ds_0:\n    url: jdbc:mysql://db0:3306/trade\n"
+    p = _routing_scan(tmp_path / "a", "jdbc:shardingsphere:classpath:sharding.yaml?placeholder-type=none", {
+        "sharding.yaml": ds + "shardingRule:\n  defaultDatabaseStrategy:\n    inline:\n      shardingColumn: user_id\n"
+        "  tables:\n    t_order:\n      actualDataNodes: ds_0.t_order_${0..1}\n      tableStrategy:\n"
+        "        inline:\n          shardingColumn: order_id\n"})
+    (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+    assert (t["confirmed_shard_key"], t["attributes"]["routing_columns"]) == \
+        (None, {"database": ["user_id"], "table": ["order_id"]})
+    assert not [d for d in p["diagnostics.jsonl"] if d["code"] == "SHARD_KEY_UNCONFIRMED"]
+    b = _broadcast(p)
+    assert set(b) == {"byStatus", "mine"} and "table routing column order_id" in b["mine"] \
+        and "database" not in b["mine"]
+    # 5.x: an auto table whose sharding strategy names the key
+    p = _routing_scan(tmp_path / "b", "jdbc:shardingsphere:classpath:sharding.yaml", {
+        "sharding.yaml": ds + "rules:\n- !SHARDING\n  autoTables:\n    t_order:\n      actualDataSources: ds_0\n"
+        "      shardingStrategy:\n        standard:\n          shardingColumn: user_id\n"})
+    (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+    assert (t["confirmed_shard_key"], [e["kind"] for e in t["shard_evidence"]]) == ("user_id", ["ROUTING_CONFIG"])
+    assert set(_broadcast(p)) == {"byStatus"}
+
+
+def test_routing_file_problems_are_diagnosed_never_guessed(tmp_path):
+    # a routing file the package does not hold, and one the URL names through an unresolved placeholder
+    for i, url in enumerate(["jdbc:shardingsphere:classpath:missing.yaml", "${ROUTING_URL}"]):
+        p = _routing_scan(tmp_path / f"m{i}", url, {})
+        msgs = [d["message"] for d in p["diagnostics.jsonl"] if d["code"] == "CONFIG_VALUE_UNKNOWN"]
+        assert any("routing file is not read" in m for m in msgs) == (i == 0), msgs
+        (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+        assert t["confirmed_shard_key"] is None and not _broadcast(p)
+    # a range no routing file means (thousands of digits), and a product of two huge ranges
+    p = _routing_scan(tmp_path / "r", "jdbc:shardingsphere:classpath:r.yaml", {
+        "r.yaml": "rules:\n- !SHARDING\n  tables:\n    t_order:\n      actualDataNodes: "
+        f"ds_${{0..99999}}.t_order_${{0..{'9' * 5000}}},ds_${{0..99999}}.t_order_${{0..99999}}\n"
+        "      tableStrategy:\n        standard:\n          shardingColumn: user_id\n"})
+    (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+    assert t["confirmed_shard_key"] == "user_id"
+    # a routing file with a .java name is still config: its secrets are redacted
+    p = _routing_scan(tmp_path / "j", "jdbc:shardingsphere:classpath:routing.java", {
+        "routing.java": "{dataSources: {ds_0: {url: 'jdbc:mysql://db0:3306/trade', password: FlowS3cret}}, "
+        "rules: [!SHARDING {tables: {t_order: {actualDataNodes: ds_0.t_order_0, tableStrategy: "
+        "{standard: {shardingColumn: user_id}}}}}]}\n"})
+    assert "FlowS3cret" not in json.dumps(p)
+    # Spring properties shaped like a routing file are not one
+    p = _routing_scan(tmp_path / "s", "jdbc:mysql://db:3306/trade", {},
+                      app_extra="rules:\n  - tables:\n      t_order:\n        actualDataNodes: ds.t_order_0\n"
+                      "        tableStrategy:\n          standard:\n            shardingColumn: user_id\n")
+    (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
+    assert (t["is_sharded"], t["confirmed_shard_key"]) == (False, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -99,23 +100,42 @@ DEMO_MARKER = ".diting-demo"
 _GLOB_UNSAFE = "\\"
 
 
+def _mounts_inside(real: Path) -> list[str]:
+    """Mount points at or below ``real`` (a resolved path): from ``/proc/self/mountinfo`` where it
+    exists (bind mounts on one file system included), else by walking for ``os.path.ismount``."""
+    info = Path("/proc/self/mountinfo")
+    try:
+        lines = info.read_text(encoding="utf-8", errors="replace").splitlines() if info.exists() else None
+    except OSError:
+        lines = None
+    if lines is None:
+        return [os.path.join(r, d) for r, ds, _ in os.walk(real) for d in ds if os.path.ismount(os.path.join(r, d))]
+    out = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:  # field 5: the mount point, with space, tab, newline, backslash octal-escaped
+            mp = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if Path(mp) == real or real in Path(mp).parents:
+                out.append(mp)
+    return sorted(out)
+
+
 def _user_error(workdir: Path, exc: OSError) -> UserError:
     return UserError(f"cannot prepare the demo directory {workdir}: {exc.strerror or exc}")
 
 
-def prepare_workdir(workdir: Path) -> None:
-    """Create ``workdir`` for a demo run. An earlier demo directory (with its marker) is moved aside
-    and deleted — so an interrupted run never leaves a half-deleted directory behind the name —
-    anything else that exists is refused and never touched. Refused too: a symbolic link, the
-    current directory or one of its parents, a directory inside the bundled fixture sources, a
-    demo directory with a mount point inside, and a path DuckDB cannot read literally (a backslash).
-    Raises :class:`UserError` with one clear message for each, and for OS errors."""
+def check_workdir(workdir: Path) -> Path:
+    """The resolved ``workdir`` if a demo may use it; nothing is created or changed. Refused with a
+    :class:`UserError` (one clear message): a path with a backslash (DuckDB's glob cannot read it
+    literally), a symbolic link, the current directory or one of its parents, a directory inside
+    the bundled fixture sources, an existing file or non-demo directory, an old demo directory with
+    a mount point inside, and paths the OS refuses."""
     if any(c in str(workdir) for c in _GLOB_UNSAFE):
         raise UserError(f"{workdir}: choose a --workdir without a backslash (the demo's DuckDB queries "
                         "read the packages by path)")
-    if workdir.is_symlink():
-        raise UserError(f"{workdir} is a symbolic link; give the directory itself as --workdir")
     try:
+        if workdir.is_symlink():
+            raise UserError(f"{workdir} is a symbolic link; give the directory itself as --workdir")
         real = workdir.resolve()
         cwd = Path.cwd().resolve()
     except OSError as exc:
@@ -129,14 +149,30 @@ def prepare_workdir(workdir: Path) -> None:
     if fixtures is not None and (real == fixtures or fixtures in real.parents):
         raise UserError(f"{workdir} is inside the bundled fixture sources ({fixtures}); choose another --workdir")
     try:
+        for parent in real.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise UserError(f"{parent} is not a directory; choose another --workdir")
+                break
         if workdir.exists():
             if not workdir.is_dir() or not (workdir / DEMO_MARKER).is_file():
                 raise UserError(f"{workdir} exists and is not a diting demo directory; choose another --workdir")
-            for root, dirs, _ in os.walk(workdir):
-                for d in dirs:
-                    if os.path.ismount(os.path.join(root, d)):
-                        raise UserError(f"{os.path.join(root, d)} is a mount point inside the old demo "
-                                        "directory; unmount it or choose another --workdir")
+            inside = _mounts_inside(real)
+            if inside:
+                raise UserError(f"{inside[0]} is a mount point inside the old demo directory; unmount it or "
+                                "choose another --workdir")
+    except OSError as exc:
+        raise _user_error(workdir, exc) from None
+    return real
+
+
+def prepare_workdir(workdir: Path) -> None:
+    """Create ``workdir`` for a demo run once :func:`check_workdir` allows it. An earlier demo
+    directory is moved aside and then deleted, so an interrupted run never leaves a half-deleted
+    directory behind the name. Raises :class:`UserError` for refusals and OS errors."""
+    check_workdir(workdir)
+    try:
+        if workdir.exists():
             aside = workdir.with_name(f".{workdir.name}.old-{os.getpid()}")
             os.rename(workdir, aside)
             shutil.rmtree(aside)
@@ -151,11 +187,13 @@ class DemoLock:
     when the process ends): a second demo on the same parent is refused, not interleaved."""
 
     def __init__(self, workdir: Path) -> None:
-        self.parent = workdir.absolute().parent
+        self.workdir = workdir
+        self.parent = workdir
         self.fd: int | None = None
 
     def __enter__(self) -> "DemoLock":
         import fcntl
+        self.parent = check_workdir(self.workdir).parent  # refused before anything is created
         try:
             self.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.parent, os.O_RDONLY)

@@ -20,21 +20,27 @@ Escaped spellings of key names (``pass\\u0077ord``) are not recognised.
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import re
 
 SECRET_WORDS = (r"password|passwd|pwd|secret|token|access[-_.]?key|accesskey|private[-_.]?key|privatekey|"
                 r"secret[-_.]?key|api[-_.]?key|credentials?|auth[-_.]?key")
-_SECRET_KEY = rf"[\w.\-\[\]]*(?:{SECRET_WORDS})[\w.\-\[\]]*"
+#: a key naming a secret: a run of key characters holding a secret word (the lookahead finds the word
+#: lazily inside the run, the possessive run never backtracks: linear in the run's length)
+_SECRET_KEY = rf"(?=[\w.\-\[\]]*?(?:{SECRET_WORDS}))[\w.\-\[\]]++"
 
 _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     # key = value / key: value (properties, yaml, query strings): to the end of the value
-    ("secret", re.compile(rf"(?i)(?<![\w.\-]){_SECRET_KEY}\s*[:=][ \t]*[\"']?(?P<v>[^\s\"'&;<>|][^\"'&;<>\r\n]*)"),
+    # (every pattern starts only where its leading run starts — a lookbehind — so a long run of
+    # key or scheme characters is scanned once, not once per position: linear time)
+    ("secret", re.compile(rf"(?i)(?<![\w.\-\[\]]){_SECRET_KEY}\s*[:=][ \t]*[\"']?(?P<v>[^\s\"'&;<>|][^\"'&;<>\r\n]*)"),
      "v"),
     # scheme://user:password@host
-    ("secret", re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@"), "v"),
+    ("secret", re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@"), "v"),
     # host of a URL (jdbc:mysql://host:3306/db, http://host/...)
-    ("host", re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/\s@]+@)?(?P<v>[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)"), "v"),
+    ("host", re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/\s@]+@)?"
+                        r"(?P<v>[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)"), "v"),
     # phone numbers (mainland China mobile): mask the middle four digits
     ("phone", re.compile(r"(?<!\d)1[3-9]\d(?P<v>\d{4})\d{4}(?!\d)"), "v"),
     # resident ID-card numbers (18 digits, last may be X)
@@ -47,8 +53,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
 ]
 
 _SECRET_WORD = re.compile(rf"(?i){SECRET_WORDS}")
-_START_TAG = re.compile(r"<(?P<tag>[A-Za-z_][\w.:-]*)(?P<attrs>(?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(?P<close>/?)>",
+#: a start tag; no '<' inside (XML forbids it in attribute values), so a failed attempt stops at the
+#: next '<' and the scan stays linear
+_START_TAG = re.compile(r"<(?P<tag>[A-Za-z_][\w.:-]*)(?P<attrs>(?:[^<>\"']|\"[^\"<]*\"|'[^'<]*')*?)(?P<close>/?)>",
                         re.S)
+_END_TAG = re.compile(r"</(?P<tag>[A-Za-z_][\w.:-]*)\s*>")
 _NAMING_ATTR = re.compile(r"""\b(?:name|key|id)\s*=\s*(["'])(?P<n>[^"']*)\1""")
 _VALUE_ATTR = re.compile(r"""\bvalue\s*=\s*(["'])(?P<v>[^"']*)\1""")
 _MARKUP = re.compile(r"<!\[CDATA\[|\]\]>|<!--|-->|<[^>]*>")
@@ -62,6 +71,8 @@ _HARMLESS_HOSTS = {"localhost"}
 def _xml_spans(text: str) -> list[tuple[int, int, str]]:
     """Secret text of XML elements named like a secret, or named so by a name/key/id attribute."""
     out: list[tuple[int, int, str]] = []
+    ends: dict[str, list[int]] | None = None  # end-tag positions by name, found in one pass when needed
+    masked_to_end = False
     for m in _START_TAG.finditer(text):
         tag, attrs = m.group("tag"), m.group("attrs")
         naming = _NAMING_ATTR.search(attrs)
@@ -75,8 +86,20 @@ def _xml_spans(text: str) -> list[tuple[int, int, str]]:
                 out.append((start, start + len(v.group("v")), "secret"))
         if m.group("close"):
             continue
-        end = re.compile(rf"</{re.escape(tag)}\s*>").search(text, m.end())
-        pos, body_end = m.end(), (end.start() if end else len(text))
+        if ends is None:
+            ends = {}
+            for e in _END_TAG.finditer(text):
+                ends.setdefault(e.group("tag"), []).append(e.start())
+        positions = ends.get(tag, [])
+        i = bisect.bisect_left(positions, m.end())
+        if i < len(positions):
+            body_end = positions[i]
+        elif masked_to_end:  # an earlier unclosed secret element already masks the rest
+            continue
+        else:  # no end tag (the segment ends inside the element): the rest of the text
+            body_end = len(text)
+            masked_to_end = True
+        pos = m.end()
         for mk in _MARKUP.finditer(text, pos, body_end):
             if mk.start() > pos:
                 out.append((pos, mk.start(), "secret"))

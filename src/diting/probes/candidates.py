@@ -745,7 +745,9 @@ class XmlProbe:
                         vals = [attrs[attr]] if role not in ("base_packages", "resource") else \
                             split_list(attrs[attr])
                         roles.setdefault(role, []).extend(literal_outcome(v) for v in vals)
-                props: dict[str, dict[str, str]] = {}
+                props: dict[str, dict[str, Any]] = {}
+                if spans is None:
+                    spans = element_spans(doc.decoded.text, doc.root)
                 for child in el:
                     if not isinstance(child.tag, str):
                         continue
@@ -755,7 +757,8 @@ class XmlProbe:
                         pr = child.get("ref")
                         if pv is None:
                             pv = _property_text(child)
-                        props[child.get("name")] = {"value": pv, "ref": pr, "line": child.sourceline or 0}
+                        first, last = spans.get(child, (child.sourceline or 0,) * 2)
+                        props[child.get("name")] = {"value": pv, "ref": pr, "line": first, "end_line": last}
                         role = xm.properties.get(child.get("name"))
                         if role and pv is not None:
                             roles.setdefault(role, []).extend(
@@ -766,8 +769,6 @@ class XmlProbe:
                         roles.setdefault(xm.children[cname], []).append(literal_outcome(child.text.strip()))
                 profiles = [p.get("profile") for p in el.iterancestors()
                             if isinstance(p.tag, str) and local_name(p) == "beans" and p.get("profile")]
-                if spans is None:
-                    spans = element_spans(doc.decoded.text, doc.root)
                 start, end = spans.get(el, (el.sourceline or 1, el.sourceline or 1))
                 self.out.append({
                     "rule": rule.id, "emit": rule.emits.kind, "form": "xml", "module": self.module, "path": path,

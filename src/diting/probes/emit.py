@@ -202,9 +202,11 @@ class PackageProbes:
             self._lines_cache[path] = self.s.text_lines(path)
         return self._lines_cache[path]
 
-    def seg(self, path: str, start: int, end: int | None = None) -> str:
+    def seg(self, path: str, start: int, end: int | None = None, kind: str | None = None) -> str:
+        """A source segment of ``path`` (lines ``start``…``end``): CODE for Java, else CONFIG (redacted),
+        unless ``kind`` says (a config file with a .java name is still config)."""
         lines, enc = self._lines(path)
-        kind = "CODE" if path.endswith(".java") else "CONFIG"
+        kind = kind or ("CODE" if path.endswith(".java") else "CONFIG")
         return self.rs.segment(path, lines, start, end or start, kind, enc)
 
     def cseg(self, c: dict[str, Any]) -> str:
@@ -444,7 +446,8 @@ class PackageProbes:
                 continue
             rt = self.resolve({"value": v, "vtype": "java.lang.String", "basis": "XML", "placeholders": True})
             line = p.get("line") or b.cand["lines"][0]
-            self.config_binding(rid, stable, rt, dict(b.cand, lines=[line, line]), f"<property name={pname}>")
+            self.config_binding(rid, stable, rt, dict(b.cand, lines=[line, max(line, p.get("end_line") or line)]),
+                                f"<property name={pname}>")
 
     def _type_rid(self, binary: str, near: str | None = None) -> tuple[str, str] | None:
         module = self.ctx.home(binary, near)

@@ -120,7 +120,7 @@ def element_text(el: etree._Element) -> str:
 
 _TOKEN = re.compile(
     r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|(?P<doctype><!DOCTYPE)"
-    r"|<(?P<close>/?)(?P<name>[^\W\d][\w.:\-\u00b7]*)(?:[^>\"']|\"[^\"]*\"|'[^']*')*?(?P<empty>/?)>", re.S)
+    r"|<(?P<close>/?)(?P<name>[^\s/<>!?\"'=][^\s/<>\"'=]*)(?:[^>\"']|\"[^\"]*\"|'[^']*')*?(?P<empty>/?)>", re.S)
 
 
 def _doctype_end(text: str, i: int) -> int:

@@ -44,6 +44,8 @@ class Fragment:
     test: str | None
     line: int
     end_line: int
+    #: the last line of the element's start tag (where its ``test`` ends)
+    test_end_line: int = 0
 
 
 @dataclass
@@ -139,7 +141,7 @@ class _Renderer:
     def element(self, c: SqlNode, ns: str, here: str, frag: str | None, props: dict[str, str], depth: int) -> str:
         tag = c.tag
         if tag == "if":
-            self.fragments.append(Fragment(here, "SQL_IF", frag, c.attrs.get("test"), c.line, c.end_line))
+            self.fragments.append(Fragment(here, "SQL_IF", frag, c.attrs.get("test"), c.line, c.end_line, c.open_line))
             if here in self.dropped:
                 return ""
             self.taken.append(here)
@@ -155,7 +157,7 @@ class _Renderer:
                 counts[b.tag or ""] = k + 1
                 bpath = f"{here}/{b.tag}[{k}]" if b.tag == "when" else f"{here}/otherwise"
                 kind = "SQL_WHEN" if b.tag == "when" else "SQL_OTHERWISE"
-                self.fragments.append(Fragment(bpath, kind, frag, b.attrs.get("test"), b.line, b.end_line))
+                self.fragments.append(Fragment(bpath, kind, frag, b.attrs.get("test"), b.line, b.end_line, b.open_line))
                 if i == pick and bpath not in self.dropped:
                     self.taken.append(bpath)
                     out = self.render(b, ns, bpath, bpath, props, depth)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from diting.config.sources import parse_config
+from diting.config.sources import parse_yaml
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import dialect, shards
@@ -35,12 +35,16 @@ if TYPE_CHECKING:
 #: resultMap ``extends`` links followed at most
 MAX_RESULT_MAP_CHAIN = 32
 _MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
-#: a ShardingSphere table property in canonical form: the Spring Boot starter (5.x ``rules.sharding``, 4.x
-#: ``sharding``) or a standalone routing file (5.x ``rules[n]`` of ``!SHARDING``, 4.x ``shardingRule``)
-_SS_TABLE_KEY = re.compile(r"^(?:spring\.shardingsphere\.(?:rules\.sharding|sharding)|rules\[\d+\]|sharding-rule)"
-                           r"\.tables\.(?P<table>[^.\[\]]+)\.(?P<prop>.+)$")
-#: the ShardingSphere JDBC driver's URL: ``jdbc:shardingsphere:classpath:sharding.yaml``
-_SS_DRIVER_URL = re.compile(r"^jdbc:shardingsphere:(?P<location>.+)$", re.I)
+#: a ShardingSphere sharding-rule property in canonical form — ``rule``: the rule's prefix,
+#: ``table``/``prop`` for a table (``tables`` or 5.x ``auto-tables``), ``default`` for a rule-level
+#: default strategy or column. The Spring Boot starter (5.x ``rules.sharding``, 4.x ``sharding``) …
+_SS_SPRING_KEY = re.compile(r"^(?P<rule>spring\.shardingsphere\.(?:rules\.sharding|sharding))\.(?:"
+                            r"(?:tables|auto-tables)\.(?P<table>[^.\[\]]+)\.(?P<prop>.+)|(?P<default>default-.+))$")
+#: … and a standalone routing file (5.x ``rules[n]`` of ``!SHARDING``, 4.x ``shardingRule``)
+_SS_FILE_KEY = re.compile(r"^(?P<rule>rules\[\d+\]|sharding-rule)\.(?:"
+                          r"(?:tables|auto-tables)\.(?P<table>[^.\[\]]+)\.(?P<prop>.+)|(?P<default>default-.+))$")
+#: the ShardingSphere JDBC driver's URL (its prefix is case-sensitive)
+_SS_DRIVER_URL = re.compile(r"^jdbc:shardingsphere:(?P<location>.+)$")
 #: the databaseId values (lower-case) a dialect's statements carry
 _DATABASE_IDS = {"mysql": ("mysql", "mariadb"), "postgres": ("postgresql", "postgres", "pg"),
                  "oracle": ("oracle",), "tsql": ("sqlserver", "mssql"), "sqlite": ("sqlite",),
@@ -273,20 +277,19 @@ class SqlStage:
                 for e in doc.entries:
                     yield src, e
 
-    def _datasource_urls(self) -> list[str]:
-        """Resolved values of ``spring.datasource.url`` and every ``spring.datasource.….url`` /
+    def _datasource_url_values(self) -> list[Any]:
+        """The config values of ``spring.datasource.url`` and every ``spring.datasource.….url`` /
         ``jdbc-url`` (Druid, Hikari, dynamic-datasource forms), in key order."""
         cfg = self.p.config
         if cfg is None:
             return []
         keys = {e.key for _, e in self._config_entries()
                 if e.key.startswith("spring.datasource.") and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")}
-        out = []
-        for key in sorted(keys):
-            rv = cfg.get(key)
-            if rv.status == "RESOLVED" and rv.value:
-                out.append(rv.value.strip())
-        return out
+        return [cfg.get(key) for key in sorted(keys)]
+
+    def _datasource_urls(self) -> list[str]:
+        """Resolved datasource URLs (see :meth:`_datasource_url_values`)."""
+        return [rv.value.strip() for rv in self._datasource_url_values() if rv.status == "RESOLVED" and rv.value]
 
     def _jdbc(self) -> tuple[str | None, str | None]:
         """``(database name, JDBC kind)`` of the package's one JDBC URL; a ShardingSphere driver URL
@@ -295,7 +298,7 @@ class SqlStage:
         found: set[tuple[str | None, str]] = set()
         urls = [u for u in self._datasource_urls() if not _SS_DRIVER_URL.match(u)]
         urls += [e.value for _, e in self.sharding_files if e.key.startswith(("data-sources.", "datasource."))
-                 and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url")]
+                 and e.key.rsplit(".", 1)[-1] in ("url", "jdbc-url", "standard-jdbc-url")]
         for url in urls:
             got = dialect.jdbc_database(url)
             if got is not None:
@@ -305,20 +308,39 @@ class SqlStage:
         return next(iter(found))
 
     def _sharding_files(self) -> list[tuple[str, Any]]:
-        """``(path, entry)`` of every entry of the ShardingSphere routing files the package's JDBC URLs
-        name (``jdbc:shardingsphere:classpath:…``; an ``absolutepath:`` is outside the repository)."""
+        """``(path, entry)`` of every entry of the ShardingSphere routing files the package's
+        datasource URLs name: ``jdbc:shardingsphere:classpath:NAME`` (the driver's own, case-sensitive
+        prefix; a ``?placeholder-type=…`` query is not part of the name; NAME is read literally,
+        as the driver does, from the package's resource roots, and parsed as YAML whatever its
+        extension). A routing file the package does not hold, a URL whose placeholder does not
+        resolve, and an ``absolutepath:`` (outside the repository) leave the tables' shard keys
+        unknown: CONFIG_VALUE_UNKNOWN."""
         out: list[tuple[str, Any]] = []
         seen: set[str] = set()
-        for url in self._datasource_urls():
-            m = _SS_DRIVER_URL.match(url)
-            if not m or not m.group("location").startswith("classpath:"):
+        for rv in self._datasource_url_values():
+            raw = (rv.value if rv.status == "RESOLVED" and rv.value else (rv.entry.value if rv.entry else "")).strip()
+            if not raw.startswith("jdbc:shardingsphere:") and "${" not in raw:
                 continue
-            for path in self.p.ctx.resolve_resource(m.group("location")):
+            where = {"path": rv.path, "lines": [rv.entry.line, rv.entry.end_line]} if rv.entry and rv.path else None
+            location = raw[len("jdbc:shardingsphere:"):].split("?", 1)[0] if rv.status == "RESOLVED" else None
+            paths = self.p.ctx.resources.get(location[len("classpath:"):].lstrip("/"), []) \
+                if location and location.startswith("classpath:") else []
+            if rv.status != "RESOLVED" and not raw.startswith("jdbc:shardingsphere:"):
+                continue  # an unresolved URL of another driver: the datasource is simply unknown
+            if not paths:
+                why = ("its placeholder does not resolve" if rv.status != "RESOLVED" else
+                       "it names a file outside the repository" if location and not location.startswith("classpath:")
+                       else f"the package holds no {location}")
+                self.p.diag("CONFIG_VALUE_UNKNOWN", f"{rv.key}|sharding-routing", f"{rv.key} = {raw}: the "
+                            f"ShardingSphere routing file is not read ({why}); the shard keys it would configure "
+                            "are unknown", [self.p.service_rid] if self.p.service_rid else [], where)
+                continue
+            for path in sorted(set(paths)):
                 got = self.p.s.snapshot.read(path) if path not in seen else None
                 seen.add(path)
                 if got is None or got.data is None:
                     continue
-                cf = parse_config(path, decode_bytes(got.data).text)
+                cf = parse_yaml(path, decode_bytes(got.data).text)
                 out += [(path, e) for doc in cf.documents for e in doc.entries]
         return out
 
@@ -365,12 +387,26 @@ class SqlStage:
 
     def _routing(self) -> dict[str, shards.Routing]:
         """ShardingSphere tables of the package's configuration: the Spring Boot starter's properties
-        (4.x and 5.x) and the standalone routing files a ShardingSphere JDBC URL names."""
+        (4.x and 5.x) and the standalone routing files a ShardingSphere JDBC URL names. A table's
+        routing columns are its own database and table strategies' sharding columns, else the
+        rule's defaults (``defaultDatabaseStrategy``, ``defaultTableStrategy``,
+        ``defaultShardingColumn``); ``autoTables`` count as tables (their physical names are
+        ShardingSphere's to choose)."""
         out: dict[str, shards.Routing] = {}
-        entries = [(src.path, e) for src, e in self._config_entries()] + self.sharding_files
-        for path, e in entries:
-            m = _SS_TABLE_KEY.match(e.key)
+        own: dict[str, dict[str, set[str]]] = {}  # table → {"database"|"table": columns}
+        rule_of: dict[str, str] = {}
+        defaults: dict[str, dict[str, set[str]]] = {}  # rule → {"database"|"table"|"any": columns}
+        entries = [(src.path, e, _SS_SPRING_KEY) for src, e in self._config_entries()] + \
+            [(path, e, _SS_FILE_KEY) for path, e in self.sharding_files]
+        for path, e, pattern in entries:
+            m = pattern.match(e.key)
             if not m:
+                continue
+            value = e.value.strip()
+            if m.group("default"):
+                kind = _strategy_kind(m.group("default"))
+                if kind and value:
+                    defaults.setdefault(m.group("rule"), {}).setdefault(kind, set()).add(value)
                 continue
             prop = m.group("prop")
             raw = e.raw_key.split(".")  # the table name as written (canonical keys kebab-case it)
@@ -379,14 +415,28 @@ class SqlStage:
             if not logical:
                 continue
             r = out.setdefault(logical.lower(), shards.Routing(logical))
+            rule_of[logical.lower()] = m.group("rule")
             if prop == "actual-data-nodes":
                 for ds, table in shards.data_nodes(e.value):
                     r.physical.add(table)
                     if ds:
                         r.datasources.add(ds)
                 r.source = r.source or (path, e.line)
-            elif prop.endswith("sharding-column") and e.value.strip():
-                r.sharding_columns.add(e.value.strip())
+            elif prop == "actual-data-sources":  # an auto table: ShardingSphere names its shards
+                r.source = r.source or (path, e.line)
+            elif prop.endswith("sharding-column") and value:
+                kind = _strategy_kind(prop)
+                if kind:
+                    own.setdefault(logical.lower(), {}).setdefault(kind, set()).add(value)
+                    r.source = r.source or (path, e.line)
+        for name, r in out.items():
+            d = defaults.get(rule_of[name], {})
+            cols = own.get(name, {})
+            for kind in ("database", "table"):
+                r.columns[kind] = set(cols.get(kind) or d.get(kind) or set())
+            if not any(r.columns.values()) and d.get("any"):
+                r.columns["table"] = set(d["any"])
+            r.sharding_columns = r.columns["database"] | r.columns["table"]
         return out
 
     # ------------------------------------------------------------ run
@@ -800,7 +850,7 @@ class SqlStage:
         for key, t in tables.items():
             r = self.routing.get(t["logical"].lower())
             if r is not None and r.source:
-                t["evidence"]["ROUTING_CONFIG"] = self.p.seg(r.source[0], r.source[1])
+                t["evidence"]["ROUTING_CONFIG"] = self.p.seg(r.source[0], r.source[1], kind="CONFIG")
             sharded = bool(t["evidence"])
             # candidate keys: bind/concatenation identifiers, and columns every statement's WHERE constrains
             wheres = [u.where_columns for s, u in t["statements"] if not (u.write and u.operation == "INSERT")]
@@ -811,6 +861,9 @@ class SqlStage:
             attrs: dict[str, Any] = {}
             if t["candidate_of"]:
                 attrs["shard_candidate_of"] = t["candidate_of"]
+            t["routing"] = r
+            if r is not None and len(r.sharding_columns) > 1:  # several routing columns: no single key
+                attrs["routing_columns"] = {k: sorted(v) for k, v in r.columns.items() if v}
             evs = sorted({s.seg for s, _ in t["statements"]})
             t["rid"] = self.rs.entity(
                 "TABLE", stable, t["logical"], evs[:8], attrs, urn=urn, datasource=t["datasource"],
@@ -818,7 +871,7 @@ class SqlStage:
                 shard_evidence=[{"kind": k, "evidence_ref": RefTo(v)} for k, v in sorted(t["evidence"].items())],
                 candidate_shard_keys=cands, confirmed_shard_key=t["confirmed"])
             t["stable"] = stable
-            if sharded and not t["confirmed"]:
+            if sharded and not t["confirmed"] and not (r is not None and r.sharding_columns):
                 # cites the evidence that makes the table sharded
                 self.rs.diagnostic("SHARD_KEY_UNCONFIRMED", f"{stable}|key", f"{t['logical']} is sharded "
                                    f"({', '.join(sorted(t['evidence']))}) but no routing configuration names its "
@@ -864,17 +917,25 @@ class SqlStage:
         self._ledger(s)
 
     def _shard_checks(self, stmts: list[_Stmt], tables) -> None:
+        """SHARD_BROADCAST for a statement whose WHERE misses a routing column of its table: the
+        confirmed shard key, or each of the database and table routing columns."""
         for t in tables.values():
-            key = t["confirmed"]
-            if not key:
+            r = t.get("routing")
+            if r is not None and len(r.sharding_columns) > 1:
+                keys = [(c, f"{kind} routing column") for kind, cs in sorted(r.columns.items()) for c in sorted(cs)]
+            elif t["confirmed"]:
+                keys = [(t["confirmed"], "shard key")]
+            else:
                 continue
             for s, u in t["statements"]:
                 if u.write and u.operation == "INSERT":
                     continue
-                if key.lower() not in {c.lower() for c in u.where_columns}:
+                where = {c.lower() for c in u.where_columns}
+                missing = [f"{what} {c}" for c, what in keys if c.lower() not in where]
+                if missing:
                     self.p.diag("SHARD_BROADCAST", f"{s.stable}|{t['logical']}", f"{s.stable}: its WHERE does not "
-                                f"constrain {t['logical']}'s shard key {key}; the statement goes to every shard",
-                                [s.rid, t["rid"]], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
+                                f"constrain {t['logical']}'s {', '.join(missing)}; the statement goes to every "
+                                "shard", [s.rid, t["rid"]], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
 
     # ------------------------------------------------------------ ledger
     def _ledger(self, s: _Stmt) -> None:
@@ -900,7 +961,23 @@ class SqlStage:
             "record_id": ids.record_id_for(ids.BRANCH_PREFIX, branch_id), "branch_id": branch_id,
             "branch_kind": f.kind, "parent_branch_id": f"{s.stable}/{f.parent}" if f.parent else None,
             "symbol_ref": RefTo(s.rid), "symbol_revision": rev,
-            "condition_ref": RefTo(self.p.seg(s.path, f.line)) if f.kind != "SQL_OTHERWISE" else None,
+            "condition_ref": RefTo(self.p.seg(s.path, f.line, max(f.line, f.test_end_line)))
+            if f.kind != "SQL_OTHERWISE" else None,
             "outcome_kind": "CONTINUE", "effect_refs": [], "exit_ref": None, "evidence_refs": [RefTo(seg)],
             "resolution_status": "UNRESOLVED" if unresolved else "RESOLVED",
         })
+
+
+def _strategy_kind(prop: str) -> str | None:
+    """Which routing a ShardingSphere property's sharding column feeds: ``database`` (a database
+    strategy), ``table`` (a table strategy, an auto table's sharding strategy), ``any`` (the rule's
+    ``defaultShardingColumn``), None for anything else."""
+    if prop == "default-sharding-column":
+        return "any"
+    if not prop.endswith("sharding-column"):
+        return None
+    if "database-strategy." in prop:
+        return "database"
+    if "table-strategy." in prop or prop.startswith("sharding-strategy."):
+        return "table"
+    return None

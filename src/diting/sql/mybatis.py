@@ -38,6 +38,8 @@ class SqlNode:
     children: list["SqlNode"] = field(default_factory=list)
     line: int = 0
     end_line: int = 0
+    #: the line where the start tag ends (its attributes — a ``test`` — may run over several lines)
+    open_line: int = 0
 
 
 @dataclass
@@ -125,7 +127,8 @@ def _node(el, spans) -> SqlNode:
     its start tag's ``<`` to its end tag; its text starts where the start tag ends, a child's tail
     where that child ends (lines from :func:`element_lines`)."""
     start, opened, end = spans.get(el, (el.sourceline or 0,) * 3)
-    node = SqlNode(local_name(el), attrs=dict(_attrs(el)), line=start, end_line=max(start, end))
+    node = SqlNode(local_name(el), attrs=dict(_attrs(el)), line=start, end_line=max(start, end),
+                   open_line=max(start, opened))
     if el.text:
         node.children.append(SqlNode(None, el.text, line=opened, end_line=opened))
     for c in el:

@@ -16,6 +16,7 @@ numeric-suffixed name stays its own table, marked ``shard_candidate_of``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -35,6 +36,8 @@ class Routing:
     physical: set[str] = field(default_factory=set)
     datasources: set[str] = field(default_factory=set)
     sharding_columns: set[str] = field(default_factory=set)
+    #: the columns by the routing they feed: {"database": …, "table": …}
+    columns: dict[str, set[str]] = field(default_factory=lambda: {"database": set(), "table": set()})
     source: tuple[str, int] | None = None  # (config file path, line) of actual-data-nodes
 
 
@@ -71,6 +74,8 @@ def expand_inline(expr: str) -> list[str]:
         body = (m.group(1) or m.group(2) or "").strip()
         r = _RANGE.match(body)
         if r:
+            if max(len(r.group(1)), len(r.group(2))) > 18:  # no real range has such bounds
+                return []
             lo, hi = int(r.group(1)), int(r.group(2))
             width = len(r.group(1)) if r.group(1).startswith("0") and len(r.group(1)) > 1 else 0
             if hi - lo > MAX_NODES:
@@ -83,8 +88,8 @@ def expand_inline(expr: str) -> list[str]:
         pos = m.end()
     parts.append([expr[pos:]])
     out = [""]
-    for choices in parts:
-        out = [a + b for a in out for b in choices][:MAX_NODES]
+    for choices in parts:  # capped while built: never the whole product of two large ranges
+        out = list(itertools.islice((a + b for a in out for b in choices), MAX_NODES))
     return out
 
 
@@ -96,6 +101,8 @@ def data_nodes(value: str) -> list[tuple[str | None, str]]:
             ds, _, table = node.strip().rpartition(".")
             if table:
                 out.append((ds or None, table))
+            if len(out) >= MAX_NODES:  # at most MAX_NODES over all items
+                return out
     return out
 
 
