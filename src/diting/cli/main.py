@@ -290,10 +290,21 @@ def run() -> None:
     """Console-script entry point. An unexpected failure is one line (exit 3), never a
     traceback, unless ``DITING_DEBUG=1``."""
     import os
+    import signal
+    main_pid = os.getpid()
+
+    def on_sigint(signum: int, frame: object) -> None:
+        # typer turns Ctrl-C into a silent exit 130 before the handler below sees it: say it here
+        # (once, from the main process; workers share the process group)
+        if os.getpid() == main_pid:
+            say(err, "interrupted")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
     try:
         app()
     except KeyboardInterrupt:
-        say(err, "interrupted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if os.environ.get("DITING_DEBUG") == "1":

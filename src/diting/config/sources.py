@@ -11,6 +11,7 @@ relaxed form (:func:`canonical_key`).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -110,9 +111,31 @@ def _unescape_props(s: str) -> str:
     return "".join(out)
 
 
+class _LineOf:
+    """The 1-based line of a character offset as evidence counts lines (``\n`` only, the way
+    :func:`diting.source.text.split_lines` does), whatever a parser counted (``\r`` alone, NEL,
+    U+2028 …)."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def __call__(self, index: int) -> int:
+        return bisect.bisect_left(self.newlines, index) + 1
+
+
+#: line breaks YAML counts and evidence does not (a bare CR, NEL, LS, PS)
+_ODD_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+
+
 def parse_properties(path: str, text: str) -> ConfigFile:
-    """Parse ``.properties`` text. Never raises."""
-    lines = re.split(r"\r\n|\r|\n", text)
+    """Parse ``.properties`` text. Never raises. Lines end at ``\r\n``, ``\r`` or ``\n`` (as
+    ``java.util.Properties`` reads them); entry lines are counted as evidence counts them."""
+    parts = re.split(r"(\r\n|\r|\n)", text)
+    lines = parts[0::2]
+    offsets = [0]
+    for piece, sep in zip(parts[0::2], parts[1::2], strict=False):
+        offsets.append(offsets[-1] + len(piece) + len(sep))
+    line_of = _LineOf(text) if _ODD_BREAKS.search(text) else None
     entries: list[ConfigEntry] = []
     i = 0
     while i < len(lines):
@@ -147,7 +170,8 @@ def parse_properties(path: str, text: str) -> ConfigFile:
                 j += 1
         raw_key = scrub_surrogates(_unescape_props("".join(key_chars)))
         value = scrub_surrogates(_unescape_props(logical[j:]))
-        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, start + 1, i))
+        first, last = (line_of(offsets[start]), line_of(offsets[i - 1])) if line_of else (start + 1, i)
+        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, first, last))
     return ConfigFile(path, "properties", [ConfigDocument(entries)])
 
 
@@ -180,25 +204,33 @@ def parse_yaml(path: str, text: str) -> ConfigFile:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         cf.error = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        cf.error_line = mark.line + 1 if mark is not None else None
+        cf.error_line = None if mark is None else \
+            _LineOf(text)(mark.index) if _ODD_BREAKS.search(text) else mark.line + 1
         return cf
     except (ValueError, RecursionError) as exc:
         cf.error = str(exc)
         return cf
     budget = [MAX_YAML_NODES]
+    line_of = _LineOf(text) if _ODD_BREAKS.search(text) else None
     for node in nodes:
         if node is None:
             continue
         entries: list[ConfigEntry] = []
-        _flatten(node, "", entries, budget, 0)
+        _flatten(node, "", entries, budget, 0, line_of)
         if budget[0] <= 0:
             cf.budget_exhausted = True
         cf.documents.append(ConfigDocument(entries, _profile_condition(entries)))
     return cf
 
 
-def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[int], depth: int) -> None:
-    stack: list[tuple[yaml.Node, str, int, int]] = [(node, prefix, node.start_mark.line + 1, depth)]
+def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[int], depth: int,
+             line_of: "_LineOf | None" = None) -> None:
+    """Entries of a composed YAML node. ``line_of`` maps marks to evidence lines when the text has
+    line breaks YAML counts and evidence does not (by the mark's character index)."""
+    def at(mark: yaml.Mark) -> int:
+        return line_of(mark.index) if line_of is not None else mark.line + 1
+
+    stack: list[tuple[yaml.Node, str, int, int]] = [(node, prefix, at(node.start_mark), depth)]
     while stack:
         budget[0] -= 1
         if budget[0] <= 0:
@@ -213,14 +245,17 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
                     continue
                 name = scrub_surrogates(str(k.value))
                 key = f"{pre}.{name}" if pre else name
-                items.append((v, key, k.start_mark.line + 1, d + 1))
+                items.append((v, key, at(k.start_mark), d + 1))
             stack.extend(reversed(items))
         elif isinstance(cur, yaml.SequenceNode):
-            items = [(v, f"{pre}[{i}]", v.start_mark.line + 1, d + 1) for i, v in enumerate(cur.value)]
+            items = [(v, f"{pre}[{i}]", at(v.start_mark), d + 1) for i, v in enumerate(cur.value)]
             stack.extend(reversed(items))
         elif isinstance(cur, yaml.ScalarNode):
             value = scrub_surrogates(str(cur.value)) if cur.tag != "tag:yaml.org,2002:null" else ""
-            end = cur.end_mark.line + 1 if cur.end_mark.column > 0 else cur.end_mark.line
+            if line_of is not None:
+                end = line_of(max(cur.start_mark.index, cur.end_mark.index - 1))
+            else:
+                end = cur.end_mark.line + 1 if cur.end_mark.column > 0 else cur.end_mark.line
             out.append(ConfigEntry(canonical_key(pre), pre, str(value), line, max(line, end)))
 
 
