@@ -1,0 +1,276 @@
+"""Call-site resolution: which method a call reaches (SPEC §4.9, the base of the call graph).
+
+For one :class:`~diting.java.syntax.CallSite` in a member body, :meth:`CallResolver.resolve` gives a
+:class:`CallResolution`: the status (RESOLVED, AMBIGUOUS with every candidate, UNRESOLVED with the
+reason), the ``dispatch_kind`` and the target methods.
+
+- The receiver's static type comes from :class:`~diting.resolve.types.TypeOracle` (locals, fields,
+  parameters, ``this``/``super``, chained calls with known return types, type names for static calls);
+  an unqualified call looks in the type and its outer types, then the file's static imports.
+- The declared method is found by name and arity (varargs included) in the type and its in-repo
+  ancestors, the most derived declaration of each signature; overloads of one arity are told apart
+  by the argument types that are known (exactly, or a subtype in the repository; a primitive widens
+  and boxes), else the call is AMBIGUOUS among them.
+- Dispatch: a static method, a constructor, ``super.m()`` and ``this(…)``/``super(…)`` are STATIC;
+  a call on an interface type is INTERFACE, on a class VIRTUAL. Virtual and interface calls reach the
+  in-repo overrides of the declared method in subtypes of the receiver type: one method (the
+  declaration itself when it has a body and nothing overrides it, or the single implementation of
+  an abstract one) is RESOLVED, several are AMBIGUOUS — narrowing by Spring bindings belongs to the
+  caller, which knows the injected bean.
+- A receiver type outside the repository (a library) is an external target: the static type and the
+  method name (its signature unknown), RESOLVED with ``external``.
+
+Never a guess: an unknown receiver type, an unknown method, or arguments that no candidate takes
+give UNRESOLVED with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diting.java.syntax import CallSite, MethodDecl, TypeRef
+from diting.resolve.types import MemberContext, TypeOf, TypeOracle
+
+#: primitive widening (JLS 5.1.2) and the boxed type of each primitive
+_WIDENS = {"byte": {"short", "int", "long", "float", "double"}, "short": {"int", "long", "float", "double"},
+           "char": {"int", "long", "float", "double"}, "int": {"long", "float", "double"},
+           "long": {"float", "double"}, "float": {"double"}}
+_BOXES = {"boolean": "java.lang.Boolean", "byte": "java.lang.Byte", "short": "java.lang.Short",
+          "char": "java.lang.Character", "int": "java.lang.Integer", "long": "java.lang.Long",
+          "float": "java.lang.Float", "double": "java.lang.Double"}
+
+
+@dataclass(frozen=True)
+class MethodTarget:
+    """A method a call may reach: ``module`` None for a library type; ``params`` the erased parameter
+    types (None when unknown: a library method)."""
+
+    module: str | None
+    binary: str
+    name: str
+    params: tuple[str, ...] | None
+
+    @property
+    def signature(self) -> str:
+        return f"{self.binary}#{self.name}({','.join(self.params) if self.params is not None else '?'})"
+
+
+@dataclass(frozen=True)
+class CallResolution:
+    """What a call site reaches: ``status`` RESOLVED (one target), AMBIGUOUS (every candidate) or
+    UNRESOLVED (``reason``); ``dispatch_kind`` STATIC, VIRTUAL or INTERFACE; ``declared`` the method the
+    static types name; ``external`` for a library target."""
+
+    status: str
+    dispatch_kind: str | None
+    targets: tuple[MethodTarget, ...] = ()
+    declared: MethodTarget | None = None
+    external: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class _Decl:
+    module: str
+    binary: str
+    method: MethodDecl
+    params: tuple[str, ...]
+    interface: bool
+
+
+class CallResolver:
+    """Resolves call sites against the repository's types (see the module docstring)."""
+
+    def __init__(self, oracle: TypeOracle) -> None:
+        self.oracle = oracle
+        self._subtypes: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        self._decls: dict[tuple[str, str], list[_Decl]] = {}
+
+    # ------------------------------------------------------------ the repository's methods
+    def _declared(self, module: str, binary: str) -> list[_Decl]:
+        """Methods and constructors a type declares, with erased parameter types (memoised)."""
+        key = (module, binary)
+        if key in self._decls:
+            return self._decls[key]
+        out: list[_Decl] = []
+        found = self.oracle.decl(module, binary)
+        if found is not None:
+            scope, idx = found
+            td = scope.facts.types[idx]
+            chain = scope._chain_of(idx)
+            for md in td.methods:
+                if md.decl_kind not in ("METHOD", "CONSTRUCTOR", "COMPACT_CONSTRUCTOR"):
+                    continue
+                tv = scope.type_vars_for(chain, md.type_params)
+                params = tuple(scope.resolve(p.type, chain, tv).name for p in md.params)
+                out.append(_Decl(module, binary, md, params, td.kind in ("INTERFACE", "ANNOTATION")))
+        self._decls[key] = out
+        return out
+
+    def _subtypes_of(self, module: str, binary: str) -> list[tuple[str, str]]:
+        """Every in-repo type whose ancestors include ``(module, binary)`` (index built once)."""
+        if self._subtypes is None:
+            index: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            registry = self.oracle.registry
+            for key in sorted(registry._decl):
+                for anc in registry.ancestors(*key):
+                    index.setdefault(anc, []).append(key)
+            self._subtypes = index
+        return self._subtypes.get((module, binary), [])
+
+    def _candidates(self, module: str, binary: str, name: str, arity: int) -> list[_Decl]:
+        """Methods ``name`` taking ``arity`` arguments visible in the type: its own and its ancestors',
+        the most derived declaration of each signature."""
+        out: list[_Decl] = []
+        seen: set[tuple[str, ...]] = set()
+        owners = [(module, binary)] if name == "<init>" else \
+            [(module, binary)] + self.oracle.registry.ancestors(module, binary)  # constructors are not inherited
+        for m, b in owners:
+            for d in self._declared(m, b):
+                if d.method.name != name or not _takes(d.method, arity) or d.params in seen:
+                    continue
+                seen.add(d.params)
+                out.append(d)
+        return out
+
+    # ------------------------------------------------------------ resolution
+    def resolve(self, call: CallSite, ctx: MemberContext) -> CallResolution:
+        """The methods ``call`` reaches in ``ctx`` (see the module docstring)."""
+        if call.kind == "NEW":
+            owner = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
+            return self._among(owner, "<init>", call, ctx, "STATIC", "type of new")
+        if call.kind == "CTOR":
+            if call.name == "super":
+                td = ctx.type_decl
+                owner = self.oracle.ref_type(td.superclass, ctx.scope, ctx.chain[1:], ctx.type_vars) \
+                    if td.superclass else TypeOf("java.lang.Object")
+            else:
+                owner = TypeOf(ctx.binary, ctx.module)
+            return self._among(owner, "<init>", call, ctx, "STATIC", "constructor owner")
+        if call.kind != "CALL":
+            return CallResolution("UNRESOLVED", None, reason="a method reference is resolved where it runs")
+        if call.receiver is None:
+            return self._unqualified(call, ctx)
+        owner = self.oracle.receiver_type(call, ctx)
+        special = call.receiver.get("kind") == "super"
+        return self._among(owner, call.name, call, ctx, "STATIC" if special else None, "receiver type",
+                           dispatch_on=not special)
+
+    def _unqualified(self, call: CallSite, ctx: MemberContext) -> CallResolution:
+        """``m(…)``: the type, then its outer types, then a static import of ``m``."""
+        for idx in ctx.chain:
+            binary = ctx.scope.binary_of(ctx.scope.facts.types[idx])
+            if self._candidates(ctx.module, binary, call.name, call.arity):
+                return self._among(TypeOf(binary, ctx.module), call.name, call, ctx, None, "own type")
+        imported = ctx.scope.static_single.get(call.name)
+        owners = [imported.rsplit(".", 1)[0]] if imported else list(ctx.scope.static_wildcards)
+        for owner_name in owners:
+            r = ctx.scope.resolve_base(TypeRef(tuple(owner_name.split("."))), ctx.chain, ctx.type_vars)
+            t = self.oracle._resolved_type(r)
+            if t is None:
+                continue
+            if t.module is None or self._candidates(t.module, t.name, call.name, call.arity):
+                return self._among(TypeOf(t.name, t.module, True), call.name, call, ctx, "STATIC", "static import")
+        if not ctx.scope.static_wildcards and not imported:
+            # nothing else can supply it: a method the type inherits from a library supertype
+            # (java.lang.Object at least), called on the type itself
+            target = MethodTarget(None, ctx.binary, call.name, None)
+            return CallResolution("RESOLVED", "VIRTUAL", (target,), target, external=True)
+        return CallResolution("UNRESOLVED", None, reason=f"no method {call.name}/{call.arity} in scope; a "
+                                                         "static wildcard import of a library type may supply it")
+
+    def _among(self, owner: TypeOf | None, name: str, call: CallSite, ctx: MemberContext, dispatch: str | None,
+               what: str, dispatch_on: bool = True) -> CallResolution:
+        if owner is None:
+            return CallResolution("UNRESOLVED", dispatch, reason=f"{what} unknown")
+        binary = owner.name
+        if binary.endswith("[]") or binary in _BOXES:
+            return CallResolution("RESOLVED", dispatch or "VIRTUAL", (MethodTarget(None, binary, name, None),),
+                                  external=True)
+        if owner.module is None:  # a library type: the static type names the target
+            target = MethodTarget(None, binary, name, None)
+            kind = dispatch or ("STATIC" if owner.static else "VIRTUAL")
+            return CallResolution("RESOLVED", kind, (target,), target, external=True)
+        cands = self._candidates(owner.module, binary, name, call.arity)
+        if not cands and name == "<init>":
+            if call.arity == 0 and not any(d.method.name == "<init>" for d in self._declared(owner.module, binary)):
+                implicit = MethodTarget(owner.module, binary, "<init>", ())  # the implicit default constructor
+                return CallResolution("RESOLVED", "STATIC", (implicit,), implicit)
+            return CallResolution("UNRESOLVED", "STATIC", reason=f"no constructor of {binary} takes {call.arity} "
+                                                                 "argument(s)")
+        if not cands:
+            # inherited from a library supertype (toString(), a framework base class …)
+            target = MethodTarget(None, binary, name, None)
+            return CallResolution("RESOLVED", dispatch or ("STATIC" if owner.static else "VIRTUAL"), (target,),
+                                  target, external=True)
+        if len(cands) > 1:
+            cands = self._by_arguments(cands, call, ctx)
+            if not cands:
+                return CallResolution("UNRESOLVED", dispatch, reason=f"no overload of {name} takes the arguments")
+            if len(cands) > 1:
+                return CallResolution("AMBIGUOUS", dispatch, tuple(_target(d) for d in cands),
+                                      reason="overloads of one arity the argument types do not decide")
+        d = cands[0]
+        declared = _target(d)
+        if dispatch is None:
+            if "static" in d.method.modifiers or owner.static:
+                dispatch = "STATIC"
+            else:
+                dispatch = "INTERFACE" if self._is_interface(owner) else "VIRTUAL"
+        if dispatch == "STATIC" or not dispatch_on or "private" in d.method.modifiers or name == "<init>":
+            return CallResolution("RESOLVED", dispatch, (declared,), declared)
+        impls = self._overrides(owner, d)
+        if d.method.has_body and "abstract" not in d.method.modifiers:
+            impls = [d] + impls
+        if not impls:
+            return CallResolution("RESOLVED", dispatch, (declared,), declared)  # abstract, not implemented here
+        if len(impls) == 1:
+            return CallResolution("RESOLVED", dispatch, (_target(impls[0]),), declared)
+        return CallResolution("AMBIGUOUS", dispatch, tuple(_target(i) for i in impls), declared,
+                              reason=f"{len(impls)} implementations in the repository")
+
+    def _is_interface(self, owner: TypeOf) -> bool:
+        found = self.oracle.decl(owner.module or "", owner.name)
+        return found is not None and found[0].facts.types[found[1]].kind == "INTERFACE"
+
+    def _overrides(self, owner: TypeOf, d: _Decl) -> list[_Decl]:
+        """Concrete methods of in-repo subtypes of the receiver type overriding ``d`` (one per type)."""
+        out: list[_Decl] = []
+        for m, b in self._subtypes_of(owner.module or "", owner.name):
+            for o in self._declared(m, b):
+                if o.method.name == d.method.name and o.params == d.params and o.method.has_body \
+                        and "abstract" not in o.method.modifiers and "static" not in o.method.modifiers:
+                    out.append(o)
+        return out
+
+    def _by_arguments(self, cands: list[_Decl], call: CallSite, ctx: MemberContext) -> list[_Decl]:
+        """The candidates every known argument type fits (all of them when no argument is known)."""
+        if call.args is None:
+            return cands
+        types = [self.oracle.expr_type(a, ctx) for a in call.args]
+        if all(t is None for t in types):
+            return cands
+        exact = [d for d in cands if all(t is None or i >= len(d.params) or t.name == d.params[i]
+                                         for i, t in enumerate(types))]
+        if len(exact) == 1:
+            return exact
+        return [d for d in cands if all(t is None or i >= len(d.params) or self._fits(t, d.params[i])
+                                        for i, t in enumerate(types))]
+
+    def _fits(self, arg: TypeOf, param: str) -> bool:
+        if arg.name == param or param == "java.lang.Object":
+            return True
+        if param in _WIDENS.get(arg.name, ()) or _BOXES.get(arg.name) == param:
+            return True
+        if _BOXES.get(param) == arg.name:
+            return True
+        return self.oracle.is_subtype(arg, param)
+
+
+def _takes(md: MethodDecl, arity: int) -> bool:
+    n = len(md.params)
+    return n == arity or bool(md.params and md.params[-1].varargs and arity >= n - 1)
+
+
+def _target(d: _Decl) -> MethodTarget:
+    return MethodTarget(d.module, d.binary, d.method.name if d.method.decl_kind == "METHOD" else "<init>", d.params)
