@@ -37,6 +37,7 @@ def main() -> int:
     resolver = CallResolver(scanner.oracle)
     module_of = {f.path: f.module for f in scanner.inv.files}
     counts: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
     in_repo: list[tuple[str, int, str, str, str]] = []
     for path in sorted(scanner.scopes):
         got = scanner.snapshot.read(path)
@@ -59,6 +60,9 @@ def main() -> int:
                     bucket = r.status if r.status != "RESOLVED" else ("RESOLVED external" if r.external
                                                                         else "RESOLVED in-repo")
                     counts[(r.dispatch_kind or "-", bucket)] += 1
+                    if r.status != "RESOLVED":
+                        reasons[f"{r.status}: {r.reason}" if "no method" not in r.reason else
+                                f"{r.status}: no method in scope"] += 1
                     if bucket == "RESOLVED in-repo":
                         text = lines[call.line - 1].strip() if call.line <= len(lines) else ""
                         in_repo.append((path, call.line, f"{scope.binary_of(td)}#{md.name}", text[:140],
@@ -69,6 +73,9 @@ def main() -> int:
     for k in kinds:
         print(f"{k:<10}" + "".join(f"{counts[(k, b)]:>20}" for b in buckets))
     print(f"{'total':<10}" + "".join(f"{sum(counts[(k, b)] for k in kinds):>20}" for b in buckets))
+    print("\nwhy not RESOLVED:")
+    for why, n in reasons.most_common(12):
+        print(f"{n:>8}  {why}")
     rng = random.Random(args.seed)
     sample = rng.sample(in_repo, min(args.n, len(in_repo)))
     print(f"\n{len(sample)} RESOLVED in-repo call edges (seed {args.seed}):")

@@ -21,6 +21,9 @@ FILES = {
     "src/main/java/com/ex/b/Order.java": "package com.ex.b;\npublic class Order { public String no; }\n",
     "src/main/java/com/ex/Util.java": "package com.ex;\npublic final class Util {\n"
     "    public static String norm(String s) { return s; }\n    private Util() { }\n}\n",
+    "src/main/java/com/ex/Msg.java": "package com.ex;\npublic final class Msg {\n"
+    "    public static String get(String code) { return code; }\n"
+    "    public static String get(String code, Object... args) { return code; }\n}\n",
     "src/main/java/com/ex/Pay.java": "package com.ex;\npublic interface Pay { void pay(long id); }\n",
     "src/main/java/com/ex/Notify.java": "package com.ex;\npublic interface Notify { void send(String m); }\n",
     "src/main/java/com/ex/CardPay.java": "package com.ex;\npublic class CardPay implements Pay { public void pay(long id) { } }\n",
@@ -57,6 +60,8 @@ public class OrderService extends Base {
         log.add("z");
         new CardPay();
         toString();
+        Msg.get("a");
+        Msg.get("a", 1, 2);
     }
 
     @Override
@@ -128,5 +133,9 @@ def test_static_import_super_constructors_and_library_calls(calls):
     assert (new.status, new.dispatch_kind, new.targets[0].signature) == ("RESOLVED", "STATIC", "com.ex.CardPay#<init>()")
     this_ctor = _one(calls, "<init>", "this")
     assert (this_ctor.status, this_ctor.targets[0].params) == ("RESOLVED", ("int",))
+    fixed = _one(calls, "run", "get", 0)  # both fit one argument: the non-varargs one wins (JLS 15.12.2)
+    assert (fixed.status, fixed.targets[0].params) == ("RESOLVED", ("java.lang.String",))
+    va = _one(calls, "run", "get", 1)
+    assert (va.status, va.targets[0].params) == ("RESOLVED", ("java.lang.String", "java.lang.Object[]"))
     ts = _one(calls, "run", "toString")  # inherited from java.lang.Object: an external target
     assert (ts.status, ts.external) == ("RESOLVED", True)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diting.java.syntax import CallSite, MethodDecl, TypeRef
+from diting.java.lombok import synthesize
+from diting.java.syntax import CallSite, MethodDecl, Param, TypeRef
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 
 #: primitive widening (JLS 5.1.2) and the boxed type of each primitive
@@ -98,12 +99,26 @@ class CallResolver:
             scope, idx = found
             td = scope.facts.types[idx]
             chain = scope._chain_of(idx)
+            interface = td.kind in ("INTERFACE", "ANNOTATION")
             for md in td.methods:
                 if md.decl_kind not in ("METHOD", "CONSTRUCTOR", "COMPACT_CONSTRUCTOR"):
                     continue
                 tv = scope.type_vars_for(chain, md.type_params)
                 params = tuple(scope.resolve(p.type, chain, tv).name for p in md.params)
-                out.append(_Decl(module, binary, md, params, td.kind in ("INTERFACE", "ANNOTATION")))
+                out.append(_Decl(module, binary, md, params, interface))
+            # members Lombok, records and javac add (accessors, constructors): concrete, in the repository
+            have = {(d.method.name, d.params) for d in out}
+            tv = scope.type_vars_for(chain)
+            for sm in synthesize(td, scope, chain):
+                if sm.kind != "METHOD":
+                    continue
+                params = tuple(scope.resolve(t, chain, tv).name for _, t in sm.params)
+                if (sm.name, params) in have:
+                    continue
+                have.add((sm.name, params))
+                md = MethodDecl(sm.name, "CONSTRUCTOR" if sm.name == "<init>" else "METHOD", list(sm.modifiers), [],
+                                [], [Param(n, t, []) for n, t in sm.params], sm.type, [], 0, 0, True, 0, None)
+                out.append(_Decl(module, binary, md, params, interface))
         self._decls[key] = out
         return out
 
@@ -250,12 +265,14 @@ class CallResolver:
         types = [self.oracle.expr_type(a, ctx) for a in call.args]
         if all(t is None for t in types):
             return cands
-        exact = [d for d in cands if all(t is None or i >= len(d.params) or t.name == d.params[i]
-                                         for i, t in enumerate(types))]
-        if len(exact) == 1:
-            return exact
-        return [d for d in cands if all(t is None or i >= len(d.params) or self._fits(t, d.params[i])
-                                        for i, t in enumerate(types))]
+        # JLS 15.12.2: applicable without varargs expansion first (phases 1-2), then with it (phase 3)
+        fixed = [d for d in cands if len(d.params) == len(types) and
+                 all(t is None or self._fits(t, d.params[i]) for i, t in enumerate(types))]
+        if fixed:
+            exact = [d for d in fixed if all(t is None or t.name == d.params[i] for i, t in enumerate(types))]
+            return exact if len(exact) == 1 else fixed
+        return [d for d in cands if _varargs(d) and
+                all(t is None or self._fits(t, _param_at(d, i)) for i, t in enumerate(types))]
 
     def _fits(self, arg: TypeOf, param: str) -> bool:
         if arg.name == param or param == "java.lang.Object":
@@ -265,6 +282,18 @@ class CallResolver:
         if _BOXES.get(param) == arg.name:
             return True
         return self.oracle.is_subtype(arg, param)
+
+
+def _varargs(d: _Decl) -> bool:
+    return bool(d.method.params and d.method.params[-1].varargs)
+
+
+def _param_at(d: _Decl, i: int) -> str:
+    """The type argument ``i`` must fit: a varargs tail takes its element type."""
+    if _varargs(d) and i >= len(d.params) - 1:
+        last = d.params[-1]
+        return last[:-2] if last.endswith("[]") else last
+    return d.params[i] if i < len(d.params) else "?"
 
 
 def _takes(md: MethodDecl, arity: int) -> bool:

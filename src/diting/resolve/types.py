@@ -363,17 +363,35 @@ class TypeOracle:
                 for i in range(len(parts), 0, -1):
                     r = ctx.scope.resolve_base(TypeRef(tuple(parts[:i])), ctx.chain, ctx.type_vars)
                     t = self._resolved_type(r)
-                    if t is not None:
-                        cur = TypeOf(t.name, t.module, True)
-                        rest = parts[i:]
-                        break
+                    if t is None:
+                        continue
+                    if t.module is None and i > 1:
+                        # ``Codes.EMPTY`` where Codes is an in-repo type: a field of it, not a nested type
+                        # the repository does not declare
+                        outer = self._resolved_type(ctx.scope.resolve_base(TypeRef(tuple(parts[:i - 1])),
+                                                                           ctx.chain, ctx.type_vars))
+                        if outer is not None and outer.module is not None:
+                            continue
+                    cur = TypeOf(t.name, t.module, True)
+                    rest = parts[i:]
+                    break
         for p in rest:
             if cur is None or cur.module is None:
                 return None
             fr = self.field_of(cur.module, cur.name, p)
+            if fr is None and cur.static and self._enum_constant(cur, p):
+                cur = TypeOf(cur.name, cur.module)  # an enum constant is an instance of its enum
+                continue
             cur = self.field_type(fr) if fr is not None else \
                 self._library_member(cur, p, self.library_fields) if self.library_fields and not cur.static else None
         return cur
+
+    def _enum_constant(self, t: TypeOf, name: str) -> bool:
+        found = self.decl(t.module or "", t.name)
+        if found is None:
+            return False
+        td = found[0].facts.types[found[1]]
+        return td.kind == "ENUM" and any(c.name == name for c in td.enum_constants)
 
     def _is_variable(self, name: str, ctx: MemberContext) -> bool:
         return ctx.local(name) is not None or ctx.param(name) is not None or \
