@@ -162,13 +162,11 @@ def _widen(tok: str, line: str) -> str:
     import re
     if len(tok) >= 8:
         return tok
-    found = ""
     for pat in (r"[\w.]*\b\w+\.\w+\(", r"@\w+\(", r'"[^"]*"'):
         for m in re.finditer(pat, line):
             if tok in m.group(0) or pat != r'"[^"]*"':
-                found = m.group(0)
-                return found
-    return tok or found
+                return m.group(0)
+    return tok
 
 
 def draft(ir: Path, src: Path) -> list[dict]:

@@ -223,7 +223,8 @@ DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "branch_ledger", 
 DEMO_DIMENSION_LABELS = {"config_keys": "config bindings"}
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[dict]:
+    """The records of a package's jsonl file."""
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
 
 
@@ -232,8 +233,8 @@ def package_rows(packages: list) -> tuple[list[str], list[list[str]]]:
     headers = ["package", "deployable because", "status", "entries", "contracts", "topics", "tables", "config keys", "unknowns"]
     rows = []
     for p in packages:
-        ents = Counter(e["kind"] for e in _read_jsonl(p.path / "entities.jsonl"))
-        unknowns = sum(1 for d in _read_jsonl(p.path / "diagnostics.jsonl") if d["severity"] != "INFO")
+        ents = Counter(e["kind"] for e in read_jsonl(p.path / "entities.jsonl"))
+        unknowns = sum(1 for d in read_jsonl(p.path / "diagnostics.jsonl") if d["severity"] != "INFO")
         why = ", ".join(sorted(set(p.basis))) if p.kind == "SERVICE" else "modules outside every service"
         rows.append([p.path.name, why, p.status, *(str(ents[k]) for k in ("ENTRY", "CONTRACT", "TOPIC", "TABLE",
                                                                           "CONFIG_KEY")), str(unknowns)])

@@ -214,39 +214,55 @@ def demo(
     """Build the bundled fixture estate into a git repository, scan it, verify every package, and show
     the coverage and a few example queries with their answers."""
     from diting import demo as d
+    try:
+        with d.DemoLock(workdir):
+            repo, ir, bad = _demo_run(d, workdir)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+        return
+    import shlex
+    qdir = workdir / "queries"
+    exe = Path(sys.executable).parent / "diting"
+    cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
+    say(out, "7. try next:")
+    say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
+             "      # check the packages yourself")
+    say(out, f"   {shlex.quote(sys.executable)} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
+             f"{shlex.quote(str(qdir / 'topics.sql'))}   # rerun or edit a query")
+    say(out, f"   {cmd} scan path/to/your/repo --commit HEAD --out ir-out/   # scan your own estate")
+    say(out, f"   {cmd} rules --only jmq                 # check the JMQ rules (rules/jmq.yaml) against their samples")
+    raise typer.Exit(1 if bad else 0)
+
+
+def _demo_run(d, workdir: Path):
+    """Steps 1-6 of ``diting demo`` (build, scan, verify, summarise, coverage, queries), inside the
+    demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
-    lock = d.DemoLock(workdir)
-    try:
-        lock.__enter__()
-        d.prepare_workdir(workdir)
-        repo = workdir / "estate-repo"
-        sha = d.build_fixture_repo(repo)
-        say(out, f"1. built the fixture estate (order, payment, stock, fulfillment, promotion) into {repo} "
-                 f"at commit {sha}")
-        ir = workdir / "ir"
-        result = run_scan(repo, sha, ScanOptions(out=ir, repo_id="fixtures/estate", quiet=True))
-        services = sum(1 for p in result.packages if p.kind == "SERVICE")
-        say(out, f"2. scanned it: {len(result.packages)} packages under {ir} ({services} services, "
-                 f"{len(result.packages) - services} for modules outside every service)")
-        bad = 0
-        for p in result.packages:
-            findings = verify_package(p.path, deep=True, repo=repo)
-            bad += len(findings)
-            for f in findings[:20]:
-                say(out, f"   INVALID {p.service_id}: {f}")
-        say(out, "3. verified every package (--deep, segments re-read from the repository): "
-                 f"{'all valid' if not bad else f'{bad} finding(s)'}")
-    except UserError as exc:
-        lock.__exit__()
-        _fail(exc.message, exc.exit_code)
-        return
+    d.prepare_workdir(workdir)
+    repo = workdir / "estate-repo"
+    sha = d.build_fixture_repo(repo)
+    say(out, f"1. built the fixture estate (order, payment, stock, fulfillment, promotion) into {repo} "
+             f"at commit {sha}")
+    ir = workdir / "ir"
+    result = run_scan(repo, sha, ScanOptions(out=ir, repo_id="fixtures/estate", quiet=True))
+    services = sum(1 for p in result.packages if p.kind == "SERVICE")
+    say(out, f"2. scanned it: {len(result.packages)} packages under {ir} ({services} services, "
+             f"{len(result.packages) - services} for modules outside every service)")
+    bad = 0
+    for p in result.packages:
+        findings = verify_package(p.path, deep=True, repo=repo)
+        bad += len(findings)
+        for f in findings[:20]:
+            say(out, f"   INVALID {p.service_id}: {f}")
+    say(out, "3. verified every package (--deep, segments re-read from the repository): "
+             f"{'all valid' if not bad else f'{bad} finding(s)'}")
     say(out, "4. what each package holds (unknowns: diagnostics above INFO):")
     for line in d.format_table(*d.package_rows(result.packages)):
         say(out, line)
     for p in result.packages:
-        for diag in d._read_jsonl(p.path / "diagnostics.jsonl"):
+        for diag in d.read_jsonl(p.path / "diagnostics.jsonl"):
             if diag["severity"] == "ERROR":
                 say(out, f"   why {p.service_id} is {p.status}: {diag['code']}: {diag['message']}")
     headers, rows, not_examined = d.coverage_rows(result.packages)
@@ -272,18 +288,7 @@ def demo(
              "its callers name the topic, which diting follows once the call graph lands. An unresolved send "
              "inside a producer wrapper class is the wrapper's own body; calls on the wrapper's beans resolve "
              "through each bean's configured topic and appear as publishers above.")
-    lock.__exit__()
-    import shlex
-    exe = Path(sys.executable).parent / "diting"
-    cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
-    say(out, "7. try next:")
-    say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
-             "      # check the packages yourself")
-    say(out, f"   {shlex.quote(sys.executable)} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
-             f"{shlex.quote(str(qdir / 'topics.sql'))}   # rerun or edit a query")
-    say(out, f"   {cmd} scan path/to/your/repo --commit HEAD --out ir-out/   # scan your own estate")
-    say(out, f"   {cmd} rules --only jmq                 # check the JMQ rules (rules/jmq.yaml) against their samples")
-    raise typer.Exit(1 if bad else 0)
+    return repo, ir, bad
 
 
 def run() -> None:

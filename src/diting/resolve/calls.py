@@ -76,7 +76,6 @@ class _Decl:
     binary: str
     method: MethodDecl
     params: tuple[str, ...]
-    interface: bool
 
 
 class CallResolver:
@@ -99,13 +98,12 @@ class CallResolver:
             scope, idx = found
             td = scope.facts.types[idx]
             chain = scope._chain_of(idx)
-            interface = td.kind in ("INTERFACE", "ANNOTATION")
             for md in td.methods:
                 if md.decl_kind not in ("METHOD", "CONSTRUCTOR", "COMPACT_CONSTRUCTOR"):
                     continue
                 tv = scope.type_vars_for(chain, md.type_params)
                 params = tuple(scope.resolve(p.type, chain, tv).name for p in md.params)
-                out.append(_Decl(module, binary, md, params, interface))
+                out.append(_Decl(module, binary, md, params))
             # members Lombok, records and javac add (accessors, constructors): concrete, in the repository
             have = {(d.method.name, d.params) for d in out}
             tv = scope.type_vars_for(chain)
@@ -118,7 +116,7 @@ class CallResolver:
                 have.add((sm.name, params))
                 md = MethodDecl(sm.name, "CONSTRUCTOR" if sm.name == "<init>" else "METHOD", list(sm.modifiers), [],
                                 [], [Param(n, t, []) for n, t in sm.params], sm.type, [], 0, 0, True, 0, None)
-                out.append(_Decl(module, binary, md, params, interface))
+                out.append(_Decl(module, binary, md, params))
         self._decls[key] = out
         return out
 

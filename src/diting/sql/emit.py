@@ -256,6 +256,8 @@ class SqlStage:
         #: (namespace, id) → the <resultMap>'s type and extends, over the package's mappers
         self.result_maps: dict[tuple[str, str], dict[str, str]] = {
             (mf.namespace, rid): rm for _, mf in self.mappers if mf.namespace for rid, rm in mf.result_maps.items()}
+        #: the datasource URL values of the configuration, read once for the routing files and the JDBC kind
+        self.url_values = self._datasource_url_values()
         self.sharding_files = self._sharding_files()
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.located, self.location_patterns = self._mapper_locations()
@@ -289,7 +291,7 @@ class SqlStage:
 
     def _datasource_urls(self) -> list[str]:
         """Resolved datasource URLs (see :meth:`_datasource_url_values`)."""
-        return [rv.value.strip() for rv in self._datasource_url_values() if rv.status == "RESOLVED" and rv.value]
+        return [rv.value.strip() for rv in self.url_values if rv.status == "RESOLVED" and rv.value]
 
     def _jdbc(self) -> tuple[str | None, str | None]:
         """``(database name, JDBC kind)`` of the package's one JDBC URL; a ShardingSphere driver URL
@@ -317,16 +319,14 @@ class SqlStage:
         unknown: CONFIG_VALUE_UNKNOWN."""
         out: list[tuple[str, Any]] = []
         seen: set[str] = set()
-        for rv in self._datasource_url_values():
+        for rv in self.url_values:
             raw = (rv.value if rv.status == "RESOLVED" and rv.value else (rv.entry.value if rv.entry else "")).strip()
-            if not raw.startswith("jdbc:shardingsphere:") and "${" not in raw:
-                continue
+            if not raw.startswith("jdbc:shardingsphere:"):
+                continue  # another driver's URL (or one that does not resolve): no routing file
             where = {"path": rv.path, "lines": [rv.entry.line, rv.entry.end_line]} if rv.entry and rv.path else None
             location = raw[len("jdbc:shardingsphere:"):].split("?", 1)[0] if rv.status == "RESOLVED" else None
             paths = self.p.ctx.resources.get(location[len("classpath:"):].lstrip("/"), []) \
                 if location and location.startswith("classpath:") else []
-            if rv.status != "RESOLVED" and not raw.startswith("jdbc:shardingsphere:"):
-                continue  # an unresolved URL of another driver: the datasource is simply unknown
             if not paths:
                 why = ("its placeholder does not resolve" if rv.status != "RESOLVED" else
                        "it names a file outside the repository" if location and not location.startswith("classpath:")
