@@ -1,27 +1,34 @@
-"""Call-site resolution on a real repository: counts per dispatch kind and a sample to check by hand.
+"""The call graph diting writes, on a real repository: CALLS per dispatch kind and a sample to check by hand.
 
-Scans REPO at COMMIT (the scan's own type registry), re-reads every main-source Java file with every
-call's arguments, resolves each call site with :class:`diting.resolve.calls.CallResolver` and prints
-(1) the calls RESOLVED in-repo / RESOLVED external / AMBIGUOUS / UNRESOLVED per dispatch kind, and
-(2) N RESOLVED in-repo call edges drawn uniformly with a fixed seed, each with its source line and
-target, for a hand check (issue 6's target: 0 wrong of 50).
+Scans REPO at COMMIT into a temporary directory and reads the CALLS relations of every package (a
+call site shared by several packages — a common module — is counted once, by callsite_id), then prints
 
-    python benchmarks/callsite_sample.py REPO COMMIT [--n 50] [--seed 20261130]
+(1) call sites RESOLVED in-repo / RESOLVED external / AMBIGUOUS / UNRESOLVED per dispatch kind, and
+    the calls pruned as noise per rule;
+(2) why calls stay UNRESOLVED (the diagnostics' reasons, most common first);
+(3) N RESOLVED in-repo call edges drawn uniformly with a fixed seed, each with its source line and
+    target, for a hand check (issue 6's target: 0 wrong of 50).
+
+    python benchmarks/callsite_sample.py REPO COMMIT [--n 50] [--seed 20261130] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import re
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-from diting.java.syntax import extract_file, type_chain
-from diting.resolve.calls import CallResolver
-from diting.resolve.types import MemberContext
-from diting.scan.pipeline import ScanOptions, Scanner
+from diting.scan.pipeline import ScanOptions, scan
+from diting.source.git import GitRepo
+
+
+def _lines(pkg: Path, name: str) -> list[dict]:
+    return [json.loads(x) for x in (pkg / name).read_text(encoding="utf-8").splitlines() if x]
 
 
 def main() -> int:
@@ -30,57 +37,58 @@ def main() -> int:
     ap.add_argument("commit")
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20261130)
+    ap.add_argument("--keep", type=Path, help="write the packages here instead of a temporary directory")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        scanner = Scanner(args.repo, args.commit, ScanOptions(out=Path(tmp), repo_id="bench/calls", quiet=True))
-        scanner.run()
-    resolver = CallResolver(scanner.oracle)
-    module_of = {f.path: f.module for f in scanner.inv.files}
+        out = args.keep or Path(tmp)
+        result = scan(args.repo, args.commit, ScanOptions(out=out, repo_id="bench/calls", quiet=True))
+        sites: dict[str, dict] = {}
+        segments: dict[str, dict] = {}
+        pruned: Counter[str] = Counter()
+        for p in result.packages:
+            for r in _lines(p.path, "relations.jsonl"):
+                if r["kind"] == "CALLS" and r["callsite_id"]:
+                    sites.setdefault(r["callsite_id"], r)
+            for s in _lines(p.path, "source_segments.jsonl"):
+                segments[s["record_id"]] = s["locator"]
+            cov = json.loads((p.path / "coverage.json").read_text(encoding="utf-8"))
+            pruned.update(cov.get("pruned_by_rule", {}))
     counts: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
-    in_repo: list[tuple[str, int, str, str, str]] = []
-    for path in sorted(scanner.scopes):
-        got = scanner.snapshot.read(path)
-        if got.data is None:
-            continue
-        facts = extract_file(path, got.data)  # every call with its arguments
-        scope = scanner.scopes[path]
-        lines = got.data.decode("utf-8", "replace").split("\n")
-        for idx, td in enumerate(facts.types):
-            chain = type_chain(facts, idx)
-            for md in td.methods:
-                if md.body is None:
-                    continue
-                ctx = MemberContext(scope, chain, module_of.get(path) or "", md, md.body,
-                                    scope.type_vars_for(chain, md.type_params))
-                for call in md.body.calls:
-                    if call.kind == "REF":
-                        continue
-                    r = resolver.resolve(call, ctx)
-                    bucket = r.status if r.status != "RESOLVED" else ("RESOLVED external" if r.external
-                                                                        else "RESOLVED in-repo")
-                    counts[(r.dispatch_kind or "-", bucket)] += 1
-                    if r.status != "RESOLVED":
-                        reasons[f"{r.status}: {r.reason}" if "no method" not in r.reason else
-                                f"{r.status}: no method in scope"] += 1
-                    if bucket == "RESOLVED in-repo":
-                        text = lines[call.line - 1].strip() if call.line <= len(lines) else ""
-                        in_repo.append((path, call.line, f"{scope.binary_of(td)}#{md.name}", text[:140],
-                                        r.targets[0].signature))
+    in_repo: list[tuple[str, int, str, str]] = []
+    for site, r in sorted(sites.items()):
+        a = r["attributes"]
+        status = r["resolution_status"]
+        bucket = status if status != "RESOLVED" else ("RESOLVED external" if a.get("external") else "RESOLVED in-repo")
+        counts[(a.get("dispatch_kind") or "-", bucket)] += 1
+        if status == "UNRESOLVED":
+            why = (r.get("match_keys") or {}).get("reason") or "other"
+            reasons[re.sub(r"(no (constructor|overload|method) of|no method) \S+", r"\1 …", why)] += 1
+        if bucket == "RESOLVED in-repo" and r["target_ref"]["record_id"].startswith("method:"):
+            loc = segments.get(r["evidence_refs"][0]["record_id"])
+            if loc:
+                _, caller, target, _ = r["stable_id"].split("|")
+                in_repo.append((loc["path"], loc["start_line"], caller.split("/", 1)[-1], target.split("/", 1)[-1]))
     kinds = sorted({k for k, _ in counts})
     buckets = ["RESOLVED in-repo", "RESOLVED external", "AMBIGUOUS", "UNRESOLVED"]
+    print(f"{len(sites)} call sites in {len(result.packages)} packages")
     print(f"{'dispatch':<10}" + "".join(f"{b:>20}" for b in buckets))
     for k in kinds:
         print(f"{k:<10}" + "".join(f"{counts[(k, b)]:>20}" for b in buckets))
     print(f"{'total':<10}" + "".join(f"{sum(counts[(k, b)] for k in kinds):>20}" for b in buckets))
+    print("\npruned as noise (per package, summed): " + ", ".join(f"{k} {v}" for k, v in sorted(pruned.items())))
     print("\nwhy not RESOLVED:")
     for why, n in reasons.most_common(12):
         print(f"{n:>8}  {why}")
     rng = random.Random(args.seed)
     sample = rng.sample(in_repo, min(args.n, len(in_repo)))
-    print(f"\n{len(sample)} RESOLVED in-repo call edges (seed {args.seed}):")
-    for i, (path, line, caller, text, target) in enumerate(sorted(sample), 1):
-        print(f"{i:>3}. {path}:{line}  in {caller}\n       {text}\n       -> {target}")
+    git = GitRepo(args.repo)
+    with git:
+        oids = {e.path: e.oid for e in git.ls_tree(git.resolve_commit(args.commit))}
+        print(f"\n{len(sample)} RESOLVED in-repo call edges (seed {args.seed}):")
+        for i, (path, line, caller, target) in enumerate(sorted(sample), 1):
+            text = git.read_blob(oids[path]).decode("utf-8", "replace").split("\n")[line - 1].strip()
+            print(f"{i:>3}. {path}:{line}  in {caller}\n       {text[:140]}\n       -> {target}")
     return 0
 
 

@@ -78,3 +78,13 @@ def estate_scan(estate, tmp_path_factory):
     out = tmp_path_factory.mktemp("estate-ir")
     result = scan(repo, sha, ScanOptions(out=out, repo_id="fixtures/estate", quiet=True))
     return result, out
+
+
+#: a Spring Boot application with two classes of one simple name in two packages (call-graph tests)
+SHOP_FILES = {
+    "pom.xml": pom("shop", parent=None, body=BOOT_PLUGIN),
+    "src/main/java/com/ex/App.java": "package com.ex;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+    "public class App { public static void main(String[] a) { } }\n",
+    "src/main/java/com/ex/a/Order.java": "package com.ex.a;\npublic class Order { public long id; }\n",
+    "src/main/java/com/ex/b/Order.java": "package com.ex.b;\npublic class Order { public String no; }\n",
+}

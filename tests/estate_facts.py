@@ -5,18 +5,22 @@ reads them from a package directory, each with the evidence lines (path, first l
 of the records that make it. Families:
 
 - ``service``: the SERVICE entity (key: stable_id; detail: deployable bases, service id basis).
-- ``entry``: ENTRY entities (key: stable_id; detail: entry_kind).
+- ``entry``: ENTRY entities (key: stable_id; detail: entry_kind and, for a recovery worker, its kind).
 - ``contract``: CONTRACT entities (key: stable_id).
 - ``rpc``: the RPC/HTTP edges of a package — EXPOSES (provider → contract, alias), BINDS_TO from a
   consumer bean to a CONSUMED contract (alias), CALLS with dispatch_kind RPC or DYNAMIC.
 - ``topic``: PUBLISHES and SUBSCRIBES (target topic or ``?expression``; consumer group, tag, topic
   parameter).
 - ``statement``: SQL_STATEMENT entities (detail: parse_status, operation).
-- ``table_access``: READS/WRITES from a statement to a TABLE (detail: operations).
+- ``table_access``: READS/WRITES from a statement to a TABLE (detail: operations, CALLED or DECLARED_ONLY).
 - ``table``: TABLE entities (detail: sharded, confirmed key, shard evidence kinds, physical names).
 - ``config``: config bindings (key: consumer and config key; status: value status; detail: value).
 - ``cache``: READS/WRITES of a CACHE_KEY.
-- ``ledger``: branch ledger items (key: branch_id; detail: branch kind, outcome; cited by condition).
+- ``ledger``: branch ledger items (key: branch_id; detail: branch kind, outcome, effect count; cited by
+  condition, or by the arm's first line when it has none).
+- ``call``: CALLS between the package's methods (not RPC/dynamic, not to EXTERNAL; key: caller and
+  target, ``?name`` when there is none; detail: dispatch kind, candidates of an AMBIGUOUS call).
+- ``guard``: GUARDS from a config key to the method a branch of which it guards (detail: the branch).
 - ``diagnostic``: diagnostics other than INFO (key: code and message).
 """
 
@@ -26,7 +30,7 @@ import json
 from pathlib import Path
 
 FAMILIES = ("service", "entry", "contract", "rpc", "topic", "statement", "table_access", "table", "config", "cache",
-            "ledger", "diagnostic")
+            "ledger", "call", "guard", "diagnostic")
 
 Evidence = tuple[str, int, int]
 
@@ -65,7 +69,8 @@ def project(pkg: Path) -> dict[tuple[str, str, str], dict]:
                 "deployable_basis": sorted(b["basis"] for b in attrs.get("deployable_basis") or ()),
                 "service_id_basis": (attrs.get("service_id_basis") or {}).get("source")}, e)
         elif kind == "ENTRY":
-            put("entry", e["stable_id"], None, {"entry_kind": e["entry_kind"]}, e)
+            put("entry", e["stable_id"], None, dict({"entry_kind": e["entry_kind"]}, **(
+                {"recovery": attrs["recovery"]["kind"]} if attrs.get("recovery") else {})), e)
         elif kind == "CONTRACT":
             put("contract", e["stable_id"], None, {}, e)
         elif kind == "SQL_STATEMENT":
@@ -91,13 +96,24 @@ def project(pkg: Path) -> dict[tuple[str, str, str], dict]:
             put("topic", f"{kind} {src} -> {target}", status, {
                 k: attrs[k] for k in ("consumer_group", "tag", "tag_filter", "topic_parameter") if attrs.get(k) is not None}, r)
         elif kind in ("READS", "WRITES") and dst.startswith("table:"):
-            put("table_access", f"{kind} {src} -> {dst}", status, {"operations": attrs.get("operations")}, r)
+            put("table_access", f"{kind} {src} -> {dst}", status, {"operations": attrs.get("operations"),
+                                                                   "access": attrs.get("access")}, r)
         elif kind in ("READS", "WRITES") and dst.startswith("cache:"):
             put("cache", f"{kind} {src} -> {dst}", status, {}, r)
+        elif kind == "CALLS" and dst_kind != "EXTERNAL" and not (dst or "").startswith("contract:"):
+            cands = sorted(_ref(c) for c in r.get("candidate_target_refs") or ())
+            target = dst or ("?" + (r.get("match_keys") or {}).get("name", "") if status == "UNRESOLVED"
+                             else "?" + str(attrs.get("declared_target")))
+            put("call", f"CALLS {src} -> {target} @{r['callsite_id'].rsplit('@', 1)[1]}", status,
+                dict({"dispatch_kind": attrs.get("dispatch_kind")}, **({"candidates": cands} if cands else {})), r)
+        elif kind == "GUARDS":
+            put("guard", f"GUARDS {src} -> {dst}", status, {"guard": _ref(r["guard_ref"])}, r)
     for item in _read(pkg / "branch_ledger.jsonl"):
-        cond = dict(item, evidence_refs=[item["condition_ref"]] if item.get("condition_ref") else [])
+        cond = dict(item, evidence_refs=[item["condition_ref"]] if item.get("condition_ref") else
+                    item["evidence_refs"])
         put("ledger", item["branch_id"], item["resolution_status"],
-            {"branch_kind": item["branch_kind"], "outcome_kind": item["outcome_kind"]}, cond)
+            {"branch_kind": item["branch_kind"], "outcome_kind": item["outcome_kind"],
+             "effects": len(item["effect_refs"])}, cond)
     for b in _read(pkg / "config_bindings.jsonl"):
         put("config", f"{_ref(b['consumer_ref'])} {b['config_key']}", b["value_resolution"],
             {"value": b["value"], "default_value": b["default_value"]}, b)

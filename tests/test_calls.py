@@ -11,14 +11,10 @@ from diting.resolve.calls import CallResolver
 from diting.resolve.types import MemberContext
 from diting.scan.pipeline import ScanOptions, Scanner
 
-from .conftest import BOOT_PLUGIN, make_repo, pom
+from .conftest import SHOP_FILES, make_repo
 
 FILES = {
-    "pom.xml": pom("shop", parent=None, body=BOOT_PLUGIN),
-    "src/main/java/com/ex/App.java": "package com.ex;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-    "public class App { public static void main(String[] a) { } }\n",
-    "src/main/java/com/ex/a/Order.java": "package com.ex.a;\npublic class Order { public long id; }\n",
-    "src/main/java/com/ex/b/Order.java": "package com.ex.b;\npublic class Order { public String no; }\n",
+    **SHOP_FILES,
     "src/main/java/com/ex/Util.java": "package com.ex;\npublic final class Util {\n"
     "    public static String norm(String s) { return s; }\n    private Util() { }\n}\n",
     "src/main/java/com/ex/Msg.java": "package com.ex;\npublic final class Msg {\n"

@@ -227,3 +227,23 @@ def test_the_fixture_build_leaves_the_answer_key_out(estate):
                            capture_output=True, text=True, check=True).stdout.split()
     assert "expected.json" not in names and "pom.xml" in names
     assert build_fixture_repo  # the same builder the demo and the samples use
+
+
+def test_removing_the_resync_job_leaves_a_send_without_compensation(tmp_path, extracted):
+    """StockChangedNotifier.corrected only logs a lost send; StockResyncJob (a scheduled scan of
+    drifted stock that sends again) covers it. Without the job's @Scheduled there is no worker and
+    exactly one more NO_COMPENSATION appears, for that send."""
+    job = "stock/stock-service/src/main/java/com/jd/trade/stock/job/StockResyncJob.java"
+    before = {k for k in extracted if k[1] == "diagnostic" and k[2].startswith("NO_COMPENSATION")}
+    assert len(before) == 1 and "stock_released_topic" in next(iter(before))[2]
+
+    def unschedule(src: Path) -> None:
+        text = (src / job).read_text(encoding="utf-8")
+        assert "    @Scheduled(fixedDelay = 300000)\n" in text
+        (src / job).write_text(text.replace("    @Scheduled(fixedDelay = 300000)\n", ""), encoding="utf-8")
+
+    after = _scan_variant(tmp_path, unschedule)
+    new = {k for k in after if k[1] == "diagnostic" and k[2].startswith("NO_COMPENSATION")} - before
+    assert len(new) == 1
+    (key,) = new
+    assert key[0] == "stock-center" and "StockChangedNotifier.java:28" in key[2] and "stock_changed_topic" in key[2]

@@ -16,15 +16,16 @@ from diting.ir.builder import RecordSet
 
 if TYPE_CHECKING:
     from diting.probes.emit import ProbeStats
+    from diting.resolve.callgraph import CallGraphStats
     from diting.scan.pipeline import Scanner
 
 #: dimensions filled by later stages, and why they are empty here
 NOT_EXAMINED = {
     "applications": "counted over the graph of all packages of an estate, not inside one package",
     "cross_service_edges": "counted over the graph of all packages of an estate, not inside one package",
-    "branch_ledger": "branches of Java methods (if, switch, try) are not extracted by this version of diting, "
-                     "and the package's SQL has no conditional fragments",
-    "call_sites": "call sites are not extracted by this version of diting",
+    "branch_ledger": "the package has no member body with a branch and no SQL statement with a conditional "
+                     "fragment",
+    "call_sites": "the package has no member body with a call",
 }
 
 
@@ -76,9 +77,10 @@ _BINDING_TERM = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS":
 
 
 def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_id: str,
-                     entry_rids: list[str], probes: "ProbeStats") -> dict[str, Any]:
+                     entry_rids: list[str], probes: "ProbeStats", calls: "CallGraphStats") -> dict[str, Any]:
     """The coverage document of one package; ``rs`` holds the package-level records (entries
-    among them), ``entry_rids`` the MAIN entries and ``probes`` what the middleware probes counted."""
+    among them), ``entry_rids`` the MAIN entries, ``probes`` what the middleware probes counted and
+    ``calls`` what the call graph and the branch ledger counted."""
     files = {"discovered": 0, "resolved": 0, "partial": 0, "failed": 0, "excluded": 0}
     reasons: dict[str, int] = {}
     analysis_level: dict[str, str] = {}
@@ -97,8 +99,11 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
                          denominator_source="git ls-tree of the package's modules at the commit",
                          not_examined=["files outside every Maven module are in no package"])
-    listed = [(rid, "MAIN_METHOD", True, "branch analysis not in this version") for rid in entry_rids]
+    listed = [(rid, "MAIN_METHOD", True, None) for rid in entry_rids]
     listed += probes.entries
+    # an entry whose reachability walk ran over a budget stays in the denominator, as partial
+    listed = [(rid, src, ok and calls.reach.get(rid, (0, None))[1] is None, calls.reach.get(rid, (0, None))[1])
+              for rid, src, ok, _ in listed]
     terms = {"resolved": sum(1 for e in listed if e[2]), "partial": sum(1 for e in listed if not e[2]),
              "failed": probes.entries_failed}
     dims["entries"] = _dimension(terms, probes.entries_excluded,
@@ -124,11 +129,25 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
             ["MyBatis-Plus inherited statements no method calls; calls whose receiver type is not known statically "
              "(a lambda's Connection parameter, a generic base mapper); SQL built by code (SQL builders, "
              "MyBatis-Plus-Join wrappers) beyond what the rules fold"])
-        if sql.ledger_items:
-            dims["branch_ledger"] = _dimension(
-                {"resolved": sql.ledger_items - sql.ledger_unresolved, "failed": sql.ledger_unresolved}, {},
-                "conditional fragments (<if>, <when>, <otherwise>) of the package's SQL statements",
-                ["branches of Java methods (if, switch, try) are not extracted by this version of diting"])
+    sql_items = sql.ledger_items if sql is not None else 0
+    sql_unresolved = sql.ledger_unresolved if sql is not None else 0
+    if sql_items or calls.ledger_items:
+        dims["branch_ledger"] = _dimension(
+            {"resolved": sql_items - sql_unresolved + calls.ledger_items - calls.ledger_unresolved,
+             "failed": sql_unresolved + calls.ledger_unresolved}, {},
+            "branches (if/else, switch cases, early returns, throws, catch/finally, loops, ambiguous dispatch) of "
+            "the package's member bodies, and conditional fragments (<if>, <when>, <otherwise>) of its SQL statements",
+            ["conditional expressions (?:) and short-circuit operators are not branches of the ledger"]
+            + ([f"{calls.ledger_truncated} member(s) nest branches deeper than the extractor records"]
+               if calls.ledger_truncated else []))
+    sites = calls.sites
+    if sum(sites[t] for t in ("resolved", "partial", "failed")) or calls.pruned_by_rule:
+        dims["call_sites"] = dict(_dimension(
+            {t: sites[t] for t in ("resolved", "partial", "failed")}, dict(calls.pruned_by_rule),
+            "call sites (calls, new, this(…)/super(…), method references run by a call) of the package's member "
+            "bodies; pruned noise is excluded by rule id",
+            ["calls inside field initializers; lambdas stored in a variable before they are submitted"]),
+            resolved_external=sites["resolved_external"])
     dims["cross_service_edges"]["not_examined"].append(
         f"{probes.declared_unused} consumer declaration(s) of this package are never called (declared_unused); "
         f"{probes.consumers_not_loaded} are outside its Spring context (not loaded)")
@@ -137,8 +156,8 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
         "scan_id": scan_id,
         "dimensions": dims,
         "entries": [{"entry_ref": {"scan_id": scan_id, "record_id": rid}, "discovery_source": source,
-                     "symbols_resolved": resolved, "branches_analysed": False, "stop_reason": stop}
+                     "symbols_resolved": resolved, "branches_analysed": rid in calls.reach, "stop_reason": stop}
                     for rid, source, resolved, stop in sorted(listed)],
         "analysis_level": dict(sorted(analysis_level.items())),
-        "pruned_by_rule": {},
+        "pruned_by_rule": dict(sorted(calls.pruned_by_rule.items())),
     }

@@ -303,8 +303,9 @@ class RecordSet:
                 ("diagnostics.jsonl", self.diagnostics), ("branch_ledger.jsonl", self.ledger)]
 
     def finish(self) -> None:
-        """Compute every entity's revision_id (cached on its :class:`ImplRef`); the result equals
-        :func:`diting.ir.ids.revision_id_for` of the written record."""
+        """Compute every entity's revision_id (kept on its :class:`ImplRef`); the result equals
+        :func:`diting.ir.ids.revision_id_for` of the written record. Computed again on every call:
+        a stage may add attributes or evidence to an entity after an earlier stage read revisions."""
         hashes = dict(self.foreign_hashes)
         hashes.update((rid, seg["content_hash"]) for rid, seg in self.segments.items())
 
@@ -315,10 +316,9 @@ class RecordSet:
 
         for rec in self.entities.values():
             impl: ImplRef = rec["implementation_ref"]
-            if impl.revision is None:
-                body = {k: v for k, v in rec.items() if k not in ("record_id", "evidence_refs", "implementation_ref")}
-                body["evidence_content_hashes"] = sorted(hashes[r.rid] for r in rec["evidence_refs"])
-                impl.revision = "rev:" + hashlib.sha256(dumps_bytes(body, ref_id)).hexdigest()
+            body = {k: v for k, v in rec.items() if k not in ("record_id", "evidence_refs", "implementation_ref")}
+            body["evidence_content_hashes"] = sorted(hashes[r.rid] for r in rec["evidence_refs"])
+            impl.revision = "rev:" + hashlib.sha256(dumps_bytes(body, ref_id)).hexdigest()
 
 
 class Placeholders:

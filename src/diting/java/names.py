@@ -12,7 +12,9 @@ depends on (compile, provided, runtime), so a shared module resolves the same
 way in every package that holds it. Library types come from explicit imports, the
 JDK catalog (``data/jdk-types.txt``) and the ``catalog`` rules (well-known libraries). A name that cannot be
 resolved becomes ``?Simple``; several candidates from wildcard imports also
-give ``?Simple`` (never a guess).
+give ``?Simple`` (never a guess). A name no visible declaration supplies, in a file with exactly one
+wildcard import of a library package, is that package's type (it compiles, and nothing else can
+supply it; JLS §7.5.2).
 """
 
 from __future__ import annotations
@@ -316,7 +318,35 @@ class FileScope:
             candidates.setdefault(f"java.lang.{simple}", Resolved(f"java.lang.{simple}", external=True))
         if len(candidates) == 1:
             return next(iter(candidates.values()))
+        if not candidates and simple[:1].isupper():
+            # (a capitalised name: the first segment of ``org.acme.Type`` is a package, not a type)
+            # the name compiles, so it comes from a package imported on demand; when exactly one such
+            # package is open (a library package: not the repository's, not a JDK package the catalog
+            # lists completely), it is that package's type
+            open_ = [pkg for pkg in self.wildcards if pkg not in self.visible.by_package
+                     and self._canonical_to_resolved(pkg) is None
+                     and not (pkg.startswith(("java.", "javax.")) and self.jdk.has_package(pkg))]
+            if len(open_) == 1 and not self.static_wildcards and not self._may_inherit_library_members(chain):
+                return Resolved(f"{open_[0]}.{simple}", external=True)
         return None
+
+    def _may_inherit_library_members(self, chain: list[int]) -> bool:
+        """Whether a type of ``chain`` has a supertype outside the repository (whose member types
+        the scan does not know and which could supply a simple name)."""
+        if getattr(self, "_checking_supers", False):
+            return True
+        self._checking_supers = True
+        try:
+            for pos, idx in enumerate(chain):
+                td = self.facts.types[idx]
+                for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces) + (
+                        [td.anonymous_base] if td.anonymous_base else []):
+                    r = self.resolve_base(ref, chain[pos + 1:], {})
+                    if r is None or not r.infos:
+                        return True
+            return False
+        finally:
+            self._checking_supers = False
 
     def _inherited_member(self, idx: int, simple: str) -> Resolved | None:
         """A member type inherited from any in-repo supertype."""

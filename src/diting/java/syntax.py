@@ -22,6 +22,7 @@ from typing import Any
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
+from diting.java.branches import BRANCH_QUERY, branch_facts
 from diting.source.text import DecodedText, decode_bytes, has_surrogates, scrub_surrogates
 
 LANGUAGE = ts.Language(tsj.language())
@@ -46,6 +47,7 @@ _QUERY_TEXT = "\n".join(
        "(enhanced_for_statement) @forvar",
        "(catch_formal_parameter) @catchvar", "(assignment_expression) @assign", "(update_expression) @update",
        "(return_statement) @return", "(lambda_expression) @lambda"]
+    + BRANCH_QUERY
 )
 
 #: at most this many return expressions and field assignments are kept per member
@@ -128,6 +130,38 @@ class CallSite:
     line: int
     end_line: int
     in_lambda: bool
+    #: index in :attr:`Body.branches` of the innermost arm holding the call; -1 for the member's top level
+    branch: int = -1
+    #: the ordinal of the call this site's innermost lambda (or, for REF, the reference itself) is an
+    #: argument of (``pool.submit(() -> …)``); -1 when there is none
+    handed_to: int = -1
+
+
+@dataclass(slots=True)
+class BranchSite:
+    """One arm of a branch-forming construct in a member body (:mod:`diting.java.branches`).
+
+    ``path`` is the stable structural path below the member (``if[0]/then/switch[1]/case[PAID]``);
+    ``kind`` a SPEC §3.4 branch kind (IF, ELSE, CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP);
+    ``parent`` the index of the enclosing arm (-1: the member's top level); ``line``..``end_line`` the
+    arm, ``cond_line``..``cond_end_line`` the condition that selects it (the arm itself when there is
+    none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of
+    the statement that ends it that way (0 for CONTINUE); ``cond_calls`` the ordinals of calls in an
+    IF or LOOP condition, ``cond_names`` the simple names the condition reads."""
+
+    path: str
+    kind: str
+    parent: int
+    line: int
+    end_line: int
+    cond_line: int
+    cond_end_line: int
+    outcome: str
+    exit_line: int
+    cond_calls: list[int]
+    cond_names: list[str]
+    #: for a CATCH arm: the ordinals of the calls its try protects
+    try_calls: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -154,6 +188,10 @@ class Body:
     assignments: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     keep_returns: bool = False
     keep_assignments: bool = False
+    #: arms of branch-forming constructs, outer before inner (see :class:`BranchSite`)
+    branches: list[BranchSite] = field(default_factory=list)
+    #: arms nested deeper than :data:`~diting.java.branches.MAX_BRANCH_DEPTH` were not recorded
+    branches_truncated: bool = False
 
 
 @dataclass(slots=True)
@@ -790,7 +828,7 @@ def _assign_target(node: ts.Node | None, src: bytes) -> str | None:
 
 
 def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Body]], src: bytes,
-                detail: Collection[str] | None = None) -> None:
+                detail: Collection[str] | None = None, member_blocks: dict[int, ts.Node] | None = None) -> None:
     """Distribute calls, locals, assignments and returns to the innermost member around each.
 
     ``detail``: call names (``<init>`` for ``new``) whose arguments are extracted; None extracts the
@@ -803,13 +841,27 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
     lambdas = sorted((n.start_byte, n.end_byte) for n in caps.get("lambda", []))
     lambda_starts = [a for a, _ in lambdas]
 
-    def in_lambda(node: ts.Node, member_start: int) -> bool:
+    lambda_nodes = sorted(caps.get("lambda", []), key=lambda n: (n.start_byte, n.end_byte))
+
+    def innermost_lambda(node: ts.Node, member_start: int) -> int:
         i = bisect.bisect_right(lambda_starts, node.start_byte) - 1
         while i >= 0 and lambdas[i][0] > member_start:
             if node.end_byte <= lambdas[i][1]:
-                return True
+                return i
             i -= 1
-        return False
+        return -1
+
+    def in_lambda(node: ts.Node, member_start: int) -> bool:
+        return innermost_lambda(node, member_start) >= 0
+
+    def handed_to(node: ts.Node, callrefs: dict[int, int]) -> int:
+        """The ordinal of the call whose argument ``node`` (a lambda or method reference) is; -1."""
+        host = node.parent
+        while host is not None and host.type == "parenthesized_expression":
+            host = host.parent
+        if host is not None and host.type == "argument_list":
+            host = host.parent
+        return callrefs.get(host.id, -1) if host is not None else -1
 
     calls: list[tuple[int, int, str, ts.Node]] = []
     for label, kind in (("call", "CALL"), ("new", "NEW"), ("ctorcall", "CTOR"), ("ref", "REF")):
@@ -860,8 +912,13 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             receiver = expr_json(parts[0], src, 0, callrefs) if parts else None
             new_type = None
             args = []
+        lam = innermost_lambda(node, member_of_start[id(body)])
         site = CallSite(callrefs[node.id], kind, name, receiver, new_type, None, len(args),
-                        _line(node), _end_line(node), in_lambda(node, member_of_start[id(body)]))
+                        _line(node), _end_line(node), lam >= 0)
+        if kind == "REF":
+            site.handed_to = handed_to(node, callrefs)
+        elif lam >= 0:
+            site.handed_to = handed_to(lambda_nodes[lam], callrefs)
         body.calls.append(site)
         pending.append((site, args, callrefs))
     wanted = _Demand(placed, pending, detail)
@@ -944,6 +1001,8 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             body.returns.append(j)
     wanted.setters_on_new_locals()
     wanted.finish(src)
+    branch_facts(caps, members, starts, [(k, n, b, refs[id(b)][n.id]) for k, n, b in placed], src,
+                 member_blocks or {}, lambda node, body: in_lambda(node, member_of_start[id(body)]))
 
 
 def _names_in(values: list[Any]) -> set[str]:
@@ -1218,7 +1277,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
         depth.append(0 if outer is None else depth[outer] + 1)
         types.append(td)
 
-    member_spans: dict[tuple[int, int], MethodDecl] = {}
+    member_spans: dict[tuple[int, int], tuple[MethodDecl, ts.Node]] = {}
     for node in caps.get("method", []):
         owner = _member_owner(node, type_index)
         if owner == _SKIPPED:
@@ -1256,7 +1315,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
             dv = node.child_by_field_name("value")
             md.default = expr_json(dv, src) if dv is not None else None
         types[owner].methods.append(md)
-        member_spans[(node.start_byte, node.end_byte)] = md
+        member_spans[(node.start_byte, node.end_byte)] = (md, node)
 
     for node in caps.get("field", []):
         owner = _member_owner(node, type_index)
@@ -1308,9 +1367,13 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
             if types[owner].clinit_body is None:
                 types[owner].clinit_body = Body()
             members.append((node.start_byte, node.end_byte, types[owner].clinit_body))
-    for (start, end), md in member_spans.items():
+    member_blocks: dict[int, ts.Node] = {}
+    for (start, end), (md, node) in member_spans.items():
         members.append((start, end, md.body))
-    _body_facts(caps, members, src, call_detail)
+        block = node.child_by_field_name("body")
+        if block is not None:
+            member_blocks[id(md.body)] = block
+    _body_facts(caps, members, src, call_detail, member_blocks)
     for td in types:
         _summaries(td)
 
@@ -1326,6 +1389,10 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     )
 
 
+#: a field initializer a skeleton does not keep (there is one; its expression is not needed across files)
+_ELIDED: dict[str, Any] = {"kind": "other", "text": "…"}
+
+
 def skeleton(facts: FileFacts) -> FileFacts:
     """What cross-file work needs of a file: package, imports, types with their annotations,
     member signatures, fields (initializers only of constants), enum constants, getter and
@@ -1334,9 +1401,10 @@ def skeleton(facts: FileFacts) -> FileFacts:
     module's records are built from its own files' full facts."""
     types = []
     for td in facts.types:
-        fields = [f if f.initializer is None or td.kind in ("INTERFACE", "ANNOTATION")
-                  or ("static" in f.modifiers and "final" in f.modifiers)
-                  else FieldDecl(f.name, f.type, f.modifiers, f.annotations, None, f.start_line, f.end_line,
+        # initializers kept of constants and final fields (Lombok's required-args constructors and
+        # instance constants read them); others only say that there is one
+        fields = [f if f.initializer is None or td.kind in ("INTERFACE", "ANNOTATION") or "final" in f.modifiers
+                  else FieldDecl(f.name, f.type, f.modifiers, f.annotations, _ELIDED, f.start_line, f.end_line,
                                  f.start_byte) for f in td.fields]
         methods = [MethodDecl(m.name, m.decl_kind, m.modifiers, m.annotations, m.type_params, m.params,
                               m.return_type, m.throws, m.start_line, m.end_line, m.has_body, m.start_byte, None,

@@ -696,19 +696,8 @@ class ModuleProbe:
 
     def _receiver_ref(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> dict[str, Any] | None:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""
-        if receiver is None:
-            return None
-        parts = None
-        if receiver.get("kind") == "name":
-            parts = receiver["parts"]
-        elif receiver.get("kind") == "field" and receiver["parts"][0] == "this" and len(receiver["parts"]) == 2:
-            parts = receiver["parts"][1:]
-        if not parts or ctx.local(parts[0]) is not None or ctx.param(parts[0]) is not None:
-            return None
-        fr = self.oracle.visible_field(parts[0], ctx)
-        if fr is None:
-            return None
-        return {"module": fr.module, "binary": fr.binary, "field": fr.field.name}
+        fr = self.oracle.receiver_field(receiver, ctx)
+        return None if fr is None else {"module": fr.module, "binary": fr.binary, "field": fr.field.name}
 
 
 class XmlProbe:

@@ -126,6 +126,8 @@ class Families(PackageProbes):
         if idx is None:
             idx = {}
             for c in self.ctx.by_emit.get(emit, []):
+                if c["form"] != "annotation":
+                    continue  # call-form NOISE rules prune calls (resolve/callgraph.py)
                 key = c["member"]["stable"] if c["target"] == "METHOD" else c["type"]["stable"]
                 idx.setdefault(key, set()).add(c["annotation"])
             self.__dict__["_mark_index"][emit] = idx

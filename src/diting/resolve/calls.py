@@ -146,6 +146,30 @@ class CallResolver:
                 out.append(d)
         return out
 
+    def accessor(self, t: MethodTarget) -> tuple[bool, str | None]:
+        """``(trivial, field)``: whether the in-repo method ``t`` only reads or writes a field — an
+        accessor Lombok or a record adds, or a zero-argument method whose body is ``return f`` — and,
+        for a getter, the field it returns."""
+        if t.module is None or t.name == "<init>" or t.params is None:
+            return False, None
+        found = self.oracle.decl(t.module, t.binary)
+        if found is None:
+            return False, None
+        td = found[0].facts.types[found[1]]
+        if not t.params and t.name in td.getter_fields:
+            return True, td.getter_fields[t.name]
+        for d in self._declared(t.module, t.binary):
+            if d.method.name == t.name and d.params == t.params:
+                if d.method.start_line != 0:
+                    return False, None  # declared in the source: not synthesized
+                if t.params:
+                    return True, None  # a setter
+                if td.kind == "RECORD":
+                    return True, t.name
+                base = t.name[3:] if t.name.startswith("get") else t.name[2:] if t.name.startswith("is") else ""
+                return True, (base[:1].lower() + base[1:]) if base else None
+        return False, None
+
     # ------------------------------------------------------------ resolution
     def resolve(self, call: CallSite, ctx: MemberContext) -> CallResolution:
         """The methods ``call`` reaches in ``ctx`` (see the module docstring)."""
@@ -160,14 +184,52 @@ class CallResolver:
             else:
                 owner = TypeOf(ctx.binary, ctx.module)
             return self._among(owner, "<init>", call, ctx, "STATIC", "constructor owner")
-        if call.kind != "CALL":
-            return CallResolution("UNRESOLVED", None, reason="a method reference is resolved where it runs")
+        if call.kind == "REF":
+            return self._reference(call, ctx)
         if call.receiver is None:
             return self._unqualified(call, ctx)
         owner = self.oracle.receiver_type(call, ctx)
         special = call.receiver.get("kind") == "super"
         return self._among(owner, call.name, call, ctx, "STATIC" if special else None, "receiver type",
                            dispatch_on=not special)
+
+    def _reference(self, call: CallSite, ctx: MemberContext) -> CallResolution:
+        """``recv::name`` / ``Type::new``: the method named, when one signature has that name (the
+        functional interface it is converted to, which would pick among several, is not typed here)."""
+        r = call.receiver or {}
+        if r.get("kind") == "this":
+            owner: TypeOf | None = TypeOf(ctx.binary, ctx.module)
+        elif r.get("kind") == "super":
+            td = ctx.type_decl
+            owner = self.oracle.ref_type(td.superclass, ctx.scope, ctx.chain[1:], ctx.type_vars) \
+                if td.superclass else TypeOf("java.lang.Object")
+        else:
+            owner = self.oracle.expr_type(r, ctx) if r else None
+        name = "<init>" if call.name == "new" else call.name
+        if owner is None:
+            return CallResolution("UNRESOLVED", None, reason="receiver type unknown")
+        if owner.module is None or owner.name.endswith("[]"):
+            target = MethodTarget(None, owner.name, name, None)
+            return CallResolution("RESOLVED", "STATIC" if owner.static or name == "<init>" else "VIRTUAL",
+                                  (target,), target, external=True)
+        owners = [(owner.module, owner.name)] if name == "<init>" else \
+            [(owner.module, owner.name)] + self.oracle.registry.ancestors(owner.module, owner.name)
+        arities = sorted({len(d.params) for m, b in owners for d in self._declared(m, b) if d.method.name == name})
+        if not arities:
+            if name == "<init>":
+                return CallResolution("UNRESOLVED", "STATIC", reason=f"no constructor of {owner.name}")
+            target = MethodTarget(None, owner.name, name, None)
+            return CallResolution("RESOLVED", "STATIC" if owner.static else "VIRTUAL", (target,), target,
+                                  external=True)
+        found = [self._among(owner, name, _with_arity(call, n), ctx, "STATIC" if r.get("kind") == "super" else None,
+                             "receiver type", dispatch_on=r.get("kind") != "super") for n in arities]
+        if len(found) == 1:
+            return found[0]
+        targets = tuple(dict.fromkeys(t for f in found for t in f.targets))
+        if len(targets) < 2:
+            return next((f for f in found if f.targets), found[0])
+        return CallResolution("AMBIGUOUS", found[0].dispatch_kind, targets,
+                              reason=f"{name} has {len(arities)} arities; the functional interface is not typed")
 
     def _unqualified(self, call: CallSite, ctx: MemberContext) -> CallResolution:
         """``m(…)``: the type, then its outer types, then a static import of ``m``."""
@@ -247,11 +309,25 @@ class CallResolver:
         return found is not None and found[0].facts.types[found[1]].kind == "INTERFACE"
 
     def _overrides(self, owner: TypeOf, d: _Decl) -> list[_Decl]:
-        """Concrete methods of in-repo subtypes of the receiver type overriding ``d`` (one per type)."""
+        """Concrete methods of in-repo subtypes of the receiver type overriding ``d`` (one per type).
+        A parameter ``d`` declares with a type variable of its type is the type argument the subtype
+        binds it with (``OrderHandler implements Handler<Order>``: ``handle(Order)`` overrides
+        ``handle(T)``); an argument the subtype leaves unbound takes any type."""
         out: list[_Decl] = []
+        found = self.oracle.decl(d.module, d.binary)
+        type_params = [p.name for p in found[0].facts.types[found[1]].type_params] if found else []
+        generic = [i for i, p in enumerate(d.method.params)
+                   if len(p.type.parts) == 1 and not p.type.dims and p.type.parts[0] in type_params]
         for m, b in self._subtypes_of(owner.module or "", owner.name):
+            wanted: list[str | None] = list(d.params)
+            if generic:
+                args = self.oracle.supertype_args(TypeOf(b, m), d.binary) or []
+                for i in generic:
+                    k = type_params.index(d.method.params[i].type.parts[0])
+                    wanted[i] = args[k].name if k < len(args) and args[k] is not None else None
             for o in self._declared(m, b):
-                if o.method.name == d.method.name and o.params == d.params and o.method.has_body \
+                if o.method.name == d.method.name and len(o.params) == len(wanted) and o.method.has_body \
+                        and all(w is None or w == p for w, p in zip(wanted, o.params)) \
                         and "abstract" not in o.method.modifiers and "static" not in o.method.modifiers:
                     out.append(o)
         return out
@@ -280,6 +356,12 @@ class CallResolver:
         if _BOXES.get(param) == arg.name:
             return True
         return self.oracle.is_subtype(arg, param)
+
+
+def _with_arity(call: CallSite, arity: int) -> CallSite:
+    """A copy of a method reference as a call of ``arity`` arguments of unknown type."""
+    return CallSite(call.ordinal, "CALL", call.name, call.receiver, None, None, arity, call.line, call.end_line,
+                    call.in_lambda, call.branch, call.handed_to)
 
 
 def _varargs(d: _Decl) -> bool:

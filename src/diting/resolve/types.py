@@ -31,6 +31,9 @@ class MemberContext:
     method: MethodDecl | None
     body: Body | None
     type_vars: dict[str, TypeRef | None] = field(default_factory=dict)
+    #: for a member of a local or anonymous class: the member whose body declares the class (its
+    #: locals and parameters are visible when no field of the class shadows them)
+    enclosing: "MemberContext | None" = None
 
     @property
     def type_decl(self) -> TypeDecl:
@@ -41,12 +44,16 @@ class MemberContext:
         return self.scope.binary_of(self.type_decl)
 
     def local(self, name: str) -> Any:
+        """The first local of the body with this name (index built on first use)."""
         if self.body is None:
             return None
-        for lv in self.body.locals:
-            if lv.name == name:
-                return lv
-        return None
+        index = self.__dict__.get("_locals")
+        if index is None:
+            index = {}
+            for lv in self.body.locals:
+                index.setdefault(lv.name, lv)
+            self.__dict__["_locals"] = index
+        return index.get(name)
 
     def param(self, name: str) -> Param | None:
         if self.method is None:
@@ -65,6 +72,8 @@ class TypeOf:
     name: str
     module: str | None = None
     static: bool = False
+    #: type arguments as declared (``Map<String, Channel>`` → String, Channel; None where unknown)
+    args: tuple["TypeOf | None", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,14 +109,18 @@ class TypeOracle:
         return TypeOf(r.name)
 
     def ref_type(self, ref: TypeRef | None, scope: FileScope, chain: list[int],
-                 type_vars: dict[str, TypeRef | None]) -> TypeOf | None:
+                 type_vars: dict[str, TypeRef | None], _depth: int = 0) -> TypeOf | None:
         if ref is None:
             return None
         if ref.dims:
             r = scope.resolve_base(TypeRef(ref.parts, 0, ref.primitive), chain, type_vars)
             t = self._resolved_type(r)
             return TypeOf(t.name + "[]" * ref.dims) if t else None
-        return self._resolved_type(scope.resolve_base(ref, chain, type_vars))
+        t = self._resolved_type(scope.resolve_base(ref, chain, type_vars))
+        if t is None or not ref.args or _depth > 4:
+            return t
+        return TypeOf(t.name, t.module, t.static,
+                      tuple(self.ref_type(a, scope, chain, type_vars, _depth + 1) for a in ref.args[:8]))
 
     def supertype_names(self, module: str | None, binary: str) -> set[str]:
         """The type and every supertype name (in-repo and library), through in-repo declarations."""
@@ -197,7 +210,8 @@ class TypeOracle:
             if not ret:
                 continue
             if ret.startswith("$"):
-                args = self.supertype_args(owner, sup) or []
+                args = list(owner.args) if sup == owner.name and owner.args else \
+                    self.supertype_args(owner, sup) or []
                 i = int(ret[1:]) if ret[1:].isdigit() else -1
                 return args[i] if 0 <= i < len(args) else None
             return TypeOf(ret)
@@ -218,6 +232,10 @@ class TypeOracle:
             for f in td.fields:
                 if f.name == name:
                     return FieldRef(m, b, f)
+            for p in td.record_components:  # a record's components are its private final fields
+                if p.name == name:
+                    return FieldRef(m, b, FieldDecl(name, p.type, ["private", "final"], p.annotations, None,
+                                                    td.header_start, td.header_end, 0))
             if name == "log":
                 for sm in synthesize(td, scope, scope._chain_of(idx)):
                     if sm.kind == "FIELD" and sm.name == name and sm.type is not None:
@@ -331,6 +349,10 @@ class TypeOracle:
         fr = self.visible_field(name, ctx)
         if fr is not None:
             return self.field_type(fr)
+        if ctx.enclosing is not None and (ctx.enclosing.local(name) is not None or
+                                          ctx.enclosing.param(name) is not None):
+            # a local or anonymous class reads a local of the method around it (effectively final)
+            return self._name_type(name, ctx.enclosing)
         lib = self._library_member(TypeOf(ctx.binary, ctx.module), name, self.library_fields) \
             if self.library_fields else None
         if lib is not None:
@@ -338,6 +360,19 @@ class TypeOracle:
         r = ctx.scope.resolve_base(TypeRef((name,)), ctx.chain, ctx.type_vars)
         t = self._resolved_type(r)
         return TypeOf(t.name, t.module, True) if t else None
+
+    def receiver_field(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> FieldRef | None:
+        """The field a call's receiver reads (``f.m()``, ``this.f.m()``), never a local or parameter."""
+        if receiver is None:
+            return None
+        parts = None
+        if receiver.get("kind") == "name":
+            parts = receiver["parts"]
+        elif receiver.get("kind") == "field" and receiver["parts"][0] == "this" and len(receiver["parts"]) == 2:
+            parts = receiver["parts"][1:]
+        if not parts or ctx.local(parts[0]) is not None or ctx.param(parts[0]) is not None:
+            return None
+        return self.visible_field(parts[0], ctx)
 
     def visible_field(self, name: str, ctx: MemberContext) -> FieldRef | None:
         """A field visible by simple name: of the type, its outer types, or their supertypes."""

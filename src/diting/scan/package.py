@@ -22,7 +22,11 @@ from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
 from diting.java.syntax import MAX_EXPR_DEPTH
+from diting.ledger.java import JavaLedger
+from diting.ledger.recovery import RecoveryEvidence
 from diting.probes.families import Families
+from diting.probes.wrappers import WrapperSends
+from diting.resolve.callgraph import PackageCallGraph
 from diting.config.sources import MAX_YAML_NODES
 from diting.inventory.services import PackagePlan
 from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
@@ -286,7 +290,13 @@ class PackageAssembler:
             service_rid = self._service(rs, plan, module_rids)
         self._depends_on(rs, plan, module_rids)
         entry_rids = self._mains(rs, plan)
-        probe_stats = Families(s, plan, rs, service_rid).run()
+        families = Families(s, plan, rs, service_rid)
+        probe_stats = families.run()
+        graph = PackageCallGraph(families, set(encoded.lines["entities.jsonl"]))
+        call_stats = graph.run()
+        WrapperSends(families, graph).run()
+        JavaLedger(families, graph).run()
+        RecoveryEvidence(families, graph).run()
         self._inherited_findings(rs, plan, module_rids)
         for f in plan.findings:
             finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
@@ -317,7 +327,7 @@ class PackageAssembler:
         digest = sha256_hex(ai_bytes)
         scan_id = ids.scan_id_for(plan.service_id, digest)
         scope = ids.implementation_scope_for(plan.service_id, s.commit)
-        coverage = package_coverage(s, plan, rs, scan_id, entry_rids, probe_stats)
+        coverage = package_coverage(s, plan, rs, scan_id, entry_rids, probe_stats, call_stats)
         encoded_pkg = rs.encode(s.placeholders)
         encoded_pkg.merge(encoded)
         status = self._status(plan, encoded_pkg)

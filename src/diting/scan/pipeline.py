@@ -49,6 +49,8 @@ from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
 from diting.java.syntax import FileFacts, extract_file, skeleton
 from diting.probes.candidates import ModuleProbe, RuleIndex, erased_signature
 from diting.probes.resources import ModuleResources, module_resources
+from diting.resolve.callgraph import ModuleCallSites
+from diting.resolve.calls import CallResolver
 from diting.resolve.fold import ExpressionFolder
 from diting.resolve.types import TypeOracle
 from diting.rules import RuleSet, load_rules
@@ -156,6 +158,8 @@ class ModuleResult:
     web_contexts: list[str] = field(default_factory=list)
     #: mapper files of the module (sql/mybatis.py)
     mappers: list = field(default_factory=list)
+    #: member bodies with their resolved call sites and branch arms (resolve/callgraph.py)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -289,7 +293,7 @@ class Scanner:
         self.progress.stage("parsing Java", total=len(jobs))
         workers = self._workers(len(jobs) // 16)
         self._full: dict[str, bytes | FileFacts] = {}
-        detail = self.rules.call_detail_names()
+        detail = None  # every call keeps its arguments: call-site resolution picks overloads by them
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
             with ProcessPoolExecutor(max_workers=workers, initializer=_set_call_detail, initargs=(detail,)) as pool:
@@ -395,6 +399,7 @@ class Scanner:
         folder.precompute()
         self.folder = folder
         self.oracle = TypeOracle(registry, self.rules.library_returns(), self.rules.library_fields())
+        self.call_resolver = CallResolver(self.oracle)
         self.rule_index = RuleIndex.build(list(self.rules.by_id.values()))
         self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations)
         self.apps = self.rules.application_annotations()
@@ -638,17 +643,19 @@ def _module_job(task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResul
         module_evidence = []
     mj = ModuleJava(rs, s.inv.ns[pom_path], module_rid, s.inv.ns, s.folder, s.apps)
     probe = ModuleProbe(pom_path, s.inv.ns[pom_path], s.rule_index, s.oracle, s.expr_folder, erased_signature)
+    calls = ModuleCallSites(pom_path, s.inv.ns, s.call_resolver)
     for path in paths:
         facts = s.full_facts(path)
         mj.add_file(facts, s.scopes[path])
         probe.add_file(facts, s.scopes[path])
+        calls.add_file(facts, s.scopes[path])
     resources = module_resources(s, pom_path) if index == 0 else ModuleResources()
     externals = {rid: rec for rid, rec in rs.entities.items() if rec["kind"] == "EXTERNAL"}
     encoded = rs.encode(s.placeholders, skip_entities=set(externals))
     hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
     return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result,
                                          probe.out + resources.candidates, resources.auto_configs,
-                                         resources.web_contexts, resources.mappers)
+                                         resources.web_contexts, resources.mappers, calls.bodies)
 
 
 def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
@@ -671,7 +678,7 @@ def _merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
         java.mains.extend(c.java.mains)
     return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java,
                         [cand for c in chunks for cand in c.candidates], first.auto_configs, first.web_contexts,
-                        first.mappers)
+                        first.mappers, [b for c in chunks for b in c.bodies])
 
 
 def _package_job(plan: PackagePlan) -> "PackageResult":

@@ -1,0 +1,282 @@
+"""Branch-forming constructs of member bodies: the syntax half of the branch ledger (SPEC §3.4).
+
+:func:`branch_facts` finds, per member body, every *arm* a branch-forming construct opens and
+gives each a stable structural path (``if[0]/then/switch[1]/case[PAID]``): the path is the chain of
+enclosing arms, each named by its construct's kind, the construct's index among the constructs of
+that kind directly under the same arm (source order), and the arm. Lines never enter a path, so
+moving code keeps it and restructuring changes it.
+
+Constructs and their arms (one :class:`~diting.java.syntax.BranchSite` each):
+
+- ``if``: ``then`` (IF) and ``else`` (ELSE, when present; ``else if`` nests an ``if`` in it);
+- ``switch`` (statement or expression): ``case[L1,L2]`` (CASE) per label group or rule, ``default``
+  (DEFAULT);
+- ``try``: ``catch[T1|T2]`` (CATCH) per clause and ``finally`` (FINALLY); the try block is not a branch;
+- loops (``for``, enhanced ``for``, ``while``, ``do``): ``loop[i]`` (LOOP), the arm is the loop body;
+- ``return[i]`` (RETURN) for every return of the member except its last top-level statement (the
+  normal exit) and returns inside lambdas (they leave the lambda, not the member);
+- ``throw[i]`` (THROW).
+
+Conditional expressions (``?:``) and short-circuit operators are not arms. Arms nested deeper
+than :data:`MAX_BRANCH_DEPTH` are not recorded (their calls sit under the deepest recorded arm)
+and the body says so (``branches_truncated``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+if TYPE_CHECKING:
+    from diting.java.syntax import Body
+
+#: tree-sitter query captures (added to the extractor's one query) of branch-forming constructs
+BRANCH_QUERY = ["(if_statement) @if", "(switch_expression) @switch", "(try_statement) @try",
+                "(try_with_resources_statement) @try", "(for_statement) @loop", "(enhanced_for_statement) @loop",
+                "(while_statement) @loop", "(do_statement) @loop", "(throw_statement) @throw"]
+#: arms nested deeper than this are not recorded (hostile input: paths would grow quadratically)
+MAX_BRANCH_DEPTH = 48
+_COMMENTS = ("line_comment", "block_comment")
+_LABEL_TEXT = 60
+
+
+@dataclass(slots=True, eq=False)
+class _Arm:
+    """One arm while a body's arms are collected: its byte range (of ``node``), the construct that
+    opens it (``ckind``: if, switch, try, loop, return, throw), the SPEC branch ``kind``, the path
+    ``label``, the condition node, and once nested, ``parent`` (index) and the construct's ``index``."""
+
+    node: ts.Node
+    construct: ts.Node
+    ckind: str
+    kind: str
+    label: str
+    cond: ts.Node | None
+    parent: int = -1
+    index: int = -1
+
+    @property
+    def start(self) -> int:
+        return self.node.start_byte
+
+    @property
+    def end(self) -> int:
+        return self.node.end_byte
+
+
+def _text(node: ts.Node, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _compact(text: str) -> str:
+    """A label for a path: whitespace removed, ``/`` (the path separator) replaced, length capped."""
+    out = "".join(text.split()).replace("/", "÷")
+    return out if len(out) <= _LABEL_TEXT else out[:_LABEL_TEXT] + "…"
+
+
+def _named(node: ts.Node) -> list[ts.Node]:
+    return [c for c in node.named_children if c.type not in _COMMENTS]
+
+
+def _arms(label: str, node: ts.Node, src: bytes, member_body: dict[int, ts.Node | None],
+          in_lambda) -> list[_Arm]:
+    """The arms one construct opens."""
+    if label == "if":
+        out = []
+        cond = node.child_by_field_name("condition")
+        then = node.child_by_field_name("consequence")
+        if then is not None:
+            out.append(_Arm(then, node, "if", "IF", "then", cond))
+        alt = node.child_by_field_name("alternative")
+        if alt is not None:
+            out.append(_Arm(alt, node, "if", "ELSE", "else", cond))
+        return out
+    if label == "switch":
+        block = node.child_by_field_name("body")
+        cond = node.child_by_field_name("condition")
+        out = []
+        for group in (_named(block) if block is not None else []):
+            if group.type not in ("switch_block_statement_group", "switch_rule"):
+                continue
+            labels = [c for c in group.named_children if c.type == "switch_label"]
+            cases = []
+            is_default = False
+            for lab in labels:
+                exprs = _named(lab)
+                if not exprs or _text(lab, src).strip().startswith("default"):
+                    is_default = True
+                cases.extend(_compact(_text(e, src)) for e in exprs)
+            if is_default:
+                out.append(_Arm(group, node, "switch", "DEFAULT", "default", labels[0] if labels else cond))
+            else:
+                out.append(_Arm(group, node, "switch", "CASE", f"case[{','.join(cases)}]",
+                                labels[0] if labels else cond))
+        return out
+    if label == "try":
+        out = []
+        for c in _named(node):
+            if c.type == "catch_clause":
+                param = next((p for p in c.named_children if p.type == "catch_formal_parameter"), None)
+                ctype = next((t for t in param.named_children if t.type == "catch_type"), None) if param else None
+                names = [_compact(_text(t, src)) for t in _named(ctype)] if ctype is not None else ["?"]
+                out.append(_Arm(c, node, "try", "CATCH", f"catch[{'|'.join(names)}]", param))
+            elif c.type == "finally_clause":
+                out.append(_Arm(c, node, "try", "FINALLY", "finally", None))
+        return out
+    if label == "loop":
+        body = node.child_by_field_name("body")
+        cond = node.child_by_field_name("condition") or node.child_by_field_name("value")
+        return [_Arm(body if body is not None else node, node, "loop", "LOOP", "", cond)]
+    if label == "throw":
+        return [_Arm(node, node, "throw", "THROW", "", None)]
+    # return: not the member's final top-level statement, not inside a lambda
+    if in_lambda(node):
+        return []
+    block = member_body.get(id(node))
+    if block is not None and node.parent is not None and node.parent.id == block.id:
+        stmts = _named(block)
+        if stmts and stmts[-1].id == node.id:
+            return []
+    return [_Arm(node, node, "return", "RETURN", "", None)]
+
+
+def _outcome(arm: _Arm) -> tuple[str, ts.Node | None]:
+    """How control leaves an arm: its last statement returns, throws, breaks or continues."""
+    if arm.kind in ("RETURN", "THROW"):
+        return arm.kind, arm.node
+    node = arm.node
+    if arm.kind == "LOOP":
+        return "CONTINUE", None
+    last: ts.Node | None = node
+    while last is not None and last.type in ("block", "switch_block_statement_group", "switch_rule",
+                                             "catch_clause", "finally_clause"):
+        stmts = [c for c in _named(last) if c.type not in ("switch_label", "catch_formal_parameter")]
+        last = stmts[-1] if stmts else None
+    if last is None:
+        return "CONTINUE", None
+    if last.type == "return_statement":
+        return "RETURN", last
+    if last.type == "throw_statement":
+        return "THROW", last
+    if last.type in ("break_statement", "continue_statement", "yield_statement"):
+        return "BREAK", last
+    return "CONTINUE", None
+
+
+def _cond_names(cond: ts.Node | None, src: bytes) -> list[str]:
+    """Simple names a condition reads (``f`` and ``this.f`` both give ``f``), sorted, at most 16."""
+    if cond is None:
+        return []
+    out: set[str] = set()
+    stack = [cond]
+    seen = 0
+    while stack and seen < 2000:
+        n = stack.pop()
+        seen += 1
+        if n.type == "identifier":
+            parent = n.parent
+            if parent is not None and parent.type == "method_invocation" and \
+                    parent.child_by_field_name("name") is not None and parent.child_by_field_name("name").id == n.id:
+                continue
+            if parent is not None and parent.type == "field_access":
+                obj = parent.child_by_field_name("object")
+                if obj is None or obj.type != "this":
+                    continue
+            out.add(_text(n, src))
+        else:
+            stack.extend(n.named_children)
+    return sorted(out)[:16]
+
+
+def branch_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, "Body"]], starts: list[int],
+                 placed: list[tuple[str, ts.Node, "Body", int]], src: bytes, member_nodes: dict[int, ts.Node],
+                 in_lambda_of) -> None:
+    """Fill ``Body.branches`` and each call's ``branch`` (see the module docstring).
+
+    ``members``/``starts``: member byte ranges and bodies (sorted, as :func:`_innermost` wants);
+    ``placed``: every call ``(kind, node, body, ordinal)``; ``member_nodes``: ``id(body)`` → the
+    member's block node (for the final-return rule); ``in_lambda_of(node, body)`` says whether
+    ``node`` sits in a lambda of that member."""
+    from diting.java.syntax import BranchSite, _end_line, _innermost, _line
+
+    per_body: dict[int, tuple["Body", list[_Arm]]] = {}
+    for label in ("if", "switch", "try", "loop", "throw", "return"):
+        for node in caps.get(label, []):
+            body = _innermost(members, starts, node)
+            if body is None:
+                continue
+            block = member_nodes.get(id(body))
+            arms = _arms(label, node, src, {id(node): block}, lambda n, b=body: in_lambda_of(n, b))
+            if arms:
+                per_body.setdefault(id(body), (body, []))[1].extend(arms)
+    calls_of: dict[int, list[tuple[ts.Node, int]]] = {}
+    for _, node, body, ordinal in placed:
+        calls_of.setdefault(id(body), []).append((node, ordinal))
+    for key, (body, arms) in per_body.items():
+        arms.sort(key=lambda a: (a.start, -a.end))
+        stack: list[int] = []
+        depth: list[int] = []
+        kept: list[_Arm] = []
+        for arm in arms:
+            while stack and kept[stack[-1]].end <= arm.start:
+                stack.pop()
+            parent = stack[-1] if stack else -1
+            d = depth[parent] + 1 if parent >= 0 else 1
+            if d > MAX_BRANCH_DEPTH:
+                body.branches_truncated = True
+                continue
+            arm.parent = parent
+            kept.append(arm)
+            depth.append(d)
+            stack.append(len(kept) - 1)
+        # construct indices per (parent arm, construct kind), in source order of the constructs
+        counters: dict[tuple[int, str], int] = {}
+        index_of: dict[int, int] = {}
+        for arm in sorted(kept, key=lambda a: (a.construct.start_byte, a.start)):
+            cid = arm.construct.id
+            if cid not in index_of:
+                k = (arm.parent, arm.ckind)
+                index_of[cid] = counters.get(k, 0)
+                counters[k] = index_of[cid] + 1
+            arm.index = index_of[cid]
+        sites = []
+        for arm in kept:
+            own = f"{arm.ckind}[{arm.index}]" + (f"/{arm.label}" if arm.label else "")
+            path = f"{sites[arm.parent].path}/{own}" if arm.parent >= 0 else own
+            outcome, exit_node = _outcome(arm)
+            cond = arm.cond
+            sites.append(BranchSite(path, arm.kind, arm.parent, _line(arm.node), _end_line(arm.node),
+                                    _line(cond) if cond is not None else _line(arm.node),
+                                    _end_line(cond) if cond is not None else _line(arm.node),
+                                    outcome, _line(exit_node) if exit_node is not None else 0, [],
+                                    _cond_names(cond if arm.kind in ("IF", "ELSE", "LOOP", "CASE", "DEFAULT")
+                                                and cond is not None and cond.type != "switch_label" else
+                                                (arm.construct.child_by_field_name("condition")
+                                                 if arm.kind in ("CASE", "DEFAULT") else None), src)))
+        body.branches = sites
+        arm_starts = [a.start for a in kept]
+        cond_ranges = [(a.cond.start_byte, a.cond.end_byte) if a.cond is not None and a.kind in ("IF", "LOOP")
+                       else None for a in kept]
+        # a CATCH arm's protected region: the try block (and a try-with-resources' resources)
+        try_ranges = []
+        for a in kept:
+            block = a.construct.child_by_field_name("body") if a.kind == "CATCH" else None
+            res = a.construct.child_by_field_name("resources") if a.kind == "CATCH" else None
+            try_ranges.append(None if block is None else
+                              ((res or block).start_byte, block.end_byte))
+        for node, ordinal in calls_of.get(key, []):
+            call = body.calls[ordinal]
+            i = bisect.bisect_right(arm_starts, node.start_byte) - 1
+            while i >= 0 and kept[i].end < node.end_byte:
+                i = kept[i].parent
+            call.branch = i
+            # calls inside an IF or LOOP condition: the condition of every arm of that construct
+            for j, rng in enumerate(cond_ranges):
+                if rng is not None and rng[0] <= node.start_byte and node.end_byte <= rng[1]:
+                    sites[j].cond_calls.append(ordinal)
+            for j, rng in enumerate(try_ranges):
+                if rng is not None and rng[0] <= node.start_byte and node.end_byte <= rng[1]:
+                    sites[j].try_calls.append(ordinal)

@@ -1,0 +1,100 @@
+"""Sends through wrapper methods whose callers name the destination (SPEC §4.6, §4.9).
+
+A send whose topic is a parameter of its method (``void send(String topic, Object body)``; the send
+stays UNRESOLVED with ``attributes.topic_parameter``) is a wrapper method: each call of it the call
+graph resolves is a send by the caller. The caller's argument is folded in the caller's body like any
+rule role (constants, enum accessors, ``${…}`` placeholders of the package's config), and a folded
+destination gives a PUBLISHES from the caller with ``attributes.via_wrapper`` (the wrapper method)
+and, as evidence, the call of the wrapper and the wrapper's send. An argument that does not fold
+leaves only the wrapper's own UNRESOLVED send.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from diting.java.syntax import type_chain
+from diting.probes.candidates import ModuleProbe, erased_signature
+from diting.resolve.types import MemberContext
+
+if TYPE_CHECKING:
+    from diting.probes.families import Families
+    from diting.resolve.callgraph import PackageCallGraph
+
+
+class WrapperSends:
+    """Adds the per-caller sends of one package's wrapper methods (see the module docstring)."""
+
+    def __init__(self, families: "Families", graph: "PackageCallGraph") -> None:
+        self.f = families
+        self.s = families.s
+        self.rs = families.rs
+        self.g = graph
+        self._probes: dict[str, ModuleProbe] = {}
+
+    def run(self) -> None:
+        sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", [])}
+        callers: dict[str, list[str]] = {}
+        for site, rid in sorted(self.g.site_rel.items()):
+            rec = self.rs.relations[rid]
+            if rec["kind"] == "CALLS" and rec["target_ref"] is not None:
+                callers.setdefault(rec["target_ref"].rid, []).append(site)
+        for rec in sorted((r for r in self.rs.relations.values() if r["kind"] == "PUBLISHES"
+                           and r["resolution_status"] == "UNRESOLVED" and "topic_parameter" in r["attributes"]),
+                          key=lambda r: r["record_id"]):
+            cand = sends.get(rec.get("callsite_id") or "")
+            if cand is None:
+                continue
+            for site in callers.get(rec["source_ref"].rid, []):
+                self._caller_send(site, rec, cand)
+
+    def _probe(self, module: str) -> ModuleProbe:
+        if module not in self._probes:
+            s = self.s
+            self._probes[module] = ModuleProbe(module, s.inv.ns[module], s.rule_index, s.oracle, s.expr_folder,
+                                               erased_signature)
+        return self._probes[module]
+
+    def _argument(self, b: dict[str, Any], ordinal: int, index: int) -> tuple[dict[str, Any], MemberContext] | None:
+        """The expression of argument ``index`` of call ``ordinal`` in body ``b``, with its context."""
+        facts = self.s.full_facts(b["path"])
+        td = facts.types[b["type_idx"]]
+        if b["member_idx"] < 0:
+            return None
+        md = td.methods[b["member_idx"]]
+        if md.body is None or ordinal >= len(md.body.calls):
+            return None
+        call = md.body.calls[ordinal]
+        if call.args is None or index >= len(call.args):
+            return None
+        scope = self.s.scopes[b["path"]]
+        chain = type_chain(facts, b["type_idx"])
+        ctx = MemberContext(scope, chain, b["module"], md, md.body, scope.type_vars_for(chain, md.type_params))
+        return call.args[index], ctx
+
+    def _caller_send(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
+        b, c = self.g.site_fact[site]
+        got = self._argument(b, c["o"], send["attributes"]["topic_parameter"])
+        if got is None:
+            return
+        expr, ctx = got
+        rule = self.s.rules.by_id[cand["rule"]]
+        proto = send["attributes"]["protocol"]
+        caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
+        call_ev = {"path": b["path"], "lines": c["l"]}
+        for outcome in self._probe(b["module"]).fold_value(expr, ctx, None, "topic"):
+            rt = self.f.resolve(outcome)
+            if rt.value is None:
+                continue
+            topic, tag = self.f._split_tag(rt.value, rule.emits.tag_separator)
+            urn = f"{proto}://{topic}"
+            trid = self.f._topic(urn, call_ev, {"protocol": proto, "tags": [tag] if tag else [], "event_types": []})
+            self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=trid, target_key=urn,
+                             status="RESOLVED", evidence=[self.f.cseg(call_ev), self.f.cseg(cand)],
+                             ordinal=c["o"], callsite_id=site,
+                             attributes={"protocol": proto, "tag": tag, "value_basis": rt.status,
+                                         "send_method": send["attributes"].get("send_method"),
+                                         "via_wrapper": send["stable_id"].split("|")[1],
+                                         "loaded": self.f.ctx.class_loaded(b["binary"])})
+            self.f._note_keys(caller_rid, b["stable"], [rt], {**cand, "path": b["path"], "lines": c["l"]},
+                              "send destination")

@@ -1,0 +1,536 @@
+"""The call graph of a package (SPEC §4.9): one CALLS relation per call site, SCCs, entry reachability.
+
+Two stages, as the rest of the scan:
+
+- **Module stage** (:class:`ModuleCallSites`, in the worker that builds a module's records): every
+  call site of every member body — calls, ``new``, ``this(…)``/``super(…)``, method references — is
+  resolved once by :class:`~diting.resolve.calls.CallResolver` into a plain, picklable *call fact*,
+  and every body keeps its branch arms (:mod:`diting.java.branches`) for the ledger.
+- **Package stage** (:class:`PackageCallGraph`, once the package's probes ran): the facts of the
+  package's modules become CALLS relations. Candidates outside the package's modules are dropped;
+  a call through an injected field whose bean the package's Spring context resolves reaches that
+  bean's implementation (``dispatch_kind = INJECTED``, ``binding_evidence`` the INJECTS relation);
+  a call site a probe already recorded (an RPC consumer call, an HTTP client call …) keeps the
+  probe's relation; calls inside a lambda or method reference handed to an executor or
+  ``CompletableFuture`` (an ``ASYNC_SUBMIT`` rule), and calls of ``@Async`` methods, are ASYNC;
+  calls a NOISE rule matches (logging, MDC, UMP, bean copies) and calls of trivial accessors are
+  pruned and counted by rule id; library targets are EXTERNAL entities
+  (``ext:{FQN}#{name}(?,…)``, one ``?`` per argument: the erased signature is not known).
+
+  The graph of METHOD → METHOD edges (RESOLVED targets and every AMBIGUOUS candidate) gives the
+  strongly connected components (networkx); an edge inside a component of two or more methods (or
+  a self-call) carries ``attributes.scc``, the smallest stable_id of the component. Reachability
+  per entry is a walk over the condensation (computed once), bounded by :data:`MAX_REACH_METHODS`
+  and :data:`MAX_REACH_DEPTH` (counts, never time); an entry over a budget gets BUDGET_EXHAUSTED
+  and its coverage says so.
+
+A SQL statement's READS/WRITES count for the service only when a loaded method of the package calls
+the mapper method bound to it; otherwise they are ``access = DECLARED_ONLY`` (SPEC §4.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from diting.ir import ids
+from diting.java.names import FileScope
+from diting.java.syntax import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
+from diting.resolve.calls import CallResolution, CallResolver, MethodTarget
+from diting.resolve.fold import render
+from diting.resolve.types import MemberContext
+
+if TYPE_CHECKING:
+    from diting.probes.emit import PackageProbes
+
+#: a reachability walk from one entry stops after this many methods …
+MAX_REACH_METHODS = 20_000
+#: … or this many components deep (a budget: BUDGET_EXHAUSTED, never a silent cut)
+MAX_REACH_DEPTH = 256
+#: an EXTERNAL method entity cites at most this many of the call sites that reach it
+MAX_EXTERNAL_EVIDENCE = 8
+#: the rule id under which calls of trivial accessors (Lombok/record accessors, ``return this.f``) are pruned
+TRIVIAL_ACCESSOR_RULE = "builtin.trivial-accessor"
+_TRANSACTIONAL = ("org.springframework.transaction.annotation.Transactional", "javax.transaction.Transactional",
+                  "jakarta.transaction.Transactional")
+
+
+def _target_json(t: MethodTarget | None) -> list | None:
+    return None if t is None else [t.module, t.binary, t.name, list(t.params) if t.params is not None else None]
+
+
+# ---------------------------------------------------------------- module stage
+
+
+class ModuleCallSites:
+    """Call facts and branch arms of one module's member bodies (see the module docstring).
+
+    ``bodies``: one dict per member with a body — ``stable`` (METHOD stable_id), ``binary``,
+    ``path``, ``lines``, ``transactional`` (``{propagation, rollback_for, on}`` or None),
+    ``branches`` (:class:`~diting.java.syntax.BranchSite` as dicts), ``truncated`` and ``calls``
+    (call facts: ordinal, kind, name, arity, lines, branch index, status, dispatch kind, declared
+    and target methods as ``[module, binary, name, params]``, external, reason, the field the
+    receiver reads, the call the site is handed to, whether the target is a trivial accessor)."""
+
+    def __init__(self, module: str, ns_of: dict[str, str], resolver: CallResolver) -> None:
+        self.module = module
+        self.ns = ns_of[module]
+        self.resolver = resolver
+        self.oracle = resolver.oracle
+        self.bodies: list[dict[str, Any]] = []
+
+    def _enclosing(self, facts: FileFacts, scope: FileScope, idx: int,
+                   memo: dict[int, MemberContext | None]) -> MemberContext | None:
+        """The member whose body declares local or anonymous type ``idx`` (the innermost member of
+        the outer type whose lines hold the type's header), as a context; None for other types."""
+        if idx in memo:
+            return memo[idx]
+        td = facts.types[idx]
+        out = None
+        if td.nesting in ("LOCAL", "ANONYMOUS") and td.outer is not None:
+            outer = facts.types[td.outer]
+            around = [md for md in outer.methods if md.body is not None and
+                      md.start_line <= td.header_start <= md.end_line]
+            if around:
+                md = min(around, key=lambda m: m.end_line - m.start_line)
+                chain = type_chain(facts, td.outer)
+                out = MemberContext(scope, chain, self.module, md, md.body, scope.type_vars_for(chain, md.type_params),
+                                    self._enclosing(facts, scope, td.outer, memo))
+        memo[idx] = out
+        return out
+
+    def add_file(self, facts: FileFacts, scope: FileScope) -> None:
+        memo: dict[int, MemberContext | None] = {}
+        for idx, td in enumerate(facts.types):
+            chain = type_chain(facts, idx)
+            binary = scope.binary_of(td)
+            tx_type = self._transactional(td.annotations, scope, chain)
+            members: list[tuple[MethodDecl, Any, list[int]]] = [
+                (md, md.body, [md.start_line, md.end_line]) for md in td.methods if md.body is not None and md.has_body]
+            member_index = {id(md): i for i, md in enumerate(td.methods)}
+            if td.clinit_body is not None and td.clinit_body.calls:
+                lines = td.static_init_lines
+                members.append((MethodDecl("<clinit>", "STATIC_INITIALIZER", ["static"], [], [], [], None, [], 0, 0,
+                                           True, 0, td.clinit_body), td.clinit_body,
+                                [lines[0][0], lines[-1][1]] if lines else [td.header_start, td.end_line]))
+            for md, body, lines in members:
+                tv = scope.type_vars_for(chain, md.type_params)
+                sig = [scope.resolve(p.type, chain, tv).name for p in md.params]
+                stable = f"{self.ns}/{binary}#{md.name}({','.join(sig)})"
+                ctx = MemberContext(scope, chain, self.module, md if md.name != "<clinit>" else None, body, tv,
+                                    self._enclosing(facts, scope, idx, memo))
+                tx = self._transactional(md.annotations, scope, chain) or tx_type
+                self.bodies.append({
+                    "stable": stable, "binary": binary, "ns": self.ns, "module": self.module, "path": facts.path,
+                    "lines": lines, "type_idx": idx, "member_idx": member_index.get(id(md), -1),
+                    "static": "static" in md.modifiers,
+                    "transactional": tx,
+                    "branches": [{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
+                                  "cond": [b.cond_line, b.cond_end_line], "outcome": b.outcome,
+                                  "exit_line": b.exit_line, "cond_calls": b.cond_calls, "cond_names": b.cond_names,
+                                  "try_calls": b.try_calls}
+                                 for b in body.branches],
+                    "truncated": body.branches_truncated,
+                    "calls": [self._call(call, ctx) for call in body.calls],
+                })
+
+    def _transactional(self, annotations, scope: FileScope, chain: list[int]) -> dict[str, Any] | None:
+        for a in annotations:
+            r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
+            name = r.name if r is not None else a.name
+            if name in _TRANSACTIONAL or (r is None and a.name == "Transactional"):
+                return {"annotation": name, "propagation": render(a.args["propagation"]) if "propagation" in a.args
+                        else "REQUIRED", "rollback_for": render(a.args["rollbackFor"]) if "rollbackFor" in a.args
+                        else None, "line": a.line}
+        return None
+
+    def _call(self, call: CallSite, ctx: MemberContext) -> dict[str, Any]:
+        try:
+            r = self.resolver.resolve(call, ctx)
+        except RecursionError:
+            r = CallResolution("UNRESOLVED", None, reason="expression nested too deeply to type")
+        fr = self.oracle.receiver_field(call.receiver, ctx) if call.kind in ("CALL", "REF") else None
+        accessor, getter_field = self.resolver.accessor(r.targets[0]) \
+            if r.status == "RESOLVED" and not r.external else (False, None)
+        t0 = r.targets[0] if r.targets else None
+        return {
+            "o": call.ordinal, "k": call.kind, "n": call.name, "a": call.arity, "l": [call.line, call.end_line],
+            "b": call.branch, "h": call.handed_to, "st": r.status, "d": r.dispatch_kind,
+            "decl": _target_json(r.declared), "t": [_target_json(t) for t in r.targets], "x": r.external,
+            "why": r.reason, "fld": [fr.module, fr.binary, fr.field.name] if fr is not None else None,
+            "self": call.kind == "CALL" and (call.receiver is None or call.receiver.get("kind") == "this"),
+            "acc": accessor, "gf": [t0.module, t0.binary, getter_field] if getter_field and t0 else None,
+            "recv": render(call.receiver, ctx) if call.receiver is not None and r.status == "UNRESOLVED" else None,
+        }
+
+
+# ---------------------------------------------------------------- package stage
+
+
+@dataclass
+class CallGraphStats:
+    """What coverage counts of a package's call graph and ledger."""
+
+    #: call sites by coverage term (resolved, partial, failed) and resolved_external
+    sites: dict[str, int] = field(default_factory=lambda: {"resolved": 0, "partial": 0, "failed": 0,
+                                                           "resolved_external": 0})
+    pruned_by_rule: dict[str, int] = field(default_factory=dict)
+    #: entry rid → (methods reached, stop reason or None)
+    reach: dict[str, tuple[int, str | None]] = field(default_factory=dict)
+    ledger_items: int = 0
+    ledger_unresolved: int = 0
+    ledger_methods: int = 0
+    #: members whose branches nest deeper than the extractor records
+    ledger_truncated: int = 0
+
+
+class PackageCallGraph:
+    """CALLS relations, EXTERNAL method entities, SCCs, reachability and DECLARED_ONLY access of one
+    package (see the module docstring). ``known_entities``: record ids of the entities the package's
+    modules already hold (METHOD targets must be among them)."""
+
+    def __init__(self, probes: "PackageProbes", known_entities: set[str]) -> None:
+        self.p = probes
+        self.s = probes.s
+        self.rs = probes.rs
+        self.known = known_entities
+        self.stats = CallGraphStats()
+        self.modules = set(probes.plan.modules)
+        self.bodies: list[dict[str, Any]] = [b for m in sorted(self.modules) for b in self.s.module_results[m].bodies]
+        #: METHOD stable_id → its @Transactional (or None)
+        self.tx_of = {b["stable"]: b.get("transactional") for b in self.bodies}
+        #: callsite_id → CALLS relation rid (every call site that has one)
+        self.site_rel: dict[str, str] = {}
+        #: method rid → METHOD rids it calls (RESOLVED and AMBIGUOUS candidates)
+        self.edges: dict[str, set[str]] = {}
+        #: the same without ASYNC calls (what runs on the caller's thread, inside its transaction)
+        self.sync_edges: dict[str, set[str]] = {}
+        #: callsite_id → True for AMBIGUOUS virtual/interface dispatch among in-package implementations
+        self.strategy_sites: set[str] = set()
+        #: METHOD rid → stable_id, for the methods of the graph
+        self.stable_of: dict[str, str] = {}
+        #: EXTERNAL method stable_id → (name, signature known, evidence segments)
+        self._ext: dict[str, tuple[str, bool, set[str]]] = {}
+        #: callsite_id → (body, call fact) of every call site of the package
+        self.site_fact: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    # ------------------------------------------------------------ helpers
+    def _method_rid(self, t: list) -> tuple[str, str] | None:
+        module, binary, name, params = t
+        if module is None or module not in self.modules:
+            return None
+        stable = f"{self.s.inv.ns[module]}/{binary}#{name}({','.join(params or [])})"
+        rid = ids.entity_record_id("METHOD", stable)
+        return (rid, stable) if rid in self.known else None
+
+    def _external(self, t: list, arity: int, ev: str) -> tuple[str, str]:
+        """The EXTERNAL entity of a library method (made in :meth:`_externals`); its evidence is
+        the first :data:`MAX_EXTERNAL_EVIDENCE` call sites (each CALLS cites its own)."""
+        _, binary, name, params = t
+        sig = ",".join(params) if params is not None else ",".join("?" * arity)
+        stable = f"ext:{binary}#{name}({sig})"
+        got = self._ext.setdefault(stable, (f"{binary}#{name}", params is not None, set()))
+        got[2].add(ev)
+        return ids.entity_record_id("EXTERNAL", stable), stable
+
+    def _externals(self) -> None:
+        for stable, (name, known, evs) in sorted(self._ext.items()):
+            rid = ids.entity_record_id("EXTERNAL", stable)
+            first = sorted(evs)[:MAX_EXTERNAL_EVIDENCE]
+            if rid in self.rs.entities:
+                self.rs.add_evidence(rid, first)
+            else:
+                self.rs.entity("EXTERNAL", stable, name, first, {"signature_known": known, "call_sites": len(evs)},
+                               symbol_kind="METHOD", artifact=None)
+
+    def _call_rules(self, emit: str) -> dict[str, str]:
+        """callsite_id → rule id of the call-form candidates with emit kind ``emit``."""
+        out: dict[str, str] = {}
+        for c in self.p.cands:
+            if c.get("emit") == emit and c.get("form") == "call" and c.get("call"):
+                out.setdefault(c["call"]["callsite_id"], c["rule"])
+        return out
+
+    def _narrow(self, c: dict[str, Any], targets: list[tuple[str, str, list]]) -> tuple[list, str | None]:
+        """The candidates an injected field's bean reaches: ``(targets, INJECTS relation rid)``; the
+        targets unchanged (and None) when the field is not injected with exactly one bean."""
+        fld = c.get("fld")
+        if fld is None or len(targets) < 2:
+            return targets, None
+        res = getattr(self.p, "injected", {}).get((fld[1], fld[2]))
+        if res is None or res.status != "RESOLVED" or len(res.beans) != 1:
+            return targets, None
+        bean = res.beans[0]
+        module = self.p.ctx.home(bean.type, bean.module)
+        if module is None:
+            return targets, None
+        lineage = [bean.type] + [b for _, b in self.s.oracle.registry.ancestors(module, bean.type)]
+        by_binary = {t[2][1]: t for t in targets}
+        for b in lineage:
+            if b in by_binary:
+                return [by_binary[b]], self._injects.get((self.p.bean_rids.get(id(bean)), fld[2]))
+        return targets, None
+
+    # ------------------------------------------------------------ run
+    def run(self) -> CallGraphStats:
+        existing = {rec["callsite_id"]: rid for rid, rec in self.rs.relations.items()
+                    if rec["kind"] == "CALLS" and rec.get("callsite_id")}
+        #: (bean rid, injection point name) → the INJECTS relation: a narrowed call's binding evidence
+        self._injects = {(rec["target_ref"].rid, rec["attributes"].get("name")): rid
+                         for rid, rec in self.rs.relations.items()
+                         if rec["kind"] == "INJECTS" and rec["target_ref"] is not None}
+        noise = self._call_rules("NOISE")
+        submits = set(self._call_rules("ASYNC_SUBMIT"))
+        for b in self.bodies:
+            self._body(b, existing, noise, submits)
+        self._externals()
+        self._graph()
+        self._declared_only()
+        return self.stats
+
+    def _body(self, b: dict[str, Any], existing: dict[str, str], noise: dict[str, str], submits: set[str]) -> None:
+        caller_stable = b["stable"]
+        caller_rid = ids.entity_record_id("METHOD", caller_stable)
+        if caller_rid not in self.known:
+            return
+        loaded = self.p.ctx.class_loaded(b["binary"])
+        self.stable_of[caller_rid] = caller_stable
+        for c in b["calls"]:
+            site = f"{caller_stable}@{c['o']}"
+            self.site_fact[site] = (b, c)
+            if site in existing:
+                self.site_rel[site] = existing[site]
+                self._count(self.rs.relations[existing[site]]["resolution_status"], False)
+                continue
+            rule = noise.get(site) or (TRIVIAL_ACCESSOR_RULE if c["acc"] else None)
+            if rule is not None:
+                self.stats.pruned_by_rule[rule] = self.stats.pruned_by_rule.get(rule, 0) + 1
+                continue
+            if c["k"] == "REF" and c["st"] != "RESOLVED" and c["h"] < 0:
+                continue  # a method reference nobody runs here (stored, returned): no call site of its own
+            self._emit(b, c, site, caller_rid, caller_stable, loaded, submits)
+
+    def _emit(self, b: dict[str, Any], c: dict[str, Any], site: str, caller_rid: str, caller_stable: str,
+              loaded: bool, submits: set[str]) -> None:
+        ev = self.p.seg(b["path"], *c["l"])
+        dispatch = c["d"] or "VIRTUAL"
+        handed = f"{caller_stable}@{c['h']}" if c["h"] >= 0 else None
+        attrs: dict[str, Any] = {"declared_target": self._signature(c["decl"]) if c["decl"] else None,
+                                 "binding_evidence": None, "loaded": loaded}
+        if handed in submits:
+            dispatch = "ASYNC"
+            attrs["submitted_by"] = handed
+        if c["st"] == "UNRESOLVED":
+            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|call", f"{c['n']}/{c['a']} at {b['path']}:{c['l'][0]}: "
+                                   f"{c['why'] or 'not resolved'}", [caller_rid], [ev])
+            attrs["dispatch_kind"] = dispatch
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
+                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
+                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
+                                                                 "receiver": c["recv"], "reason": c["why"]},
+                                   attributes=attrs)
+            self.site_rel[site] = rid
+            self._count("UNRESOLVED", False)
+            return
+        if c["x"]:
+            t = c["t"][0]
+            trid, tstable = self._external(t, c["a"], ev)
+            attrs.update(dispatch_kind=dispatch, external=True)
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=trid, target_key=tstable,
+                                   status="RESOLVED", evidence=[ev], ordinal=c["o"], callsite_id=site,
+                                   attributes=attrs)
+            self.site_rel[site] = rid
+            self._count("RESOLVED", True)
+            return
+        consumer = self._consumer_field(c)
+        if consumer is not None:
+            # a call through a field injected with RPC/Feign consumer beans the context does not
+            # narrow to one: the remote contract called is not decided (the probes record decided ones)
+            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|consumer", f"{c['n']}/{c['a']} at {b['path']}:"
+                                   f"{c['l'][0]}: {consumer}", [caller_rid], [ev])
+            attrs["dispatch_kind"] = "RPC"
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
+                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
+                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
+                                                                 "reason": consumer}, attributes=attrs)
+            self.site_rel[site] = rid
+            self._count("UNRESOLVED", False)
+            return
+        targets = [(r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None]
+        self.stable_of.update((t[0], t[1]) for t in targets)
+        targets, injects = self._narrow(c, targets)
+        if injects is not None:
+            dispatch = "ASYNC" if dispatch == "ASYNC" else "INJECTED"
+            attrs["binding_evidence"] = injects
+        advised = sorted({a for t in targets for a in self._advice(t[1])})
+        if advised and c.get("self"):
+            # a call on ``this`` does not go through the Spring proxy: @Async, @Transactional … do not apply
+            attrs.update(self_invocation=True, advice_bypassed=advised)
+        elif "@Async" in advised and dispatch != "ASYNC":
+            dispatch = "ASYNC"
+            attrs["async_method"] = True
+        attrs["dispatch_kind"] = dispatch
+        if len(targets) == 1:
+            trid, tstable, _ = targets[0]
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=trid, target_key=tstable,
+                                   status="RESOLVED", evidence=[ev], ordinal=c["o"], callsite_id=site,
+                                   attributes=attrs)
+            self._edge(caller_rid, [trid], dispatch)
+            self._count("RESOLVED", False)
+        elif len(targets) >= 2:
+            key = "?" + (self._signature(c["decl"]) if c["decl"] else c["n"])
+            # implementations of one declared method (a run-time choice) or overloads javac would tell
+            # apart by argument types the scan does not know
+            dispatch_choice = c["decl"] is not None and c["d"] in ("VIRTUAL", "INTERFACE")
+            attrs["ambiguity"] = "DISPATCH" if dispatch_choice else "OVERLOAD"
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=key,
+                                   status="AMBIGUOUS", evidence=[ev], candidates=[t[0] for t in targets],
+                                   ordinal=c["o"], callsite_id=site, attributes=attrs)
+            self._edge(caller_rid, [t[0] for t in targets], dispatch)
+            if dispatch_choice:
+                self.strategy_sites.add(site)
+            self._count("AMBIGUOUS", False)
+        else:
+            why = "its target is outside the package's modules" if c["t"] else (c["why"] or "no target")
+            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|call", f"{c['n']}/{c['a']} at {b['path']}:{c['l'][0]}:"
+                                   f" {why}", [caller_rid], [ev])
+            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
+                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
+                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
+                                                                 "candidates": [self._signature(t) for t in c["t"]]},
+                                   attributes=attrs)
+            self._count("UNRESOLVED", False)
+        self.site_rel[site] = rid
+
+    def _advice(self, method_stable: str) -> list[str]:
+        """Proxy advice a method carries (``@Async``, ``@Transactional``), on it or its class."""
+        out = ["@Async"] if self.p._marks("ASYNC", method_stable) else []
+        if self.tx_of.get(method_stable):
+            out.append("@Transactional")
+        return out
+
+    def _edge(self, src: str, targets: list[str], dispatch: str) -> None:
+        self.edges.setdefault(src, set()).update(targets)
+        if dispatch != "ASYNC":
+            self.sync_edges.setdefault(src, set()).update(targets)
+
+    def _consumer_field(self, c: dict[str, Any]) -> str | None:
+        """Why a call through a field is an undecided remote call: the field is injected with RPC or
+        Feign consumer beans and the injection is not one bean; None otherwise."""
+        fld = c.get("fld")
+        if fld is None:
+            return None
+        res = getattr(self.p, "injected", {}).get((fld[1], fld[2]))
+        if res is None or (res.status == "RESOLVED" and len(res.beans) == 1):
+            return None
+        kinds = {b.kind for b in res.beans}
+        if kinds & {"RPC_CONSUMER", "FEIGN_CLIENT"}:
+            return f"field {fld[2]} is injected with {len(res.beans)} consumer beans " \
+                   f"({', '.join(sorted(b.name for b in res.beans))}); the remote contract called is not decided"
+        return None
+
+    @staticmethod
+    def _signature(t: list) -> str:
+        return f"{t[1]}#{t[2]}({','.join(t[3]) if t[3] is not None else '?'})"
+
+    def _count(self, status: str, external: bool) -> None:
+        term = {"RESOLVED": "resolved", "AMBIGUOUS": "partial"}.get(status, "failed")
+        self.stats.sites[term] += 1
+        if external:
+            self.stats.sites["resolved_external"] += 1
+
+    # ------------------------------------------------------------ SCCs and reachability
+    def _graph(self) -> None:
+        g = nx.DiGraph()
+        for src in sorted(self.edges):
+            for dst in sorted(self.edges[src]):
+                g.add_edge(src, dst)
+        stable_of = self.stable_of
+        comp_of: dict[str, str] = {}
+        for comp in nx.strongly_connected_components(g):
+            if len(comp) > 1 or any(g.has_edge(n, n) for n in comp):
+                label = min(stable_of.get(n, n) for n in comp)
+                for n in comp:
+                    comp_of[n] = label
+        for r in self.site_rel.values():
+            rec = self.rs.relations[r]
+            src = rec["source_ref"].rid
+            tgts = [rec["target_ref"].rid] if rec["target_ref"] is not None else \
+                [x.rid for x in rec["candidate_target_refs"]]
+            if src in comp_of and any(comp_of.get(t) == comp_of[src] for t in tgts):
+                rec["attributes"] = dict(rec["attributes"], scc=comp_of[src])
+        self.graph = g
+        self.condensation = nx.condensation(g) if g.number_of_nodes() else None
+        for rid, rec in sorted(self.rs.entities.items()):
+            if rec["kind"] == "ENTRY" and rec.get("handler_ref") is not None:
+                self.stats.reach[rid] = self.reach(rec["handler_ref"].rid)
+
+    def reach(self, method_rid: str) -> tuple[int, str | None]:
+        """Methods reachable from ``method_rid`` (itself included) and the budget that stopped the walk."""
+        cond = self.condensation
+        if cond is None or method_rid not in self.graph:
+            return 1, None
+        mapping = cond.graph["mapping"]
+        start = mapping[method_rid]
+        seen = {start}
+        frontier = [start]
+        methods = len(cond.nodes[start]["members"])
+        depth = 0
+        while frontier:
+            depth += 1
+            if depth > MAX_REACH_DEPTH:
+                return methods, "BUDGET_EXHAUSTED"
+            nxt = []
+            for n in frontier:
+                for m in cond.successors(n):
+                    if m not in seen:
+                        seen.add(m)
+                        nxt.append(m)
+                        methods += len(cond.nodes[m]["members"])
+                        if methods > MAX_REACH_METHODS:
+                            return methods, "BUDGET_EXHAUSTED"
+            frontier = nxt
+        return methods, None
+
+    def reachable(self, roots: list[str], sync_only: bool = False) -> set[str]:
+        """Every METHOD rid reachable from ``roots`` (themselves included), within the budgets;
+        ``sync_only`` follows no ASYNC call (what runs on the caller's thread)."""
+        edges = self.sync_edges if sync_only else self.edges
+        out = set(roots)
+        frontier = list(roots)
+        depth = 0
+        while frontier and depth < MAX_REACH_DEPTH and len(out) <= MAX_REACH_METHODS:
+            depth += 1
+            nxt = []
+            for n in frontier:
+                for m in sorted(edges.get(n, ())):
+                    if m not in out:
+                        out.add(m)
+                        nxt.append(m)
+            frontier = nxt
+        return out
+
+    # ------------------------------------------------------------ DECLARED_ONLY access
+    def _declared_only(self) -> None:
+        """READS/WRITES of a statement whose mapper methods no loaded method calls: DECLARED_ONLY."""
+        called: set[str] = set()
+        for r in self.site_rel.values():
+            rec = self.rs.relations[r]
+            if rec["attributes"].get("loaded") is False:
+                continue
+            if rec["target_ref"] is not None:
+                called.add(rec["target_ref"].rid)
+            called.update(x.rid for x in rec["candidate_target_refs"])
+        mapper_of: dict[str, list[str]] = {}
+        for rec in self.rs.relations.values():
+            if rec["kind"] == "BINDS_TO" and rec["target_ref"] is not None and \
+                    rec["target_ref"].rid.startswith("stmt:"):
+                mapper_of.setdefault(rec["target_ref"].rid, []).append(rec["source_ref"].rid)
+        for rec in self.rs.relations.values():
+            if rec["kind"] not in ("READS", "WRITES") or not rec["source_ref"].rid.startswith("stmt:"):
+                continue
+            mappers = mapper_of.get(rec["source_ref"].rid, [])
+            access = "CALLED" if any(m in called for m in mappers) else "DECLARED_ONLY"
+            rec["attributes"] = dict(rec["attributes"], access=access)
