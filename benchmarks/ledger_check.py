@@ -7,7 +7,7 @@ methods. For every reachable method it compares
 - the ledger items diting wrote for the method, with
 - an independent count made here from the source alone, by a recursive walk of the method's
   tree-sitter tree (not the extractor's query and byte-range matching): each if (then, and else when
-  present), each switch case group or rule, each catch and finally, each loop, each throw, each
+  present), each switch case group with statements (or the last) or rule, each catch and finally, each loop, each throw, each
   return except the method's last top-level statement and returns inside lambdas; nested class
   bodies are other methods. STRATEGY items are counted from the method's CALLS that are AMBIGUOUS
   among implementations (``ambiguity = DISPATCH``).
@@ -59,6 +59,9 @@ def _arm_of(node: ts.Node, method_body: ts.Node) -> tuple[str, int] | None:
             return "IF", line
         if parent.child_by_field_name("alternative") == node:
             return "ELSE", line
+    if node.type == "switch_block_statement_group" and node.next_named_sibling is not None and \
+            all(c.type in ("switch_label",) + _NAMED_SKIP for c in node.named_children):
+        return None  # case A: case B: … — the labels join the next group
     if node.type in ("switch_block_statement_group", "switch_rule"):
         labels = [c for c in node.named_children if c.type == "switch_label"]
         default = any(not [x for x in lab.named_children if x.type not in _NAMED_SKIP]

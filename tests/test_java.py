@@ -325,3 +325,45 @@ class Sender {
         assert c.args is not None
         if calls[(c.name, c.line)].args is not None:
             assert calls[(c.name, c.line)].args == c.args
+
+
+def test_branch_arms_have_stable_structural_paths():
+    """java/branches.py: else-if nests, switch groups and rules, catch/finally, loops, early returns
+    (not the last statement, not a lambda's), throws; each call under its innermost arm."""
+    from diting.java.branches import MAX_BRANCH_DEPTH
+    src = b"""class A {
+  int m(Kind k, java.util.List<String> xs) {
+    if (k == null) { return 0; } else if (k.big()) { a(); } else { throw new IllegalStateException(); }
+    switch (k) { case ONE: case TWO: b(); break; default: c(); }
+    String s = switch (k.name()) { case "a/b" -> "x"; default -> { yield "y"; } };
+    try (java.io.Reader r = open()) { d(); } catch (java.io.IOException | RuntimeException e) { e(); } finally { f(); }
+    for (String x : xs) { xs.forEach(y -> { if (y.isEmpty()) { return; } g(); }); }
+    return 1;
+  }
+}"""
+    facts = extract_file("A.java", src)
+    body = facts.types[0].methods[0].body
+    paths = [(b.path, b.kind, b.outcome) for b in body.branches]
+    assert paths == [
+        ("if[0]/then", "IF", "RETURN"), ("if[0]/then/return[0]", "RETURN", "RETURN"),
+        ("if[0]/else", "ELSE", "CONTINUE"), ("if[0]/else/if[0]/then", "IF", "CONTINUE"),
+        ("if[0]/else/if[0]/else", "ELSE", "THROW"), ("if[0]/else/if[0]/else/throw[0]", "THROW", "THROW"),
+        ("switch[0]/case[ONE,TWO]", "CASE", "BREAK"), ("switch[0]/default", "DEFAULT", "CONTINUE"),
+        ('switch[1]/case["a÷b"]', "CASE", "CONTINUE"), ("switch[1]/default", "DEFAULT", "BREAK"),
+        ("try[0]/catch[java.io.IOException|RuntimeException]", "CATCH", "CONTINUE"), ("try[0]/finally", "FINALLY", "CONTINUE"),
+        ("loop[0]", "LOOP", "CONTINUE"), ("loop[0]/if[0]/then", "IF", "RETURN"),
+    ]
+    by_name = {c.name: c for c in body.calls}
+    assert body.branches[by_name["a"].branch].path == "if[0]/else/if[0]/then"
+    assert body.branches[by_name["g"].branch].path == "loop[0]"  # the lambda's call runs in the loop
+    assert by_name["open"].branch == -1 and by_name["d"].branch == -1  # the try block is no arm
+    catch = next(b for b in body.branches if b.kind == "CATCH")
+    assert {body.calls[o].name for o in catch.try_calls} == {"open", "d"}
+    assert body.branches[0].cond_names == ["k"]
+    assert {body.calls[o].name for o in body.branches[3].cond_calls} == {"big"}
+    # nesting beyond the budget is cut, and the body says so
+    deep = b"class B { void m(boolean x) { " + b"if (x) { " * (MAX_BRANCH_DEPTH + 5) + b"h();" + \
+        b" }" * (MAX_BRANCH_DEPTH + 5) + b" } }"
+    deep_body = extract_file("B.java", deep).types[0].methods[0].body
+    assert deep_body.branches_truncated and len(deep_body.branches) == MAX_BRANCH_DEPTH
+    assert deep_body.branches[deep_body.calls[0].branch].path.count("if[0]") == MAX_BRANCH_DEPTH

@@ -296,6 +296,11 @@ class RecordSet:
         out.severities = {rid: d["severity"] for rid, d in self.diagnostics.items()}
         return out
 
+    def clear(self) -> None:
+        """Drop every record (once encoded); the segment cache shared between packages stays."""
+        for _, recs in self.families():
+            recs.clear()
+
     def families(self) -> list[tuple[str, dict[str, dict[str, Any]]]]:
         """(jsonl file name, records) for every record family."""
         return [("entities.jsonl", self.entities), ("relations.jsonl", self.relations),

@@ -67,17 +67,23 @@ def package_dir_name(service_id: str, commit_sha: str, profiles: list[str]) -> s
 
 
 def package_files(encoded: EncodedSet, placeholders: Placeholders, scan_id: str, scope: str,
-                  analysis_input_bytes: bytes, coverage: dict[str, Any]) -> dict[str, tuple[bytes, int]]:
+                  analysis_input_bytes: bytes, coverage: dict[str, Any],
+                  consume: bool = False) -> dict[str, tuple[bytes, int]]:
     """File name → (bytes, record_count) for every file except the manifest: jsonl lines sorted by
-    record_id (code-point order), placeholders replaced by the package's scan_id and scope."""
+    record_id (code-point order), placeholders replaced by the package's scan_id and scope.
+    ``consume`` empties ``encoded``'s line tables as each file is built."""
     Coverage.model_validate(coverage)
     files: dict[str, tuple[bytes, int]] = {
         "analysis_input.json": (analysis_input_bytes, 1),
         "coverage.json": ((dumps(coverage) + "\n").encode("utf-8"), 1),
     }
     for name, lines in encoded.lines.items():
-        text = "".join(lines[rid] + "\n" for rid in sorted(lines))
-        files[name] = (placeholders.stamp_line(text, scan_id, scope).encode("utf-8"), len(lines))
+        count = len(lines)
+        data = b"".join((placeholders.stamp_line(lines[rid], scan_id, scope) + "\n").encode("utf-8")
+                        for rid in sorted(lines))
+        if consume:
+            lines.clear()  # the caller is done with them: one copy of a large file in memory, not two
+        files[name] = (data, count)
     return files
 
 

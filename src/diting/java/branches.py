@@ -9,8 +9,8 @@ moving code keeps it and restructuring changes it.
 Constructs and their arms (one :class:`~diting.java.syntax.BranchSite` each):
 
 - ``if``: ``then`` (IF) and ``else`` (ELSE, when present; ``else if`` nests an ``if`` in it);
-- ``switch`` (statement or expression): ``case[L1,L2]`` (CASE) per label group or rule, ``default``
-  (DEFAULT);
+- ``switch`` (statement or expression): ``case[L1,L2]`` (CASE) per label group or rule (labels
+  without statements of their own join the next group: ``case A: case B: …``), ``default`` (DEFAULT);
 - ``try``: ``catch[T1|T2]`` (CATCH) per clause and ``finally`` (FINALLY); the try block is not a branch;
 - loops (``for``, enhanced ``for``, ``while``, ``do``): ``loop[i]`` (LOOP), the arm is the loop body;
 - ``return[i]`` (RETURN) for every return of the member except its last top-level statement (the
@@ -98,10 +98,16 @@ def _arms(label: str, node: ts.Node, src: bytes, member_body: dict[int, ts.Node 
         block = node.child_by_field_name("body")
         cond = node.child_by_field_name("condition")
         out = []
+        carried: list[ts.Node] = []  # labels of a group without statements fall through to the next
         for group in (_named(block) if block is not None else []):
             if group.type not in ("switch_block_statement_group", "switch_rule"):
                 continue
-            labels = [c for c in group.named_children if c.type == "switch_label"]
+            labels = carried + [c for c in group.named_children if c.type == "switch_label"]
+            if group.type == "switch_block_statement_group" and group.next_named_sibling is not None and \
+                    not [c for c in _named(group) if c.type != "switch_label"]:
+                carried = labels
+                continue
+            carried = []
             cases = []
             is_default = False
             for lab in labels:

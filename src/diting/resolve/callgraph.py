@@ -51,6 +51,8 @@ MAX_REACH_METHODS = 20_000
 MAX_REACH_DEPTH = 256
 #: an EXTERNAL method entity cites at most this many of the call sites that reach it
 MAX_EXTERNAL_EVIDENCE = 8
+#: an UNRESOLVED_CALL diagnostic lists at most this many calls by name (its evidence cites them all)
+MAX_LISTED = 20
 #: the rule id under which calls of trivial accessors (Lombok/record accessors, ``return this.f``) are pruned
 TRIVIAL_ACCESSOR_RULE = "builtin.trivial-accessor"
 _TRANSACTIONAL = ("org.springframework.transaction.annotation.Transactional", "javax.transaction.Transactional",
@@ -211,6 +213,8 @@ class PackageCallGraph:
         self.strategy_sites: set[str] = set()
         #: METHOD rid → stable_id, for the methods of the graph
         self.stable_of: dict[str, str] = {}
+        #: UNRESOLVED_CALL diagnostics being collected: key → (body, method rid, reason, calls)
+        self._pending: dict[str, tuple[dict[str, Any], str, str, list]] = {}
         #: EXTERNAL method stable_id → (name, signature known, evidence segments)
         self._ext: dict[str, tuple[str, bool, set[str]]] = {}
         #: callsite_id → (body, call fact) of every call site of the package
@@ -234,6 +238,21 @@ class PackageCallGraph:
         got = self._ext.setdefault(stable, (f"{binary}#{name}", params is not None, set()))
         got[2].add(ev)
         return ids.entity_record_id("EXTERNAL", stable), stable
+
+    def _unresolved(self, b: dict[str, Any], c: dict[str, Any], caller_rid: str, why: str, ev: str) -> str:
+        """The UNRESOLVED_CALL diagnostic of a call: one per method and reason, naming each call
+        (written by :meth:`_unresolved_diagnostics` once the method's calls are all seen)."""
+        key = f"{b['stable']}|calls|{why}"
+        self._pending.setdefault(key, (b, caller_rid, why, []))[3].append((c["n"], c["a"], c["l"][0], ev))
+        return ids.diagnostic_record_id("UNRESOLVED_CALL", key)
+
+    def _unresolved_diagnostics(self) -> None:
+        for key, (b, caller_rid, why, calls) in sorted(self._pending.items()):
+            shown = ", ".join(f"{n}/{a} at line {line}" for n, a, line, _ in calls[:MAX_LISTED])
+            more = f" and {len(calls) - MAX_LISTED} more" if len(calls) > MAX_LISTED else ""
+            method = b["stable"].split("/", 1)[-1]
+            self.rs.diagnostic("UNRESOLVED_CALL", key, f"{b['path']}: {len(calls)} call(s) of {method} not resolved "
+                               f"({why}): {shown}{more}", [caller_rid], sorted({ev for *_, ev in calls}))
 
     def _externals(self) -> None:
         for stable, (name, known, evs) in sorted(self._ext.items()):
@@ -286,6 +305,7 @@ class PackageCallGraph:
         for b in self.bodies:
             self._body(b, existing, noise, submits)
         self._externals()
+        self._unresolved_diagnostics()
         self._graph()
         self._declared_only()
         return self.stats
@@ -323,8 +343,7 @@ class PackageCallGraph:
             dispatch = "ASYNC"
             attrs["submitted_by"] = handed
         if c["st"] == "UNRESOLVED":
-            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|call", f"{c['n']}/{c['a']} at {b['path']}:{c['l'][0]}: "
-                                   f"{c['why'] or 'not resolved'}", [caller_rid], [ev])
+            d = self._unresolved(b, c, caller_rid, c["why"] or "not resolved", ev)
             attrs["dispatch_kind"] = dispatch
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
                                    status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
@@ -394,8 +413,7 @@ class PackageCallGraph:
             self._count("AMBIGUOUS", False)
         else:
             why = "its target is outside the package's modules" if c["t"] else (c["why"] or "no target")
-            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|call", f"{c['n']}/{c['a']} at {b['path']}:{c['l'][0]}:"
-                                   f" {why}", [caller_rid], [ev])
+            d = self._unresolved(b, c, caller_rid, why, ev)
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
                                    status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
                                    callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],

@@ -329,9 +329,11 @@ class PackageAssembler:
         scope = ids.implementation_scope_for(plan.service_id, s.commit)
         coverage = package_coverage(s, plan, rs, scan_id, entry_rids, probe_stats, call_stats)
         encoded_pkg = rs.encode(s.placeholders)
+        rs.clear()  # every record is encoded now; a large package keeps one form of it in memory
         encoded_pkg.merge(encoded)
         status = self._status(plan, encoded_pkg)
-        files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage)
+        severities = encoded_pkg.severities
+        files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage, consume=True)
         manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
                                 input_digest=digest, status=status, files=files,
                                 config_snapshot_refs=[s.config_snapshot.snapshot_id] if s.config_snapshot else None)
@@ -344,8 +346,8 @@ class PackageAssembler:
             from diting.errors import UserError
             raise UserError(f"cannot write package {name} into {s.options.out}: {exc.strerror or exc}") from exc
         counts = {n.split(".")[0]: c for n, (_, c) in files.items() if n.endswith(".jsonl")}
-        counts["errors"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "ERROR")
-        counts["warnings"] = sum(1 for sev in encoded_pkg.severities.values() if sev == "WARNING")
+        counts["errors"] = sum(1 for sev in severities.values() if sev == "ERROR")
+        counts["warnings"] = sum(1 for sev in severities.values() if sev == "WARNING")
         return PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
                              [b.basis for b in plan.basis], list(plan.modules),
                              probe_stats.sql_datasource)
