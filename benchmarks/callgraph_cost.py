@@ -111,9 +111,11 @@ SUPPORT = {
                "<version>1</version></project>\n",
 }
 
-RSS = ("import json,resource,sys,tempfile\nfrom pathlib import Path\nfrom diting.scan.pipeline import ScanOptions, scan\n"
+# the peak RSS of the child's own address space (VmHWM): getrusage's ru_maxrss survives exec and would
+# report the parent's peak when that is higher
+RSS = ("import sys,tempfile\nfrom pathlib import Path\nfrom diting.scan.pipeline import ScanOptions, scan\n"
        "scan(sys.argv[1], sys.argv[2], ScanOptions(out=Path(tempfile.mkdtemp()), quiet=True, jobs=1, repo_id='b'))\n"
-       "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+       "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))\n")
 
 
 def _repo(root: Path, method_lines: int) -> tuple[str, str]:

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.verify import verify_package
@@ -140,3 +141,43 @@ def test_cli_exit_codes(estate_scan, tmp_path):
     empty.mkdir()
     r = run_cli("verify", str(empty))
     assert r.returncode == 2 and "not an IR package" in r.stderr
+
+
+@pytest.mark.parametrize("tamper, expected", [
+    ("dispatch", "dispatch_kind 'TELEPORT'"),
+    ("callsite", "callsite_id is not"),
+    ("branch", "record_id does not derive from branch_id"),
+    ("exit", "names its exit"),
+    ("effect", "is not a CALLS, PUBLISHES, READS or WRITES relation"),
+    ("parent", "parent_branch_id is not a ledger item"),
+])
+def test_call_graph_and_ledger_fields_are_checked(estate_scan, tmp_path, tamper, expected):
+    """A forged CALLS dispatch kind or callsite_id, a ledger item whose id no longer derives from its
+    branch_id, a RETURN without its exit, an effect that is no effect, a missing parent."""
+    pkg = _pkg(estate_scan, tmp_path)
+    rels = _read(pkg, "relations.jsonl")
+    items = _read(pkg, "branch_ledger.jsonl")
+    if tamper in ("dispatch", "callsite"):
+        victim = next(r for r in rels if r["kind"] == "CALLS")
+        if tamper == "dispatch":
+            victim["attributes"]["dispatch_kind"] = "TELEPORT"
+        else:
+            victim["callsite_id"] = "garbage"
+        _write(pkg, "relations.jsonl", rels)
+    else:
+        if tamper == "branch":
+            victim = next(i for i in items if i["branch_kind"] == "IF")
+            victim["branch_id"] += "x"
+        elif tamper == "exit":
+            victim = next(i for i in items if i["branch_kind"] == "RETURN")
+            victim["exit_ref"] = None
+        elif tamper == "effect":
+            victim = next(i for i in items if i["effect_refs"])
+            method = next(r for r in rels if r["kind"] == "CONTAINS")
+            victim["effect_refs"] = [dict(victim["effect_refs"][0], record_id=method["record_id"])]
+        else:
+            victim = next(i for i in items if i["parent_branch_id"])
+            victim["parent_branch_id"] += "/nowhere"
+        _write(pkg, "branch_ledger.jsonl", items)
+    reseal(pkg)
+    assert expected in messages(verify_package(pkg, deep=True))

@@ -283,11 +283,11 @@ def _demo_run(d, workdir: Path):
             say(out, line)
     headers, rows = answers["unresolved_sends"]
     wrappers = sum(1 for r in rows if r[headers.index("topic_parameter")] != "-")
-    say(out, "   A topic without a publisher above is published outside these packages, or through a wrapper "
-             f"method that takes the topic as a parameter ({wrappers} such send(s) among the unresolved ones): "
-             "its callers name the topic, which diting follows once the call graph lands. An unresolved send "
-             "inside a producer wrapper class is the wrapper's own body; calls on the wrapper's beans resolve "
-             "through each bean's configured topic and appear as publishers above.")
+    say(out, "   A topic without a publisher above is published outside these packages. A send inside a wrapper "
+             f"method that takes the topic as a parameter ({wrappers} among the unresolved ones) stays unresolved "
+             "in the wrapper's own body; each caller the call graph resolves publishes the topic it passes "
+             "(attribute via_wrapper) and appears as a publisher above. Calls on a wrapper bean resolve through "
+             "the bean's configured topic.")
     return repo, ir, bad
 
 

@@ -216,6 +216,10 @@ class _Verifier:
             self._relation(lineno, o, entities, diagnostics)
         for lineno, o in self.records.get("source_segments.jsonl", []):
             self._segment(lineno, o)
+        relations = {o["record_id"]: o for _, o in self.records.get("relations.jsonl", [])}
+        ledger = {o["record_id"]: o for _, o in self.records.get("branch_ledger.jsonl", [])}
+        for lineno, o in self.records.get("branch_ledger.jsonl", []):
+            self._ledger_item(lineno, o, entities, relations, ledger)
         for lineno, o in self.records.get("diagnostics.jsonl", []):
             if o.get("code") in DIAGNOSTIC_SEVERITY and o.get("severity") != DIAGNOSTIC_SEVERITY[o["code"]].value:
                 self.add("diagnostics.jsonl", lineno, o.get("record_id"), "severity differs from the catalogue")
@@ -306,6 +310,51 @@ class _Verifier:
         for d in o.get("diagnostic_refs", []):
             if d.get("record_id") not in diagnostics:
                 self.add("relations.jsonl", lineno, rid, f"diagnostic_ref {d.get('record_id')!r} is not a diagnostic")
+        if kind == "CALLS":
+            attrs = o.get("attributes") or {}
+            if attrs.get("dispatch_kind") not in DISPATCH_KINDS:
+                self.add("relations.jsonl", lineno, rid, f"dispatch_kind {attrs.get('dispatch_kind')!r} is not one of "
+                                                         f"{', '.join(sorted(DISPATCH_KINDS))}")
+            site = o.get("callsite_id")
+            head, _, n = str(site).rpartition("@")
+            if site is not None and (head != src.get("stable_id") or not n.isdigit()):
+                self.add("relations.jsonl", lineno, rid, "callsite_id is not {caller stable_id}@{call ordinal}")
+            if site is not None and not str(o.get("stable_id", "")).endswith(f"|{n}"):
+                self.add("relations.jsonl", lineno, rid, "the stable_id's ordinal differs from the callsite_id's")
+        if kind == "GUARDS" and o.get("guard_ref") is None:
+            self.add("relations.jsonl", lineno, rid, "a GUARDS relation names its ledger item (guard_ref)")
+
+    def _ledger_item(self, lineno: int, o: dict[str, Any], entities: dict[str, dict[str, Any]],
+                     relations: dict[str, dict[str, Any]], ledger: dict[str, dict[str, Any]]) -> None:
+        """A ledger item's id derives from its branch_id, which extends its symbol's stable_id (its
+        parent's, when it has one); effects are CALLS/PUBLISHES/READS/WRITES; returns and throws
+        name their exit."""
+        rid = o.get("record_id")
+        name = "branch_ledger.jsonl"
+        branch = o.get("branch_id")
+        if not isinstance(branch, str):
+            return
+        if rid != ids.record_id_for(ids.BRANCH_PREFIX, branch):
+            self.add(name, lineno, rid, "record_id does not derive from branch_id")
+        symbol = entities.get((o.get("symbol_ref") or {}).get("record_id"))
+        if symbol is not None:
+            if not branch.startswith(f"{symbol.get('stable_id')}/"):
+                self.add(name, lineno, rid, "branch_id does not start with its symbol's stable_id")
+            if symbol.get("implementation_ref", {}).get("revision_id") != o.get("symbol_revision"):
+                self.add(name, lineno, rid, "symbol_revision differs from the symbol's revision_id")
+        parent = o.get("parent_branch_id")
+        if parent is not None:
+            if ids.record_id_for(ids.BRANCH_PREFIX, parent) not in ledger:
+                self.add(name, lineno, rid, "parent_branch_id is not a ledger item of the package")
+            elif not branch.startswith(f"{parent}/"):
+                self.add(name, lineno, rid, "branch_id does not extend its parent's")
+        for ref in o.get("effect_refs", []):
+            rel = relations.get(ref.get("record_id"))
+            if rel is None or rel.get("kind") not in ("CALLS", "PUBLISHES", "READS", "WRITES"):
+                self.add(name, lineno, rid, f"effect {ref.get('record_id')!r} is not a CALLS, PUBLISHES, READS "
+                                            "or WRITES relation")
+        if o.get("branch_kind") in ("RETURN", "THROW") and o.get("exit_ref") is None:
+            self.add(name, lineno, rid, f"a {o.get('branch_kind')} item names its exit (exit_ref)")
 
     def _segment(self, lineno: int, o: dict[str, Any]) -> None:
         rid = o.get("record_id")
@@ -390,6 +439,10 @@ class _Verifier:
                 if expected != o.get("content"):
                     self.add("source_segments.jsonl", lineno, rid, f"content differs from {path}:{s}-{e_} at the "
                                                                    "commit")
+
+
+#: ``attributes.dispatch_kind`` of a CALLS relation (SPEC §3.4)
+DISPATCH_KINDS = frozenset({"STATIC", "VIRTUAL", "INTERFACE", "INJECTED", "RPC", "ASYNC", "DYNAMIC"})
 
 
 def _decode_as(data: bytes, encoding: str) -> list[str]:

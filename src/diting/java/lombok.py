@@ -118,17 +118,21 @@ def synthesize(td: TypeDecl, scope: FileScope, chain: list[int]) -> list[SynthMe
         for f in fields:
             prefix = "is" if f.type.primitive and f.type.parts == ("boolean",) and not f.type.dims else "get"
             name = prefix + _cap(f.name)
-            if name in declared_names or any(m.name == name for m in out if m.kind == "METHOD"):
+            if (name.lower(), 0) in declared_arity or any(m.name == name for m in out if m.kind == "METHOD"):
                 continue
             out.append(SynthMember("METHOD", name, [], f.type, cause, [(line, line), (f.start_line, f.end_line)],
                                    ["public"]))
+
+    # Lombok generates no accessor when the type declares a method of that name (any case) with the
+    # accessor's parameter count (https://projectlombok.org/features/GetterSetter)
+    declared_arity = {(m.name.lower(), len(m.params)) for m in td.methods}
 
     def setters(fields: list[FieldDecl], cause: str, line: int) -> None:
         for f in fields:
             if "final" in f.modifiers:
                 continue
             name = "set" + _cap(f.name)
-            if name in declared_names or any(m.name == name for m in out if m.kind == "METHOD"):
+            if (name.lower(), 1) in declared_arity or any(m.name == name for m in out if m.kind == "METHOD"):
                 continue
             out.append(SynthMember("METHOD", name, [(f.name, f.type)], TypeRef(("void",), 0, True), cause,
                                    [(line, line), (f.start_line, f.end_line)], ["public"]))

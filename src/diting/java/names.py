@@ -162,10 +162,18 @@ class TypeRegistry:
         self._decl: dict[tuple[str, str], tuple["FileScope", int]] = {}
         self._supers: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._computing: set[tuple[str, str]] = set()
+        self._binaries: set[str] | None = None
         self._ancestors: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def declared_anywhere(self, binary: str) -> bool:
+        """Whether some module of the repository declares a type of this binary name."""
+        if self._binaries is None:
+            self._binaries = {b for _, b in self._decl}
+        return binary in self._binaries
 
     def add(self, module: str, scope: "FileScope") -> None:
         scope.registry = self
+        self._binaries = None
         for idx, td in enumerate(scope.facts.types):
             self._decl.setdefault((module, scope.binary_of(td)), (scope, idx))
 

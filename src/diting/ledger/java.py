@@ -155,10 +155,11 @@ class JavaLedger:
                     frid = ids.entity_record_id("FIELD", f"{ns}/{owner}.{name}")
                     for k in self.config_of.get(frid, ()):
                         keys.setdefault(k, f"field {name}")
+            receivers = {calls[o]["rc"] for o in arm["cond_calls"] if o in calls}
             for o in arm["cond_calls"]:
                 c = calls.get(o)
-                if c is None:
-                    continue
+                if c is None or o in receivers:
+                    continue  # ``props.getLocal().getPath()``: the value tested is the last call's
                 for t in c["t"]:
                     r = self.g._method_rid(t)
                     if r is not None:

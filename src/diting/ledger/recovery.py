@@ -5,22 +5,23 @@ Read from a package's call graph and facts, recorded as attributes with evidence
 - **Transactions**: a method annotated ``@Transactional`` (Spring, JTA; on the method or its class)
   with a propagation that starts or joins one (not SUPPORTS, NOT_SUPPORTED, NEVER) is a transaction
   root — unless every call of it in the package is a self-invocation (``this.m()`` bypasses the
-  proxy) and it is no entry's handler; what a root reaches without an ASYNC call runs inside. PUBLISHES, RPC CALLS and table WRITES
-  (through the mapper methods called) of those methods get ``in_transaction`` and
-  ``transaction_roots`` (the roots' stable_ids), and the roots' annotation lines as evidence — a send
+  proxy) and it is no entry's handler; what a root reaches without an ASYNC call runs inside.
+  PUBLISHES, RPC CALLS, method-level table WRITES and CALLS of mapper methods (whose statements write
+  the tables) made there — not from a lambda submitted to an executor — get ``in_transaction`` and
+  ``transaction_roots`` (the roots' stable_ids), and the roots' annotation lines as evidence: a send
   inside a transaction is a message that may leave before the commit. A send in an ``afterCommit``
   method of a ``TransactionSynchronization`` gets ``after_commit``.
-- **Recovery workers**: a SCHEDULED_JOB entry that reads a table and publishes or calls a remote
-  contract is a scan-and-retry worker; when a table it reads is written inside a transaction (by
-  another method of the package) it is an outbox relay. The entry's ``attributes.recovery`` says
-  which (``OUTBOX_RELAY`` or ``SCAN_AND_RETRY``), the tables, topics and contracts, and the
-  transactional writers of the outbox tables.
+- **Recovery workers**: a SCHEDULED_JOB entry that reads a table and then publishes, calls a remote
+  contract or writes a table is a scan-and-retry worker; when it sends and a table it reads is
+  written inside a transaction (by another method of the package) it is an outbox relay. The
+  entry's ``attributes.recovery`` says which (``OUTBOX_RELAY`` or ``SCAN_AND_RETRY``), the tables it
+  reads and writes, topics and contracts, and the transactional writers of the outbox tables.
 - **Idempotency guards**: cache writes by ``setNX``/``setIfAbsent``/``putIfAbsent`` get
   ``idempotency_guard = SETNX``.
 - **NO_COMPENSATION**: a send or remote call directly inside a ``try`` whose catch clauses only log
   (no effect but JDK calls, no rethrow), with no scheduled worker of the package that publishes the
   same topic or calls the same contract, gets a NO_COMPENSATION diagnostic. Retry and dead-letter
-  configuration of the MQ clients is not read by this version (listed in coverage).
+  configuration of the MQ clients is not read by this version.
 """
 
 from __future__ import annotations
@@ -90,6 +91,13 @@ class RecoveryEvidence:
                                         out.add(w["target_ref"].rid)
         return out
 
+    def _mapper_call(self, rec: dict[str, Any]) -> bool:
+        """A CALLS of a method bound to a SQL statement (its writes happen inside the caller's transaction)."""
+        if rec["kind"] != "CALLS" or rec["target_ref"] is None:
+            return False
+        return any(b["kind"] == "BINDS_TO" and b["target_ref"] is not None and b["target_ref"].rid.startswith("stmt:")
+                   for b in self.by_source.get(rec["target_ref"].rid, ()))
+
     # ------------------------------------------------------------ idempotency
     def _idempotency(self) -> None:
         for rec in self.rs.relations.values():
@@ -123,7 +131,9 @@ class RecoveryEvidence:
         for m, rs_ in under.items():
             chosen = sorted(rs_)[:_MAX_ROOTS]
             for rec in self.by_source.get(m, ()):
-                if self._remote(rec) is None and rec["kind"] != "WRITES":
+                if rec["attributes"].get("submitted_by") or rec["attributes"].get("dispatch_kind") == "ASYNC":
+                    continue  # runs on another thread, outside the transaction
+                if self._remote(rec) is None and rec["kind"] != "WRITES" and not self._mapper_call(rec):
                     continue
                 rec["attributes"] = dict(rec["attributes"], in_transaction=True,
                                          transaction_roots=[s for s, _ in chosen])
@@ -152,12 +162,13 @@ class RecoveryEvidence:
             remote = sorted({r for m in reach for rec in self.by_source.get(m, ()) if (r := self._remote(rec))})
             covered.update(remote)
             reads = sorted(self._tables(reach, "READS"))
-            if not remote or not reads:
+            writes = sorted(self._tables(reach, "WRITES"))
+            if not reads or not (remote or writes):
                 continue
-            outbox = [t for t in reads if t in tx_writes]
+            outbox = [t for t in reads if t in tx_writes] if remote else []
             e["attributes"] = dict(e["attributes"], recovery={
                 "kind": "OUTBOX_RELAY" if outbox else "SCAN_AND_RETRY", "reads_tables": reads,
-                "sends_or_calls": remote,
+                "writes_tables": writes, "sends_or_calls": remote,
                 "transactional_writers": {t: sorted(tx_writes[t]) for t in outbox}})
         return covered
 

@@ -61,7 +61,7 @@ class ConfigLookup:
 class ProbeStats:
     """What coverage counts from the probes."""
 
-    entries: list[tuple[str, str, bool, str]] = field(default_factory=list)  # (rid, source, resolved, stop)
+    entries: list[tuple[str, str, bool, str | None]] = field(default_factory=list)  # (rid, source, resolved, stop)
     entries_failed: int = 0
     entries_excluded: dict[str, int] = field(default_factory=dict)  # reason → declarations not counted
     bindings: dict[str, str] = field(default_factory=dict)  # binding rid → value_resolution

@@ -116,7 +116,7 @@ class Families(PackageProbes):
         rid = self.rs.entity("ENTRY", stable, urn, evs, attrs, entry_kind=kind, urn=urn,
                              handler_ref=RefTo(handler["rid"]))
         if rid not in [e[0] for e in self.stats.entries]:
-            self.stats.entries.append((rid, source, resolved, "branch analysis not in this version"))
+            self.stats.entries.append((rid, source, resolved, None))
         return rid
 
     def _marks(self, emit: str, method_stable: str) -> list[str]:

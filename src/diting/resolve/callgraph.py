@@ -163,6 +163,7 @@ class ModuleCallSites:
             "decl": _target_json(r.declared), "t": [_target_json(t) for t in r.targets], "x": r.external,
             "why": r.reason, "fld": [fr.module, fr.binary, fr.field.name] if fr is not None else None,
             "self": call.kind == "CALL" and (call.receiver is None or call.receiver.get("kind") == "this"),
+            "rc": call.receiver["ordinal"] if call.receiver and call.receiver.get("kind") == "callref" else -1,
             "acc": accessor, "gf": [t0.module, t0.binary, getter_field] if getter_field and t0 else None,
             "recv": render(call.receiver, ctx) if call.receiver is not None and r.status == "UNRESOLVED" else None,
         }
@@ -229,11 +230,12 @@ class PackageCallGraph:
         rid = ids.entity_record_id("METHOD", stable)
         return (rid, stable) if rid in self.known else None
 
-    def _external(self, t: list, arity: int, ev: str) -> tuple[str, str]:
+    def _external(self, t: list, arity: int | None, ev: str) -> tuple[str, str]:
         """The EXTERNAL entity of a library method (made in :meth:`_externals`); its evidence is
-        the first :data:`MAX_EXTERNAL_EVIDENCE` call sites (each CALLS cites its own)."""
+        the first :data:`MAX_EXTERNAL_EVIDENCE` call sites (each CALLS cites its own). Parameter
+        types not known are ``?`` per argument; ``*`` when even the arity is not (a method reference)."""
         _, binary, name, params = t
-        sig = ",".join(params) if params is not None else ",".join("?" * arity)
+        sig = self._params(params, arity)
         stable = f"ext:{binary}#{name}({sig})"
         got = self._ext.setdefault(stable, (f"{binary}#{name}", params is not None, set()))
         got[2].add(ev)
@@ -302,6 +304,7 @@ class PackageCallGraph:
                          if rec["kind"] == "INJECTS" and rec["target_ref"] is not None}
         noise = self._call_rules("NOISE")
         submits = set(self._call_rules("ASYNC_SUBMIT"))
+        self.loaded = self._loaded_classes()
         for b in self.bodies:
             self._body(b, existing, noise, submits)
         self._externals()
@@ -315,14 +318,18 @@ class PackageCallGraph:
         caller_rid = ids.entity_record_id("METHOD", caller_stable)
         if caller_rid not in self.known:
             return
-        loaded = self.p.ctx.class_loaded(b["binary"])
+        loaded = b["binary"] in self.loaded
         self.stable_of[caller_rid] = caller_stable
         for c in b["calls"]:
             site = f"{caller_stable}@{c['o']}"
             self.site_fact[site] = (b, c)
             if site in existing:
                 self.site_rel[site] = existing[site]
-                self._count(self.rs.relations[existing[site]]["resolution_status"], False)
+                rec = self.rs.relations[existing[site]]
+                handed = f"{caller_stable}@{c['h']}" if c["h"] >= 0 else None
+                if handed in submits:  # a remote call made from a submitted lambda: one async hop first
+                    rec["attributes"] = dict(rec["attributes"], submitted_by=handed)
+                self._count(rec["resolution_status"], False)
                 continue
             rule = noise.get(site) or (TRIVIAL_ACCESSOR_RULE if c["acc"] else None)
             if rule is not None:
@@ -337,7 +344,8 @@ class PackageCallGraph:
         ev = self.p.seg(b["path"], *c["l"])
         dispatch = c["d"] or "VIRTUAL"
         handed = f"{caller_stable}@{c['h']}" if c["h"] >= 0 else None
-        attrs: dict[str, Any] = {"declared_target": self._signature(c["decl"]) if c["decl"] else None,
+        arity = None if c["k"] == "REF" else c["a"]
+        attrs: dict[str, Any] = {"declared_target": self._signature(c["decl"], arity) if c["decl"] else None,
                                  "binding_evidence": None, "loaded": loaded}
         if handed in submits:
             dispatch = "ASYNC"
@@ -355,7 +363,7 @@ class PackageCallGraph:
             return
         if c["x"]:
             t = c["t"][0]
-            trid, tstable = self._external(t, c["a"], ev)
+            trid, tstable = self._external(t, arity, ev)
             attrs.update(dispatch_kind=dispatch, external=True)
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=trid, target_key=tstable,
                                    status="RESOLVED", evidence=[ev], ordinal=c["o"], callsite_id=site,
@@ -378,6 +386,11 @@ class PackageCallGraph:
             self._count("UNRESOLVED", False)
             return
         targets = [(r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None]
+        if not targets and c["decl"] and c["t"] and (r := self._method_rid(c["decl"])) is not None:
+            # every implementation is outside the package (another deployable's, or a proxy's at run
+            # time): the call reaches the declaration the package holds
+            targets = [(r[0], r[1], c["decl"])]
+            attrs["implementations_outside_package"] = sorted(self._signature(t) for t in c["t"])
         self.stable_of.update((t[0], t[1]) for t in targets)
         targets, injects = self._narrow(c, targets)
         if injects is not None:
@@ -450,8 +463,14 @@ class PackageCallGraph:
         return None
 
     @staticmethod
-    def _signature(t: list) -> str:
-        return f"{t[1]}#{t[2]}({','.join(t[3]) if t[3] is not None else '?'})"
+    def _params(params: list[str] | None, arity: int | None) -> str:
+        if params is not None:
+            return ",".join(params)
+        return "*" if arity is None else ",".join("?" * arity)
+
+    def _signature(self, t: list, arity: int | None = None) -> str:
+        """``binary#name(params)`` of a target (``?`` per argument of a library method)."""
+        return f"{t[1]}#{t[2]}({self._params(t[3], arity)})"
 
     def _count(self, status: str, external: bool) -> None:
         term = {"RESOLVED": "resolved", "AMBIGUOUS": "partial"}.get(status, "failed")
@@ -530,9 +549,31 @@ class PackageCallGraph:
             frontier = nxt
         return out
 
-    # ------------------------------------------------------------ DECLARED_ONLY access
+    # ------------------------------------------------------------ loaded code, DECLARED_ONLY access
+    def _loaded_classes(self) -> set[str]:
+        """Binary names of the classes whose code the package runs: those the Spring context loads
+        (SpringContext.class_loaded) and, transitively, those such code instantiates (``new X(…)``
+        in a loaded ``@Bean`` method whose declared return type is an interface, a helper object)."""
+        loaded = {b["binary"] for b in self.bodies if self.p.ctx.class_loaded(b["binary"])}
+        by_binary: dict[str, list[dict[str, Any]]] = {}
+        for b in self.bodies:
+            by_binary.setdefault(b["binary"], []).append(b)
+        todo = sorted(loaded)
+        while todo:
+            for b in by_binary.get(todo.pop(), ()):
+                for c in b["calls"]:
+                    if c["k"] == "NEW" and c["t"] and c["t"][0][0] in self.modules:
+                        made = c["t"][0][1]
+                        for nested in [made] + [x for x in by_binary if x.startswith(made + "$")]:
+                            if nested not in loaded:
+                                loaded.add(nested)
+                                todo.append(nested)
+        return loaded
+
     def _declared_only(self) -> None:
-        """READS/WRITES of a statement whose mapper methods no loaded method calls: DECLARED_ONLY."""
+        """READS/WRITES of a statement no loaded method reaches: DECLARED_ONLY, else CALLED. A
+        statement is reached through a mapper method a loaded method calls, or directly from a
+        loaded method's call site (MyBatis-Plus inherited calls, JDBC SQL strings)."""
         called: set[str] = set()
         for r in self.site_rel.values():
             rec = self.rs.relations[r]
@@ -541,14 +582,19 @@ class PackageCallGraph:
             if rec["target_ref"] is not None:
                 called.add(rec["target_ref"].rid)
             called.update(x.rid for x in rec["candidate_target_refs"])
-        mapper_of: dict[str, list[str]] = {}
+        reached: set[str] = set()
         for rec in self.rs.relations.values():
-            if rec["kind"] == "BINDS_TO" and rec["target_ref"] is not None and \
-                    rec["target_ref"].rid.startswith("stmt:"):
-                mapper_of.setdefault(rec["target_ref"].rid, []).append(rec["source_ref"].rid)
-        for rec in self.rs.relations.values():
-            if rec["kind"] not in ("READS", "WRITES") or not rec["source_ref"].rid.startswith("stmt:"):
+            if rec["kind"] != "BINDS_TO" or rec["target_ref"] is None or not rec["target_ref"].rid.startswith("stmt:"):
                 continue
-            mappers = mapper_of.get(rec["source_ref"].rid, [])
-            access = "CALLED" if any(m in called for m in mappers) else "DECLARED_ONLY"
-            rec["attributes"] = dict(rec["attributes"], access=access)
+            source = rec["source_ref"].rid
+            if rec.get("callsite_id"):  # bound at a call site: the calling method's class decides
+                caller = self.stable_of.get(source) or rec["stable_id"].split("|", 2)[1]
+                binary = caller.split("/", 1)[-1].split("#", 1)[0]
+                if binary in self.loaded:
+                    reached.add(rec["target_ref"].rid)
+            elif source in called:
+                reached.add(rec["target_ref"].rid)
+        for rec in self.rs.relations.values():
+            if rec["kind"] in ("READS", "WRITES") and rec["source_ref"].rid.startswith("stmt:"):
+                access = "CALLED" if rec["source_ref"].rid in reached else "DECLARED_ONLY"
+                rec["attributes"] = dict(rec["attributes"], access=access)

@@ -274,17 +274,20 @@ class CallResolver:
             return CallResolution("UNRESOLVED", "STATIC", reason=f"no constructor of {binary} takes {call.arity} "
                                                                  "argument(s)")
         if not cands:
-            # inherited from a library supertype (toString(), a framework base class …)
-            target = MethodTarget(None, binary, name, None)
-            return CallResolution("RESOLVED", dispatch or ("STATIC" if owner.static else "VIRTUAL"), (target,),
-                                  target, external=True)
+            return self._inherited(owner, name, dispatch)
+        fitting = self._by_arguments(cands, call, ctx)
+        if not fitting:
+            if self._library_supertypes(owner):
+                # no in-repo method takes these arguments: an overload a library supertype declares
+                return self._inherited(owner, name, dispatch)
+            return CallResolution("UNRESOLVED", dispatch, reason=f"no overload of {name} takes the arguments")
+        cands = fitting
         if len(cands) > 1:
-            cands = self._by_arguments(cands, call, ctx)
-            if not cands:
-                return CallResolution("UNRESOLVED", dispatch, reason=f"no overload of {name} takes the arguments")
-            if len(cands) > 1:
-                return CallResolution("AMBIGUOUS", dispatch, tuple(_target(d) for d in cands),
-                                      reason="overloads of one arity the argument types do not decide")
+            if dispatch is None:
+                dispatch = "STATIC" if owner.static or all("static" in d.method.modifiers for d in cands) else \
+                    "INTERFACE" if self._is_interface(owner) else "VIRTUAL"
+            return CallResolution("AMBIGUOUS", dispatch, tuple(_target(d) for d in cands),
+                                  reason="overloads of one arity the argument types do not decide")
         d = cands[0]
         declared = _target(d)
         if dispatch is None:
@@ -303,6 +306,22 @@ class CallResolver:
             return CallResolution("RESOLVED", dispatch, (_target(impls[0]),), declared)
         return CallResolution("AMBIGUOUS", dispatch, tuple(_target(i) for i in impls), declared,
                               reason=f"{len(impls)} implementations in the repository")
+
+    def _library_supertypes(self, owner: TypeOf) -> list[str]:
+        """Supertypes of an in-repo type that are not the repository's (java.lang.Object aside)."""
+        names = self.oracle.supertype_names(owner.module, owner.name)
+        return sorted(n for n in names if n != owner.name and n != "java.lang.Object"
+                      and not self.oracle.registry.declared_anywhere(n))
+
+    def _inherited(self, owner: TypeOf, name: str, dispatch: str | None) -> CallResolution:
+        """A method an in-repo type inherits from a library supertype (``toString()``, MyBatis-Plus
+        ``IService#getById`` …): the external target is that supertype when there is exactly one,
+        else the receiver type (which supertype declares it is not known)."""
+        libs = self._library_supertypes(owner)
+        declaring = libs[0] if len(libs) == 1 else "java.lang.Object" if not libs else owner.name
+        target = MethodTarget(None, declaring, name, None)
+        kind = dispatch or ("STATIC" if owner.static else "INTERFACE" if self._is_interface(owner) else "VIRTUAL")
+        return CallResolution("RESOLVED", kind, (target,), target, external=True)
 
     def _is_interface(self, owner: TypeOf) -> bool:
         found = self.oracle.decl(owner.module or "", owner.name)
@@ -333,7 +352,8 @@ class CallResolver:
         return out
 
     def _by_arguments(self, cands: list[_Decl], call: CallSite, ctx: MemberContext) -> list[_Decl]:
-        """The candidates every known argument type fits (all of them when no argument is known)."""
+        """The candidates every known argument type may fit (all of them when no argument is known);
+        an argument rules a candidate out only when it certainly does not fit (:meth:`_unfit`)."""
         if call.args is None:
             return cands
         types = [self.oracle.expr_type(a, ctx) for a in call.args]
@@ -341,14 +361,18 @@ class CallResolver:
             return cands
         # JLS 15.12.2: applicable without varargs expansion first (phases 1-2), then with it (phase 3)
         fixed = [d for d in cands if len(d.params) == len(types) and
-                 all(t is None or self._fits(t, d.params[i]) for i, t in enumerate(types))]
+                 not any(t is not None and self._unfit(t, d.params[i]) for i, t in enumerate(types))]
         if fixed:
+            if len(fixed) > 1:
+                sure = [d for d in fixed if all(t is None or self._fits(t, d.params[i]) for i, t in enumerate(types))]
+                fixed = sure or fixed
             exact = [d for d in fixed if all(t is None or t.name == d.params[i] for i, t in enumerate(types))]
             return exact if len(exact) == 1 else fixed
         return [d for d in cands if _varargs(d) and
-                all(t is None or self._fits(t, _param_at(d, i)) for i, t in enumerate(types))]
+                not any(t is not None and self._unfit(t, _param_at(d, i)) for i, t in enumerate(types))]
 
     def _fits(self, arg: TypeOf, param: str) -> bool:
+        """``arg`` is known to fit ``param`` (same type, widening, boxing, a known subtype)."""
         if arg.name == param or param == "java.lang.Object":
             return True
         if param in _WIDENS.get(arg.name, ()) or _BOXES.get(arg.name) == param:
@@ -356,6 +380,25 @@ class CallResolver:
         if _BOXES.get(param) == arg.name:
             return True
         return self.oracle.is_subtype(arg, param)
+
+    def _unfit(self, arg: TypeOf, param: str) -> bool:
+        """``arg`` certainly does not fit ``param``: a primitive or String against another primitive or
+        String, a library type against an in-repo type (no library class extends the repository's),
+        or two in-repo types unrelated in the repository's hierarchy. A library parameter type may be
+        a supertype of anything the scan cannot see, so it never rules an argument out."""
+        if self._fits(arg, param):
+            return False
+        simple = set(_BOXES) | {"java.lang.String"}
+        if arg.name in simple and param in simple:
+            return True
+        if param.startswith("?") or arg.name.startswith("?"):
+            return False
+        param_in_repo = self.oracle.registry.declared_anywhere(param)
+        if not param_in_repo:
+            return arg.name in _BOXES and param not in _BOXES.values() and param != "java.lang.Number"
+        if arg.name in _BOXES or arg.name == "java.lang.String":
+            return True
+        return arg.module is None or self.oracle.registry.declared_anywhere(arg.name)
 
 
 def _with_arity(call: CallSite, arity: int) -> CallSite:

@@ -21,6 +21,11 @@ from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, Typ
 _LITERAL_TYPES = {"str": "java.lang.String", "char": "char", "int": "int", "long": "long", "bool": "boolean"}
 
 
+def _type_like(name: str) -> bool:
+    """A member name written as a type is (``Entry``, ``TokenType``), not as a constant or field."""
+    return name[:1].isupper() and any(ch.islower() for ch in name)
+
+
 @dataclass
 class MemberContext:
     """One member being analysed: its file scope, the type chain (innermost first), module, body."""
@@ -290,6 +295,8 @@ class TypeOracle:
         k = expr.get("kind")
         if k in _LITERAL_TYPES:
             return TypeOf(_LITERAL_TYPES[k])
+        if k == "class":
+            return TypeOf("java.lang.Class")
         if k == "concat":
             return TypeOf("java.lang.String") if any(i.get("kind") == "str" for i in expr["items"]) else None
         if k == "this":
@@ -361,8 +368,9 @@ class TypeOracle:
         t = self._resolved_type(r)
         return TypeOf(t.name, t.module, True) if t else None
 
-    def receiver_field(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> FieldRef | None:
-        """The field a call's receiver reads (``f.m()``, ``this.f.m()``), never a local or parameter."""
+    def receiver_field(self, receiver: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> FieldRef | None:
+        """The field a call's receiver reads (``f.m()``, ``this.f.m()``, a local set once from a field),
+        never a parameter."""
         if receiver is None:
             return None
         parts = None
@@ -370,8 +378,15 @@ class TypeOracle:
             parts = receiver["parts"]
         elif receiver.get("kind") == "field" and receiver["parts"][0] == "this" and len(receiver["parts"]) == 2:
             parts = receiver["parts"][1:]
-        if not parts or ctx.local(parts[0]) is not None or ctx.param(parts[0]) is not None:
+        if not parts or ctx.param(parts[0]) is not None:
             return None
+        lv = ctx.local(parts[0])
+        if lv is not None:
+            # ``Svc s = this.svc; s.m()``: a local set once from a field reads that field
+            init = lv.init or {}
+            if lv.assigned or len(parts) != 1 or _depth > 4 or init.get("kind") not in ("name", "field"):
+                return None
+            return self.receiver_field(init, ctx, _depth + 1)
         return self.visible_field(parts[0], ctx)
 
     def visible_field(self, name: str, ctx: MemberContext) -> FieldRef | None:
@@ -402,23 +417,28 @@ class TypeOracle:
                         continue
                     if t.module is None and i > 1:
                         # ``Codes.EMPTY`` where Codes is an in-repo type: a field of it, not a nested type
-                        # the repository does not declare
+                        # the repository does not declare; ``Boolean.TRUE``, ``Token.Type.BEARER``: a
+                        # library type's constant or field, not a nested type (only a capitalised
+                        # camel-case member is read as one)
                         outer = self._resolved_type(ctx.scope.resolve_base(TypeRef(tuple(parts[:i - 1])),
                                                                            ctx.chain, ctx.type_vars))
-                        if outer is not None and outer.module is not None:
+                        if outer is not None and (outer.module is not None or not _type_like(parts[i - 1])):
                             continue
                     cur = TypeOf(t.name, t.module, True)
                     rest = parts[i:]
                     break
         for p in rest:
-            if cur is None or cur.module is None:
+            if cur is None:
                 return None
+            if cur.module is None:  # a library type's field: only what the catalog rules name
+                cur = self._library_member(cur, p, self.library_fields) if self.library_fields else None
+                continue
             fr = self.field_of(cur.module, cur.name, p)
             if fr is None and cur.static and self._enum_constant(cur, p):
                 cur = TypeOf(cur.name, cur.module)  # an enum constant is an instance of its enum
                 continue
             cur = self.field_type(fr) if fr is not None else \
-                self._library_member(cur, p, self.library_fields) if self.library_fields and not cur.static else None
+                self._library_member(cur, p, self.library_fields) if self.library_fields else None
         return cur
 
     def _enum_constant(self, t: TypeOf, name: str) -> bool:
