@@ -61,6 +61,17 @@ public class Checkout {
     @Value("${checkout.open:true}")
     private boolean open;
 
+    @Autowired
+    private org.apache.rocketmq.spring.core.RocketMQTemplate rocket;
+
+    public void commit(long id) {
+        org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
+            new org.springframework.transaction.support.TransactionSynchronization() {
+                @Override
+                public void afterCommit() { rocket.syncSend("order_paid", String.valueOf(id)); }
+            });
+    }
+
     public void find(com.ex.a.Order o) { }
     public void find(com.ex.b.Order o) { }
 
@@ -90,6 +101,7 @@ public class Checkout {
 
     @Transactional
     public void close(List<com.ex.a.Order> orders, Status status) {
+        rocket.syncSend("order_closed", "x");
         switch (status) {
             case PAID:
                 orders.stream().filter(o -> o.id > 0).forEach(o -> find(o));
@@ -247,3 +259,12 @@ def test_coverage_counts_call_sites_and_branches(pkg):
     assert cs["partial"] >= 1 and cs["resolved_external"] >= 1
     assert dims["branch_ledger"]["discovered"] == len(pkg["ledger"])
     assert all(e["branches_analysed"] for e in pkg["coverage"]["entries"])
+
+
+def test_sends_inside_a_transaction_and_after_commit(pkg):
+    sends = {r["target_ref"]["record_id"]: r for r in pkg["rels"] if r["kind"] == "PUBLISHES" and r["target_ref"]}
+    closed = sends["topic:rocketmq://order_closed"]
+    assert closed["attributes"]["in_transaction"] is True
+    assert closed["attributes"]["transaction_roots"] == [f"{M}/com.ex.Checkout#close(java.util.List,com.ex.Status)"]
+    paid = sends["topic:rocketmq://order_paid"]
+    assert paid["attributes"]["after_commit"] is True and "in_transaction" not in paid["attributes"]
