@@ -10,9 +10,10 @@ of the records that make it. Families:
 - ``rpc``: the RPC/HTTP edges of a package — EXPOSES (provider → contract, alias), BINDS_TO from a
   consumer bean to a CONSUMED contract (alias), CALLS with dispatch_kind RPC or DYNAMIC.
 - ``topic``: PUBLISHES and SUBSCRIBES (target topic or ``?expression``; consumer group, tag, topic
-  parameter).
+  parameter, retries and dead-letter topic).
 - ``statement``: SQL_STATEMENT entities (detail: parse_status, operation).
-- ``table_access``: READS/WRITES from a statement to a TABLE (detail: operations, CALLED or DECLARED_ONLY).
+- ``table_access``: READS/WRITES from a statement to a TABLE (detail: operations, CALLED or DECLARED_ONLY,
+  a conditional-update or upsert idempotency guard).
 - ``table``: TABLE entities (detail: sharded, confirmed key, shard evidence kinds, physical names).
 - ``config``: config bindings (key: consumer and config key; status: value status; detail: value).
 - ``cache``: READS/WRITES of a CACHE_KEY.
@@ -94,10 +95,12 @@ def project(pkg: Path) -> dict[tuple[str, str, str], dict]:
         elif kind in ("PUBLISHES", "SUBSCRIBES"):
             target = dst if r["target_ref"] else "?" + ((r.get("match_keys") or {}).get("topic_expression") or "")
             put("topic", f"{kind} {src} -> {target}", status, {
-                k: attrs[k] for k in ("consumer_group", "tag", "tag_filter", "topic_parameter") if attrs.get(k) is not None}, r)
+                k: attrs[k] for k in ("consumer_group", "tag", "tag_filter", "topic_parameter", "max_retries",
+                                      "dead_letter_topic") if attrs.get(k) is not None}, r)
         elif kind in ("READS", "WRITES") and dst.startswith("table:"):
-            put("table_access", f"{kind} {src} -> {dst}", status, {"operations": attrs.get("operations"),
-                                                                   "access": attrs.get("access")}, r)
+            put("table_access", f"{kind} {src} -> {dst}", status, dict(
+                {"operations": attrs.get("operations"), "access": attrs.get("access")},
+                **({"idempotency_guard": attrs["idempotency_guard"]} if attrs.get("idempotency_guard") else {})), r)
         elif kind in ("READS", "WRITES") and dst.startswith("cache:"):
             put("cache", f"{kind} {src} -> {dst}", status, {}, r)
         elif kind == "CALLS" and dst_kind != "EXTERNAL" and not (dst or "").startswith("contract:"):

@@ -35,6 +35,9 @@ from diting.ir.models import (
 )
 from diting.ir.redaction import redact
 
+#: an EXTERNAL entity cites at most this many of the segments that reference it
+MAX_EXTERNAL_EVIDENCE = 8
+
 _DUMMY_SCAN = "scan:validate:0000000000000000"
 _DUMMY_SCOPE = "sv:validate:" + "0" * 40
 _DUMMY_REV = "rev:" + "0" * 64
@@ -196,9 +199,13 @@ class RecordSet:
         return rid
 
     def add_evidence(self, rid: str, evidence: list[str]) -> None:
-        """Add evidence to an existing entity (e.g. an EXTERNAL referenced twice)."""
+        """Add evidence to an existing entity (e.g. an EXTERNAL referenced twice). An EXTERNAL keeps
+        the first :data:`MAX_EXTERNAL_EVIDENCE` segments in record-id order: it is cited, not owned,
+        by the code that references it (whose own records cite every reference)."""
         rec = self.entities[rid]
         merged = {r.rid for r in rec["evidence_refs"]} | set(evidence)
+        if rec["kind"] == "EXTERNAL" and len(merged) > MAX_EXTERNAL_EVIDENCE:
+            merged = set(sorted(merged)[:MAX_EXTERNAL_EVIDENCE])
         rec["evidence_refs"] = refs(merged)
         rec["implementation_ref"] = ImplRef(rec["stable_id"])
 
@@ -273,7 +280,10 @@ class RecordSet:
                 have = {r.rid for r in mine["evidence_refs"]}
                 if not theirs <= have:
                     copy = dict(mine)
-                    copy["evidence_refs"] = refs(have | theirs)
+                    united = have | theirs
+                    if mine["kind"] == "EXTERNAL" and len(united) > MAX_EXTERNAL_EVIDENCE:
+                        united = set(sorted(united)[:MAX_EXTERNAL_EVIDENCE])
+                    copy["evidence_refs"] = refs(united)
                     copy["implementation_ref"] = ImplRef(mine["stable_id"])
                     self.entities[rid] = copy
         for name in ("relations", "segments", "diagnostics", "bindings", "ledger"):

@@ -24,21 +24,21 @@ and the body says so (``branches_truncated``).
 
 from __future__ import annotations
 
-import bisect
+import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
 if TYPE_CHECKING:
-    from diting.java.syntax import Body
+    from diting.java.syntax import Body, Nesting
 
 #: tree-sitter query captures (added to the extractor's one query) of branch-forming constructs
 BRANCH_QUERY = ["(if_statement) @if", "(switch_expression) @switch", "(try_statement) @try",
                 "(try_with_resources_statement) @try", "(for_statement) @loop", "(enhanced_for_statement) @loop",
                 "(while_statement) @loop", "(do_statement) @loop", "(throw_statement) @throw"]
 #: arms nested deeper than this are not recorded (hostile input: paths would grow quadratically)
-MAX_BRANCH_DEPTH = 48
+MAX_BRANCH_DEPTH = 256
 _COMMENTS = ("line_comment", "block_comment")
 _LABEL_TEXT = 60
 
@@ -72,9 +72,33 @@ def _text(node: ts.Node, src: bytes) -> str:
 
 
 def _compact(text: str) -> str:
-    """A label for a path: whitespace removed, ``/`` (the path separator) replaced, length capped."""
-    out = "".join(text.split()).replace("/", "÷")
-    return out if len(out) <= _LABEL_TEXT else out[:_LABEL_TEXT] + "…"
+    """A label for a path, the same however the code is formatted and different for different labels:
+    whitespace outside string and character literals is dropped; inside them, and for ``/`` (the path
+    separator) and ``%``, characters are percent-encoded; a label longer than :data:`_LABEL_TEXT` keeps
+    its head and a digest of the whole."""
+    out: list[str] = []
+    quote = None
+    escaped = False
+    for ch in text:
+        if quote is None:
+            if ch in "\"'":
+                quote = ch
+            elif ch.isspace():
+                continue
+        elif escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == quote:
+            quote = None
+        if ch in "/%" or (quote is not None and ch.isspace()):
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    label = "".join(out)
+    if len(label) <= _LABEL_TEXT:
+        return label
+    return label[:_LABEL_TEXT] + "~" + hashlib.sha256(label.encode("utf-8")).hexdigest()[:12]
 
 
 def _named(node: ts.Node) -> list[ts.Node]:
@@ -197,21 +221,21 @@ def _cond_names(cond: ts.Node | None, src: bytes) -> list[str]:
     return sorted(out)[:16]
 
 
-def branch_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, "Body"]], starts: list[int],
-                 placed: list[tuple[str, ts.Node, "Body", int]], src: bytes, member_nodes: dict[int, ts.Node],
-                 in_lambda_of) -> None:
+def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: list[tuple[str, ts.Node, "Body", int]],
+                 src: bytes, member_nodes: dict[int, ts.Node], in_lambda_of) -> None:
     """Fill ``Body.branches`` and each call's ``branch`` (see the module docstring).
 
-    ``members``/``starts``: member byte ranges and bodies (sorted, as :func:`_innermost` wants);
-    ``placed``: every call ``(kind, node, body, ordinal)``; ``member_nodes``: ``id(body)`` → the
-    member's block node (for the final-return rule); ``in_lambda_of(node, body)`` says whether
-    ``node`` sits in a lambda of that member."""
-    from diting.java.syntax import BranchSite, _end_line, _innermost, _line
+    ``members``: the member bodies by byte range; ``placed``: every call ``(kind, node, body,
+    ordinal)``; ``member_nodes``: ``id(body)`` → the member's block node (for the final-return
+    rule); ``in_lambda_of(node, body)`` says whether ``node`` sits in a lambda of that member. Every
+    lookup is by nested byte ranges (:class:`~diting.java.syntax.Nesting`): linear in the calls and
+    arms of a body times their nesting depth."""
+    from diting.java.syntax import BranchSite, Nesting, _end_line, _line
 
     per_body: dict[int, tuple["Body", list[_Arm]]] = {}
     for label in ("if", "switch", "try", "loop", "throw", "return"):
         for node in caps.get(label, []):
-            body = _innermost(members, starts, node)
+            body = members.innermost(node)
             if body is None:
                 continue
             block = member_nodes.get(id(body))
@@ -249,9 +273,15 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, "
                 counters[k] = index_of[cid] + 1
             arm.index = index_of[cid]
         sites = []
+        used: dict[str, int] = {}
         for arm in kept:
             own = f"{arm.ckind}[{arm.index}]" + (f"/{arm.label}" if arm.label else "")
             path = f"{sites[arm.parent].path}/{own}" if arm.parent >= 0 else own
+            if path in used:  # two arms one path (invalid code: a type caught twice): keep both, apart
+                used[path] += 1
+                path = f"{path}#{used[path]}"
+            else:
+                used[path] = 1
             outcome, exit_node = _outcome(arm)
             cond = arm.cond
             sites.append(BranchSite(path, arm.kind, arm.parent, _line(arm.node), _end_line(arm.node),
@@ -263,26 +293,27 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, "
                                                 (arm.construct.child_by_field_name("condition")
                                                  if arm.kind in ("CASE", "DEFAULT") else None), src)))
         body.branches = sites
-        arm_starts = [a.start for a in kept]
-        cond_ranges = [(a.cond.start_byte, a.cond.end_byte) if a.cond is not None and a.kind in ("IF", "LOOP")
-                       else None for a in kept]
-        # a CATCH arm's protected region: the try block (and a try-with-resources' resources)
-        try_ranges = []
-        for a in kept:
-            block = a.construct.child_by_field_name("body") if a.kind == "CATCH" else None
-            res = a.construct.child_by_field_name("resources") if a.kind == "CATCH" else None
-            try_ranges.append(None if block is None else
-                              ((res or block).start_byte, block.end_byte))
+        arm_index = Nesting([(a.start, a.end, i) for i, a in enumerate(kept)])
+        # the IF and LOOP conditions, and the regions CATCH arms protect (the try block with its
+        # resources): each call belongs to the innermost one around it
+        conds: dict[int, list[int]] = {}
+        tries: dict[int, list[int]] = {}
+        for i, a in enumerate(kept):
+            if a.cond is not None and a.kind in ("IF", "LOOP"):
+                conds.setdefault(a.cond.id, []).append(i)
+            if a.kind == "CATCH":
+                block = a.construct.child_by_field_name("body")
+                if block is not None:
+                    tries.setdefault(a.construct.id, []).append(i)
+        cond_ranges = Nesting([(kept[v[0]].cond.start_byte, kept[v[0]].cond.end_byte, v) for v in conds.values()])
+        try_ranges = Nesting([((kept[v[0]].construct.child_by_field_name("resources") or
+                                kept[v[0]].construct.child_by_field_name("body")).start_byte,
+                               kept[v[0]].construct.child_by_field_name("body").end_byte, v) for v in tries.values()])
         for node, ordinal in calls_of.get(key, []):
             call = body.calls[ordinal]
-            i = bisect.bisect_right(arm_starts, node.start_byte) - 1
-            while i >= 0 and kept[i].end < node.end_byte:
-                i = kept[i].parent
-            call.branch = i
-            # calls inside an IF or LOOP condition: the condition of every arm of that construct
-            for j, rng in enumerate(cond_ranges):
-                if rng is not None and rng[0] <= node.start_byte and node.end_byte <= rng[1]:
-                    sites[j].cond_calls.append(ordinal)
-            for j, rng in enumerate(try_ranges):
-                if rng is not None and rng[0] <= node.start_byte and node.end_byte <= rng[1]:
-                    sites[j].try_calls.append(ordinal)
+            found = arm_index.find(node.start_byte, node.end_byte)
+            call.branch = arm_index.ranges[found][2] if found >= 0 else -1
+            for j in cond_ranges.innermost(node) or ():
+                sites[j].cond_calls.append(ordinal)
+            for j in try_ranges.innermost(node) or ():
+                sites[j].try_calls.append(ordinal)

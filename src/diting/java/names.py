@@ -256,9 +256,14 @@ class FileScope:
         self.unresolved: set[str] = set()
         #: (enclosing type index, simple name) → declared member or local type index
         self._members: dict[tuple[int, str], tuple[int, str]] = {}
+        #: local types of one simple name in one enclosing type: a name is only placed when it is one
+        self._locals_named: dict[tuple[int, str], int] = {}
         for j, td in enumerate(facts.types):
             if td.outer is not None and td.nesting in ("MEMBER", "LOCAL"):
                 self._members.setdefault((td.outer, td.simple_name), (j, td.nesting))
+                if td.nesting == "LOCAL":
+                    key = (td.outer, td.simple_name)
+                    self._locals_named[key] = self._locals_named.get(key, 0) + 1
         self._simple_cache: dict[tuple[str, tuple[int, ...]], Resolved | None] = {}
         self._resolve_cache: dict[tuple, Resolved | None] = {}
 
@@ -295,8 +300,16 @@ class FileScope:
             member = self._members.get((idx, simple))
             if member is not None:
                 j, nesting = member
-                infos = self._infos_for(self._own_binaries[j]) if nesting == "MEMBER" else ()
-                return Resolved(self._own_binaries[j], infos)
+                # a member type, or the only local type of that name in the type (several local types
+                # of one name are told apart by position, which names alone do not give)
+                if nesting == "MEMBER":
+                    return Resolved(self._own_binaries[j], self._infos_for(self._own_binaries[j]))
+                if self._locals_named.get((idx, simple)) == 1 and self.visible.own_module:
+                    ltd = types[j]
+                    info = TypeInfo(self._own_binaries[j], self._own_binaries[j], ltd.kind, self.visible.own_module,
+                                    self.facts.path, self.package, ltd.simple_name, False)
+                    return Resolved(self._own_binaries[j], (info,))
+                return Resolved(self._own_binaries[j], ())
             r = self._inherited_member(idx, simple)
             if r is not None:
                 return r

@@ -135,6 +135,8 @@ class CallSite:
     #: the ordinal of the call this site's innermost lambda (or, for REF, the reference itself) is an
     #: argument of (``pool.submit(() -> …)``); -1 when there is none
     handed_to: int = -1
+    #: start byte of the call
+    pos: int = -1
 
 
 @dataclass(slots=True)
@@ -174,6 +176,8 @@ class LocalVar:
     init: dict[str, Any] | None
     line: int
     assigned: int = 0
+    #: start byte of the declaration (which of several same-name locals a use sees)
+    pos: int = -1
 
 
 @dataclass(slots=True)
@@ -188,6 +192,10 @@ class Body:
     assignments: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     keep_returns: bool = False
     keep_assignments: bool = False
+    #: simple names assigned in the body that are not its locals (parameters, fields), at most 16
+    reassigned: list[str] = field(default_factory=list)
+    #: parameter names of the body's lambdas, at most 16
+    lambda_params: list[str] = field(default_factory=list)
     #: arms of branch-forming constructs, outer before inner (see :class:`BranchSite`)
     branches: list[BranchSite] = field(default_factory=list)
     #: arms nested deeper than :data:`~diting.java.branches.MAX_BRANCH_DEPTH` were not recorded
@@ -319,14 +327,39 @@ def _snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
     return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
 
 
+#: parser row → 1-based evidence line, while a file whose lines also end in a lone CR is extracted
+#: (the parser sees every CR as a line end, as javac does; evidence lines are counted by LF)
+_ROW_LINE: list[int] | None = None
+_LINE_ENDS = re.compile(r"\n|\r(?!\n)")
+
+
+def _row_line(row: int) -> int:
+    return _ROW_LINE[row] if _ROW_LINE is not None and row < len(_ROW_LINE) else row + 1
+
+
 def _line(node: ts.Node) -> int:
-    return node.start_point[0] + 1
+    return _row_line(node.start_point[0])
 
 
 def _end_line(node: ts.Node) -> int:
     end = node.end_point
     # a node that ends at column 0 ends on the previous line
-    return end[0] + (1 if end[1] > 0 or end[0] == node.start_point[0] else 0)
+    row = end[0] - (0 if end[1] > 0 or end[0] == node.start_point[0] else 1)
+    return _row_line(row)
+
+
+def _lone_cr_rows(text: str) -> tuple[str, list[int] | None]:
+    """``text`` with each lone CR made a LF for the parser, and the parser-row → evidence-line table
+    (None when the text has no lone CR)."""
+    if "\r" not in text or not re.search(r"\r(?!\n)", text):
+        return text, None
+    table = [1]
+    line = 1
+    for m in _LINE_ENDS.finditer(text):
+        if m.group() == "\n":
+            line += 1
+        table.append(line)
+    return re.sub(r"\r(?!\n)", "\n", text), table
 
 
 def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef | None:
@@ -773,7 +806,8 @@ def _error_ranges(root: ts.Node) -> list[tuple[int, int, int, int, str]]:
         n = stack.pop()
         if n.is_error or n.is_missing:
             what = "missing " + n.type if n.is_missing else "unexpected syntax"
-            out.append((n.start_point[0] + 1, n.start_point[1] + 1, n.end_point[0] + 1, n.end_point[1] + 1, what))
+            out.append((_row_line(n.start_point[0]), n.start_point[1] + 1, _row_line(n.end_point[0]),
+                        n.end_point[1] + 1, what))
             if n.is_missing:
                 continue
         if n.has_error:
@@ -802,15 +836,35 @@ def translate_unicode_escapes(text: str) -> str:
     return _UNICODE_ESCAPE.sub(repl, text)
 
 
-def _innermost(members: list[tuple[int, int, Body]], starts: list[int], node: ts.Node) -> Body | None:
-    """The body of the innermost member whose byte range holds ``node`` (members nest or are disjoint)."""
-    i = bisect.bisect_right(starts, node.start_byte) - 1
-    while i >= 0:
-        start, end, body = members[i]
-        if node.end_byte <= end:
-            return body
-        i -= 1
-    return None
+class Nesting:
+    """Byte ranges that nest or are disjoint (members, lambdas …), each with the innermost range
+    around it, so the range holding a node is found in O(log n + nesting depth) however many sibling
+    ranges precede it. ``ranges`` are ``(start, end, payload)``."""
+
+    def __init__(self, ranges: list[tuple[int, int, Any]]) -> None:
+        self.ranges = sorted(ranges, key=lambda m: (m[0], -m[1]))
+        self.starts = [m[0] for m in self.ranges]
+        self.parent: list[int] = []
+        stack: list[int] = []
+        for start, end, _ in self.ranges:
+            while stack and self.ranges[stack[-1]][1] < end:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(len(self.parent) - 1)
+
+    def find(self, start: int, end: int, floor: int = -1) -> int:
+        """Index of the innermost range holding ``start..end`` that starts after ``floor``; -1."""
+        i = bisect.bisect_right(self.starts, start) - 1
+        while i >= 0 and self.ranges[i][0] > floor:
+            if end <= self.ranges[i][1]:
+                return i
+            i = self.parent[i]
+        return -1
+
+    def innermost(self, node: ts.Node) -> Any:
+        """The payload of the innermost range holding ``node`` (None when none does)."""
+        i = self.find(node.start_byte, node.end_byte)
+        return self.ranges[i][2] if i >= 0 else None
 
 
 def _assign_target(node: ts.Node | None, src: bytes) -> str | None:
@@ -836,20 +890,11 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
     inside a call so named, inside a local's initializer or a kept assignment or return (so every
     ``callref`` an extracted expression holds leads to a call with arguments), or when its receiver
     is a local initialised by ``new`` (setters on an object being built)."""
-    members.sort(key=lambda m: (m[0], -m[1]))
-    starts = [m[0] for m in members]
-    lambdas = sorted((n.start_byte, n.end_byte) for n in caps.get("lambda", []))
-    lambda_starts = [a for a, _ in lambdas]
-
-    lambda_nodes = sorted(caps.get("lambda", []), key=lambda n: (n.start_byte, n.end_byte))
+    index = Nesting(members)
+    lambdas = Nesting([(n.start_byte, n.end_byte, n) for n in caps.get("lambda", [])])
 
     def innermost_lambda(node: ts.Node, member_start: int) -> int:
-        i = bisect.bisect_right(lambda_starts, node.start_byte) - 1
-        while i >= 0 and lambdas[i][0] > member_start:
-            if node.end_byte <= lambdas[i][1]:
-                return i
-            i -= 1
-        return -1
+        return lambdas.find(node.start_byte, node.end_byte, member_start)
 
     def in_lambda(node: ts.Node, member_start: int) -> bool:
         return innermost_lambda(node, member_start) >= 0
@@ -874,7 +919,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
     refs: dict[int, dict[int, int]] = {}
     counts: dict[int, int] = {}
     for _, _, kind, node in calls:
-        body = _innermost(members, starts, node)
+        body = index.innermost(node)
         if body is None:
             continue
         n = counts.get(id(body), 0)
@@ -914,11 +959,11 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             args = []
         lam = innermost_lambda(node, member_of_start[id(body)])
         site = CallSite(callrefs[node.id], kind, name, receiver, new_type, None, len(args),
-                        _line(node), _end_line(node), lam >= 0)
+                        _line(node), _end_line(node), lam >= 0, pos=node.start_byte)
         if kind == "REF":
             site.handed_to = handed_to(node, callrefs)
         elif lam >= 0:
-            site.handed_to = handed_to(lambda_nodes[lam], callrefs)
+            site.handed_to = handed_to(lambdas.ranges[lam][2], callrefs)
         body.calls.append(site)
         pending.append((site, args, callrefs))
     wanted = _Demand(placed, pending, detail)
@@ -926,7 +971,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
     local_index: dict[tuple[int, str], LocalVar] = {}
     for label in ("local", "resource", "forvar", "catchvar"):
         for node in caps.get(label, []):
-            body = _innermost(members, starts, node)
+            body = index.innermost(node)
             if body is None:
                 continue
             if label == "resource":  # try (Connection c = ds.getConnection()) …: a local of the try
@@ -939,7 +984,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                     wanted.local(body, _text(nm, src), value)
                 tr = None if tnode is None or _text(tnode, src) == "var" else type_ref(tnode, src)
                 lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
-                              if value is not None else None, _line(node))
+                              if value is not None else None, _line(node), 0, node.start_byte)
                 body.locals.append(lv)
                 local_index[(id(body), lv.name)] = lv
             elif label == "local":
@@ -954,7 +999,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                     if value is not None:
                         wanted.local(body, _text(nm, src), value)
                     lv = LocalVar(_text(nm, src), tr, expr_json(value, src, 0, refs.get(id(body)))
-                                  if value is not None else None, _line(decl))
+                                  if value is not None else None, _line(decl), 0, decl.start_byte)
                     body.locals.append(lv)
                     local_index[(id(body), lv.name)] = lv
             else:
@@ -966,12 +1011,12 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                 if nm is None:
                     continue
                 lv = LocalVar(_text(nm, src), type_ref(tnode, src) if tnode is not None else None, None,
-                              _line(node), 1 if label == "forvar" else 0)
+                              _line(node), 1 if label == "forvar" else 0, node.start_byte)
                 body.locals.append(lv)
                 local_index[(id(body), lv.name)] = lv
     for label in ("assign", "update"):
         for node in caps.get(label, []):
-            body = _innermost(members, starts, node)
+            body = index.innermost(node)
             if body is None:
                 continue
             target_node = node.child_by_field_name("left") if label == "assign" else \
@@ -982,7 +1027,9 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             lv = local_index.get((id(body), target))
             if lv is not None:
                 lv.assigned += 1
-            elif label == "assign" and body.keep_assignments and len(body.assignments) < MAX_BODY_NOTES:
+            elif "." not in target and target not in body.reassigned and len(body.reassigned) < MAX_BODY_NOTES:
+                body.reassigned.append(target)  # a parameter (or a field by its simple name) written here
+            if lv is None and label == "assign" and body.keep_assignments and len(body.assignments) < MAX_BODY_NOTES:
                 op = node.child_by_field_name("operator")
                 if op is None or _text(op, src) == "=":
                     right = node.child_by_field_name("right")
@@ -990,8 +1037,18 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                     if value is not None:
                         wanted.within(right)
                         body.assignments.append((target, value))
+    for node in caps.get("lambda", []):
+        body = index.innermost(node)
+        params = node.child_by_field_name("parameters")
+        if body is None or params is None:
+            continue
+        names = [params] if params.type == "identifier" else [
+            c.child_by_field_name("name") or c for c in params.named_children]
+        for n in names:
+            if n is not None and n.type == "identifier" and len(body.lambda_params) < MAX_BODY_NOTES:
+                body.lambda_params.append(_text(n, src))
     for node in caps.get("return", []):
-        body = _innermost(members, starts, node)
+        body = index.innermost(node)
         if body is None or not body.keep_returns or len(body.returns) >= MAX_BODY_NOTES:
             continue
         value = next((c for c in node.named_children if c.type not in _COMMENTS), None)
@@ -1001,7 +1058,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             body.returns.append(j)
     wanted.setters_on_new_locals()
     wanted.finish(src)
-    branch_facts(caps, members, starts, [(k, n, b, refs[id(b)][n.id]) for k, n, b in placed], src,
+    branch_facts(caps, index, [(k, n, b, refs[id(b)][n.id]) for k, n, b in placed], src,
                  member_blocks or {}, lambda node, body: in_lambda(node, member_of_start[id(body)]))
 
 
@@ -1165,8 +1222,16 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     :meth:`~diting.rules.RuleSet.call_detail_names`); other calls keep name, receiver and arity
     only, which is most of the extractor's time on large repositories. None keeps every call's
     arguments."""
+    global _ROW_LINE
     decoded: DecodedText = decode_bytes(data, declared_encoding)
-    src = translate_unicode_escapes(decoded.text).encode("utf-8")
+    text, _ROW_LINE = _lone_cr_rows(translate_unicode_escapes(decoded.text))
+    try:
+        return _extract(path, decoded, text.encode("utf-8"), call_detail)
+    finally:
+        _ROW_LINE = None
+
+
+def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:
     parser, query = _tools()
     tree = parser.parse(src)
     root = tree.root_node
@@ -1193,7 +1258,9 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
                 imports.append(Import(name, static, wildcard, _line(c)))
             del raw
 
-    caps = ts.QueryCursor(query).captures(root)
+    # capture lists in document order: the order the query engine reports is not guaranteed stable
+    caps = {k: sorted(v, key=lambda n: (n.start_byte, -n.end_byte)) for k, v in
+            ts.QueryCursor(query).captures(root).items()}
     type_nodes = sorted(caps.get("type", []) + caps.get("anon", []), key=lambda n: (n.start_byte, -n.end_byte))
     types: list[TypeDecl] = []
     type_index: dict[int, int] = {}
@@ -1223,8 +1290,9 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
             tparams: list[TypeParam] = []
             body = next((c for c in node.named_children if c.type == "class_body"), None) \
                 if node.type == "object_creation_expression" else node.child_by_field_name("body")
+            # an enum constant's body is an anonymous subclass of its enum
             base = type_ref(node.child_by_field_name("type"), src) if node.type == "object_creation_expression" \
-                else None
+                else TypeRef((types[outer].simple_name,)) if types[outer].simple_name else None
             superclass = None
             interfaces: list[TypeRef] = []
         else:
@@ -1384,7 +1452,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
 
     return FileFacts(
         path=path, encoding=decoded.encoding, lossy=decoded.lossy, bom=decoded.bom, line_count=len(lines),
-        package=package, imports=imports, types=types, errors=_error_ranges(root), orphans=orphans,
+        package=package, imports=imports, types=types, errors=_error_ranges(root), orphans=sorted(orphans),
         declared_type_count=len(type_nodes), declared_method_count=len(caps.get("method", [])), lines=lines,
     )
 

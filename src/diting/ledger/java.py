@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
 from diting.ir.builder import RefTo
+from diting.java.branches import MAX_BRANCH_DEPTH
 
 if TYPE_CHECKING:
     from diting.probes.emit import PackageProbes
@@ -113,6 +114,11 @@ class JavaLedger:
                     unresolved[item] = True
         self.stats.ledger_methods += 1
         self.stats.ledger_truncated += bool(b["truncated"])
+        if b["truncated"]:
+            self.rs.diagnostic("BUDGET_EXHAUSTED", f"{stable}|branches",
+                               f"{path}: branches of {stable.split('/', 1)[-1]} nest deeper than {MAX_BRANCH_DEPTH} "
+                               "levels; deeper arms are not in its ledger (their effects sit under the deepest arm "
+                               "recorded)", [mrid], [self.p.seg(path, *b["lines"][:1] * 2)])
         rids: list[str] = []
         for i, arm in enumerate(arms):
             for o in arm["cond_calls"]:
@@ -151,10 +157,15 @@ class JavaLedger:
             construct = arm["path"].rsplit("/", 1)[0] if arm["kind"] not in ("LOOP",) else arm["path"]
             keys: dict[str, str] = {}  # CONFIG_KEY rid → what the condition reads
             for name in arm["cond_names"]:
+                if name in b["shadow"]:
+                    continue  # a local, parameter or lambda parameter of that name: no field is read
                 for owner in owners:
                     frid = ids.entity_record_id("FIELD", f"{ns}/{owner}.{name}")
+                    if frid not in self.g.known:
+                        continue
                     for k in self.config_of.get(frid, ()):
                         keys.setdefault(k, f"field {name}")
+                    break  # the innermost type declaring the field is the one read
             receivers = {calls[o]["rc"] for o in arm["cond_calls"] if o in calls}
             for o in arm["cond_calls"]:
                 c = calls.get(o)

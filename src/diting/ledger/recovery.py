@@ -2,7 +2,8 @@
 
 Read from a package's call graph and facts, recorded as attributes with evidence:
 
-- **Transactions**: a method annotated ``@Transactional`` (Spring, JTA; on the method or its class)
+- **Transactions**: a method annotated ``@Transactional`` (Spring, JTA; on the method, its class, or the
+  in-repo interface or superclass method it implements)
   with a propagation that starts or joins one (not SUPPORTS, NOT_SUPPORTED, NEVER) is a transaction
   root — unless every call of it in the package is a self-invocation (``this.m()`` bypasses the
   proxy) and it is no entry's handler; what a root reaches without an ASYNC call runs inside.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
 from diting.ir.builder import RefTo
+from diting.resolve.callgraph import MAX_REACH_DEPTH, MAX_REACH_METHODS
 
 if TYPE_CHECKING:
     from diting.probes.emit import PackageProbes
@@ -114,7 +116,7 @@ class RecoveryEvidence:
                 continue
             rid = ids.entity_record_id("METHOD", b["stable"])
             if rid in self.g.known:
-                roots.append((rid, b["stable"], self.p.seg(b["path"], tx["line"], tx["line"])))
+                roots.append((rid, b["stable"], self.p.seg(tx.get("path", b["path"]), tx["line"], tx["line"])))
         # a root called only by self-invocation never goes through the transaction proxy
         callers: dict[str, list[bool]] = {}
         for r in self.g.site_rel.values():
@@ -126,7 +128,13 @@ class RecoveryEvidence:
         roots = [r for r in roots if r[0] in entry_handlers or not callers.get(r[0]) or not all(callers[r[0]])]
         under: dict[str, list[tuple[str, str]]] = {}
         for rid, stable, seg in sorted(roots):
-            for m in self.g.reachable([rid], sync_only=True):
+            reach, cut = self.g.reachable([rid], sync_only=True)
+            if cut:
+                self.rs.diagnostic("BUDGET_EXHAUSTED", f"{stable}|transaction-reach",
+                                   f"what the transaction of {stable.split('/', 1)[-1]} reaches was walked "
+                                   f"{MAX_REACH_DEPTH} calls deep or {MAX_REACH_METHODS} methods wide and no "
+                                   "further; sends and calls beyond are not marked in_transaction", [rid], [seg])
+            for m in reach:
                 under.setdefault(m, []).append((stable, seg))
         for m, rs_ in under.items():
             chosen = sorted(rs_)[:_MAX_ROOTS]
@@ -158,7 +166,7 @@ class RecoveryEvidence:
         for rid, e in sorted(self.rs.entities.items()):
             if e["kind"] != "ENTRY" or e.get("entry_kind") != "SCHEDULED_JOB" or e.get("handler_ref") is None:
                 continue
-            reach = self.g.reachable([e["handler_ref"].rid])
+            reach, _ = self.g.reachable([e["handler_ref"].rid])  # a cut walk is the entry's own BUDGET_EXHAUSTED
             remote = sorted({r for m in reach for rec in self.by_source.get(m, ()) if (r := self._remote(rec))})
             covered.update(remote)
             reads = sorted(self._tables(reach, "READS"))
@@ -176,20 +184,17 @@ class RecoveryEvidence:
     def _no_compensation(self, covered: set[str]) -> None:
         for b in self.g.bodies:
             mrid = ids.entity_record_id("METHOD", b["stable"])
-            if mrid not in self.g.known:
+            if mrid not in self.g.known or not any(a["kind"] == "CATCH" for a in b["branches"]):
                 continue
-            catches = [a for a in b["branches"] if a["kind"] == "CATCH"]
-            if not catches:
-                continue
-            for arm_index, arm in enumerate(b["branches"]):
-                if arm["kind"] != "CATCH" or arm["outcome"] == "THROW" or not self._only_logs(b, arm_index):
-                    continue
+            for arm_index in self._log_only_catches(b):
+                arm = b["branches"][arm_index]
                 for o in arm["try_calls"]:
                     site = f"{b['stable']}@{o}"
                     for rec in self.rel_by_site.get(site, ()):
                         what = self._remote(rec)
-                        if what is None or what in covered:
-                            continue
+                        if what is None or what in covered or rec["attributes"].get("submitted_by") \
+                                or rec["attributes"].get("dispatch_kind") == "ASYNC":
+                            continue  # a failure on another thread never reaches this catch
                         ev = [r.rid for r in rec["evidence_refs"]][:1] + [self.p.seg(b["path"], *arm["cond"])]
                         self.rs.diagnostic(
                             "NO_COMPENSATION", f"{site}|no-compensation",
@@ -198,24 +203,32 @@ class RecoveryEvidence:
                             "logs; no retry, resend or scheduled worker of the package covers it",
                             [mrid, rec["record_id"]], ev)
 
-    def _only_logs(self, b: dict[str, Any], arm_index: int) -> bool:
-        """A catch arm whose calls are pruned noise or JDK calls (no effect, no in-repo call)."""
+    def _log_only_catches(self, b: dict[str, Any]) -> list[int]:
+        """Indices of the CATCH arms of a body that only log: no throw anywhere inside, and every call
+        inside is pruned noise or a JDK call (no effect, no in-repo call). One pass over the arms and
+        calls, each walking up its enclosing arms."""
+        arms = b["branches"]
+        catches = {i for i, a in enumerate(arms) if a["kind"] == "CATCH" and a["outcome"] != "THROW"}
+        spoiled: set[int] = set()
+
+        def spoil(i: int) -> None:
+            while i >= 0:
+                if i in catches:
+                    spoiled.add(i)
+                i = arms[i]["parent"]
+
+        for i, a in enumerate(arms):
+            if a["kind"] == "THROW":
+                spoil(i)
         for c in b["calls"]:
-            if c["b"] != arm_index and not self._inside(b, c["b"], arm_index):
+            if c["b"] < 0:
                 continue
             for rec in self.rel_by_site.get(f"{b['stable']}@{c['o']}", ()):
                 if rec["kind"] != "CALLS" or not rec["attributes"].get("external") or \
                         not str(rec["attributes"].get("declared_target", "")).startswith("java."):
-                    return False
-        return True
-
-    @staticmethod
-    def _inside(b: dict[str, Any], arm: int, ancestor: int) -> bool:
-        while arm >= 0:
-            arm = b["branches"][arm]["parent"] if arm < len(b["branches"]) else -1
-            if arm == ancestor:
-                return True
-        return False
+                    spoil(c["b"])
+                    break
+        return sorted(catches - spoiled)
 
 
 def rec_line(rec: dict[str, Any], rs) -> int:

@@ -483,6 +483,7 @@ class ModuleProbe:
     def _calls(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl, ctx: MemberContext) -> None:
         minfo = None
         for call in md.body.calls:
+            ctx.at = call.pos
             if call.kind == "CALL" and call.receiver is not None and call.receiver.get("kind") in ("name", "field"):
                 ref = self._receiver_ref(call.receiver, ctx)
                 if ref is not None:

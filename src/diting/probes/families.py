@@ -656,6 +656,13 @@ class Families(PackageProbes):
         consumer group (``also_read``) are bound to the entry."""
         attrs = {"protocol": proto, "tag_filter": tags[0] if tags else None,
                  "consumer_group": group[0] if group else None}
+        # redelivery of a failed message: the declared retries; a RocketMQ group's messages go to its
+        # dead-letter topic %DLQ%{group} after the last retry (16 unless declared)
+        retries = [r.value for r in self.role(c, "retries") if r.value is not None]
+        if retries:
+            attrs["max_retries"] = retries[0]
+        if proto == "rocketmq" and group:
+            attrs["dead_letter_topic"] = f"%DLQ%{group[0]}"
         if t.value is None:
             urn = handler["stable"].split("/", 1)[-1]
             erid = self._entry("MQ_CONSUMER", urn, handler, c, dict(attrs, topic_expression=t.expression),

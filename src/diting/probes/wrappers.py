@@ -5,14 +5,16 @@ stays UNRESOLVED with ``attributes.topic_parameter``) is a wrapper method: each 
 graph resolves is a send by the caller. The caller's argument is folded in the caller's body like any
 rule role (constants, enum accessors, ``${…}`` placeholders of the package's config), and a folded
 destination gives a PUBLISHES from the caller with ``attributes.via_wrapper`` (the wrapper method)
-and, as evidence, the call of the wrapper and the wrapper's send. An argument that does not fold
-leaves only the wrapper's own UNRESOLVED send.
+and, as evidence, the call of the wrapper and the wrapper's send. An argument that does not fold, or
+a wrapper that assigns the parameter before it sends (``topic = prefix + topic``), leaves only the
+wrapper's own UNRESOLVED send.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from diting.ir import ids
 from diting.java.syntax import type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature
 from diting.resolve.types import MemberContext
@@ -34,6 +36,7 @@ class WrapperSends:
 
     def run(self) -> None:
         sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", [])}
+        bodies = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.g.bodies}
         callers: dict[str, list[str]] = {}
         for site, rid in sorted(self.g.site_rel.items()):
             rec = self.rs.relations[rid]
@@ -45,6 +48,9 @@ class WrapperSends:
             cand = sends.get(rec.get("callsite_id") or "")
             if cand is None:
                 continue
+            wrapper = bodies.get(rec["source_ref"].rid)
+            if wrapper is None or (rec.get("match_keys") or {}).get("topic_expression") in wrapper["reassigned"]:
+                continue  # the parameter is rewritten before the send (topic = prefix + topic): not what callers pass
             for site in callers.get(rec["source_ref"].rid, []):
                 self._caller_send(site, rec, cand)
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from diting.ir import ids
+from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
 from diting.java.names import FileScope
 from diting.java.syntax import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
 from diting.resolve.calls import CallResolution, CallResolver, MethodTarget
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
 MAX_REACH_METHODS = 20_000
 #: … or this many components deep (a budget: BUDGET_EXHAUSTED, never a silent cut)
 MAX_REACH_DEPTH = 256
-#: an EXTERNAL method entity cites at most this many of the call sites that reach it
-MAX_EXTERNAL_EVIDENCE = 8
 #: an UNRESOLVED_CALL diagnostic lists at most this many calls by name (its evidence cites them all)
 MAX_LISTED = 20
 #: the rule id under which calls of trivial accessors (Lombok/record accessors, ``return this.f``) are pruned
@@ -82,6 +81,8 @@ class ModuleCallSites:
         self.resolver = resolver
         self.oracle = resolver.oracle
         self.bodies: list[dict[str, Any]] = []
+        self._seen_types: set[str] = set()
+        self._seen_methods: set[str] = set()
 
     def _enclosing(self, facts: FileFacts, scope: FileScope, idx: int,
                    memo: dict[int, MemberContext | None]) -> MemberContext | None:
@@ -93,10 +94,10 @@ class ModuleCallSites:
         out = None
         if td.nesting in ("LOCAL", "ANONYMOUS") and td.outer is not None:
             outer = facts.types[td.outer]
-            around = [md for md in outer.methods if md.body is not None and
+            around = [md for md in outer.methods if md.body is not None and md.start_byte <= td.start_byte and
                       md.start_line <= td.header_start <= md.end_line]
             if around:
-                md = min(around, key=lambda m: m.end_line - m.start_line)
+                md = max(around, key=lambda m: m.start_byte)  # the nearest member starting before it
                 chain = type_chain(facts, td.outer)
                 out = MemberContext(scope, chain, self.module, md, md.body, scope.type_vars_for(chain, md.type_params),
                                     self._enclosing(facts, scope, td.outer, memo))
@@ -108,6 +109,9 @@ class ModuleCallSites:
         for idx, td in enumerate(facts.types):
             chain = type_chain(facts, idx)
             binary = scope.binary_of(td)
+            if binary in self._seen_types:
+                continue  # a duplicate declaration (DUPLICATE_DECLARATION): only the first is recorded
+            self._seen_types.add(binary)
             tx_type = self._transactional(td.annotations, scope, chain)
             members: list[tuple[MethodDecl, Any, list[int]]] = [
                 (md, md.body, [md.start_line, md.end_line]) for md in td.methods if md.body is not None and md.has_body]
@@ -121,9 +125,13 @@ class ModuleCallSites:
                 tv = scope.type_vars_for(chain, md.type_params)
                 sig = [scope.resolve(p.type, chain, tv).name for p in md.params]
                 stable = f"{self.ns}/{binary}#{md.name}({','.join(sig)})"
+                if stable in self._seen_methods:
+                    continue  # a duplicate method: records.py keeps the first
+                self._seen_methods.add(stable)
                 ctx = MemberContext(scope, chain, self.module, md if md.name != "<clinit>" else None, body, tv,
                                     self._enclosing(facts, scope, idx, memo))
-                tx = self._transactional(md.annotations, scope, chain) or tx_type
+                tx = self._transactional(md.annotations, scope, chain) or tx_type or \
+                    self._inherited_transactional(binary, md.name, sig)
                 self.bodies.append({
                     "stable": stable, "binary": binary, "ns": self.ns, "module": self.module, "path": facts.path,
                     "lines": lines, "type_idx": idx, "member_idx": member_index.get(id(md), -1),
@@ -135,8 +143,32 @@ class ModuleCallSites:
                                   "try_calls": b.try_calls}
                                  for b in body.branches],
                     "truncated": body.branches_truncated,
+                    # names a condition may read that are no field: locals, parameters, lambda parameters
+                    "shadow": sorted({lv.name for lv in body.locals} | {p.name for p in md.params}
+                                     | set(body.lambda_params)),
+                    "reassigned": sorted(body.reassigned),
                     "calls": [self._call(call, ctx) for call in body.calls],
                 })
+
+    def _inherited_transactional(self, binary: str, name: str, sig: list[str]) -> dict[str, Any] | None:
+        """``@Transactional`` on the in-repo interface or superclass method this one implements, or on
+        that type (Spring reads both)."""
+        if name in ("<init>", "<clinit>"):
+            return None
+        for m, b in self.oracle.registry.ancestors(self.module, binary):
+            found = self.oracle.decl(m, b)
+            if found is None:
+                continue
+            scope, idx = found
+            td = scope.facts.types[idx]
+            chain = scope._chain_of(idx)
+            for d in self.resolver._declared(m, b):
+                if d.method.name == name and list(d.params) == sig:
+                    tx = self._transactional(d.method.annotations, scope, chain) or \
+                        self._transactional(td.annotations, scope, chain)
+                    if tx:
+                        return dict(tx, inherited_from=b)
+        return None
 
     def _transactional(self, annotations, scope: FileScope, chain: list[int]) -> dict[str, Any] | None:
         for a in annotations:
@@ -145,10 +177,11 @@ class ModuleCallSites:
             if name in _TRANSACTIONAL or (r is None and a.name == "Transactional"):
                 return {"annotation": name, "propagation": render(a.args["propagation"]) if "propagation" in a.args
                         else "REQUIRED", "rollback_for": render(a.args["rollbackFor"]) if "rollbackFor" in a.args
-                        else None, "line": a.line}
+                        else None, "line": a.line, "path": scope.facts.path}
         return None
 
     def _call(self, call: CallSite, ctx: MemberContext) -> dict[str, Any]:
+        ctx.at = call.pos
         try:
             r = self.resolver.resolve(call, ctx)
         except RecursionError:
@@ -162,7 +195,8 @@ class ModuleCallSites:
             "b": call.branch, "h": call.handed_to, "st": r.status, "d": r.dispatch_kind,
             "decl": _target_json(r.declared), "t": [_target_json(t) for t in r.targets], "x": r.external,
             "why": r.reason, "fld": [fr.module, fr.binary, fr.field.name] if fr is not None else None,
-            "self": call.kind == "CALL" and (call.receiver is None or call.receiver.get("kind") == "this"),
+            "self": (call.kind == "CALL" and call.receiver is None) or (
+                call.kind in ("CALL", "REF") and call.receiver is not None and call.receiver.get("kind") == "this"),
             "rc": call.receiver["ordinal"] if call.receiver and call.receiver.get("kind") == "callref" else -1,
             "acc": accessor, "gf": [t0.module, t0.binary, getter_field] if getter_field and t0 else None,
             "recv": render(call.receiver, ctx) if call.receiver is not None and r.status == "UNRESOLVED" else None,
@@ -307,6 +341,13 @@ class PackageCallGraph:
         self.loaded = self._loaded_classes()
         for b in self.bodies:
             self._body(b, existing, noise, submits)
+        # the probes' facts made inside a submitted lambda (a send, a cache write …) run on another thread
+        for rec in self.rs.relations.values():
+            fact = self.site_fact.get(rec.get("callsite_id") or "")
+            if fact is not None and "submitted_by" not in rec["attributes"]:
+                handed = self._submitted_by(fact[0], fact[1], submits)
+                if handed:
+                    rec["attributes"] = dict(rec["attributes"], submitted_by=handed)
         self._externals()
         self._unresolved_diagnostics()
         self._graph()
@@ -325,11 +366,7 @@ class PackageCallGraph:
             self.site_fact[site] = (b, c)
             if site in existing:
                 self.site_rel[site] = existing[site]
-                rec = self.rs.relations[existing[site]]
-                handed = f"{caller_stable}@{c['h']}" if c["h"] >= 0 else None
-                if handed in submits:  # a remote call made from a submitted lambda: one async hop first
-                    rec["attributes"] = dict(rec["attributes"], submitted_by=handed)
-                self._count(rec["resolution_status"], False)
+                self._count(self.rs.relations[existing[site]]["resolution_status"], False)
                 continue
             rule = noise.get(site) or (TRIVIAL_ACCESSOR_RULE if c["acc"] else None)
             if rule is not None:
@@ -343,11 +380,11 @@ class PackageCallGraph:
               loaded: bool, submits: set[str]) -> None:
         ev = self.p.seg(b["path"], *c["l"])
         dispatch = c["d"] or "VIRTUAL"
-        handed = f"{caller_stable}@{c['h']}" if c["h"] >= 0 else None
+        handed = self._submitted_by(b, c, submits)
         arity = None if c["k"] == "REF" else c["a"]
         attrs: dict[str, Any] = {"declared_target": self._signature(c["decl"], arity) if c["decl"] else None,
                                  "binding_evidence": None, "loaded": loaded}
-        if handed in submits:
+        if handed:
             dispatch = "ASYNC"
             attrs["submitted_by"] = handed
         if c["st"] == "UNRESOLVED":
@@ -385,7 +422,7 @@ class PackageCallGraph:
             self.site_rel[site] = rid
             self._count("UNRESOLVED", False)
             return
-        targets = [(r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None]
+        targets = list({r[0]: (r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None}.values())
         if not targets and c["decl"] and c["t"] and (r := self._method_rid(c["decl"])) is not None:
             # every implementation is outside the package (another deployable's, or a proxy's at run
             # time): the call reaches the declaration the package holds
@@ -434,6 +471,21 @@ class PackageCallGraph:
                                    attributes=attrs)
             self._count("UNRESOLVED", False)
         self.site_rel[site] = rid
+
+    @staticmethod
+    def _submitted_by(b: dict[str, Any], c: dict[str, Any], submits: set[str]) -> str | None:
+        """The executor call a lambda or method reference around ``c`` is handed to (through any
+        number of enclosing lambdas: ``runAsync(() -> xs.forEach(x -> send(x)))``), or None."""
+        calls = b["calls"]
+        h = c["h"]
+        for _ in range(64):
+            if h < 0 or h >= len(calls):
+                return None
+            site = f"{b['stable']}@{h}"
+            if site in submits:
+                return site
+            h = calls[h]["h"]
+        return None
 
     def _advice(self, method_stable: str) -> list[str]:
         """Proxy advice a method carries (``@Async``, ``@Transactional``), on it or its class."""
@@ -503,6 +555,11 @@ class PackageCallGraph:
         for rid, rec in sorted(self.rs.entities.items()):
             if rec["kind"] == "ENTRY" and rec.get("handler_ref") is not None:
                 self.stats.reach[rid] = self.reach(rec["handler_ref"].rid)
+                if self.stats.reach[rid][1]:
+                    self.rs.diagnostic("BUDGET_EXHAUSTED", f"{rid}|reach",
+                                       f"{rec['stable_id']}: its reachable methods were walked {MAX_REACH_DEPTH} "
+                                       f"levels deep or {MAX_REACH_METHODS} methods wide and no further",
+                                       [rid], [r.rid for r in rec["evidence_refs"]][:1])
 
     def reach(self, method_rid: str) -> tuple[int, str | None]:
         """Methods reachable from ``method_rid`` (itself included) and the budget that stopped the walk."""
@@ -531,14 +588,17 @@ class PackageCallGraph:
             frontier = nxt
         return methods, None
 
-    def reachable(self, roots: list[str], sync_only: bool = False) -> set[str]:
-        """Every METHOD rid reachable from ``roots`` (themselves included), within the budgets;
+    def reachable(self, roots: list[str], sync_only: bool = False) -> tuple[set[str], bool]:
+        """Every METHOD rid reachable from ``roots`` (themselves included) and whether a budget
+        (:data:`MAX_REACH_DEPTH` levels, :data:`MAX_REACH_METHODS` methods) cut the walk short;
         ``sync_only`` follows no ASYNC call (what runs on the caller's thread)."""
         edges = self.sync_edges if sync_only else self.edges
         out = set(roots)
         frontier = list(roots)
         depth = 0
-        while frontier and depth < MAX_REACH_DEPTH and len(out) <= MAX_REACH_METHODS:
+        while frontier:
+            if depth >= MAX_REACH_DEPTH or len(out) > MAX_REACH_METHODS:
+                return out, True
             depth += 1
             nxt = []
             for n in frontier:
@@ -547,7 +607,7 @@ class PackageCallGraph:
                         out.add(m)
                         nxt.append(m)
             frontier = nxt
-        return out
+        return out, False
 
     # ------------------------------------------------------------ loaded code, DECLARED_ONLY access
     def _loaded_classes(self) -> set[str]:

@@ -262,6 +262,9 @@ class CallResolver:
         if binary.endswith("[]") or binary in _BOXES:
             return CallResolution("RESOLVED", dispatch or "VIRTUAL", (MethodTarget(None, binary, name, None),),
                                   external=True)
+        if owner.module is None and _local_of_repo(binary, self.oracle):
+            # ``new Local()`` where Local names a local class the name lookup did not place
+            return CallResolution("UNRESOLVED", dispatch, reason=f"local class {binary} not told apart")
         if owner.module is None:  # a library type: the static type names the target
             target = MethodTarget(None, binary, name, None)
             kind = dispatch or ("STATIC" if owner.static else "VIRTUAL")
@@ -399,6 +402,12 @@ class CallResolver:
         if arg.name in _BOXES or arg.name == "java.lang.String":
             return True
         return arg.module is None or self.oracle.registry.declared_anywhere(arg.name)
+
+
+def _local_of_repo(binary: str, oracle: TypeOracle) -> bool:
+    """``Outer$1Local``: a local or anonymous class name under an in-repo type."""
+    head, sep, rest = binary.partition("$")
+    return bool(sep) and rest[:1].isdigit() and oracle.registry.declared_anywhere(head)
 
 
 def _with_arity(call: CallSite, arity: int) -> CallSite:

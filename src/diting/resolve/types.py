@@ -18,6 +18,9 @@ from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeRegistry
 from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
 
+#: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs two)
+MAX_EXPR_TYPE_DEPTH = 64
+
 _LITERAL_TYPES = {"str": "java.lang.String", "char": "char", "int": "int", "long": "long", "bool": "boolean"}
 
 
@@ -39,6 +42,8 @@ class MemberContext:
     #: for a member of a local or anonymous class: the member whose body declares the class (its
     #: locals and parameters are visible when no field of the class shadows them)
     enclosing: "MemberContext | None" = None
+    #: the start byte of the expression being typed (which of several same-name locals it sees); -1
+    at: int = -1
 
     @property
     def type_decl(self) -> TypeDecl:
@@ -49,16 +54,23 @@ class MemberContext:
         return self.scope.binary_of(self.type_decl)
 
     def local(self, name: str) -> Any:
-        """The first local of the body with this name (index built on first use)."""
+        """The local of the body with this name that a use at byte :attr:`at` sees: of several (sibling
+        blocks, two loops), the nearest declared before it; the first when no position is set."""
         if self.body is None:
             return None
         index = self.__dict__.get("_locals")
         if index is None:
             index = {}
-            for lv in self.body.locals:
-                index.setdefault(lv.name, lv)
+            for lv in sorted(self.body.locals, key=lambda v: v.pos):
+                index.setdefault(lv.name, []).append(lv)
             self.__dict__["_locals"] = index
-        return index.get(name)
+        found = index.get(name)
+        if not found:
+            return None
+        if len(found) == 1 or self.at < 0:
+            return found[0]
+        before = [lv for lv in found if lv.pos <= self.at]
+        return before[-1] if before else found[0]
 
     def param(self, name: str) -> Param | None:
         if self.method is None:
@@ -289,8 +301,9 @@ class TypeOracle:
 
     # ------------------------------------------------------------ expressions
     def expr_type(self, expr: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
-        """The static type of ``expr`` in ``ctx``, or None when it cannot be known."""
-        if expr is None or _depth > 16:
+        """The static type of ``expr`` in ``ctx``, or None when it cannot be known (also past
+        :data:`MAX_EXPR_TYPE_DEPTH` nested steps: a builder chain of about 30 calls)."""
+        if expr is None or _depth > MAX_EXPR_TYPE_DEPTH:
             return None
         k = expr.get("kind")
         if k in _LITERAL_TYPES:

@@ -902,14 +902,29 @@ class SqlStage:
                 self.p.diag("DYNAMIC_TABLE_NAME", f"{s.stable}|{u.dynamic_db}", f"{s.stable}: the schema "
                             f"${{{u.dynamic_db}}} of {u.physical} is decided at run time; its datasource is not known",
                             [s.rid], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
-            cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set(), "basis": set()})
+            cur = seen.setdefault((kind, t["rid"]), {"t": t, "ops": set(), "cols": set(), "basis": set(),
+                                                     "guards": set(), "guard_cols": set()})
             cur["ops"].add(u.operation)
             cur["cols"] |= u.columns
+            if u.write and u.operation == "UPDATE":
+                # compare-and-set: a column the UPDATE assigns is also tested in its WHERE
+                # (``set status = #{to} where id = #{id} and status = #{from}``): a repeat changes nothing
+                cas = {c.lower() for c in u.columns} & {c.lower() for c in u.where_columns}
+                if cas:
+                    cur["guards"].add("CONDITIONAL_UPDATE")
+                    cur["guard_cols"] |= cas
+            elif u.write and u.operation == "UPSERT":
+                cur["guards"].add("UPSERT")  # INSERT … ON DUPLICATE KEY UPDATE / ON CONFLICT: a unique key decides
             if u.name_basis:
                 cur["basis"].add(u.name_basis)
         for (kind, _), cur in sorted(seen.items()):
             t = cur["t"]
             attrs = {"operations": sorted(cur["ops"]), "columns": sorted(cur["cols"])}
+            if cur["guards"]:
+                attrs["idempotency_guard"] = sorted(cur["guards"])[0] if len(cur["guards"]) == 1 else \
+                    sorted(cur["guards"])
+                if cur["guard_cols"]:
+                    attrs["guard_columns"] = sorted(cur["guard_cols"])
             if cur["basis"]:
                 attrs["table_name_basis"] = sorted(cur["basis"])[0] if len(cur["basis"]) == 1 else sorted(cur["basis"])
             self.rs.relation(kind, s.rid, s.stable, target_rid=t["rid"], target_key=t["stable"], status="RESOLVED",
