@@ -47,37 +47,39 @@ def _lines(pkg: Path, name: str) -> list[dict]:
     return [json.loads(x) for x in (pkg / name).read_text(encoding="utf-8").splitlines() if x]
 
 
-def _arm_of(node: ts.Node, method_body: ts.Node) -> tuple[str, int] | None:
-    """``(kind, first line)`` of the arm ``node`` itself opens, if it is one (a child position that
-    is a branch of its parent construct), else None."""
+def _arms_of(node: ts.Node, method_body: ts.Node) -> list[tuple[str, int]]:
+    """``(kind, first line)`` of the arms ``node`` opens, outer first: a branch of its parent construct
+    (then, else, case group, catch, finally, loop body) and, when it is a return or throw itself
+    (``if (x) return;``), that exit too."""
     parent = node.parent
     if parent is None:
-        return None
+        return []
     line = node.start_point[0] + 1
+    out: list[tuple[str, int]] = []
     if parent.type == "if_statement":
         if parent.child_by_field_name("consequence") == node:
-            return "IF", line
-        if parent.child_by_field_name("alternative") == node:
-            return "ELSE", line
+            out.append(("IF", line))
+        elif parent.child_by_field_name("alternative") == node:
+            out.append(("ELSE", line))
     if node.type == "switch_block_statement_group" and node.next_named_sibling is not None and \
             all(c.type in ("switch_label",) + _NAMED_SKIP for c in node.named_children):
-        return None  # case A: case B: … — the labels join the next group
+        return out  # case A: case B: … — the labels join the next group
     if node.type in ("switch_block_statement_group", "switch_rule"):
         labels = [c for c in node.named_children if c.type == "switch_label"]
         default = any(not [x for x in lab.named_children if x.type not in _NAMED_SKIP]
                       or lab.text.decode("utf-8", "replace").strip().startswith("default") for lab in labels)
-        return ("DEFAULT" if default else "CASE"), line
-    if node.type == "catch_clause":
-        return "CATCH", line
-    if node.type == "finally_clause":
-        return "FINALLY", line
-    if parent.type in _LOOPS and parent.child_by_field_name("body") == node:
-        return "LOOP", line
+        out.append((("DEFAULT" if default else "CASE"), line))
+    elif node.type == "catch_clause":
+        out.append(("CATCH", line))
+    elif node.type == "finally_clause":
+        out.append(("FINALLY", line))
+    elif parent.type in _LOOPS and parent.child_by_field_name("body") == node:
+        out.append(("LOOP", line))
     if node.type == "throw_statement":
-        return "THROW", line
-    if node.type == "return_statement" and _counted_return(node, method_body):
-        return "RETURN", line
-    return None
+        out.append(("THROW", line))
+    elif node.type == "return_statement" and _counted_return(node, method_body):
+        out.append(("RETURN", line))
+    return out
 
 
 def _counted_return(node: ts.Node, method_body: ts.Node) -> bool:
@@ -102,8 +104,7 @@ def _walk(method: ts.Node) -> tuple[int, list[tuple[str, int] | None]]:
     stack: list[tuple[ts.Node, tuple[str, int] | None]] = [(body, None)]
     while stack:
         node, inner = stack.pop()
-        arm = _arm_of(node, body)
-        if arm is not None:
+        for arm in _arms_of(node, body):
             arms += 1
             inner = arm
         if node.type in _CALLS:

@@ -103,6 +103,30 @@ public class S {{
     "  @org.springframework.transaction.annotation.Transactional\n  void save(String x);\n}\n",
     "src/main/java/com/ex/TxImpl.java": "package com.ex;\n@org.springframework.stereotype.Service\n"
     f"public class TxImpl implements Tx {{\n  {KAFKA}\n  public void save(String x) {{ kafka.send(\"in-iface-tx\", x); }}\n}}\n",
+    "src/main/java/com/ex/Chain.java": "package com.ex;\npublic class Chain {\n"
+    + "".join(f"  public Chain f{i}() {{ return this; }}\n" for i in range(25))
+    + "  public void end() { }\n  void run() { new Chain()" + "".join(f".f{i}()" for i in range(25)) + ".end(); }\n}\n",
+    "src/main/java/com/ex/Stored.java": f"""package com.ex;
+@org.springframework.stereotype.Service
+public class Stored {{
+  {KAFKA}
+  @org.springframework.beans.factory.annotation.Autowired private java.util.concurrent.ExecutorService pool;
+  @org.springframework.transaction.annotation.Transactional
+  public void tx2() {{ pool.submit(() -> {{ Runnable r = () -> notify2(); r.run(); }}); }}
+  public void notify2() {{ kafka.send("t2", "x"); }}
+}}
+""",
+    "src/main/java/com/ex/G2.java": """package com.ex;
+@org.springframework.stereotype.Service
+public class G2 {
+  @org.springframework.beans.factory.annotation.Value("${feature.gate:false}")
+  private boolean gate;
+  static void a() { }
+  public void explicit(boolean gate) { if (this.gate) { a(); } }
+  public void pattern(Object o) { if (o instanceof Boolean gate && gate) { a(); } }
+  public void before() { if (gate) { a(); } boolean gate = false; }
+}
+""",
     "src/main/java/com/ex/Util.java": "package com.ex;\npublic class Util { static void a() { } static void b() { } }\n",
     "src/main/java/com/ex/E.java": """package com.ex;
 public enum E {
@@ -173,8 +197,24 @@ def test_a_wrapper_that_rewrites_its_topic_publishes_nothing_for_its_callers(pkg
 
 
 def test_only_a_config_field_guards(pkg):
-    guards = [r for r in pkg["rels"] if r["kind"] == "GUARDS"]
-    assert [g["target_ref"]["record_id"] for g in guards] == [f"method:{M}/com.ex.G#real()"]
+    guards = sorted(g["target_ref"]["record_id"] for g in pkg["rels"] if g["kind"] == "GUARDS")
+    # G: only real(); G2: this.gate under a same-name parameter, and a read before a same-name local;
+    # never an instanceof pattern variable
+    assert guards == [f"method:{M}/com.ex.G#real()", f"method:{M}/com.ex.G2#before()",
+                      f"method:{M}/com.ex.G2#explicit(boolean)"]
+
+
+def test_a_long_call_chain_keeps_its_receiver_types(pkg):
+    calls = _calls_from(pkg, "com.ex.Chain#run()")
+    assert all(r["resolution_status"] == "RESOLVED" for r in calls)
+    assert len(calls) == 27 and _target(calls[0]) == f"method:{M}/com.ex.Chain#end()"  # pre-order: outermost first
+
+
+def test_a_lambda_kept_in_a_local_inside_a_submitted_lambda_is_async(pkg):
+    (call,) = [r for r in _calls_from(pkg, "com.ex.Stored#tx2()") if "notify2" in str(_target(r))]
+    assert call["attributes"]["dispatch_kind"] == "ASYNC"
+    send = next(r for r in pkg["rels"] if r["kind"] == "PUBLISHES" and _target(r) == "topic:kafka://t2")
+    assert "in_transaction" not in send["attributes"]
 
 
 def test_duplicate_declarations_leave_one_body(pkg):

@@ -197,28 +197,36 @@ def _outcome(arm: _Arm) -> tuple[str, ts.Node | None]:
 
 
 def _cond_names(cond: ts.Node | None, src: bytes) -> list[str]:
-    """Simple names a condition reads (``f`` and ``this.f`` both give ``f``), sorted, at most 16."""
+    """Names a condition reads: ``f`` as written, ``this.f`` as ``this.f``; names an ``instanceof``
+    pattern binds in the condition (``o instanceof Boolean open && open``) are left out. Sorted, at
+    most 16."""
     if cond is None:
         return []
     out: set[str] = set()
+    bound: set[str] = set()
     stack = [cond]
     seen = 0
     while stack and seen < 2000:
         n = stack.pop()
         seen += 1
+        parent = n.parent
         if n.type == "identifier":
-            parent = n.parent
             if parent is not None and parent.type == "method_invocation" and \
                     parent.child_by_field_name("name") is not None and parent.child_by_field_name("name").id == n.id:
+                continue
+            if parent is not None and parent.type in ("instanceof_expression", "type_pattern", "record_pattern"):
+                bound.add(_text(n, src))
                 continue
             if parent is not None and parent.type == "field_access":
                 obj = parent.child_by_field_name("object")
                 if obj is None or obj.type != "this":
                     continue
+                out.add("this." + _text(n, src))
+                continue
             out.add(_text(n, src))
         else:
             stack.extend(n.named_children)
-    return sorted(out)[:16]
+    return sorted(out - bound)[:16]
 
 
 def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: list[tuple[str, ts.Node, "Body", int]],
@@ -292,6 +300,8 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: lis
                                                 and cond is not None and cond.type != "switch_label" else
                                                 (arm.construct.child_by_field_name("condition")
                                                  if arm.kind in ("CASE", "DEFAULT") else None), src)))
+        for site, arm in zip(sites, kept):
+            site.cond_pos = arm.cond.start_byte if arm.cond is not None else arm.start
         body.branches = sites
         arm_index = Nesting([(a.start, a.end, i) for i, a in enumerate(kept)])
         # the IF and LOOP conditions, and the regions CATCH arms protect (the try block with its

@@ -204,4 +204,9 @@ def synthesize(td: TypeDecl, scope: FileScope, chain: list[int]) -> list[SynthMe
             explicit_lombok_ctor = True
     if td.kind == "CLASS" and td.nesting != "ANONYMOUS" and not has_ctor and not explicit_lombok_ctor:
         out.append(SynthMember("METHOD", "<init>", [], None, "javac", [header], []))
+    if td.kind == "ENUM" and td.simple_name:  # JLS 8.9.3: every enum declares values() and valueOf(String)
+        own = TypeRef((td.simple_name,))
+        out.append(SynthMember("METHOD", "values", [], TypeRef(own.parts, 1), "javac", [header], ["public", "static"]))
+        out.append(SynthMember("METHOD", "valueOf", [("name", TypeRef(("String",)))], own, "javac", [header],
+                               ["public", "static"]))
     return out

@@ -149,7 +149,8 @@ class BranchSite:
     arm, ``cond_line``..``cond_end_line`` the condition that selects it (the arm itself when there is
     none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of
     the statement that ends it that way (0 for CONTINUE); ``cond_calls`` the ordinals of calls in an
-    IF or LOOP condition, ``cond_names`` the simple names the condition reads."""
+    IF or LOOP condition, ``cond_names`` the names the condition reads (``this.f`` kept as written;
+    names an ``instanceof`` pattern binds left out)."""
 
     path: str
     kind: str
@@ -164,6 +165,8 @@ class BranchSite:
     cond_names: list[str]
     #: for a CATCH arm: the ordinals of the calls its try protects
     try_calls: list[int] = field(default_factory=list)
+    #: start byte of the condition (which locals of the body are declared before it)
+    cond_pos: int = -1
 
 
 @dataclass(slots=True)
@@ -194,8 +197,8 @@ class Body:
     keep_assignments: bool = False
     #: simple names assigned in the body that are not its locals (parameters, fields), at most 16
     reassigned: list[str] = field(default_factory=list)
-    #: parameter names of the body's lambdas, at most 16
-    lambda_params: list[str] = field(default_factory=list)
+    #: parameters of the body's lambdas ``(name, start byte)``, at most 16
+    lambda_params: list[tuple[str, int]] = field(default_factory=list)
     #: arms of branch-forming constructs, outer before inner (see :class:`BranchSite`)
     branches: list[BranchSite] = field(default_factory=list)
     #: arms nested deeper than :data:`~diting.java.branches.MAX_BRANCH_DEPTH` were not recorded
@@ -962,8 +965,15 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
                         _line(node), _end_line(node), lam >= 0, pos=node.start_byte)
         if kind == "REF":
             site.handed_to = handed_to(node, callrefs)
-        elif lam >= 0:
-            site.handed_to = handed_to(lambdas.ranges[lam][2], callrefs)
+        else:
+            # the nearest enclosing lambda handed to a call (``submit(() -> { Runnable r = () -> x(); … })``:
+            # a lambda kept in a local runs where the one around it runs)
+            start = member_of_start[id(body)]
+            while lam >= 0 and lambdas.ranges[lam][0] > start:
+                site.handed_to = handed_to(lambdas.ranges[lam][2], callrefs)
+                if site.handed_to >= 0:
+                    break
+                lam = lambdas.parent[lam]
         body.calls.append(site)
         pending.append((site, args, callrefs))
     wanted = _Demand(placed, pending, detail)
@@ -1046,7 +1056,7 @@ def _body_facts(caps: dict[str, list[ts.Node]], members: list[tuple[int, int, Bo
             c.child_by_field_name("name") or c for c in params.named_children]
         for n in names:
             if n is not None and n.type == "identifier" and len(body.lambda_params) < MAX_BODY_NOTES:
-                body.lambda_params.append(_text(n, src))
+                body.lambda_params.append((_text(n, src), n.start_byte))
     for node in caps.get("return", []):
         body = index.innermost(node)
         if body is None or not body.keep_returns or len(body.returns) >= MAX_BODY_NOTES:

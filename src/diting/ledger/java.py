@@ -99,7 +99,7 @@ class JavaLedger:
                 prefix = arms[parent]["path"] + "/" if parent >= 0 else ""
                 arms.append({"path": f"{prefix}strategy[{c['o']}]", "kind": "STRATEGY", "parent": parent,
                              "lines": c["l"], "cond": c["l"], "outcome": "CONTINUE", "exit_line": 0,
-                             "cond_calls": [], "cond_names": [], "try_calls": []})
+                             "cond_calls": [], "cond_names": [], "try_calls": [], "cond_pos": -1})
                 strategy_of[c["o"]] = len(arms) - 1
         effects: list[list[str]] = [[] for _ in arms]
         unresolved = [False] * len(arms)
@@ -157,8 +157,10 @@ class JavaLedger:
             construct = arm["path"].rsplit("/", 1)[0] if arm["kind"] not in ("LOOP",) else arm["path"]
             keys: dict[str, str] = {}  # CONFIG_KEY rid → what the condition reads
             for name in arm["cond_names"]:
-                if name in b["shadow"]:
-                    continue  # a local, parameter or lambda parameter of that name: no field is read
+                if name.startswith("this."):
+                    name = name[5:]
+                elif any(pos < arm["cond_pos"] for pos in b["shadow"].get(name, ())):
+                    continue  # a parameter, or a local or lambda parameter declared before: no field is read
                 for owner in owners:
                     frid = ids.entity_record_id("FIELD", f"{ns}/{owner}.{name}")
                     if frid not in self.g.known:

@@ -103,6 +103,8 @@ class PackageProbes:
                 else:
                     self.cands.append(c)
         self._lines_cache: dict[str, tuple[list[str], str]] = {}
+        #: (path, start, end, kind) → segment record_id already registered in this package
+        self._seg_ids: dict[tuple[str, int, int, str | None], str] = {}
         self.ctx = self._context()
         self._missing_property_sources: list[tuple[dict[str, Any], str]] = []
         #: (statement, fragments) whose ledger items are written once the package's entities are final
@@ -205,9 +207,14 @@ class PackageProbes:
     def seg(self, path: str, start: int, end: int | None = None, kind: str | None = None) -> str:
         """A source segment of ``path`` (lines ``start``…``end``): CODE for Java, else CONFIG (redacted),
         unless ``kind`` says (a config file with a .java name is still config)."""
-        lines, enc = self._lines(path)
-        kind = kind or ("CODE" if path.endswith(".java") else "CONFIG")
-        return self.rs.segment(path, lines, start, end or start, kind, enc)
+        key = (path, start, end or start, kind)
+        got = self._seg_ids.get(key)
+        if got is None or got not in self.rs.segments:
+            lines, enc = self._lines(path)
+            got = self.rs.segment(path, lines, start, end or start,
+                                  kind or ("CODE" if path.endswith(".java") else "CONFIG"), enc)
+            self._seg_ids[key] = got
+        return got
 
     def cseg(self, c: dict[str, Any]) -> str:
         return self.seg(c["path"], c["lines"][0], c["lines"][1])

@@ -65,6 +65,19 @@ def _target_json(t: MethodTarget | None) -> list | None:
 # ---------------------------------------------------------------- module stage
 
 
+def _declared_names(md: MethodDecl, body: Any) -> dict[str, list[int]]:
+    """Parameters (position -1), locals and lambda parameters of a body by name, with the start byte
+    of each declaration: a name in a condition is a field only where none of them is in scope."""
+    out: dict[str, list[int]] = {}
+    for p in md.params:
+        out.setdefault(p.name, []).append(-1)
+    for lv in body.locals:
+        out.setdefault(lv.name, []).append(lv.pos)
+    for name, pos in body.lambda_params:
+        out.setdefault(name, []).append(pos)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
 class ModuleCallSites:
     """Call facts and branch arms of one module's member bodies (see the module docstring).
 
@@ -140,12 +153,12 @@ class ModuleCallSites:
                     "branches": [{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
                                   "cond": [b.cond_line, b.cond_end_line], "outcome": b.outcome,
                                   "exit_line": b.exit_line, "cond_calls": b.cond_calls, "cond_names": b.cond_names,
-                                  "try_calls": b.try_calls}
+                                  "try_calls": b.try_calls, "cond_pos": b.cond_pos}
                                  for b in body.branches],
                     "truncated": body.branches_truncated,
-                    # names a condition may read that are no field: locals, parameters, lambda parameters
-                    "shadow": sorted({lv.name for lv in body.locals} | {p.name for p in md.params}
-                                     | set(body.lambda_params)),
+                    # names a condition may read that are no field: name → where each local or lambda
+                    # parameter of that name is declared (a parameter: -1)
+                    "shadow": _declared_names(md, body),
                     "reassigned": sorted(body.reassigned),
                     "calls": [self._call(call, ctx) for call in body.calls],
                 })
@@ -238,6 +251,7 @@ class PackageCallGraph:
         self.bodies: list[dict[str, Any]] = [b for m in sorted(self.modules) for b in self.s.module_results[m].bodies]
         #: METHOD stable_id → its @Transactional (or None)
         self.tx_of = {b["stable"]: b.get("transactional") for b in self.bodies}
+        self._advice_of: dict[str, list[str]] = {}
         #: callsite_id → CALLS relation rid (every call site that has one)
         self.site_rel: dict[str, str] = {}
         #: method rid → METHOD rids it calls (RESOLVED and AMBIGUOUS candidates)
@@ -488,11 +502,14 @@ class PackageCallGraph:
         return None
 
     def _advice(self, method_stable: str) -> list[str]:
-        """Proxy advice a method carries (``@Async``, ``@Transactional``), on it or its class."""
-        out = ["@Async"] if self.p._marks("ASYNC", method_stable) else []
-        if self.tx_of.get(method_stable):
-            out.append("@Transactional")
-        return out
+        """Proxy advice a method carries (``@Async``, ``@Transactional``), on it or its class (memoised)."""
+        got = self._advice_of.get(method_stable)
+        if got is None:
+            got = ["@Async"] if self.p._marks("ASYNC", method_stable) else []
+            if self.tx_of.get(method_stable):
+                got.append("@Transactional")
+            self._advice_of[method_stable] = got
+        return got
 
     def _edge(self, src: str, targets: list[str], dispatch: str) -> None:
         self.edges.setdefault(src, set()).update(targets)

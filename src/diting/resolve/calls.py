@@ -162,12 +162,14 @@ class CallResolver:
             if d.method.name == t.name and d.params == t.params:
                 if d.method.start_line != 0:
                     return False, None  # declared in the source: not synthesized
-                if t.params:
-                    return True, None  # a setter
-                if td.kind == "RECORD":
+                if len(t.params) == 1 and t.name.startswith("set"):
+                    return True, None  # a Lombok setter
+                if not t.params and td.kind == "RECORD" and any(p.name == t.name for p in td.record_components):
                     return True, t.name
                 base = t.name[3:] if t.name.startswith("get") else t.name[2:] if t.name.startswith("is") else ""
-                return True, (base[:1].lower() + base[1:]) if base else None
+                if not t.params and base[:1].isupper():
+                    return True, base[:1].lower() + base[1:]  # a Lombok getter
+                return False, None  # values(), valueOf(…), a constructor: members javac adds
         return False, None
 
     # ------------------------------------------------------------ resolution
@@ -264,7 +266,9 @@ class CallResolver:
                                   external=True)
         if owner.module is None and _local_of_repo(binary, self.oracle):
             # ``new Local()`` where Local names a local class the name lookup did not place
-            return CallResolution("UNRESOLVED", dispatch, reason=f"local class {binary} not told apart")
+            simple = binary.rsplit("$", 1)[-1].lstrip("0123456789")
+            return CallResolution("UNRESOLVED", dispatch, reason=f"several local classes named {simple} in "
+                                                                 f"{binary.split('$', 1)[0]}: which one is not told apart")
         if owner.module is None:  # a library type: the static type names the target
             target = MethodTarget(None, binary, name, None)
             kind = dispatch or ("STATIC" if owner.static else "VIRTUAL")

@@ -18,8 +18,8 @@ from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeRegistry
 from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
 
-#: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs two)
-MAX_EXPR_TYPE_DEPTH = 64
+#: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs three)
+MAX_EXPR_TYPE_DEPTH = 96
 
 _LITERAL_TYPES = {"str": "java.lang.String", "char": "char", "int": "int", "long": "long", "bool": "boolean"}
 
@@ -239,7 +239,14 @@ class TypeOracle:
 
     # ------------------------------------------------------------ members of types
     def field_of(self, module: str, binary: str, name: str) -> FieldRef | None:
-        """A field declared by the type or an in-repo supertype (Lombok ``log`` included)."""
+        """A field declared by the type or an in-repo supertype (Lombok ``log`` included; memoised)."""
+        key = (module, binary, name)
+        memo = self.__dict__.setdefault("_field_memo", {})
+        if key not in memo:
+            memo[key] = self._field_of(module, binary, name)
+        return memo[key]
+
+    def _field_of(self, module: str, binary: str, name: str) -> FieldRef | None:
         for m, b in [(module, binary)] + self.registry.ancestors(module, binary):
             found = self.decl(m, b)
             if found is None:
@@ -342,7 +349,7 @@ class TypeOracle:
 
     def call_type(self, call: CallSite | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
         """The type a call evaluates to."""
-        if call is None or _depth > 16:
+        if call is None or _depth > MAX_EXPR_TYPE_DEPTH:
             return None
         if call.kind == "NEW":
             return self.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
