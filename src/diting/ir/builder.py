@@ -363,10 +363,16 @@ class Placeholders:
 
         return hook
 
-    def stamp_line(self, line: str, scan_id: str, scope: str) -> str:
-        """The line with the package's real scan_id and scope."""
-        return line.replace(self.scan, json.dumps(scan_id, ensure_ascii=False)[1:-1]).replace(
-            self.scope, json.dumps(scope, ensure_ascii=False)[1:-1])
+    def stamper(self, scan_id: str, scope: str):
+        """A function putting the package's real scan_id and scope (JSON-escaped once) into a line."""
+        scan_text = json.dumps(scan_id, ensure_ascii=False)[1:-1]
+        scope_text = json.dumps(scope, ensure_ascii=False)[1:-1]
+        marker_scan, marker_scope = self.scan, self.scope
+
+        def stamp(line: str) -> str:
+            return line.replace(marker_scan, scan_text).replace(marker_scope, scope_text)
+
+        return stamp
 
 
 @dataclass

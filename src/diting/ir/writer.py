@@ -77,10 +77,13 @@ def package_files(encoded: EncodedSet, placeholders: Placeholders, scan_id: str,
         "analysis_input.json": (analysis_input_bytes, 1),
         "coverage.json": ((dumps(coverage) + "\n").encode("utf-8"), 1),
     }
+    stamp = placeholders.stamper(scan_id, scope)
     for name, lines in encoded.lines.items():
         count = len(lines)
-        data = b"".join((placeholders.stamp_line(lines[rid], scan_id, scope) + "\n").encode("utf-8")
-                        for rid in sorted(lines))
+        rids = sorted(lines)
+        # stamped and encoded in chunks: one copy of a large file at a time, few string operations
+        data = b"".join(stamp("".join(lines[rid] + "\n" for rid in rids[i:i + 4096])).encode("utf-8")
+                        for i in range(0, len(rids), 4096))
         if consume:
             lines.clear()  # the caller is done with them: one copy of a large file in memory, not two
         files[name] = (data, count)
