@@ -119,6 +119,11 @@ class Families(PackageProbes):
             self.stats.entries.append((rid, source, resolved, None))
         return rid
 
+    def _retry_rules(self, method_stable: str) -> list[dict[str, Any]]:
+        """MQ_RETRY candidates (``@RetryableTopic`` …) on a listener method."""
+        return [c for c in self.ctx.by_emit.get("MQ_RETRY", [])
+                if c.get("target") == "METHOD" and c["member"]["stable"] == method_stable]
+
     def _marks(self, emit: str, method_stable: str) -> list[str]:
         """Annotations of rules with emit kind ``emit`` (NOISE: monitoring hints; ASYNC: @Async) on a
         handler method or its class."""
@@ -659,6 +664,14 @@ class Families(PackageProbes):
         # redelivery of a failed message: the declared retries; a RocketMQ group's messages go to its
         # dead-letter topic %DLQ%{group} after the last retry (16 unless declared)
         retries = [r.value for r in self.role(c, "retries") if r.value is not None]
+        for rc in self._retry_rules(handler["stable"]):  # a retry annotation on the handler (MQ_RETRY rules)
+            rule = self.s.rules.by_id[rc["rule"]]
+            default = rule.emits.attributes.get("default_attempts")
+            retries = [r.value for r in self.role(rc, "retries") if r.value is not None] or (
+                [str(default)] if default is not None else retries)
+            suffix = rule.emits.attributes.get("dead_letter_suffix")
+            if suffix and t.value is not None:
+                attrs["dead_letter_topic"] = f"{t.value}{suffix}"
         if retries:
             attrs["max_retries"] = retries[0]
         if proto == "rocketmq" and group:
