@@ -218,7 +218,7 @@ class DemoLock:
 # ------------------------------------------------------------------ the demo's summary and queries
 
 #: coverage dimensions the demo shows, in order (SPEC §7)
-DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "branch_ledger", "files")
+DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "call_sites", "branch_ledger", "files")
 #: what a dimension counts, where its name says less (config_keys counts one binding per consumer and key)
 DEMO_DIMENSION_LABELS = {"config_keys": "config bindings"}
 
