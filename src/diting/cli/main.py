@@ -154,6 +154,60 @@ def verify(
     raise typer.Exit(1 if total else 0)
 
 
+graph_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                         help="The cross-service relation graph in DuckDB.")
+app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("build")
+def graph_build(
+    packages: Annotated[list[Path], typer.Argument(help="Package directories, or directories of packages.")],
+    db: Annotated[Path, typer.Option("--db", help="The DuckDB database file (created when missing).")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace a current package of the same service.")] = False,
+    label: Annotated[str, typer.Option("--label", help="Load beside the current packages (a gray version).")] = "",
+    deep: Annotated[bool, typer.Option("--deep", help="Verify every record before loading.")] = False,
+) -> None:
+    """Verify packages and load them into the graph database (one transaction: all or nothing)."""
+    from diting.graph.store import build
+    try:
+        result = build(db, packages, replace=replace, label=label, deep=deep)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
+             f"replaced {len(result.replaced)} package(s) into {db}")
+
+
+@app.command()
+def query(
+    sql: Annotated[str, typer.Argument(help="The SQL to run (read-only).")],
+    db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+) -> None:
+    """Run SQL on the graph database over a read-only connection."""
+    import csv
+    import io
+    from diting.demo import format_table
+    from diting.graph.store import query as run_query
+    if fmt not in ("table", "json", "csv"):
+        _fail(f"--format must be table, json or csv, not {fmt!r}")
+    try:
+        headers, rows = run_query(db, sql)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    if fmt == "json":
+        print(json.dumps([dict(zip(headers, r, strict=True)) for r in rows], default=str, ensure_ascii=False,
+                         indent=1))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(headers)
+        w.writerows(rows)
+        sys.stdout.write(buf.getvalue())
+    else:
+        for line in format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows], indent=""):
+            print(line)
+
+
 @app.command()
 def schema(out_dir: Annotated[Path, typer.Option("--out", help="Directory for the JSON Schemas.")]) -> None:
     """Export the JSON Schemas of every IR record kind."""

@@ -1,0 +1,209 @@
+"""The relation graph in DuckDB (SPEC §9): packages loaded into typed tables, the current set kept.
+
+:func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; ``deep`` checks every
+record) and refuses a tampered one before anything is written; then, in one transaction, it loads
+the packages' records into the tables below and makes them current. Another package of the same
+``(service_id, profile set, label)`` replaces a current one only with ``replace``; packages with
+distinct labels (gray versions) are current together; loading a package already in the database
+changes nothing. Any failure rolls the transaction back: the database stays as it was.
+
+Tables (one row per record; every record carries its package's ``scan_id``; references are
+``STRUCT(scan_id, record_id)``): ``packages``, ``entities``, ``relations``, ``segments``,
+``config_bindings``, ``diagnostics``, ``branch_ledger``, ``coverage``. Attributes, match keys and
+other open-ended fields are JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from diting.errors import UserError
+
+REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
+IMPL = "STRUCT(stable_id VARCHAR, implementation_scope VARCHAR, revision_id VARCHAR)"
+LOCATOR = "STRUCT(repo_id VARCHAR, commit_sha VARCHAR, path VARCHAR, start_line INTEGER, end_line INTEGER)"
+
+#: jsonl file → (table, typed columns read from each record)
+TABLES: dict[str, tuple[str, dict[str, str]]] = {
+    "entities.jsonl": ("entities", {
+        "record_id": "VARCHAR", "kind": "VARCHAR", "stable_id": "VARCHAR", "name": "VARCHAR",
+        "implementation_ref": IMPL, "evidence_refs": f"{REF}[]", "attributes": "JSON",
+        "entry_kind": "VARCHAR", "urn": "VARCHAR", "handler_ref": REF, "role": "VARCHAR", "signature": "JSON",
+        "datasource": "VARCHAR", "physical_names": "JSON", "is_sharded": "BOOLEAN", "shard_evidence": "JSON",
+        "candidate_shard_keys": "JSON", "confirmed_shard_key": "VARCHAR", "declaring_type": REF,
+        "symbol_kind": "VARCHAR", "artifact": "VARCHAR"}),
+    "relations.jsonl": ("relations", {
+        "record_id": "VARCHAR", "kind": "VARCHAR", "stable_id": "VARCHAR", "source_ref": REF, "target_ref": REF,
+        "candidate_target_refs": f"{REF}[]", "resolution_status": "VARCHAR", "evidence_refs": f"{REF}[]",
+        "diagnostic_refs": f"{REF}[]", "match_keys": "JSON", "callsite_id": "VARCHAR", "guard_ref": REF,
+        "attributes": "JSON"}),
+    "source_segments.jsonl": ("segments", {
+        "record_id": "VARCHAR", "source_type": "VARCHAR", "locator": LOCATOR, "encoding": "VARCHAR",
+        "content": "VARCHAR", "content_hash": "VARCHAR", "source_content_hash": "VARCHAR", "redactions": "JSON"}),
+    "config_bindings.jsonl": ("config_bindings", {
+        "record_id": "VARCHAR", "consumer_ref": REF, "config_key": "VARCHAR", "source_refs": f"{REF}[]",
+        "value_resolution": "VARCHAR", "value": "VARCHAR", "default_value": "VARCHAR",
+        "evidence_refs": f"{REF}[]", "attributes": "JSON"}),
+    "diagnostics.jsonl": ("diagnostics", {
+        "record_id": "VARCHAR", "code": "VARCHAR", "severity": "VARCHAR", "affected_refs": f"{REF}[]",
+        "message": "VARCHAR", "evidence_refs": f"{REF}[]"}),
+    "branch_ledger.jsonl": ("branch_ledger", {
+        "record_id": "VARCHAR", "branch_id": "VARCHAR", "branch_kind": "VARCHAR", "parent_branch_id": "VARCHAR",
+        "symbol_ref": REF, "symbol_revision": "VARCHAR", "condition_ref": REF, "outcome_kind": "VARCHAR",
+        "effect_refs": f"{REF}[]", "exit_ref": REF, "evidence_refs": f"{REF}[]", "resolution_status": "VARCHAR",
+        "exclusion_rule_id": "VARCHAR"}),
+}
+
+PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
+    scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
+    profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
+    analyzer_version VARCHAR, package_dir VARCHAR, is_current BOOLEAN NOT NULL, load_seq INTEGER NOT NULL)"""
+
+
+@dataclass
+class LoadResult:
+    """What one build did: packages loaded, already present, replaced (scan ids)."""
+
+    loaded: list[str]
+    unchanged: list[str]
+    replaced: list[str]
+
+
+def package_dirs(paths: list[Path]) -> list[Path]:
+    """The package directories named: a directory with a manifest.json, or every such child of a
+    directory. Raises :class:`UserError` for a path that is neither."""
+    out: list[Path] = []
+    for p in paths:
+        if (p / "manifest.json").is_file():
+            out.append(p)
+        elif p.is_dir():
+            found = sorted(c for c in p.iterdir() if (c / "manifest.json").is_file())
+            if not found:
+                raise UserError(f"{p}: no IR package here (no manifest.json in it or its subdirectories)")
+            out.extend(found)
+        else:
+            raise UserError(f"{p}: not an IR package directory")
+    return out
+
+
+def _profile_set(pkg: Path) -> str:
+    try:
+        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "default"
+    profiles = ai.get("spring_profiles") or []
+    return ",".join(sorted(str(p) for p in profiles)) if profiles else "default"
+
+
+def _create(con) -> None:
+    con.execute(PACKAGES_DDL)
+    for table, cols in TABLES.values():
+        body = ", ".join(f'"{c}" {t}' for c, t in cols.items())
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} (scan_id VARCHAR NOT NULL, {body})")
+    con.execute("CREATE TABLE IF NOT EXISTS coverage (scan_id VARCHAR NOT NULL, document JSON)")
+
+
+def connect(db: Path, read_only: bool = False):
+    """A DuckDB connection to ``db``; raises :class:`UserError` when it cannot be opened."""
+    import duckdb
+    if read_only and not db.is_file():
+        raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
+    try:
+        return duckdb.connect(str(db), read_only=read_only)
+    except duckdb.Error as exc:
+        raise UserError(f"{db}: cannot open the graph database: {str(exc).splitlines()[0]}") from exc
+
+
+def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False) -> LoadResult:
+    """Load the packages under ``paths`` into ``db`` (see the module docstring).
+
+    Raises :class:`UserError` for a path that is no package, a package that does not verify, two
+    packages of one (service, profile set, label) in one run, or a current package that would be
+    replaced without ``replace``; the database is then unchanged."""
+    from diting.ir.verify import verify_package
+    pkgs = package_dirs(paths)
+    manifests: list[tuple[Path, dict[str, Any], str]] = []
+    for pkg in pkgs:
+        findings = verify_package(pkg, deep=deep)
+        if findings:
+            raise UserError(f"{pkg}: the package does not verify ({len(findings)} finding(s), first: {findings[0]}); "
+                            "nothing was loaded")
+        manifests.append((pkg, json.loads((pkg / "manifest.json").read_text(encoding="utf-8")), _profile_set(pkg)))
+    keys: dict[tuple[str, str], str] = {}
+    for pkg, m, prof in manifests:
+        key = (m["service_id"], prof)
+        if key in keys and keys[key] != m["scan_id"]:
+            raise UserError(f"two packages of service {m['service_id']} (profiles {prof}) in one build: {pkg} and "
+                            f"another; load one of them (or give them labels in separate builds)")
+        keys[key] = m["scan_id"]
+    con = connect(db)
+    try:
+        _create(con)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            result = _load(con, manifests, replace, label)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.close()
+    return result
+
+
+def _load(con, manifests: list[tuple[Path, dict[str, Any], str]], replace: bool, label: str) -> LoadResult:
+    seq = con.execute("SELECT coalesce(max(load_seq), 0) + 1 FROM packages").fetchone()[0]
+    loaded, unchanged, replaced = [], [], []
+    for pkg, m, prof in manifests:
+        scan_id = m["scan_id"]
+        if con.execute("SELECT count(*) FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]:
+            current = con.execute("SELECT is_current FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]
+            if current:
+                unchanged.append(scan_id)
+                continue
+        others = [r[0] for r in con.execute(
+            "SELECT scan_id FROM packages WHERE service_id = ? AND profile_set = ? AND label = ? AND is_current "
+            "AND scan_id <> ?", [m["service_id"], prof, label, scan_id]).fetchall()]
+        if others and not replace:
+            raise UserError(f"{pkg}: service {m['service_id']} (profiles {prof}{', label ' + label if label else ''}) "
+                            f"already has a current package ({others[0]}); pass --replace to replace it, or --label "
+                            "to load it beside it; nothing was loaded")
+        for old in others:
+            con.execute("UPDATE packages SET is_current = false WHERE scan_id = ?", [old])
+            replaced.append(old)
+        if con.execute("SELECT count(*) FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]:
+            con.execute("UPDATE packages SET is_current = true, load_seq = ? WHERE scan_id = ?", [seq, scan_id])
+            loaded.append(scan_id)
+            continue
+        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
+                    [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
+                     m["input_digest"], m["analyzer_version"], str(pkg.resolve()), seq])
+        for fname, (table, cols) in TABLES.items():
+            path = pkg / fname
+            if not path.is_file() or path.stat().st_size == 0:
+                continue
+            spec = ", ".join(f"'{c}': '{t}'" for c, t in cols.items())
+            names = ", ".join(f'"{c}"' for c in cols)
+            con.execute(f"INSERT INTO {table} SELECT ? AS scan_id, {names} FROM read_json(?, "
+                        f"format = 'newline_delimited', columns = {{{spec}}})", [scan_id, str(path)])
+        cov = (pkg / "coverage.json").read_text(encoding="utf-8")
+        con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
+        loaded.append(scan_id)
+    return LoadResult(loaded, unchanged, replaced)
+
+
+def query(db: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """Run ``sql`` on a read-only connection; returns column names and rows. A SQL error is a
+    :class:`UserError` with DuckDB's first line."""
+    import duckdb
+    con = connect(db, read_only=True)
+    try:
+        cur = con.execute(sql)
+        return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
+    except duckdb.Error as exc:
+        raise UserError(f"query failed: {str(exc).splitlines()[0]}") from exc
+    finally:
+        con.close()

@@ -1,0 +1,126 @@
+"""graph/store.py and ``diting graph build`` / ``diting query``: packages loaded into typed DuckDB tables,
+the current set (replace, labels), refusals, all-or-nothing loads, read-only queries."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from diting.cli.main import app
+from diting.errors import UserError
+from diting.graph import store
+from diting.graph.store import build, query
+from diting.scan.pipeline import ScanOptions, scan
+
+SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+
+
+def _state(db: Path) -> list:
+    """Everything a load can change, for before/after comparisons."""
+    return [query(db, f"SELECT * FROM {t} ORDER BY ALL")[1] for t in
+            ("packages", "entities", "relations", "segments", "config_bindings", "diagnostics", "branch_ledger",
+             "coverage")]
+
+
+def test_packages_load_into_typed_tables(tmp_path):
+    db = tmp_path / "g.duckdb"
+    result = build(db, [SAMPLES])
+    assert len(result.loaded) == 7 and not result.unchanged
+    for pkg in sorted(p for p in SAMPLES.iterdir() if (p / "manifest.json").is_file()):
+        m = json.loads((pkg / "manifest.json").read_text(encoding="utf-8"))
+        counts = {f["path"]: f["record_count"] for f in m["files"]}
+        for fname, (table, _) in store.TABLES.items():
+            (n,), = query(db, f"SELECT count(*) FROM {table} WHERE scan_id = '{m['scan_id']}'")[1]
+            assert n == counts[fname], (pkg.name, table)
+    # references are structs, attributes JSON
+    _, rows = query(db, "SELECT source_ref.record_id, attributes->>'dispatch_kind' FROM relations "
+                        "WHERE kind = 'CALLS' AND attributes->>'dispatch_kind' = 'RPC' ORDER BY 1 LIMIT 1")
+    assert rows and rows[0][1] == "RPC"
+    _, rows = query(db, "SELECT service_id, profile_set, is_current FROM packages WHERE service_id = 'order-center'")
+    assert rows == [("order-center", "dev", True)]
+
+
+def test_loading_again_changes_nothing(tmp_path):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    result = build(db, [SAMPLES])
+    assert not result.loaded and len(result.unchanged) == 7
+    assert _state(db) == before
+
+
+@pytest.fixture(scope="module")
+def other_scan(estate, tmp_path_factory):
+    """The estate scanned under another repo id: every package has another scan_id."""
+    repo, sha = estate
+    out = tmp_path_factory.mktemp("other")
+    scan(repo, sha, ScanOptions(out=out, repo_id="elsewhere/estate", quiet=True))
+    return out
+
+
+def test_a_current_package_is_replaced_only_when_asked(tmp_path, other_scan):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    stock = next(p for p in other_scan.iterdir() if p.name.startswith("stock-center@"))
+    with pytest.raises(UserError, match="--replace"):
+        build(db, [stock])
+    assert _state(db) == before
+    result = build(db, [stock], replace=True)
+    assert len(result.loaded) == 1 and len(result.replaced) == 1
+    _, rows = query(db, "SELECT repo_id FROM packages WHERE service_id = 'stock-center' AND is_current")
+    assert rows == [("elsewhere/estate",)]
+    # a gray version sits beside the current one
+    pay = next(p for p in other_scan.iterdir() if p.name.startswith("payment-center@"))
+    build(db, [pay], label="gray")
+    _, rows = query(db, "SELECT label FROM packages WHERE service_id = 'payment-center' AND is_current ORDER BY 1")
+    assert rows == [("",), ("gray",)]
+
+
+def test_a_tampered_package_is_refused_and_nothing_loads(tmp_path):
+    pkgs = tmp_path / "pkgs"
+    shutil.copytree(SAMPLES, pkgs)
+    victim = next(p for p in pkgs.iterdir() if p.name.startswith("order-center@"))
+    with open(victim / "relations.jsonl", "ab") as fh:
+        fh.write(b"\n")
+    db = tmp_path / "g.duckdb"
+    with pytest.raises(UserError, match="does not verify"):
+        build(db, [pkgs])
+    assert not db.exists() or query(db, "SELECT count(*) FROM packages")[1] == [(0,)]
+
+
+def test_a_failed_load_leaves_the_database_as_it_was(tmp_path, monkeypatch, other_scan):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    loaded = store._load
+
+    def fail_after_loading(*args, **kwargs):
+        loaded(*args, **kwargs)
+        raise KeyboardInterrupt  # interrupted once every row is in
+
+    monkeypatch.setattr(store, "_load", fail_after_loading)
+    with pytest.raises(KeyboardInterrupt):
+        build(db, [other_scan], replace=True)
+    assert _state(db) == before
+
+
+def test_the_cli_builds_and_queries_read_only(tmp_path):
+    db = tmp_path / "g.duckdb"
+    runner = CliRunner()
+    r = runner.invoke(app, ["graph", "build", str(SAMPLES), "--db", str(db)])
+    assert r.exit_code == 0 and "loaded 7" in r.output
+    r = runner.invoke(app, ["query", "--db", str(db), "--format", "json",
+                            "SELECT service_id FROM packages WHERE service_id LIKE 'stock%'"])
+    assert r.exit_code == 0 and json.loads(r.output) == [{"service_id": "stock-center"}]
+    for sql in ("SELEC 1", "DELETE FROM packages"):
+        r = runner.invoke(app, ["query", "--db", str(db), sql])
+        assert r.exit_code == 2 and "query failed" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["query", "--db", str(tmp_path / "none.duckdb"), "SELECT 1"])
+    assert r.exit_code == 2 and "no such graph database" in r.output
+    r = runner.invoke(app, ["graph", "build", str(tmp_path / "nothing"), "--db", str(db)])
+    assert r.exit_code == 2 and "not an IR package" in r.output
