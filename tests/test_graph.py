@@ -124,3 +124,24 @@ def test_the_cli_builds_and_queries_read_only(tmp_path):
     assert r.exit_code == 2 and "no such graph database" in r.output
     r = runner.invoke(app, ["graph", "build", str(tmp_path / "nothing"), "--db", str(db)])
     assert r.exit_code == 2 and "not an IR package" in r.output
+
+
+def test_views_read_current_packages(tmp_path, other_scan):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    assert query(db, "SELECT count(*) FROM services")[1] == [(7,)]
+    _, rows = query(db, "SELECT entry_kind, urn FROM entries WHERE service_id = 'stock-center' "
+                        "AND entry_kind = 'SCHEDULED_JOB'")
+    assert rows == [("SCHEDULED_JOB", "com.jd.trade.stock.job.StockResyncJob#resync")]
+    _, rows = query(db, "SELECT role, urn FROM contracts WHERE service_id = 'payment-center' AND role = 'PROVIDED' "
+                        "ORDER BY urn LIMIT 1")
+    assert rows and rows[0][1].startswith("jsf://com.jd.trade.payment.api.PaymentService#")
+    # order_item is read by selectSkuIds, which no method of order-center calls (DECLARED_ONLY): not counted
+    _, rows = query(db, "SELECT DISTINCT op, shard_key_status FROM table_access WHERE service_id = 'order-center' "
+                        "AND logical_table = 'table://order_item'")
+    assert rows == [("WRITE", "CONFIRMED")]
+    # after a replacement the views show the new package only
+    stock = next(p for p in other_scan.iterdir() if p.name.startswith("stock-center@"))
+    build(db, [stock], replace=True)
+    assert query(db, "SELECT repo_id FROM services WHERE service_id = 'stock-center'")[1] == [("elsewhere/estate",)]
+    assert query(db, "SELECT count(*) FROM services")[1] == [(7,)]

@@ -10,7 +10,8 @@ changes nothing. Any failure rolls the transaction back: the database stays as i
 Tables (one row per record; every record carries its package's ``scan_id``; references are
 ``STRUCT(scan_id, record_id)``): ``packages``, ``entities``, ``relations``, ``segments``,
 ``config_bindings``, ``diagnostics``, ``branch_ledger``, ``coverage``. Attributes, match keys and
-other open-ended fields are JSON.
+other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`): ``services``,
+``entries``, ``contracts``, ``table_access``.
 """
 
 from __future__ import annotations
@@ -98,12 +99,45 @@ def _profile_set(pkg: Path) -> str:
     return ",".join(sorted(str(p) for p in profiles)) if profiles else "default"
 
 
+#: the SPEC §9 views over current packages (column names are the public interface)
+VIEWS = {
+    "services": """
+SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status
+FROM packages WHERE is_current""",
+    "entries": """
+SELECT p.service_id, e.entry_kind, e.urn, e.handler_ref
+FROM entities e JOIN packages p ON p.scan_id = e.scan_id AND p.is_current
+WHERE e.kind = 'ENTRY'""",
+    "contracts": """
+SELECT p.service_id, e.urn, e.role, e.signature, e.attributes
+FROM entities e JOIN packages p ON p.scan_id = e.scan_id AND p.is_current
+WHERE e.kind = 'CONTRACT'""",
+    # counted accesses only: a statement no loaded method of the service reaches is DECLARED_ONLY
+    "table_access": """
+SELECT p.service_id, t.urn AS logical_table, t.datasource,
+       unnest(CASE WHEN json_array_length(coalesce(t.physical_names, '[]')) = 0 THEN [NULL::VARCHAR]
+                   ELSE CAST(t.physical_names AS VARCHAR[]) END) AS physical_table,
+       CASE r.kind WHEN 'WRITES' THEN 'WRITE' ELSE 'READ' END AS op, t.is_sharded, t.confirmed_shard_key,
+       t.candidate_shard_keys,
+       CASE WHEN t.confirmed_shard_key IS NOT NULL THEN 'CONFIRMED'
+            WHEN json_array_length(coalesce(t.candidate_shard_keys, '[]')) > 0 THEN 'CANDIDATE'
+            ELSE 'NONE' END AS shard_key_status,
+       r.source_ref AS via_ref
+FROM relations r
+JOIN packages p ON p.scan_id = r.scan_id AND p.is_current
+JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.record_id AND t.kind = 'TABLE'
+WHERE r.kind IN ('READS', 'WRITES') AND coalesce(r.attributes->>'access', 'CALLED') <> 'DECLARED_ONLY'""",
+}
+
+
 def _create(con) -> None:
     con.execute(PACKAGES_DDL)
     for table, cols in TABLES.values():
         body = ", ".join(f'"{c}" {t}' for c, t in cols.items())
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} (scan_id VARCHAR NOT NULL, {body})")
     con.execute("CREATE TABLE IF NOT EXISTS coverage (scan_id VARCHAR NOT NULL, document JSON)")
+    for name, sql in VIEWS.items():
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
 
 
 def connect(db: Path, read_only: bool = False):
