@@ -23,12 +23,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from diting.demo import read_jsonl
 from diting.scan.pipeline import ScanOptions, scan
 from diting.source.git import GitRepo
-
-
-def _lines(pkg: Path, name: str) -> list[dict]:
-    return [json.loads(x) for x in (pkg / name).read_text(encoding="utf-8").splitlines() if x]
 
 
 def main() -> int:
@@ -46,10 +43,10 @@ def main() -> int:
         segments: dict[str, dict] = {}
         pruned: Counter[str] = Counter()
         for p in result.packages:
-            for r in _lines(p.path, "relations.jsonl"):
+            for r in read_jsonl(p.path / "relations.jsonl"):
                 if r["kind"] == "CALLS" and r["callsite_id"]:
                     sites.setdefault(r["callsite_id"], r)
-            for s in _lines(p.path, "source_segments.jsonl"):
+            for s in read_jsonl(p.path / "source_segments.jsonl"):
                 segments[s["record_id"]] = s["locator"]
             cov = json.loads((p.path / "coverage.json").read_text(encoding="utf-8"))
             pruned.update(cov.get("pruned_by_rule", {}))

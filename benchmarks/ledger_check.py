@@ -22,7 +22,6 @@ lists it (same kind, same first line), or no item when it is at the method's top
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
+from diting.demo import read_jsonl
 from diting.scan.pipeline import ScanOptions, scan
 from diting.source.git import GitRepo
 from diting.source.text import decode_bytes
@@ -41,10 +41,6 @@ _METHODS = ("method_declaration", "constructor_declaration", "compact_constructo
 _CALLS = ("method_invocation", "object_creation_expression", "explicit_constructor_invocation", "method_reference")
 _LOOPS = ("for_statement", "enhanced_for_statement", "while_statement", "do_statement")
 _NAMED_SKIP = ("line_comment", "block_comment")
-
-
-def _lines(pkg: Path, name: str) -> list[dict]:
-    return [json.loads(x) for x in (pkg / name).read_text(encoding="utf-8").splitlines() if x]
 
 
 def _arms_of(node: ts.Node, method_body: ts.Node) -> list[tuple[str, int]]:
@@ -143,7 +139,7 @@ def main() -> int:
         oids = {e.path: e.oid for e in git.ls_tree(git.resolve_commit(args.commit))}
         entries = []
         for p in result.packages:
-            for e in _lines(p.path, "entities.jsonl"):
+            for e in read_jsonl(p.path / "entities.jsonl"):
                 if e["kind"] == "ENTRY" and e.get("handler_ref"):
                     entries.append((p.path, e))
         rng = random.Random(args.seed)
@@ -152,10 +148,10 @@ def main() -> int:
         total_bad = 0
         print(f"{'entry':<70} {'methods':>7} {'ledger':>7} {'count':>7} {'effects':>7} {'misplaced':>9}")
         for pkg, entry in drawn:
-            ents = {e["record_id"]: e for e in _lines(pkg, "entities.jsonl")}
-            rels = _lines(pkg, "relations.jsonl")
-            segs = {s["record_id"]: s["locator"] for s in _lines(pkg, "source_segments.jsonl")}
-            ledger = _lines(pkg, "branch_ledger.jsonl")
+            ents = {e["record_id"]: e for e in read_jsonl(pkg / "entities.jsonl")}
+            rels = read_jsonl(pkg / "relations.jsonl")
+            segs = {s["record_id"]: s["locator"] for s in read_jsonl(pkg / "source_segments.jsonl")}
+            ledger = read_jsonl(pkg / "branch_ledger.jsonl")
             edges: dict[str, set[str]] = defaultdict(set)
             calls_of: dict[str, list[dict]] = defaultdict(list)
             for r in rels:

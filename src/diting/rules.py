@@ -95,21 +95,6 @@ class RuleSet:
             out.update(r.emits.returns or {})
         return out
 
-    def call_detail_names(self) -> frozenset[str]:
-        """Names of the calls whose arguments a rule reads: every call rule's method names and the
-        builder methods of bean_class rules; ``<init>`` (a ``new``) when a call rule matches a
-        constructor or a bean_class rule reads constructor arguments. What the Java extractor is
-        told to keep arguments for (:func:`diting.java.syntax.extract_file`)."""
-        names: set[str] = set()
-        for r in self.by_id.values():
-            m = r.match
-            if m.call is not None:
-                names.update(m.call.method if isinstance(m.call.method, list) else [m.call.method])
-            if m.bean_class is not None:
-                names.update(m.bean_class.builders)
-                names.add("<init>")
-        return frozenset(names)
-
     def library_fields(self) -> dict[str, str]:
         """``Type#field`` → field type (FQN or ``$N``) of library types, from the catalog rules."""
         out: dict[str, str] = {}

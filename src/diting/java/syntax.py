@@ -1228,10 +1228,9 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     """Parse one Java file and return its :class:`FileFacts`. Never raises on bad input.
 
     The parser sees the text after Unicode-escape translation; evidence lines stay the file's own.
-    ``call_detail``: the call names whose arguments matter (a rule set's
-    :meth:`~diting.rules.RuleSet.call_detail_names`); other calls keep name, receiver and arity
-    only, which is most of the extractor's time on large repositories. None keeps every call's
-    arguments."""
+    ``call_detail``: the call names whose arguments matter; other calls keep name, receiver and
+    arity only. None (what the scan passes: call-site resolution types every call's arguments)
+    keeps every call's arguments."""
     global _ROW_LINE
     decoded: DecodedText = decode_bytes(data, declared_encoding)
     text, _ROW_LINE = _lone_cr_rows(translate_unicode_escapes(decoded.text))

@@ -150,7 +150,7 @@ class JavaLedger:
         owners = [b["binary"]]
         while "$" in owners[-1]:
             owners.append(owners[-1].rsplit("$", 1)[0])
-        seen_constructs: set[tuple[str, ...]] = set()
+        seen_constructs: set[str] = set()
         for i, arm in enumerate(arms):
             if arm["kind"] not in _GUARDED:
                 continue
@@ -188,9 +188,9 @@ class JavaLedger:
                     if rec["kind"] == "READS" and rec["target_ref"] is not None and \
                             rec["target_ref"].rid.startswith("config:"):
                         keys.setdefault(rec["target_ref"].rid, f"call {c['n']}()")
-            if not keys or (construct, ) in seen_constructs:
+            if not keys or construct in seen_constructs:
                 continue
-            seen_constructs.add((construct,))
+            seen_constructs.add(construct)
             cond = self.p.seg(b["path"], *arm["cond"])
             for key_rid, how in sorted(keys.items()):
                 key = self.rs.entities[key_rid]

@@ -402,15 +402,10 @@ class PackageCallGraph:
             dispatch = "ASYNC"
             attrs["submitted_by"] = handed
         if c["st"] == "UNRESOLVED":
-            d = self._unresolved(b, c, caller_rid, c["why"] or "not resolved", ev)
             attrs["dispatch_kind"] = dispatch
-            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
-                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
-                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
-                                                                 "receiver": c["recv"], "reason": c["why"]},
-                                   attributes=attrs)
-            self.site_rel[site] = rid
-            self._count("UNRESOLVED", False)
+            self._unresolved_call(c, site, caller_rid, caller_stable, ev,
+                                  self._unresolved(b, c, caller_rid, c["why"] or "not resolved", ev),
+                                  {"receiver": c["recv"], "reason": c["why"]}, attrs)
             return
         if c["x"]:
             t = c["t"][0]
@@ -429,12 +424,7 @@ class PackageCallGraph:
             d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|consumer", f"{c['n']}/{c['a']} at {b['path']}:"
                                    f"{c['l'][0]}: {consumer}", [caller_rid], [ev])
             attrs["dispatch_kind"] = "RPC"
-            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
-                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
-                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
-                                                                 "reason": consumer}, attributes=attrs)
-            self.site_rel[site] = rid
-            self._count("UNRESOLVED", False)
+            self._unresolved_call(c, site, caller_rid, caller_stable, ev, d, {"reason": consumer}, attrs)
             return
         targets = list({r[0]: (r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None}.values())
         if not targets and c["decl"] and c["t"] and (r := self._method_rid(c["decl"])) is not None:
@@ -477,14 +467,19 @@ class PackageCallGraph:
             self._count("AMBIGUOUS", False)
         else:
             why = "its target is outside the package's modules" if c["t"] else (c["why"] or "no target")
-            d = self._unresolved(b, c, caller_rid, why, ev)
-            rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}",
-                                   status="UNRESOLVED", evidence=[ev], diagnostics=[d], ordinal=c["o"],
-                                   callsite_id=site, match_keys={"name": c["n"], "arity": c["a"],
-                                                                 "candidates": [self._signature(t) for t in c["t"]]},
-                                   attributes=attrs)
-            self._count("UNRESOLVED", False)
+            self._unresolved_call(c, site, caller_rid, caller_stable, ev, self._unresolved(b, c, caller_rid, why, ev),
+                                  {"candidates": [self._signature(t) for t in c["t"]]}, attrs)
+            return
         self.site_rel[site] = rid
+
+    def _unresolved_call(self, c: dict[str, Any], site: str, caller_rid: str, caller_stable: str, ev: str,
+                         diagnostic: str, keys: dict[str, Any], attrs: dict[str, Any]) -> None:
+        """An UNRESOLVED CALLS relation: the called name and arity, and ``keys``, in match_keys."""
+        self.site_rel[site] = self.rs.relation(
+            "CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}", status="UNRESOLVED",
+            evidence=[ev], diagnostics=[diagnostic], ordinal=c["o"], callsite_id=site,
+            match_keys={"name": c["n"], "arity": c["a"], **keys}, attributes=attrs)
+        self._count("UNRESOLVED", False)
 
     @staticmethod
     def _submitted_by(b: dict[str, Any], c: dict[str, Any], submits: set[str]) -> str | None:
@@ -553,11 +548,10 @@ class PackageCallGraph:
         for src in sorted(self.edges):
             for dst in sorted(self.edges[src]):
                 g.add_edge(src, dst)
-        stable_of = self.stable_of
         comp_of: dict[str, str] = {}
         for comp in nx.strongly_connected_components(g):
             if len(comp) > 1 or any(g.has_edge(n, n) for n in comp):
-                label = min(stable_of.get(n, n) for n in comp)
+                label = min(self.stable_of.get(n, n) for n in comp)
                 for n in comp:
                     comp_of[n] = label
         for r in self.site_rel.values():
@@ -578,53 +572,44 @@ class PackageCallGraph:
                                        f"levels deep or {MAX_REACH_METHODS} methods wide and no further",
                                        [rid], [r.rid for r in rec["evidence_refs"]][:1])
 
-    def reach(self, method_rid: str) -> tuple[int, str | None]:
-        """Methods reachable from ``method_rid`` (itself included) and the budget that stopped the walk."""
-        cond = self.condensation
-        if cond is None or method_rid not in self.graph:
-            return 1, None
-        mapping = cond.graph["mapping"]
-        start = mapping[method_rid]
-        seen = {start}
-        frontier = [start]
-        methods = len(cond.nodes[start]["members"])
+    @staticmethod
+    def _walk(starts: list, successors, weight) -> tuple[set, int, bool]:
+        """Breadth-first from ``starts``: the nodes reached, their total ``weight`` and whether a
+        budget (:data:`MAX_REACH_DEPTH` levels, :data:`MAX_REACH_METHODS` methods) cut the walk."""
+        seen = set(starts)
+        total = sum(weight(n) for n in starts)
+        frontier = list(starts)
         depth = 0
         while frontier:
+            if depth >= MAX_REACH_DEPTH or total > MAX_REACH_METHODS:
+                return seen, total, True
             depth += 1
-            if depth > MAX_REACH_DEPTH:
-                return methods, "BUDGET_EXHAUSTED"
             nxt = []
             for n in frontier:
-                for m in cond.successors(n):
+                for m in successors(n):
                     if m not in seen:
                         seen.add(m)
                         nxt.append(m)
-                        methods += len(cond.nodes[m]["members"])
-                        if methods > MAX_REACH_METHODS:
-                            return methods, "BUDGET_EXHAUSTED"
+                        total += weight(m)
             frontier = nxt
-        return methods, None
+        return seen, total, False
+
+    def reach(self, method_rid: str) -> tuple[int, str | None]:
+        """Methods reachable from ``method_rid`` (itself included), walked over the SCC condensation,
+        and the budget that stopped the walk (None when none did)."""
+        cond = self.condensation
+        if cond is None or method_rid not in self.graph:
+            return 1, None
+        _, methods, cut = self._walk([cond.graph["mapping"][method_rid]], cond.successors,
+                                     lambda n: len(cond.nodes[n]["members"]))
+        return methods, "BUDGET_EXHAUSTED" if cut else None
 
     def reachable(self, roots: list[str], sync_only: bool = False) -> tuple[set[str], bool]:
-        """Every METHOD rid reachable from ``roots`` (themselves included) and whether a budget
-        (:data:`MAX_REACH_DEPTH` levels, :data:`MAX_REACH_METHODS` methods) cut the walk short;
-        ``sync_only`` follows no ASYNC call (what runs on the caller's thread)."""
+        """Every METHOD rid reachable from ``roots`` (themselves included) and whether a budget cut
+        the walk short; ``sync_only`` follows no ASYNC call (what runs on the caller's thread)."""
         edges = self.sync_edges if sync_only else self.edges
-        out = set(roots)
-        frontier = list(roots)
-        depth = 0
-        while frontier:
-            if depth >= MAX_REACH_DEPTH or len(out) > MAX_REACH_METHODS:
-                return out, True
-            depth += 1
-            nxt = []
-            for n in frontier:
-                for m in sorted(edges.get(n, ())):
-                    if m not in out:
-                        out.add(m)
-                        nxt.append(m)
-            frontier = nxt
-        return out, False
+        out, _, cut = self._walk(list(roots), lambda n: sorted(edges.get(n, ())), lambda n: 1)
+        return out, cut
 
     # ------------------------------------------------------------ loaded code, DECLARED_ONLY access
     def _loaded_classes(self) -> set[str]:
@@ -635,13 +620,18 @@ class PackageCallGraph:
         by_binary: dict[str, list[dict[str, Any]]] = {}
         for b in self.bodies:
             by_binary.setdefault(b["binary"], []).append(b)
+        nested_in: dict[str, list[str]] = {}  # a class → the nested classes of the package inside it
+        for x in sorted(by_binary):
+            parts = x.split("$")
+            for i in range(1, len(parts)):
+                nested_in.setdefault("$".join(parts[:i]), []).append(x)
         todo = sorted(loaded)
         while todo:
             for b in by_binary.get(todo.pop(), ()):
                 for c in b["calls"]:
                     if c["k"] == "NEW" and c["t"] and c["t"][0][0] in self.modules:
                         made = c["t"][0][1]
-                        for nested in [made] + [x for x in by_binary if x.startswith(made + "$")]:
+                        for nested in [made] + nested_in.get(made, []):
                             if nested not in loaded:
                                 loaded.add(nested)
                                 todo.append(nested)

@@ -172,23 +172,13 @@ class ConfigFileState:
     code: str = "PARSE_ERROR"
 
 
-#: call names whose arguments the rules read (:meth:`RuleSet.call_detail_names`), for :func:`_parse_job`
-_CALL_DETAIL: frozenset[str] | None = None
-
-
-def _set_call_detail(names: frozenset[str] | None) -> None:
-    """Tell this process's :func:`_parse_job` which calls keep their arguments (a pool initializer)."""
-    global _CALL_DETAIL
-    _CALL_DETAIL = names
-
-
 def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
     """Parse one file into ``(skeleton, full facts)``; the full facts are pickled when they cross
     to another process, so the main process decodes only skeletons. An unexpected failure comes
     back as ``(path, message)`` so the scan goes on."""
     path, data, enc, remote = args
     try:
-        facts = extract_file(path, data, enc, _CALL_DETAIL)
+        facts = extract_file(path, data, enc)  # every call with its arguments: call sites are resolved
         return skeleton(facts), (pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL) if remote else facts)
     except RecursionError:
         return (path, "nesting too deep for the Java extractor")
@@ -293,19 +283,14 @@ class Scanner:
         self.progress.stage("parsing Java", total=len(jobs))
         workers = self._workers(len(jobs) // 16)
         self._full: dict[str, bytes | FileFacts] = {}
-        detail = None  # every call keeps its arguments: call-site resolution picks overloads by them
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-            with ProcessPoolExecutor(max_workers=workers, initializer=_set_call_detail, initargs=(detail,)) as pool:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
                 for res in pool.map(_parse_job, [j[:3] + (True,) for j in jobs], chunksize=chunk):
                     self._parsed(res)
         else:
-            _set_call_detail(detail)
-            try:
-                for job in jobs:
-                    self._parsed(_parse_job(job))
-            finally:
-                _set_call_detail(None)
+            for job in jobs:
+                self._parsed(_parse_job(job))
 
     def _workers(self, tasks: int) -> int:
         """Worker processes for ``tasks`` units of work: ``--jobs`` (default one per CPU), never
