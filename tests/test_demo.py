@@ -33,8 +33,13 @@ def test_demo_runs_end_to_end_and_its_answers_match_the_answer_key(tmp_path):
     assert "Traceback" not in text + r.stderr
     assert f"at commit {EXPECTED['commit']}" in text
     assert "all valid" in text
-    for heading in ("4. what each package holds", "5. coverage", "6. example queries", "7. try next"):
+    for heading in ("4. what each package holds", "5. coverage", "6. example queries", "7. the relation graph",
+                    "8. try next"):
         assert heading in text
+    # the graph: order-center's dev alias is not the alias promotion-center asks for
+    assert re.search(r"^\s+promotion-center\s+-\s+RPC\s+0\s+0\s+2\s*$", text, re.M)
+    assert re.search(r"^\s+order-center\s+stock-center\s+RPC\s+3\s+0\s+0\s*$", text, re.M)
+    assert (work / "graph.duckdb").is_file()
     # every package, with its status
     for service in {f["service"] for f in EXPECTED["facts"]}:
         assert service in text

@@ -23,7 +23,7 @@ def _state(db: Path) -> list:
     """Everything a load can change, for before/after comparisons."""
     return [query(db, f"SELECT * FROM {t} ORDER BY ALL")[1] for t in
             ("packages", "entities", "relations", "segments", "config_bindings", "diagnostics", "branch_ledger",
-             "coverage")]
+             "coverage", "alignment", "graph_findings", "impact_nodes", "impact_edges", "impact_unresolved_calls")]
 
 
 def test_packages_load_into_typed_tables(tmp_path):
@@ -34,8 +34,19 @@ def test_packages_load_into_typed_tables(tmp_path):
         m = json.loads((pkg / "manifest.json").read_text(encoding="utf-8"))
         counts = {f["path"]: f["record_count"] for f in m["files"]}
         for fname, (table, _) in store.TABLES.items():
+            if table in store.SHARED:
+                continue
             (n,), = query(db, f"SELECT count(*) FROM {table} WHERE scan_id = '{m['scan_id']}'")[1]
             assert n == counts[fname], (pkg.name, table)
+    # segments are facts of the commit: stored once, however many packages of it cite them
+    ids = {json.loads(line)["record_id"] for pkg in SAMPLES.iterdir() if (pkg / "source_segments.jsonl").is_file()
+           for line in (pkg / "source_segments.jsonl").read_text(encoding="utf-8").splitlines()}
+    (n,), = query(db, "SELECT count(*) FROM segments")[1]
+    assert n == len(ids)
+    _, rows = query(db, "SELECT count(*) FROM relations r JOIN evidence s ON s.scan_id = r.scan_id "
+                        "AND s.record_id = r.evidence_refs[1].record_id")
+    (total,), = query(db, "SELECT count(*) FROM relations WHERE len(evidence_refs) > 0")[1]
+    assert rows == [(total,)]  # every first evidence ref resolves through the evidence view
     # references are structs, attributes JSON
     _, rows = query(db, "SELECT source_ref.record_id, attributes->>'dispatch_kind' FROM relations "
                         "WHERE kind = 'CALLS' AND attributes->>'dispatch_kind' = 'RPC' ORDER BY 1 LIMIT 1")
@@ -109,6 +120,22 @@ def test_a_failed_load_leaves_the_database_as_it_was(tmp_path, monkeypatch, othe
     assert _state(db) == before
 
 
+def test_a_failure_while_aligning_leaves_the_database_as_it_was(tmp_path, monkeypatch, other_scan):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    from diting.graph import impact
+
+    def broken(con):
+        con.execute("DELETE FROM impact_edges")  # half done, then it fails
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(impact, "materialise", broken)
+    with pytest.raises(RuntimeError):
+        build(db, [other_scan], replace=True)
+    assert _state(db) == before
+
+
 def test_the_cli_builds_and_queries_read_only(tmp_path):
     db = tmp_path / "g.duckdb"
     runner = CliRunner()
@@ -140,6 +167,12 @@ def test_views_read_current_packages(tmp_path, other_scan):
     _, rows = query(db, "SELECT DISTINCT op, shard_key_status FROM table_access WHERE service_id = 'order-center' "
                         "AND logical_table = 'table://order_item'")
     assert rows == [("WRITE", "CONFIRMED")]
+    # fulfillment-core is in both fulfillment deployables: each of its methods is one code unit of two services
+    _, rows = query(db, "SELECT services, len(revisions) FROM code_units WHERE stable_id = "
+                        "'com.jd.trade:fulfillment-core/com.jd.trade.fulfillment.service.StockService#canShip(long)'")
+    assert rows == [(["fulfillment-center", "fulfillment-worker"], 1)]  # the same code: one revision
+    _, rows = query(db, "SELECT count(*), count(DISTINCT (repo_id, commit_sha, stable_id)) FROM code_units")
+    assert rows[0][0] == rows[0][1]
     # after a replacement the views show the new package only
     stock = next(p for p in other_scan.iterdir() if p.name.startswith("stock-center@"))
     build(db, [stock], replace=True)

@@ -280,7 +280,6 @@ def example_queries(ir: Path) -> list[tuple[str, str, str]]:
     svc = r"regexp_extract(filename, '([^/\\]+)@[0-9a-f]{12}[^/\\]*[/\\][^/\\]+$', 1)"
     rel = _files(ir, "relations.jsonl", {"kind": "VARCHAR", "target_ref": "JSON", "match_keys": "JSON",
                                         "attributes": "JSON", "resolution_status": "VARCHAR", "source_ref": "JSON"})
-    ent = _files(ir, "entities.jsonl", {"kind": "VARCHAR", "urn": "VARCHAR", "role": "VARCHAR"})
     return [
         ("topics", "Who publishes and who subscribes each topic?", f"""\
 SELECT replace(target_ref->>'record_id', 'topic:', '') AS topic,
@@ -301,13 +300,6 @@ SELECT replace(target_ref->>'record_id', 'table:table://', '') AS "table",
        string_agg(DISTINCT {svc}, ', ') AS writers, count(*) AS statements
 FROM {rel}
 WHERE kind = 'WRITES' AND target_ref->>'record_id' LIKE 'table:%'
-GROUP BY ALL ORDER BY 1"""),
-        ("consumed_contracts", "Who provides each consumed contract (a join on the URN only; aliases are not compared)?", f"""\
-WITH c AS (SELECT {svc} AS service, role, urn FROM {ent} WHERE kind = 'CONTRACT')
-SELECT consumed.urn AS contract, string_agg(DISTINCT consumed.service, ', ') AS consumers,
-       coalesce(string_agg(DISTINCT provided.service, ', '), '(nobody here)') AS providers
-FROM c AS consumed LEFT JOIN c AS provided ON provided.role = 'PROVIDED' AND provided.urn = consumed.urn
-WHERE consumed.role = 'CONSUMED'
 GROUP BY ALL ORDER BY 1"""),
     ]
 

@@ -175,23 +175,51 @@ def graph_build(
         _fail(exc.message, exc.exit_code)
     say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
              f"replaced {len(result.replaced)} package(s) into {db}")
+    if result.aligned:
+        say(out, "aligned: " + ", ".join(f"{k} {v}" for k, v in result.aligned.items()))
 
 
 @app.command()
 def query(
-    sql: Annotated[str, typer.Argument(help="The SQL to run (read-only).")],
-    db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
+    sql: Annotated[Optional[str], typer.Argument(help="The SQL to run (read-only); $name marks a parameter.")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="The graph database built by 'diting graph build'.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    saved: Annotated[Optional[str], typer.Option("--saved", help="Run a canned query by name ('--saved list' "
+                                                                 "lists them).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", help="NAME=VALUE for a $NAME parameter "
+                                                                       "(repeatable).")] = None,
 ) -> None:
-    """Run SQL on the graph database over a read-only connection."""
+    """Run SQL, or a canned query, on the graph database over a read-only connection."""
     import csv
     import io
     from diting.demo import format_table
-    from diting.graph.store import query as run_query
+    from diting.graph.store import query as run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
+    if saved is not None:
+        known = saved_queries()
+        if saved == "list" or saved not in known:
+            if saved != "list":
+                say(err, f"error: no canned query {saved!r}; these exist:")
+            for q in known.values():
+                print(f"{q.name:<24} {q.description}" + (f"  (--param {' --param '.join(p + '=…' for p in q.params)})"
+                                                         if q.params else ""))
+            raise typer.Exit(0 if saved == "list" else 2)
+        if sql is not None:
+            _fail("give either SQL or --saved NAME, not both")
+        sql = known[saved].sql
+    if sql is None:
+        _fail("give the SQL to run, or --saved NAME ('--saved list' lists the canned queries)")
+    if db is None:
+        _fail("--db FILE is required (the database 'diting graph build' wrote)")
+    params: dict[str, str] = {}
+    for p in param or []:
+        name, eq, value = p.partition("=")
+        if not eq or not name.strip():
+            _fail(f"--param takes NAME=VALUE, not {p!r}")
+        params[name.strip().lstrip("$")] = value
     try:
-        headers, rows = run_query(db, sql)
+        headers, rows = run_query(db, sql, params or None)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
     if fmt == "json":
@@ -206,6 +234,50 @@ def query(
     else:
         for line in format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows], indent=""):
             print(line)
+
+
+@app.command()
+def impact(
+    target: Annotated[str, typer.Argument(help="A contract, topic, table or config key urn, or a method stable_id.")],
+    db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
+    change_type: Annotated[str, typer.Option("--change-type", help="LOGIC, FIELD, STATE, TABLE_FIELD or CONFIG.")],
+    depth: Annotated[int, typer.Option("--depth", help="Cross-service hops to follow (1..3).")] = 2,
+    budget: Annotated[int, typer.Option("--budget", help="Entities to expand at most.")] = 20_000,
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """What a change to TARGET may reach: items with impact type, paths and evidence, the frontier a
+    limit left, and whether the enumeration is complete."""
+    from diting.graph.impact import impact as run_impact, render_table, to_json
+    from diting.graph.store import with_graph
+    if fmt not in ("table", "json"):
+        _fail(f"--format must be table or json, not {fmt!r}")
+    if budget < 1:
+        _fail("--budget must be at least 1")
+    try:
+        result = with_graph(db, lambda con: run_impact(con, target, change_type.upper(), depth=depth, budget=budget))
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    print(to_json(result) if fmt == "json" else render_table(result))
+
+
+@app.command("export")
+def export_cmd(
+    db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
+    fmt: Annotated[str, typer.Option("--format", help="parquet, graphml, dot or mermaid.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory (parquet) or file ('-' for stdout).")] = Path("-"),
+    service: Annotated[Optional[str], typer.Option("--service", help="Only this service and its edges.")] = None,
+) -> None:
+    """Export every table as Parquet, or the service graph as GraphML, DOT or Mermaid."""
+    from diting.graph.export import export
+    from diting.graph.store import with_graph
+    if fmt == "parquet" and str(out) == "-":
+        _fail("--format parquet writes a directory: give --out DIR")
+    try:
+        written = with_graph(db, lambda con: export(con, fmt, out, service))
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    if written:
+        say(err, f"wrote {len(written)} file(s) to {out}")
 
 
 @app.command()
@@ -265,8 +337,8 @@ def demo(
     workdir: Annotated[Path, typer.Option("--workdir", help="Directory for the fixture repository and packages.")]
     = Path("diting-demo"),
 ) -> None:
-    """Build the bundled fixture estate into a git repository, scan it, verify every package, and show
-    the coverage and a few example queries with their answers."""
+    """Build the bundled fixture estate into a git repository, scan it, verify every package, show the
+    coverage and a few example queries with their answers, and build the relation graph."""
     from diting import demo as d
     try:
         with d.DemoLock(workdir):
@@ -278,9 +350,14 @@ def demo(
     qdir = workdir / "queries"
     exe = Path(sys.executable).parent / "diting"
     cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
-    say(out, "7. try next:")
+    db = shlex.quote(str(workdir / "graph.duckdb"))
+    say(out, "8. try next:")
     say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
              "      # check the packages yourself")
+    say(out, f"   {cmd} query --db {db} --saved list                 # canned questions over the graph")
+    say(out, f"   {cmd} impact --db {db} jsf://com.jd.trade.stock.api.StockReserveService#reserve "
+             "--change-type FIELD   # what a payload change reaches")
+    say(out, f"   {cmd} export --db {db} --format mermaid            # the service graph as a diagram")
     say(out, f"   {shlex.quote(sys.executable)} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
              f"{shlex.quote(str(qdir / 'topics.sql'))}   # rerun or edit a query")
     say(out, f"   {cmd} scan path/to/your/repo --commit HEAD --out ir-out/   # scan your own estate")
@@ -289,7 +366,7 @@ def demo(
 
 
 def _demo_run(d, workdir: Path):
-    """Steps 1-6 of ``diting demo`` (build, scan, verify, summarise, coverage, queries), inside the
+    """Steps 1-7 of ``diting demo`` (build, scan, verify, summarise, coverage, queries, graph), inside the
     demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
@@ -342,6 +419,18 @@ def _demo_run(d, workdir: Path):
              "in the wrapper's own body; each caller the call graph resolves publishes the topic it passes "
              "(attribute via_wrapper) and appears as a publisher above. Calls on a wrapper bean resolve through "
              "the bean's configured topic.")
+    from diting.graph.store import build, query
+    db = workdir / "graph.duckdb"
+    loaded = build(db, [ir])
+    say(out, f"7. the relation graph: {len(loaded.loaded)} packages loaded into {db} and aligned across services "
+             f"({', '.join(f'{k} {v}' for k, v in loaded.aligned.items() if k != 'impact_edges')})")
+    for sql in ("SELECT src_service, dst_service, edge_kind, resolved, ambiguous, unresolved FROM service_dependencies "
+                "ORDER BY src_service NULLS LAST, dst_service NULLS LAST, edge_kind",
+                "SELECT code, coalesce(service_id, '-') AS service, urn, message FROM graph_findings "
+                "WHERE code <> 'ORPHAN_ENTRY' ORDER BY ALL"):
+        headers, rows = query(db, sql)
+        for line in d.format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows]):
+            say(out, line)
     return repo, ir, bad
 
 

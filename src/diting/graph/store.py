@@ -17,7 +17,7 @@ other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "candidate_target_refs": f"{REF}[]", "resolution_status": "VARCHAR", "evidence_refs": f"{REF}[]",
         "diagnostic_refs": f"{REF}[]", "match_keys": "JSON", "callsite_id": "VARCHAR", "guard_ref": REF,
         "attributes": "JSON"}),
+    # stored once per (repo_id, commit_sha, record_id): packages of one commit share their segments
     "source_segments.jsonl": ("segments", {
         "record_id": "VARCHAR", "source_type": "VARCHAR", "locator": LOCATOR, "encoding": "VARCHAR",
         "content": "VARCHAR", "content_hash": "VARCHAR", "source_content_hash": "VARCHAR", "redactions": "JSON"}),
@@ -58,6 +59,10 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "exclusion_rule_id": "VARCHAR"}),
 }
 
+#: tables whose records are facts of a commit, not of a package: stored once per (repo_id, commit_sha,
+#: record_id) — a segment's record_id is a digest of its path and lines, its content fixed by the commit
+SHARED = {"segments"}
+
 PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
     scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
@@ -71,20 +76,30 @@ class LoadResult:
     loaded: list[str]
     unchanged: list[str]
     replaced: list[str]
+    #: alignment rows by edge kind and estate findings by code, over the current packages
+    aligned: dict[str, int] = field(default_factory=dict)
 
 
 def package_dirs(paths: list[Path]) -> list[Path]:
-    """The package directories named: a directory with a manifest.json, or every such child of a
-    directory. Raises :class:`UserError` for a path that is neither."""
+    """The package directories named: a directory with a manifest.json, or every such directory
+    below one (symbolic links are not followed; a package's own subdirectories are not searched).
+    Raises :class:`UserError` for a path that is neither."""
+    import os
     out: list[Path] = []
     for p in paths:
         if (p / "manifest.json").is_file():
             out.append(p)
         elif p.is_dir():
-            found = sorted(c for c in p.iterdir() if (c / "manifest.json").is_file())
+            found: list[Path] = []
+            for root, dirs, files in os.walk(p):
+                if "manifest.json" in files:
+                    found.append(Path(root))
+                    dirs[:] = []
+                else:
+                    dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink())
             if not found:
-                raise UserError(f"{p}: no IR package here (no manifest.json in it or its subdirectories)")
-            out.extend(found)
+                raise UserError(f"{p}: no IR package here (no manifest.json in it or below it)")
+            out.extend(sorted(found))
         else:
             raise UserError(f"{p}: not an IR package directory")
     return out
@@ -127,6 +142,31 @@ FROM relations r
 JOIN packages p ON p.scan_id = r.scan_id AND p.is_current
 JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.record_id AND t.kind = 'TABLE'
 WHERE r.kind IN ('READS', 'WRITES') AND coalesce(r.attributes->>'access', 'CALLED') <> 'DECLARED_ONLY'""",
+    # one row per (source relation, target candidate); the alignment table is rebuilt over the
+    # current packages by every build (diting.graph.align)
+    "cross_service_edges": """
+SELECT src_service, dst_service, edge_kind, urn, resolution_status, match_basis, candidate_targets, src_ref, dst_ref
+FROM alignment""",
+    "service_dependencies": """
+SELECT src_service, dst_service, edge_kind,
+       count(*) FILTER (WHERE resolution_status = 'RESOLVED') AS resolved,
+       count(*) FILTER (WHERE resolution_status = 'AMBIGUOUS') AS ambiguous,
+       count(*) FILTER (WHERE resolution_status = 'UNRESOLVED') AS unresolved,
+       list(DISTINCT urn ORDER BY urn) FILTER (WHERE urn IS NOT NULL) AS urns
+FROM alignment GROUP BY ALL""",
+    # a reference (scan_id, record_id) to a source segment, resolved to its text
+    "evidence": """
+SELECT p.scan_id, s.record_id, s.source_type, s.locator.path AS path, s.locator.start_line AS start_line,
+       s.locator.end_line AS end_line, s.content
+FROM packages p JOIN segments s ON s.repo_id = p.repo_id AND s.commit_sha = p.commit_sha""",
+    # code shared by several packages of one commit (a common module) is one unit here
+    "code_units": """
+SELECT p.repo_id, p.commit_sha, e.stable_id, any_value(e.kind) AS kind, any_value(e.name) AS name,
+       list(DISTINCT e.implementation_ref.revision_id ORDER BY e.implementation_ref.revision_id) AS revisions,
+       list(DISTINCT p.service_id ORDER BY p.service_id) AS services
+FROM entities e JOIN packages p ON p.scan_id = e.scan_id AND p.is_current
+WHERE e.kind IN ('MODULE', 'TYPE', 'METHOD', 'FIELD', 'SQL_STATEMENT')
+GROUP BY p.repo_id, p.commit_sha, e.stable_id""",
 }
 
 
@@ -134,7 +174,12 @@ def _create(con) -> None:
     con.execute(PACKAGES_DDL)
     for table, cols in TABLES.values():
         body = ", ".join(f'"{c}" {t}' for c, t in cols.items())
-        con.execute(f"CREATE TABLE IF NOT EXISTS {table} (scan_id VARCHAR NOT NULL, {body})")
+        key = "repo_id VARCHAR NOT NULL, commit_sha VARCHAR NOT NULL" if table in SHARED else "scan_id VARCHAR NOT NULL"
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({key}, {body})")
+    from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
+    from diting.graph.impact import IMPACT_DDL
+    for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL):
+        con.execute(ddl)
     con.execute("CREATE TABLE IF NOT EXISTS coverage (scan_id VARCHAR NOT NULL, document JSON)")
     for name, sql in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
@@ -149,6 +194,19 @@ def connect(db: Path, read_only: bool = False):
         return duckdb.connect(str(db), read_only=read_only)
     except duckdb.Error as exc:
         raise UserError(f"{db}: cannot open the graph database: {str(exc).splitlines()[0]}") from exc
+
+
+def with_graph(db: Path, fn):
+    """Run ``fn(con)`` on a read-only connection to ``db``; a DuckDB error (a database an older
+    diting built, a damaged file) becomes a :class:`UserError`."""
+    import duckdb
+    con = connect(db, read_only=True)
+    try:
+        return fn(con)
+    except duckdb.Error as exc:
+        raise UserError(f"{db}: {str(exc).splitlines()[0]} (rebuild the graph with 'diting graph build')") from exc
+    finally:
+        con.close()
 
 
 def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False) -> LoadResult:
@@ -179,6 +237,10 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
         con.execute("BEGIN TRANSACTION")
         try:
             result = _load(con, manifests, replace, label)
+            from diting.graph.align import realign
+            from diting.graph.impact import materialise
+            result.aligned = realign(con)
+            result.aligned["impact_edges"] = materialise(con)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -221,21 +283,53 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str]], replace: bool,
                 continue
             spec = ", ".join(f"'{c}': '{t}'" for c, t in cols.items())
             names = ", ".join(f'"{c}"' for c in cols)
-            con.execute(f"INSERT INTO {table} SELECT ? AS scan_id, {names} FROM read_json(?, "
-                        f"format = 'newline_delimited', columns = {{{spec}}})", [scan_id, str(path)])
+            source = f"read_json(?, format = 'newline_delimited', columns = {{{spec}}})"
+            if table in SHARED:  # once per commit: only the records no earlier package of it brought
+                con.execute(f"INSERT INTO {table} SELECT ?, ?, {names} FROM {source} n WHERE NOT EXISTS "
+                            f"(SELECT 1 FROM {table} o WHERE o.repo_id = ? AND o.commit_sha = ? "
+                            "AND o.record_id = n.record_id)",
+                            [m["repo_id"], m["commit_sha"], str(path), m["repo_id"], m["commit_sha"]])
+            else:
+                con.execute(f"INSERT INTO {table} SELECT ? AS scan_id, {names} FROM {source}", [scan_id, str(path)])
         cov = (pkg / "coverage.json").read_text(encoding="utf-8")
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
         loaded.append(scan_id)
     return LoadResult(loaded, unchanged, replaced)
 
 
-def query(db: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run ``sql`` on a read-only connection; returns column names and rows. A SQL error is a
-    :class:`UserError` with DuckDB's first line."""
+@dataclass
+class SavedQuery:
+    """A canned query shipped in ``diting/graph/queries/{name}.sql``: its description (the leading
+    ``--`` comment lines), its ``$name`` parameters and its SQL."""
+
+    name: str
+    description: str
+    params: list[str]
+    sql: str
+
+
+def saved_queries() -> dict[str, SavedQuery]:
+    """Every shipped canned query by name."""
+    from importlib.resources import files
+    out: dict[str, SavedQuery] = {}
+    for f in sorted(files("diting.graph").joinpath("queries").iterdir(), key=lambda f: f.name):
+        if not f.name.endswith(".sql"):
+            continue
+        text = f.read_text(encoding="utf-8")
+        head = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("--")]
+        params = next((h.split(":", 1)[1].replace(",", " ").split() for h in head if h.startswith("params:")), [])
+        desc = " ".join(h for h in head if not h.startswith("params:"))
+        out[f.name[:-4]] = SavedQuery(f.name[:-4], desc, params, text)
+    return out
+
+
+def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[list[str], list[tuple]]:
+    """Run ``sql`` on a read-only connection with ``$name`` parameters; returns column names and
+    rows. A SQL error is a :class:`UserError` with DuckDB's first line."""
     import duckdb
     con = connect(db, read_only=True)
     try:
-        cur = con.execute(sql)
+        cur = con.execute(sql, params) if params else con.execute(sql)
         return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
     except duckdb.Error as exc:
         raise UserError(f"query failed: {str(exc).splitlines()[0]}") from exc

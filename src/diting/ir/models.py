@@ -178,6 +178,12 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # an injection point of a library type no bean of the package declares: the bean comes from
     # auto-configuration or a library (outside what the package's sources show)
     "BEAN_EXTERNAL": Severity.INFO,
+    # graph-level (diting graph build, SPEC §9 DATA): a logical table of one datasource written by
+    # more than one service
+    "SINGLE_WRITER_VIOLATION": Severity.WARNING,
+    # graph-level: a service reads or writes a table another service alone writes (direct
+    # cross-service data access)
+    "CROSS_SERVICE_DATA_ACCESS": Severity.WARNING,
 }
 
 # ---------------------------------------------------------------- shared parts

@@ -6,7 +6,8 @@
 classes named by ``@Import`` of loaded classes, auto-configurations listed in
 ``spring.factories`` / ``AutoConfiguration.imports``; XML files named by
 ``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
-or an ``XmlApplicationContext`` created by the package's own code; Feign
+or an ``XmlApplicationContext`` created by the package's own code; the classes
+an ``AnnotationConfigApplicationContext`` the package's code creates registers; Feign
 clients covered by ``@EnableFeignClients``. Computed to a fixpoint.
 
 **Beans**: stereotype classes, ``@Bean`` methods of loaded configuration
@@ -330,7 +331,9 @@ class SpringContext:
                     self.scan_packages |= pkgs
                     changed = True
             for c in self.by_emit.get("IMPORT", []):
-                if id(c) not in done and self.cand_loaded(c):
+                # a context the package's own code creates (new AnnotationConfigApplicationContext(
+                # Cfg.class)) is a root, like an XML context: it loads its classes whoever calls it
+                if id(c) not in done and ("call" in c or self.cand_loaded(c)):
                     done.add(id(c))
                     for cls in self.vals(c, "classes"):
                         self.imported_by.setdefault(cls, c)

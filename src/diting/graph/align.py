@@ -1,0 +1,676 @@
+"""Cross-service alignment (SPEC §9): the RPC, HTTP, MQ and DATA rules, materialised at build time.
+
+Every build recomputes two tables over the current packages (``lib:`` packages hold modules no
+service deploys and take no part):
+
+``alignment`` — one row per (source relation, target candidate):
+
+==================  ===================================================================================
+column              meaning
+==================  ===================================================================================
+edge_kind           RPC, HTTP, MQ, DATA
+urn                 the contract, topic or logical table aligned on (NULL when the source never folded)
+src_service/scan    the consuming, publishing or writing service (NULL: an MQ subscription no one feeds)
+src_ref             the source relation: a consumer binding (BINDS_TO), an unresolved remote CALLS, a
+                    PUBLISHES; for DATA the writer's TABLE entity
+src_node_ref        what the source relation points at: the CONSUMED contract, the publishing method, the
+                    writer's TABLE
+dst_service/scan    the providing, subscribing or accessing service (NULL when no target was found)
+dst_ref             the PROVIDED contract, the subscriber ENTRY, the accessor's TABLE
+dst_binding_ref     the provider binding (EXPOSES) or the SUBSCRIBES relation that matched
+resolution_status   RESOLVED, AMBIGUOUS (one row per candidate), UNRESOLVED (dst NULL, or src NULL)
+match_basis         see :data:`MATCH_BASIS`
+candidate_targets   every candidate of the source relation, ``[{service_id, scan_id, record_id}]``
+match_keys          what was known when nothing matched (service, path, method, binding values …)
+==================  ===================================================================================
+
+``graph_findings`` — estate-level diagnostics (SPEC §6 codes): UNRESOLVED_CALL (a consumer binding
+or remote call with no provider, a subscription with no publisher), ORPHAN_ENTRY (an RPC contract or
+a published topic nobody in the estate consumes), SINGLE_WRITER_VIOLATION (a table written by more
+than one service), CROSS_SERVICE_DATA_ACCESS (a service touching a table another service solely
+writes).
+
+The rules, as SPEC §9 states them:
+
+* **RPC** (JSF, Dubbo): a consumer binding matches a provider binding iff the urns are equal, the
+  signatures are equal (a consumer parameter the scan could not type, ``?`` or ``?Simple``, matches
+  any parameter, or one of that simple name: ``SIGNATURE_PARTIAL``), and for each of alias, group
+  and version both values are known and equal, or one is ``*``, or the consumer's value is unknown.
+  An attribute a binding does not declare is known and empty. One matching service with one
+  contract → RESOLVED; several → AMBIGUOUS, one row per candidate; none → UNRESOLVED.
+* **HTTP**: the consumer's urn names a service (its folded Feign name), a path and a method. RESOLVED
+  iff exactly one current package has that service_id (compared case-insensitively, as service
+  registries do) and exactly one of its endpoints has an equal path and a compatible method (equal,
+  or either side ``ANY``); a service found without the path is UNRESOLVED with match_keys
+  ``{service, path, method}`` and never becomes a service-level edge; a Feign ``url=`` or a host that
+  is an address (IP, ``host:port``, a dotted host name) is UNRESOLVED with ``URL_ONLY``.
+* **MQ**: each (publisher relation, subscriber entry) pair on one topic urn — or joined through a
+  RabbitMQ binding (``amqp://{exchange}/{key}`` → ``amqp-queue://{queue}``, the key a topic-exchange
+  pattern when it holds ``*`` or ``#``) — whose subscriber filter admits the publisher's event type
+  is one RESOLVED row. The event type is the tag, else the folded payload class, else unknown. No
+  filter or ``*`` admits everything; a filtering subscriber facing an unknown event type is
+  AMBIGUOUS (``TOPIC_ONLY``), as is a filter that is not a plain ``a || b`` tag list. A publisher no
+  subscriber admits gives a row with dst NULL, a subscriber no publisher feeds one with src NULL;
+  both UNRESOLVED. Spring application events (``event://``) are in-process and are not aligned.
+* **DATA**: services share a table iff logical table and datasource are equal (an unknown datasource
+  on either side → AMBIGUOUS, ``TABLE_ONLY``). One row per (writer, other accessor), src = writer;
+  reader–reader pairs give no row; only counted accesses take part (a statement no loaded method of
+  the service reaches is DECLARED_ONLY and does not count).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+#: match_basis vocabulary: how a row was matched, or why it was not
+MATCH_BASIS = {
+    "SIGNATURE": "RPC: urn, full signature and binding attributes equal",
+    "SIGNATURE_PARTIAL": "RPC: urn and binding attributes equal; untyped consumer parameters matched by position",
+    "BINDING_MISMATCH": "RPC: providers of the urn and signature exist, but no alias/group/version matches",
+    "NO_PROVIDER": "RPC/HTTP: no current package provides the urn (or names the service)",
+    "PATH_METHOD": "HTTP: service id, path and method",
+    "PATH_NOT_FOUND": "HTTP: the service is current, but none of its endpoints has the path and method",
+    "URL_ONLY": "HTTP: a fixed URL or address, not a service name; never aligned",
+    "SOURCE_UNRESOLVED": "the scan could not fold the source (its urn is unknown); see its diagnostic",
+    "TOPIC_TAG": "MQ: topic equal and the subscriber's filter admits the publisher's tag or event type",
+    "TOPIC": "MQ: topic equal, the subscriber does not filter",
+    "RABBIT_BINDING": "MQ: joined through a RabbitMQ exchange binding",
+    "TOPIC_ONLY": "MQ: topic equal, a filtering subscriber and an unknown event type (or an opaque filter)",
+    "NO_SUBSCRIBER": "MQ: no current subscriber admits what is published",
+    "NO_PUBLISHER": "MQ: no current publisher feeds the subscription",
+    "TABLE_DATASOURCE": "DATA: logical table and datasource equal",
+    "TABLE_ONLY": "DATA: logical table equal, a datasource unknown",
+}
+
+ALIGNMENT_DDL = """CREATE TABLE IF NOT EXISTS alignment (
+    edge_kind VARCHAR NOT NULL, urn VARCHAR, src_service VARCHAR, src_scan_id VARCHAR,
+    src_ref STRUCT(scan_id VARCHAR, record_id VARCHAR), src_node_ref STRUCT(scan_id VARCHAR, record_id VARCHAR),
+    dst_service VARCHAR, dst_scan_id VARCHAR, dst_ref STRUCT(scan_id VARCHAR, record_id VARCHAR),
+    dst_binding_ref STRUCT(scan_id VARCHAR, record_id VARCHAR), resolution_status VARCHAR NOT NULL,
+    match_basis VARCHAR NOT NULL,
+    candidate_targets STRUCT(service_id VARCHAR, scan_id VARCHAR, record_id VARCHAR)[], match_keys JSON)"""
+
+FINDINGS_DDL = """CREATE TABLE IF NOT EXISTS graph_findings (
+    code VARCHAR NOT NULL, severity VARCHAR NOT NULL, service_id VARCHAR, urn VARCHAR,
+    resolution_status VARCHAR NOT NULL, subject_refs STRUCT(scan_id VARCHAR, record_id VARCHAR)[],
+    related_services VARCHAR[], message VARCHAR NOT NULL)"""
+
+_COLUMNS = {
+    "edge_kind": "VARCHAR", "urn": "VARCHAR", "src_service": "VARCHAR", "src_scan_id": "VARCHAR",
+    "src_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)", "src_node_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
+    "dst_service": "VARCHAR", "dst_scan_id": "VARCHAR", "dst_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
+    "dst_binding_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)", "resolution_status": "VARCHAR",
+    "match_basis": "VARCHAR",
+    "candidate_targets": "STRUCT(service_id VARCHAR, scan_id VARCHAR, record_id VARCHAR)[]", "match_keys": "JSON"}
+_FINDING_COLUMNS = {
+    "code": "VARCHAR", "severity": "VARCHAR", "service_id": "VARCHAR", "urn": "VARCHAR",
+    "resolution_status": "VARCHAR", "subject_refs": "STRUCT(scan_id VARCHAR, record_id VARCHAR)[]",
+    "related_services": "VARCHAR[]", "message": "VARCHAR"}
+
+#: the current, deployable packages (a ``lib:`` package is no service)
+_SERVICES = "SELECT scan_id, service_id FROM packages WHERE is_current AND service_id NOT LIKE 'lib:%'"
+
+
+def _ref(scan_id: str | None, record_id: str | None) -> dict[str, str] | None:
+    return None if scan_id is None or record_id is None else {"scan_id": scan_id, "record_id": record_id}
+
+
+@dataclass
+class Row:
+    """One alignment row (see the module docstring for the columns)."""
+
+    edge_kind: str
+    urn: str | None
+    src: tuple[str, str] | None  # (service_id, scan_id)
+    src_ref: dict[str, str] | None
+    src_node_ref: dict[str, str] | None
+    dst: tuple[str, str] | None
+    dst_ref: dict[str, str] | None
+    dst_binding_ref: dict[str, str] | None
+    status: str
+    basis: str
+    candidates: list[dict[str, str]] = field(default_factory=list)
+    match_keys: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {"edge_kind": self.edge_kind, "urn": self.urn,
+                "src_service": self.src[0] if self.src else None, "src_scan_id": self.src[1] if self.src else None,
+                "src_ref": self.src_ref, "src_node_ref": self.src_node_ref,
+                "dst_service": self.dst[0] if self.dst else None, "dst_scan_id": self.dst[1] if self.dst else None,
+                "dst_ref": self.dst_ref, "dst_binding_ref": self.dst_binding_ref,
+                "resolution_status": self.status, "match_basis": self.basis, "candidate_targets": self.candidates,
+                "match_keys": self.match_keys}
+
+
+@dataclass
+class Finding:
+    """One estate-level diagnostic."""
+
+    code: str
+    service_id: str | None
+    urn: str | None
+    status: str
+    subjects: list[dict[str, str]]
+    related: list[str]
+    message: str
+
+    def record(self) -> dict[str, Any]:
+        from diting.ir.models import DIAGNOSTIC_SEVERITY
+        return {"code": self.code, "severity": DIAGNOSTIC_SEVERITY[self.code].value, "service_id": self.service_id,
+                "urn": self.urn, "resolution_status": self.status, "subject_refs": self.subjects,
+                "related_services": sorted(set(self.related)), "message": self.message}
+
+
+def _attrs(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    return raw if isinstance(raw, dict) else json.loads(raw)
+
+
+def _fetch(con, sql: str) -> list[dict[str, Any]]:
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+# --------------------------------------------------------------------------------------------- RPC
+
+_BINDING_ROLES = ("alias", "group", "version")
+
+
+def _binding_value(attrs: dict[str, Any], role: str) -> tuple[bool, str | None]:
+    """(known, value) of one binding attribute: undeclared is known and empty; a declared value the
+    scan could not fold is unknown."""
+    if role not in attrs:
+        return True, ""
+    v = attrs.get(role)
+    if v is None or attrs.get(f"{role}_resolution") not in (None, "RESOLVED"):
+        return False, None
+    return True, str(v)
+
+
+def bindings_match(consumer: dict[str, Any], provider: dict[str, Any]) -> bool:
+    """SPEC §9 RPC: for each of alias, group and version, both known and equal, or one is ``*``, or
+    the consumer's value is unknown."""
+    for role in _BINDING_ROLES:
+        ck, cv = _binding_value(consumer, role)
+        pk, pv = _binding_value(provider, role)
+        if not ck or cv == "*" or pv == "*":
+            continue
+        if not pk or cv != pv:
+            return False
+    return True
+
+
+def signature_match(consumer: list[str], provider: list[str]) -> str | None:
+    """``SIGNATURE`` when equal, ``SIGNATURE_PARTIAL`` when equal up to consumer parameters the scan
+    could not type (``?`` matches any type, ``?Simple`` a type of that simple name), else None."""
+    if len(consumer) != len(provider):
+        return None
+    partial = False
+    for c, p in zip(consumer, provider):
+        if c == p:
+            continue
+        if c.startswith("?") and (c == "?" or re.split(r"[.$]", p)[-1] == c[1:].split("<")[0]):
+            partial = True
+            continue
+        return None
+    return "SIGNATURE_PARTIAL" if partial else "SIGNATURE"
+
+
+def _sig(raw: Any) -> list[str]:
+    if raw is None:
+        return []
+    return [str(x) for x in (raw if isinstance(raw, list) else json.loads(raw))]
+
+
+_CONTRACT_BINDINGS = f"""
+SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.kind AS rel_kind, r.attributes AS rel_attrs,
+       c.record_id AS contract_id, c.urn, c.signature, c.attributes AS contract_attrs
+FROM relations r
+JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+JOIN entities c ON c.scan_id = r.scan_id AND c.record_id = r.target_ref.record_id AND c.kind = 'CONTRACT'
+WHERE r.kind = '{{kind}}' AND c.role = '{{role}}' AND r.resolution_status = 'RESOLVED'
+  AND coalesce(c.attributes->>'loaded', 'true') <> 'false'
+ORDER BY r.scan_id, r.record_id"""
+
+#: consumer sources: each consumer binding (BINDS_TO) of a CONSUMED contract; a contract no binding
+#: targets (a load-balanced RestTemplate call) has each of its CALLS as a source instead
+_CONSUMERS = f"""
+WITH c AS (
+    SELECT s.service_id, e.scan_id, e.record_id, e.urn, e.signature, e.attributes
+    FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
+    WHERE e.kind = 'CONTRACT' AND e.role = 'CONSUMED' AND coalesce(e.attributes->>'loaded', 'true') <> 'false'),
+r AS (
+    SELECT r.scan_id, r.record_id, r.kind, r.attributes, r.target_ref.record_id AS target
+    FROM relations r WHERE r.kind IN ('BINDS_TO', 'CALLS') AND r.resolution_status = 'RESOLVED'
+      AND r.target_ref.record_id LIKE 'contract:%'),
+bound AS (SELECT DISTINCT scan_id, target FROM r WHERE kind = 'BINDS_TO')
+SELECT c.service_id, c.scan_id, r.record_id AS rel_id, r.kind AS rel_kind, r.attributes AS rel_attrs,
+       c.record_id AS contract_id, c.urn, c.signature, c.attributes AS contract_attrs
+FROM c JOIN r ON r.scan_id = c.scan_id AND r.target = c.record_id
+WHERE r.kind = 'BINDS_TO' OR NOT EXISTS (SELECT 1 FROM bound b WHERE b.scan_id = c.scan_id AND b.target = c.record_id)
+ORDER BY c.scan_id, r.record_id"""
+
+#: remote calls the scan could not fold to a contract (their consumer binding is unknown)
+_UNRESOLVED_REMOTE = f"""
+SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.source_ref, r.match_keys, r.attributes AS rel_attrs
+FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+WHERE r.kind = 'CALLS' AND r.resolution_status = 'UNRESOLVED' AND r.attributes->>'dispatch_kind' = 'RPC'
+ORDER BY r.scan_id, r.record_id"""
+
+
+def _protocol(row: dict[str, Any]) -> str:
+    return str(_attrs(row["contract_attrs"]).get("protocol") or (row["urn"] or "").split("://", 1)[0])
+
+
+def align_rpc(con) -> tuple[list[Row], list[Finding]]:
+    """The RPC rule over JSF and Dubbo consumer and provider bindings."""
+    consumers = [r for r in _fetch(con, _CONSUMERS)
+                 if _protocol(r) in ("jsf", "dubbo")]
+    providers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
+        if _protocol(p) in ("jsf", "dubbo"):
+            providers[p["urn"]].append(p)
+    rows: list[Row] = []
+    findings: list[Finding] = []
+    consumed: set[tuple[str, str]] = set()
+    for c in consumers:
+        cattrs, csig = _attrs(c["rel_attrs"]), _sig(c["signature"])
+        if c["rel_kind"] != "BINDS_TO":  # no consumer binding: its alias/group/version are unknown
+            cattrs = {k: v for r in _BINDING_ROLES for k, v in ((r, None), (f"{r}_resolution", "UNKNOWN"))}
+        src_ref, node = _ref(c["scan_id"], c["rel_id"]), _ref(c["scan_id"], c["contract_id"])
+        # candidates: (service, scan, contract) → (basis, provider binding relations)
+        found: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
+        sig_ok = False
+        for p in providers.get(c["urn"], []):
+            basis = signature_match(csig, _sig(p["signature"]))
+            if basis is None:
+                continue
+            sig_ok = True
+            if not bindings_match(cattrs, _attrs(p["rel_attrs"])):
+                continue
+            key = (p["service_id"], p["scan_id"], p["contract_id"])
+            prev = found.get(key)
+            found[key] = (basis if prev is None or prev[0] == basis else "SIGNATURE_PARTIAL",
+                          (prev[1] if prev else []) + [p["rel_id"]])
+        known = {r: _binding_value(cattrs, r)[1] for r in _BINDING_ROLES}
+        if not found:
+            basis = "BINDING_MISMATCH" if sig_ok else "NO_PROVIDER"
+            rows.append(Row("RPC", c["urn"], (c["service_id"], c["scan_id"]), src_ref, node, None, None, None,
+                            "UNRESOLVED", basis, [], {"urn": c["urn"], "signature": csig, **known}))
+            why = ("providers exist, but none with a matching alias/group/version" if sig_ok else
+                   "no current package provides it")
+            findings.append(Finding("UNRESOLVED_CALL", c["service_id"], c["urn"], "UNRESOLVED", [src_ref],
+                                    [], f"{c['service_id']} consumes {c['urn']}({','.join(csig)}) "
+                                        f"[{_binding_text(known)}]: {why}"))
+            continue
+        services = {k[0] for k in found}
+        contracts = {(k[0], k[2]) for k in found}
+        status = "RESOLVED" if len(services) == 1 and len(contracts) == 1 else "AMBIGUOUS"
+        cands = [{"service_id": k[0], "scan_id": k[1], "record_id": k[2]} for k in sorted(found)]
+        for k in sorted(found):
+            basis, rels = found[k]
+            consumed.add((k[1], k[2]))
+            rows.append(Row("RPC", c["urn"], (c["service_id"], c["scan_id"]), src_ref, node, (k[0], k[1]),
+                            _ref(k[1], k[2]), _ref(k[1], sorted(rels)[0]), status, basis, cands))
+    # ORPHAN_ENTRY: an RPC contract nobody in the estate consumes
+    seen: set[tuple[str, str]] = set()
+    for ps in providers.values():
+        for p in ps:
+            k = (p["scan_id"], p["contract_id"])
+            if k in consumed or k in seen:
+                continue
+            seen.add(k)
+            findings.append(Finding("ORPHAN_ENTRY", p["service_id"], p["urn"], "RESOLVED",
+                                    [_ref(p["scan_id"], p["contract_id"])], [],
+                                    f"{p['service_id']} provides {p['urn']}({','.join(_sig(p['signature']))}); "
+                                    "no current package consumes it"))
+    return rows, findings
+
+
+def _binding_text(known: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={'?' if v is None else v}" for k, v in known.items() if v != "")
+
+
+# -------------------------------------------------------------------------------------------- HTTP
+
+_URN = re.compile(r"^http://(?P<host>[^/#]*)(?P<path>[^#]*)#(?P<method>[A-Z]+)$")
+_ADDRESS = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d+)?$|:\d+$|\.")
+
+
+def split_http_urn(urn: str) -> tuple[str, str, str] | None:
+    """``http://{service}{path}#{METHOD}`` → (service, path, method); None when it is not one."""
+    m = _URN.match(urn or "")
+    if not m:
+        return None
+    return m["host"], m["path"] or "/", m["method"]
+
+
+def methods_compatible(a: str, b: str) -> bool:
+    """Equal, or either side a mapping without a method (``ANY``)."""
+    return a == b or a == "ANY" or b == "ANY"
+
+
+def align_http(con) -> tuple[list[Row], list[Finding]]:
+    """The HTTP rule over Feign / load-balanced consumer bindings and HTTP endpoints."""
+    services: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folded service id → [(service_id, scan)]
+    for sid, scan in con.execute(f"SELECT service_id, scan_id FROM ({_SERVICES}) ORDER BY 1, 2").fetchall():
+        services[sid.lower()].append((sid, scan))
+    endpoints: dict[str, list[dict[str, Any]]] = defaultdict(list)  # scan → provided http contracts
+    for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
+        if _protocol(p) == "http":
+            endpoints[p["scan_id"]].append(p)
+    rows: list[Row] = []
+    findings: list[Finding] = []
+    for c in _fetch(con, _CONSUMERS):
+        if _protocol(c) != "http":
+            continue
+        src, src_ref, node = (c["service_id"], c["scan_id"]), _ref(c["scan_id"], c["rel_id"]), \
+            _ref(c["scan_id"], c["contract_id"])
+        parts = split_http_urn(c["urn"])
+        cattrs = _attrs(c["contract_attrs"])
+        if parts is None or cattrs.get("url") or _ADDRESS.search(parts[0]):
+            keys = {"urn": c["urn"], "url": cattrs.get("url")}
+            rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", "URL_ONLY", [],
+                            keys))
+            findings.append(Finding("UNRESOLVED_CALL", c["service_id"], c["urn"], "UNRESOLVED", [src_ref], [],
+                                    f"{c['service_id']} calls {c['urn']} by a fixed URL "
+                                    f"{cattrs.get('url') or parts and parts[0]}; URLs are not aligned"))
+            continue
+        host, path, method = parts
+        keys = {"service": host, "path": path, "method": method}
+        pkgs = services.get(host.lower(), [])
+        found: list[tuple[str, str, dict[str, Any]]] = []
+        for sid, scan in pkgs:
+            for p in endpoints.get(scan, []):
+                pp = split_http_urn(p["urn"])
+                if pp and pp[1] == path and methods_compatible(method, pp[2]):
+                    found.append((sid, scan, p))
+        if not found:
+            basis = "PATH_NOT_FOUND" if pkgs else "NO_PROVIDER"
+            rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", basis, [], keys))
+            why = (f"service {pkgs[0][0]} has no endpoint {method} {path}" if pkgs else
+                   f"no current package is service {host}")
+            findings.append(Finding("UNRESOLVED_CALL", c["service_id"], c["urn"], "UNRESOLVED", [src_ref],
+                                    [p[0] for p in pkgs], f"{c['service_id']} calls {c['urn']}: {why}"))
+            continue
+        # the same endpoint exposed by two handlers is one target
+        targets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+        for sid, scan, p in found:
+            targets[(sid, scan, p["contract_id"])].append(p["rel_id"])
+        status = "RESOLVED" if len(pkgs) == 1 and len(targets) == 1 else "AMBIGUOUS"
+        cands = [{"service_id": k[0], "scan_id": k[1], "record_id": k[2]} for k in sorted(targets)]
+        for k in sorted(targets):
+            rows.append(Row("HTTP", c["urn"], src, src_ref, node, (k[0], k[1]), _ref(k[1], k[2]),
+                            _ref(k[1], sorted(targets[k])[0]), status, "PATH_METHOD", cands))
+    return rows, findings
+
+
+def align_unresolved_remote(con) -> tuple[list[Row], list[Finding]]:
+    """Remote calls (RPC, Feign) the scan left UNRESOLVED: a row each, so unresolved calls per
+    service count them; their diagnostics are in the package."""
+    rows: list[Row] = []
+    for r in _fetch(con, _UNRESOLVED_REMOTE):
+        attrs = _attrs(r["rel_attrs"])
+        kind = "HTTP" if "Feign" in str(attrs.get("binding_evidence") or "") else "RPC"
+        keys = _attrs(r["match_keys"])
+        rows.append(Row(kind, None, (r["service_id"], r["scan_id"]), _ref(r["scan_id"], r["rel_id"]),
+                        dict(r["source_ref"]) if r["source_ref"] else None, None, None, None, "UNRESOLVED",
+                        "SOURCE_UNRESOLVED", [], keys or None))
+    return rows, []
+
+
+# ---------------------------------------------------------------------------------------------- MQ
+
+_PUBLISHES = f"""
+SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.source_ref, r.resolution_status, r.match_keys,
+       r.attributes AS rel_attrs, t.urn
+FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+LEFT JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.record_id
+WHERE r.kind = 'PUBLISHES' AND coalesce(r.attributes->>'loaded', 'true') <> 'false'
+ORDER BY r.scan_id, r.record_id"""
+
+_SUBSCRIBES = f"""
+SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.source_ref AS entry_ref, r.resolution_status,
+       r.attributes AS rel_attrs, t.urn
+FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+LEFT JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.record_id
+WHERE r.kind = 'SUBSCRIBES'
+ORDER BY r.scan_id, r.record_id"""
+
+#: RabbitMQ bindings: amqp://{exchange}/{key} → amqp-queue://{queue}, from any current package
+_RABBIT_BINDINGS = f"""
+SELECT DISTINCT a.urn AS src_urn, b.urn AS dst_urn
+FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+JOIN entities a ON a.scan_id = r.scan_id AND a.record_id = r.source_ref.record_id AND a.kind = 'TOPIC'
+JOIN entities b ON b.scan_id = r.scan_id AND b.record_id = r.target_ref.record_id AND b.kind = 'TOPIC'
+WHERE r.kind = 'BINDS_TO' AND r.resolution_status = 'RESOLVED'"""
+
+_TAG = re.compile(r"^[A-Za-z0-9_.$:\-]+$")
+
+
+def event_type(attrs: dict[str, Any]) -> str | None:
+    """A publisher's event type: its tag, else its folded payload class, else None (unknown)."""
+    if attrs.get("tag_resolution") not in (None, "RESOLVED"):
+        return None
+    return attrs.get("tag") or attrs.get("event_type") or None
+
+
+def filter_admits(tag_filter: str | None, etype: str | None) -> bool | None:
+    """Whether a subscriber's filter admits an event type: True / False, None when it cannot be told
+    (a filter facing an unknown type, or a filter that is not a ``a || b`` tag list)."""
+    if tag_filter is None or tag_filter.strip() in ("", "*"):
+        return True
+    tags = [t.strip() for t in tag_filter.split("||")]
+    if not all(_TAG.match(t) for t in tags) or etype is None:
+        return None
+    return etype in tags
+
+
+def _rabbit_key_matches(pattern: str, key: str) -> bool:
+    """A topic-exchange binding key (``*`` one word, ``#`` zero or more words) against a routing key;
+    a key without wildcards must be equal."""
+    def match(ps: list[str], ks: list[str]) -> bool:
+        if not ps:
+            return not ks
+        if ps[0] == "#":
+            return any(match(ps[1:], ks[i:]) for i in range(len(ks) + 1))
+        return bool(ks) and (ps[0] == "*" or ps[0] == ks[0]) and match(ps[1:], ks[1:])
+    if "*" not in pattern and "#" not in pattern:
+        return pattern == key
+    return match(pattern.split("."), key.split("."))
+
+
+def align_mq(con) -> tuple[list[Row], list[Finding]]:
+    """The MQ rule: fan-out rows per (publisher relation, subscriber entry)."""
+    subs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    rows: list[Row] = []
+    findings: list[Finding] = []
+    for s in _fetch(con, _SUBSCRIBES):
+        if s["urn"] and not s["urn"].startswith("event://") and s["resolution_status"] == "RESOLVED":
+            subs[s["urn"]].append(s)
+    bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)  # exchange → [(key pattern, queue urn)]
+    for src_urn, dst_urn in con.execute(_RABBIT_BINDINGS).fetchall():
+        if src_urn.startswith("amqp://") and dst_urn.startswith("amqp-queue://"):
+            ex, _, key = src_urn[len("amqp://"):].partition("/")
+            bindings[ex].append((key, dst_urn))
+    fed: set[tuple[str, str]] = set()
+    for p in _fetch(con, _PUBLISHES):
+        attrs = _attrs(p["rel_attrs"])
+        src, src_ref = (p["service_id"], p["scan_id"]), _ref(p["scan_id"], p["rel_id"])
+        node = dict(p["source_ref"]) if p["source_ref"] else None
+        if p["resolution_status"] != "RESOLVED" or not p["urn"]:
+            rows.append(Row("MQ", None, src, src_ref, node, None, None, None, "UNRESOLVED", "SOURCE_UNRESOLVED",
+                            [], _attrs(p["match_keys"]) or None))
+            continue
+        if p["urn"].startswith("event://"):
+            continue
+        targets: list[tuple[dict[str, Any], str]] = [(s, "TOPIC") for s in subs.get(p["urn"], [])]
+        if p["urn"].startswith("amqp://"):
+            ex, _, key = p["urn"][len("amqp://"):].partition("/")
+            queues = sorted({q for pat, q in bindings.get(ex, []) if _rabbit_key_matches(pat, key)})
+            targets += [(s, "RABBIT_BINDING") for q in queues for s in subs.get(q, [])]
+        etype = event_type(attrs)
+        out: list[tuple[dict[str, Any], str, str]] = []
+        for s, how in targets:
+            admits = filter_admits(_attrs(s["rel_attrs"]).get("tag_filter"), etype)
+            if admits is False:
+                continue
+            filtered = _attrs(s["rel_attrs"]).get("tag_filter") not in (None, "", "*")
+            if admits is None:
+                out.append((s, "AMBIGUOUS", "TOPIC_ONLY"))
+            else:
+                out.append((s, "RESOLVED", how if how == "RABBIT_BINDING" else "TOPIC_TAG" if filtered else "TOPIC"))
+        if not out:
+            rows.append(Row("MQ", p["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", "NO_SUBSCRIBER", [],
+                            {"topic": p["urn"], "event_type": etype}))
+            findings.append(Finding("ORPHAN_ENTRY", p["service_id"], p["urn"], "UNRESOLVED", [src_ref], [],
+                                    f"{p['service_id']} publishes {p['urn']}"
+                                    f"{' (' + etype + ')' if etype else ''}; no current subscriber admits it"))
+            continue
+        cands = [{"service_id": s["service_id"], "scan_id": s["scan_id"], "record_id": dict(s["entry_ref"])["record_id"]}
+                 for s, st, _ in out if st == "AMBIGUOUS"]
+        for s, st, basis in out:
+            fed.add((s["scan_id"], s["rel_id"]))
+            rows.append(Row("MQ", p["urn"], src, src_ref, node, (s["service_id"], s["scan_id"]),
+                            dict(s["entry_ref"]), _ref(s["scan_id"], s["rel_id"]), st, basis,
+                            cands if st == "AMBIGUOUS" else []))
+    for ss in subs.values():
+        for s in ss:
+            if (s["scan_id"], s["rel_id"]) in fed:
+                continue
+            ref = _ref(s["scan_id"], s["rel_id"])
+            rows.append(Row("MQ", s["urn"], None, None, None, (s["service_id"], s["scan_id"]), dict(s["entry_ref"]),
+                            ref, "UNRESOLVED", "NO_PUBLISHER", [], {"topic": s["urn"]}))
+            findings.append(Finding("UNRESOLVED_CALL", s["service_id"], s["urn"], "UNRESOLVED", [ref], [],
+                                    f"{s['service_id']} subscribes to {s['urn']}; no current package publishes "
+                                    "anything its filter admits"))
+    return rows, findings
+
+
+# -------------------------------------------------------------------------------------------- DATA
+
+#: one row per (service, table entity, op) of counted accesses in current service packages
+_ACCESS = f"""
+SELECT DISTINCT s.service_id, t.scan_id, t.record_id, t.urn, t.datasource,
+       CASE r.kind WHEN 'WRITES' THEN 'WRITE' ELSE 'READ' END AS op
+FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
+JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.record_id AND t.kind = 'TABLE'
+WHERE r.kind IN ('READS', 'WRITES') AND coalesce(r.attributes->>'access', 'CALLED') <> 'DECLARED_ONLY'
+ORDER BY 1, 2, 3, 6"""
+
+
+@dataclass
+class _Access:
+    service_id: str
+    scan_id: str
+    record_id: str
+    datasource: str | None
+    ops: set[str] = field(default_factory=set)
+
+
+def align_data(con) -> tuple[list[Row], list[Finding]]:
+    """The DATA rule, single-writer violations and direct cross-service data access."""
+    by_table: dict[str, dict[tuple[str, str], _Access]] = defaultdict(dict)
+    for r in _fetch(con, _ACCESS):
+        a = by_table[r["urn"]].setdefault((r["scan_id"], r["record_id"]),
+                                          _Access(r["service_id"], r["scan_id"], r["record_id"], r["datasource"]))
+        a.ops.add(r["op"])
+    rows: list[Row] = []
+    findings: list[Finding] = []
+    for urn in sorted(by_table):
+        accs = sorted(by_table[urn].values(), key=lambda a: (a.service_id, a.scan_id, a.record_id))
+        for w in accs:
+            if "WRITE" not in w.ops:
+                continue
+            for o in accs:
+                if o.service_id == w.service_id:
+                    continue
+                if w.datasource is not None and o.datasource is not None and w.datasource != o.datasource:
+                    continue
+                known = w.datasource is not None and o.datasource is not None
+                rows.append(Row("DATA", urn, (w.service_id, w.scan_id), _ref(w.scan_id, w.record_id),
+                                _ref(w.scan_id, w.record_id), (o.service_id, o.scan_id), _ref(o.scan_id, o.record_id),
+                                None, "RESOLVED" if known else "AMBIGUOUS",
+                                "TABLE_DATASOURCE" if known else "TABLE_ONLY",
+                                [] if known else [{"service_id": o.service_id, "scan_id": o.scan_id,
+                                                   "record_id": o.record_id}],
+                                {"datasource": w.datasource, "accessor_datasource": o.datasource,
+                                 "accessor_ops": sorted(o.ops)}))
+        findings.extend(_ownership(urn, accs))
+    return rows, findings
+
+
+def _ownership(urn: str, accs: list[_Access]) -> Iterable[Finding]:
+    """Single-writer violations and direct cross-service accesses of one logical table, per datasource
+    (accesses with an unknown datasource join every datasource, AMBIGUOUS)."""
+    datasources = sorted({a.datasource for a in accs if a.datasource is not None}) or [None]
+    for ds in datasources:
+        group = [a for a in accs if a.datasource in (ds, None)]
+        uncertain = any(a.datasource is None for a in group)
+        writers = sorted({a.service_id for a in group if "WRITE" in a.ops})
+        where = f"{urn}@{ds or '?'}"
+        refs = [_ref(a.scan_id, a.record_id) for a in group]
+        if len(writers) > 1:
+            yield Finding("SINGLE_WRITER_VIOLATION", None, urn, "AMBIGUOUS" if uncertain else "RESOLVED",
+                          [_ref(a.scan_id, a.record_id) for a in group if "WRITE" in a.ops], writers,
+                          f"table {where} is written by {len(writers)} services: {', '.join(writers)}")
+        elif len(writers) == 1:
+            owner = writers[0]
+            for a in group:
+                if a.service_id == owner:
+                    continue
+                yield Finding("CROSS_SERVICE_DATA_ACCESS", a.service_id, urn,
+                              "AMBIGUOUS" if uncertain else "RESOLVED", refs, [owner],
+                              f"{a.service_id} {'/'.join(sorted(a.ops)).lower()}s table {where}, which {owner} "
+                              "alone writes")
+
+
+# ------------------------------------------------------------------------------------------- build
+
+ALIGNERS = (align_rpc, align_http, align_unresolved_remote, align_mq, align_data)
+
+
+def _insert(con, table: str, columns: dict[str, str], records: list[dict[str, Any]]) -> None:
+    """Insert records through a temporary newline-delimited JSON file (DuckDB reads it in bulk)."""
+    if not records:
+        return
+    with tempfile.TemporaryDirectory(prefix="diting-align-") as tmp:
+        path = Path(tmp) / f"{table}.jsonl"
+        with path.open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
+        spec = ", ".join(f"'{c}': '{t}'" for c, t in columns.items())
+        names = ", ".join(f'"{c}"' for c in columns)
+        con.execute(f"INSERT INTO {table} SELECT {names} FROM read_json(?, format = 'newline_delimited', "
+                    f"columns = {{{spec}}})", [str(path)])
+
+
+def realign(con) -> dict[str, int]:
+    """Recompute ``alignment`` and ``graph_findings`` over the current packages (inside the caller's
+    transaction). Returns row counts by edge kind and finding code."""
+    con.execute(ALIGNMENT_DDL)
+    con.execute(FINDINGS_DDL)
+    con.execute("DELETE FROM alignment")
+    con.execute("DELETE FROM graph_findings")
+    rows: list[dict[str, Any]] = []
+    findings: list[dict[str, Any]] = []
+    for aligner in ALIGNERS:
+        r, f = aligner(con)
+        rows.extend(x.record() for x in r)
+        findings.extend(x.record() for x in f)
+    _insert(con, "alignment", _COLUMNS, rows)
+    _insert(con, "graph_findings", _FINDING_COLUMNS, findings)
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[r["edge_kind"]] += 1
+    for f in findings:
+        counts[f["code"]] += 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,380 @@
+"""graph/align.py: the SPEC §9 alignment rules (RPC, HTTP, MQ, DATA), one small estate per rule built
+straight into the graph tables, and the fixture estate's cross-service edges end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+
+from diting.graph import align, store
+from diting.graph.align import bindings_match, filter_admits, signature_match
+from diting.graph.store import build, query
+
+SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+
+
+class Estate:
+    """A hand-made graph: packages with the few entities and relations a rule reads."""
+
+    def __init__(self) -> None:
+        self.con = duckdb.connect()
+        store._create(self.con)
+        self.ents: list[dict] = []
+        self.rels: list[dict] = []
+        self.n = 0
+
+    def package(self, service: str, label: str = "") -> str:
+        scan = f"scan:{service}:{label or '0'}"
+        self.con.execute("INSERT INTO packages VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', true, 1)",
+                         [scan, service, label])
+        return scan
+
+    def entity(self, scan: str, rid: str, kind: str, **fields) -> dict:
+        if not any(e["scan_id"] == scan and e["record_id"] == rid for e in self.ents):  # record ids are unique
+            self.ents.append(dict(scan_id=scan, record_id=rid, kind=kind, stable_id=rid, **fields))
+        return {"scan_id": scan, "record_id": rid}
+
+    def relation(self, scan: str, kind: str, src: str, dst: str | None, status: str = "RESOLVED", **fields) -> str:
+        self.n += 1
+        rid = f"relation:{self.n}"
+        self.rels.append(dict(scan_id=scan, record_id=rid, kind=kind, resolution_status=status,
+                              source_ref={"scan_id": scan, "record_id": src},
+                              target_ref={"scan_id": scan, "record_id": dst} if dst else None, **fields))
+        return rid
+
+    # ---- the constructs the rules read
+    def rpc(self, scan: str, role: str, urn: str, sig: list[str], binding: dict | None = None, n: int = 0) -> str:
+        crid = f"contract:{role}:{urn}({','.join(sig)})"
+        self.entity(scan, crid, "CONTRACT", urn=urn, role=role, signature=sig,
+                    attributes={"protocol": urn.split("://")[0], "loaded": True})
+        self.relation(scan, "BINDS_TO" if role == "CONSUMED" else "EXPOSES", f"bean:b{n}", crid,
+                      attributes={"protocol": urn.split("://")[0], **(binding or {})})
+        return crid
+
+    def http(self, scan: str, role: str, urn: str, url: str | None = None) -> str:
+        crid = f"contract:{role}:{urn}()"
+        self.entity(scan, crid, "CONTRACT", urn=urn, role=role, signature=[],
+                    attributes={"protocol": "http", "loaded": True, "url": url})
+        self.relation(scan, "BINDS_TO" if role == "CONSUMED" else "EXPOSES", "bean:x", crid,
+                      attributes={"protocol": "http"})
+        return crid
+
+    def publish(self, scan: str, urn: str, method: str = "method:pub", **attrs) -> str:
+        trid = f"topic:{urn}"
+        self.entity(scan, trid, "TOPIC", urn=urn)
+        return self.relation(scan, "PUBLISHES", method, trid, attributes={"loaded": True, **attrs})
+
+    def subscribe(self, scan: str, urn: str, entry: str, tag_filter: str | None = None) -> str:
+        trid = f"topic:{urn}"
+        self.entity(scan, trid, "TOPIC", urn=urn)
+        self.entity(scan, entry, "ENTRY", entry_kind="MQ_CONSUMER", urn=urn)
+        return self.relation(scan, "SUBSCRIBES", entry, trid, attributes={"tag_filter": tag_filter})
+
+    def table(self, scan: str, urn: str, ds: str | None, op: str, access: str = "CALLED") -> None:
+        trid = f"table:{urn}@{ds or '?'}"
+        self.entity(scan, trid, "TABLE", urn=urn, datasource=ds)
+        self.relation(scan, "WRITES" if op == "WRITE" else "READS", f"stmt:{op}{self.n}", trid,
+                      attributes={"access": access})
+
+    def align(self) -> tuple[list[dict], list[dict]]:
+        ecols = {"scan_id": "VARCHAR", **store.TABLES["entities.jsonl"][1]}
+        rcols = {"scan_id": "VARCHAR", **store.TABLES["relations.jsonl"][1]}
+        align._insert(self.con, "entities", ecols, self.ents)
+        align._insert(self.con, "relations", rcols, self.rels)
+        align.realign(self.con)
+        rows = [dict(zip([d[0] for d in c.description], r)) for c in [self.con.execute(
+            "SELECT * FROM alignment ORDER BY edge_kind, src_service NULLS FIRST, dst_service NULLS FIRST, urn")]
+            for r in c.fetchall()]
+        findings = [dict(zip([d[0] for d in c.description], r)) for c in [self.con.execute(
+            "SELECT * FROM graph_findings ORDER BY code, service_id, urn")] for r in c.fetchall()]
+        return rows, findings
+
+
+def _edges(rows, kind):
+    return [(r["src_service"], r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows
+            if r["edge_kind"] == kind]
+
+
+# ------------------------------------------------------------------------------------------ RPC
+
+def test_rpc_binding_attributes():
+    assert bindings_match({"alias": "a"}, {"alias": "a"})
+    assert not bindings_match({"alias": "a"}, {"alias": "b"})
+    assert bindings_match({"alias": "*"}, {"alias": "b"}) and bindings_match({"alias": "a"}, {"alias": "*"})
+    # the consumer's value is unknown: it matches; the provider's unknown against a known one does not
+    assert bindings_match({"alias": None, "alias_resolution": "UNKNOWN"}, {"alias": "b"})
+    assert not bindings_match({"alias": "a"}, {"alias": None, "alias_resolution": "UNKNOWN"})
+    # undeclared is known and empty (Dubbo's default group): a grouped provider does not match
+    assert bindings_match({}, {}) and not bindings_match({}, {"group": "g1"})
+    assert bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "1.0"})
+    assert not bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "2.0"})
+
+
+def test_rpc_signatures():
+    assert signature_match(["long"], ["long"]) == "SIGNATURE"
+    assert signature_match(["?", "?"], ["long", "boolean"]) == "SIGNATURE_PARTIAL"
+    assert signature_match(["?PayRequest"], ["com.x.dto.PayRequest"]) == "SIGNATURE_PARTIAL"
+    assert signature_match(["?PayRequest"], ["com.x.dto.Other"]) is None
+    assert signature_match(["long"], ["long", "int"]) is None
+    assert signature_match(["int"], ["long"]) is None
+
+
+def test_rpc_one_provider_resolves_two_are_ambiguous_none_unresolved():
+    e = Estate()
+    shop, pay, pay2, misc = (e.package(s) for s in ("shop", "pay", "pay-copy", "misc"))
+    urn = "jsf://com.x.PayService#pay"
+    e.rpc(shop, "CONSUMED", urn, ["java.lang.String"], {"alias": "main"})
+    e.rpc(pay, "PROVIDED", urn, ["java.lang.String"], {"alias": "main"})
+    e.rpc(pay, "PROVIDED", urn, ["java.lang.String"], {"alias": "gray"}, n=1)  # second alias: one target
+    e.rpc(misc, "CONSUMED", "jsf://com.x.Nobody#call", ["int"], {"alias": "main"})
+    rows, findings = e.align()
+    assert _edges(rows, "RPC") == [("misc", None, "UNRESOLVED", "NO_PROVIDER"), ("shop", "pay", "RESOLVED", "SIGNATURE")]
+    resolved = next(r for r in rows if r["resolution_status"] == "RESOLVED")
+    assert resolved["dst_ref"] == {"scan_id": pay, "record_id": f"contract:PROVIDED:{urn}(java.lang.String)"}
+    assert resolved["candidate_targets"] == [{"service_id": "pay", "scan_id": pay,
+                                               "record_id": f"contract:PROVIDED:{urn}(java.lang.String)"}]
+    assert [f["code"] for f in findings] == ["UNRESOLVED_CALL"]
+    # a second service provides the same contract under the same alias: AMBIGUOUS, one row each
+    e2 = Estate()
+    shop, pay, pay2 = (e2.package(s) for s in ("shop", "pay", "pay-copy"))
+    e2.rpc(shop, "CONSUMED", urn, ["java.lang.String"], {"alias": "main"})
+    e2.rpc(pay, "PROVIDED", urn, ["java.lang.String"], {"alias": "main"})
+    e2.rpc(pay2, "PROVIDED", urn, ["java.lang.String"], {"alias": "main"})
+    rows, _ = e2.align()
+    assert _edges(rows, "RPC") == [("shop", "pay", "AMBIGUOUS", "SIGNATURE"), ("shop", "pay-copy", "AMBIGUOUS", "SIGNATURE")]
+    assert all(len(r["candidate_targets"]) == 2 and r["dst_ref"] is not None for r in rows)
+
+
+def test_rpc_alias_mismatch_and_untyped_consumer_parameters():
+    e = Estate()
+    shop, order = e.package("shop"), e.package("order")
+    e.rpc(shop, "CONSUMED", "jsf://com.x.OrderQuery#get", ["?", "?"], {"alias": "trade"})
+    e.rpc(shop, "CONSUMED", "jsf://com.x.OrderQuery#list", ["?"], {"alias": None, "alias_resolution": "UNKNOWN"})
+    e.rpc(order, "PROVIDED", "jsf://com.x.OrderQuery#get", ["long", "boolean"], {"alias": "trade-dev"})
+    e.rpc(order, "PROVIDED", "jsf://com.x.OrderQuery#list", ["int"], {"alias": "trade-dev"})
+    e.rpc(order, "PROVIDED", "jsf://com.x.OrderQuery#list", ["long"], {"alias": "trade-dev"})
+    rows, findings = e.align()
+    by_urn = {(r["urn"], r["dst_ref"]["record_id"] if r["dst_ref"] else None): (r["resolution_status"], r["match_basis"])
+              for r in rows}
+    assert by_urn[("jsf://com.x.OrderQuery#get", None)] == ("UNRESOLVED", "BINDING_MISMATCH")
+    # two overloads of one arity fit an untyped call: the service is one, the method is not
+    assert by_urn[("jsf://com.x.OrderQuery#list", "contract:PROVIDED:jsf://com.x.OrderQuery#list(int)")] == \
+        ("AMBIGUOUS", "SIGNATURE_PARTIAL")
+    assert len(rows) == 3
+    unresolved = [f for f in findings if f["code"] == "UNRESOLVED_CALL"]
+    assert len(unresolved) == 1
+    assert "alias=trade" in unresolved[0]["message"] and "none with a matching" in unresolved[0]["message"]
+    # the provider nobody could bind to is an orphan
+    assert [f["urn"] for f in findings if f["code"] == "ORPHAN_ENTRY"] == ["jsf://com.x.OrderQuery#get"]
+
+
+def test_orphan_rpc_provider():
+    e = Estate()
+    pay = e.package("pay")
+    e.rpc(pay, "PROVIDED", "dubbo://com.x.Refund#apply", ["long"])
+    lib = e.package("lib:common")
+    e.rpc(lib, "CONSUMED", "dubbo://com.x.Refund#apply", ["long"])  # a lib package deploys nothing
+    rows, findings = e.align()
+    assert rows == [] and [(f["code"], f["service_id"]) for f in findings] == [("ORPHAN_ENTRY", "pay")]
+
+
+# ----------------------------------------------------------------------------------------- HTTP
+
+def test_http_rule():
+    e = Estate()
+    auth, admin, portal = e.package("mall-auth"), e.package("mall-admin"), e.package("mall-portal")
+    e.http(auth, "CONSUMED", "http://mall-admin/admin/login#POST")
+    e.http(auth, "CONSUMED", "http://Mall-Portal/sso/login#ANY")  # folded name in another case, no method
+    e.http(auth, "CONSUMED", "http://mall-admin/admin/logout#POST")  # the service has no such path
+    e.http(auth, "CONSUMED", "http://mall-search/esProduct#GET")  # no such service
+    e.http(auth, "CONSUMED", "http://mall-admin/brand#GET", url="http://10.0.0.8:8080")  # Feign url=
+    e.http(auth, "CONSUMED", "http://10.1.2.3:8080/x#GET")
+    e.http(admin, "PROVIDED", "http://mall-admin/admin/login#POST")
+    e.http(admin, "PROVIDED", "http://mall-admin/admin/logout#GET")
+    e.http(portal, "PROVIDED", "http://mall-portal/sso/login#POST")
+    rows, findings = e.align()
+    got = {r["urn"]: (r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows}
+    assert got == {
+        "http://mall-admin/admin/login#POST": ("mall-admin", "RESOLVED", "PATH_METHOD"),
+        "http://Mall-Portal/sso/login#ANY": ("mall-portal", "RESOLVED", "PATH_METHOD"),
+        "http://mall-admin/admin/logout#POST": (None, "UNRESOLVED", "PATH_NOT_FOUND"),
+        "http://mall-search/esProduct#GET": (None, "UNRESOLVED", "NO_PROVIDER"),
+        "http://mall-admin/brand#GET": (None, "UNRESOLVED", "URL_ONLY"),
+        "http://10.1.2.3:8080/x#GET": (None, "UNRESOLVED", "URL_ONLY"),
+    }
+    miss = next(r for r in rows if r["match_basis"] == "PATH_NOT_FOUND")
+    assert json.loads(miss["match_keys"]) == {"service": "mall-admin", "path": "/admin/logout", "method": "POST"}
+    assert sum(f["code"] == "UNRESOLVED_CALL" for f in findings) == 4
+    # HTTP endpoints nobody calls are no orphans (browsers and gateways call them)
+    assert not any(f["code"] == "ORPHAN_ENTRY" for f in findings)
+
+
+def test_http_two_packages_of_one_service_are_ambiguous():
+    e = Estate()
+    auth = e.package("auth")
+    a, b = e.package("admin"), e.package("admin", label="gray")
+    e.http(auth, "CONSUMED", "http://admin/login#POST")
+    e.http(a, "PROVIDED", "http://admin/login#POST")
+    e.http(b, "PROVIDED", "http://admin/login#POST")
+    rows, _ = e.align()
+    assert [(r["dst_scan_id"], r["resolution_status"]) for r in rows] == [(a, "AMBIGUOUS"), (b, "AMBIGUOUS")] or \
+        sorted((r["dst_scan_id"], r["resolution_status"]) for r in rows) == [(a, "AMBIGUOUS"), (b, "AMBIGUOUS")]
+
+
+# ------------------------------------------------------------------------------------------- MQ
+
+def test_filters():
+    assert filter_admits(None, None) is True and filter_admits("*", "x") is True
+    assert filter_admits("paid || closed", "paid") is True
+    assert filter_admits("paid || closed", "created") is False
+    assert filter_admits("paid", None) is None
+    assert filter_admits("a > 5", "x") is None  # an SQL92 selector is not a tag list
+
+
+def test_mq_fan_out_filters_and_orphans():
+    e = Estate()
+    order, ship, bill, audit, stock = (e.package(s) for s in ("order", "ship", "bill", "audit", "stock"))
+    e.publish(order, "rocketmq://order_status", tag="PAID")
+    e.publish(order, "rocketmq://order_status", method="method:pub2", tag=None, tag_resolution="UNKNOWN",
+              tag_expression="evt.name()")
+    e.subscribe(ship, "rocketmq://order_status", "entry:ship")                       # no filter: all
+    e.subscribe(bill, "rocketmq://order_status", "entry:bill", tag_filter="PAID || REFUNDED")
+    e.subscribe(audit, "rocketmq://order_status", "entry:audit", tag_filter="CLOSED")
+    e.publish(stock, "rocketmq://stock_changed", tag="deduct")                      # nobody listens
+    e.subscribe(stock, "jmq://delivery_signed", "entry:signed")                     # nobody sends
+    rows, findings = e.align()
+    got = sorted(((r["src_ref"]["record_id"] if r["src_ref"] else None, r["dst_service"], r["resolution_status"],
+                  r["match_basis"]) for r in rows), key=str)
+    p1, p2, p3 = sorted({r["src_ref"]["record_id"] for r in rows if r["src_ref"]})
+    assert got == sorted([
+        (p1, "ship", "RESOLVED", "TOPIC"), (p1, "bill", "RESOLVED", "TOPIC_TAG"),          # PAID: audit filters it out
+        (p2, "ship", "RESOLVED", "TOPIC"), (p2, "bill", "AMBIGUOUS", "TOPIC_ONLY"),         # unknown tag
+        (p2, "audit", "AMBIGUOUS", "TOPIC_ONLY"),
+        (p3, None, "UNRESOLVED", "NO_SUBSCRIBER"),
+        (None, "stock", "UNRESOLVED", "NO_PUBLISHER")], key=str)
+    amb = [r for r in rows if r["resolution_status"] == "AMBIGUOUS"]
+    assert all(len(r["candidate_targets"]) == 2 for r in amb)
+    assert sorted(f["code"] for f in findings) == ["ORPHAN_ENTRY", "UNRESOLVED_CALL"]
+
+
+def test_rabbit_binding_joins_exchange_to_queue():
+    e = Estate()
+    portal, worker = e.package("portal"), e.package("worker")
+    e.publish(portal, "amqp://order.direct/order.cancel")
+    e.publish(portal, "amqp://events/order.paid.eu", method="method:pub2")
+    ex1, q1 = e.entity(worker, "topic:amqp://order.direct/order.cancel", "TOPIC", urn="amqp://order.direct/order.cancel"), \
+        e.entity(worker, "topic:amqp-queue://order.cancel", "TOPIC", urn="amqp-queue://order.cancel")
+    e.relation(worker, "BINDS_TO", ex1["record_id"], q1["record_id"])
+    ex2, q2 = e.entity(worker, "topic:amqp://events/order.#", "TOPIC", urn="amqp://events/order.#"), \
+        e.entity(worker, "topic:amqp-queue://orders", "TOPIC", urn="amqp-queue://orders")
+    e.relation(worker, "BINDS_TO", ex2["record_id"], q2["record_id"])
+    e.entity(worker, "entry:cancel", "ENTRY", entry_kind="MQ_CONSUMER", urn="amqp-queue://order.cancel")
+    e.relation(worker, "SUBSCRIBES", "entry:cancel", "topic:amqp-queue://order.cancel", attributes={})
+    e.entity(worker, "entry:orders", "ENTRY", entry_kind="MQ_CONSUMER", urn="amqp-queue://orders")
+    e.relation(worker, "SUBSCRIBES", "entry:orders", "topic:amqp-queue://orders", attributes={})
+    rows, _ = e.align()
+    assert sorted((r["urn"], r["dst_ref"]["record_id"], r["match_basis"]) for r in rows) == [
+        ("amqp://events/order.paid.eu", "entry:orders", "RABBIT_BINDING"),
+        ("amqp://order.direct/order.cancel", "entry:cancel", "RABBIT_BINDING")]
+    assert align._rabbit_key_matches("order.*", "order.paid") and not align._rabbit_key_matches("order.*", "order.a.b")
+    assert align._rabbit_key_matches("#.paid", "paid") and align._rabbit_key_matches("#", "a.b")
+
+
+# ----------------------------------------------------------------------------------------- DATA
+
+def test_data_rule_ownership_and_direct_access():
+    e = Estate()
+    order, report, admin, misc = (e.package(s) for s in ("order", "report", "admin", "misc"))
+    e.table(order, "table://t_order", "trade", "WRITE")
+    e.table(report, "table://t_order", "trade", "READ")            # reads a table order alone writes
+    e.table(misc, "table://t_order", None, "READ")                 # unknown datasource: AMBIGUOUS
+    e.table(admin, "table://t_order", "archive", "READ")           # another database: not shared
+    e.table(report, "table://t_sku", "trade", "READ")
+    e.table(admin, "table://t_sku", "trade", "READ")               # reader-reader: no row
+    e.table(order, "table://t_coupon", "trade", "WRITE")
+    e.table(admin, "table://t_coupon", "trade", "WRITE")           # two writers: a violation
+    e.table(report, "table://t_coupon", "trade", "WRITE", access="DECLARED_ONLY")  # not counted
+    rows, findings = e.align()
+    assert sorted(_edges(rows, "DATA")) == sorted([
+        ("order", "report", "RESOLVED", "TABLE_DATASOURCE"), ("order", "misc", "AMBIGUOUS", "TABLE_ONLY"),
+        ("order", "admin", "RESOLVED", "TABLE_DATASOURCE"), ("admin", "order", "RESOLVED", "TABLE_DATASOURCE")])
+    got = sorted((f["code"], f["service_id"], f["urn"], f["resolution_status"], tuple(f["related_services"]))
+                 for f in findings)
+    assert got == [
+        ("CROSS_SERVICE_DATA_ACCESS", "misc", "table://t_order", "AMBIGUOUS", ("order",)),
+        ("CROSS_SERVICE_DATA_ACCESS", "report", "table://t_order", "AMBIGUOUS", ("order",)),
+        ("SINGLE_WRITER_VIOLATION", None, "table://t_coupon", "RESOLVED", ("admin", "order"))]
+
+
+# ----------------------------------------------------------------------------- the fixture estate
+
+#: every cross-service edge of the fixture estate (order-center under its dev profile), checked by
+#: hand against the sources: the dev alias trade-order-dev is not the alias promotion-center asks for
+ESTATE_EDGES = sorted([
+    ("fulfillment-center", "stock-center", "HTTP", "http://stock-center/stock/sku/{}#GET", "RESOLVED", "PATH_METHOD"),
+    ("order-center", "payment-center", "RPC", "jsf://com.jd.trade.payment.api.PaymentService#pay", "RESOLVED",
+     "SIGNATURE"),
+    ("order-center", "stock-center", "RPC", "jsf://com.jd.trade.stock.api.StockReserveService#release", "RESOLVED",
+     "SIGNATURE"),
+    ("order-center", "stock-center", "RPC", "jsf://com.jd.trade.stock.api.StockReserveService#reserve", "RESOLVED",
+     "SIGNATURE"),
+    ("order-center", "stock-center", "RPC", "jsf://com.jd.trade.stock.api.StockReserveService#reserve", "RESOLVED",
+     "SIGNATURE"),
+    ("promotion-center", None, "RPC", "jsf://com.jd.trade.order.api.OrderQueryService#getOrder", "UNRESOLVED",
+     "BINDING_MISMATCH"),
+    ("promotion-center", None, "RPC", "jsf://com.jd.trade.order.api.OrderQueryService#listOrders", "UNRESOLVED",
+     "BINDING_MISMATCH"),
+    ("fulfillment-worker", None, "RPC", "jsf://com.jd.trade.invoice.api.InvoiceService#issuePending", "UNRESOLVED",
+     "NO_PROVIDER"),
+    *[("order-center", "fulfillment-center", "MQ", "jmq://trade_order_status", "RESOLVED", "TOPIC")] * 4,
+    ("payment-center", "order-center", "MQ", "jmq://cashier_pay_result", "RESOLVED", "TOPIC"),
+    ("order-center", None, "MQ", "jmq://trade_order_created", "UNRESOLVED", "NO_SUBSCRIBER"),
+    ("payment-center", None, "MQ", "jmq://cashier_refund_result", "UNRESOLVED", "NO_SUBSCRIBER"),
+    *[("stock-center", None, "MQ", "rocketmq://stock_changed_topic", "UNRESOLVED", "NO_SUBSCRIBER")] * 2,
+    ("stock-center", None, "MQ", "rocketmq://stock_released_topic", "UNRESOLVED", "NO_SUBSCRIBER"),
+    (None, "payment-center", "MQ", "jmq://cashier_refund_apply", "UNRESOLVED", "NO_PUBLISHER"),
+    (None, "order-center", "MQ", "jmq://trade_delivery_signed", "UNRESOLVED", "NO_PUBLISHER"),
+    (None, "stock-center", "MQ", "rocketmq://trade_order_closed", "UNRESOLVED", "NO_PUBLISHER"),
+    *[("order-center", None, "MQ", None, "UNRESOLVED", "SOURCE_UNRESOLVED")] * 3,
+    ("payment-center", None, "MQ", None, "UNRESOLVED", "SOURCE_UNRESOLVED"),
+], key=str)
+
+
+def test_fixture_estate_edges(tmp_path):
+    db = tmp_path / "g.duckdb"
+    result = build(db, [SAMPLES])
+    _, rows = query(db, "SELECT src_service, dst_service, edge_kind, urn, resolution_status, match_basis "
+                        "FROM cross_service_edges")
+    assert sorted(rows, key=str) == ESTATE_EDGES
+    assert result.aligned["RPC"] == 7 and result.aligned["UNRESOLVED_CALL"] == 6
+    # each RESOLVED RPC row names the provider's contract of the consumer's signature
+    _, rows = query(db, "SELECT c.signature = p.signature FROM alignment a "
+                        "JOIN entities c ON c.scan_id = a.src_node_ref.scan_id AND c.record_id = a.src_node_ref.record_id "
+                        "JOIN entities p ON p.scan_id = a.dst_ref.scan_id AND p.record_id = a.dst_ref.record_id "
+                        "WHERE a.edge_kind = 'RPC'")
+    assert rows == [(True,)] * 4
+    _, deps = query(db, "SELECT src_service, dst_service, edge_kind, resolved, ambiguous, unresolved FROM "
+                        "service_dependencies WHERE src_service = 'order-center' ORDER BY 2 NULLS LAST, 3")
+    assert deps == [("order-center", "fulfillment-center", "MQ", 4, 0, 0), ("order-center", "payment-center", "RPC", 1, 0, 0),
+                    ("order-center", "stock-center", "RPC", 3, 0, 0), ("order-center", None, "MQ", 0, 0, 4)]
+
+
+def test_a_prod_package_beside_resolves_the_alias(estate, tmp_path):
+    """order-center scanned under its prod profile (alias trade-order) and loaded with a label beside
+    the dev package: promotion-center's calls now find a provider."""
+    from diting.scan.pipeline import ScanOptions, scan
+    repo, sha = estate
+    out = tmp_path / "prod"
+    scan(repo, sha, ScanOptions(out=out, services=["order-center"], profiles=["prod"], quiet=True,
+                                repo_id="github.com/diting/estate"))
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    build(db, [next(out.iterdir())], label="prod")
+    _, rows = query(db, "SELECT urn, dst_service, resolution_status, match_basis FROM cross_service_edges "
+                        "WHERE src_service = 'promotion-center' ORDER BY ALL")
+    assert rows == [("jsf://com.jd.trade.order.api.OrderQueryService#getOrder", "order-center", "RESOLVED",
+                     "SIGNATURE_PARTIAL"),
+                    ("jsf://com.jd.trade.order.api.OrderQueryService#listOrders", "order-center", "RESOLVED",
+                     "SIGNATURE_PARTIAL")]
