@@ -27,7 +27,7 @@ class Estate:
 
     def package(self, service: str, label: str = "") -> str:
         scan = f"scan:{service}:{label or '0'}"
-        self.con.execute("INSERT INTO packages VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', true, 1)",
+        self.con.execute("INSERT INTO packages VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
                          [scan, service, label])
         return scan
 
@@ -231,6 +231,9 @@ def test_filters():
     assert filter_admits("paid || closed", "created") is False
     assert filter_admits("paid", None) is None
     assert filter_admits("a > 5", "x") is None  # an SQL92 selector is not a tag list
+    assert filter_admits("TRUE", "x", {"tag_filter_type": "SQL92"}) is None
+    # a selector that did not fold is unknown, never "no filter"
+    assert filter_admits(None, "x", {"tag_filter_resolution": "UNKNOWN"}) is None
 
 
 def test_mq_fan_out_filters_and_orphans():
@@ -378,3 +381,19 @@ def test_a_prod_package_beside_resolves_the_alias(estate, tmp_path):
                      "SIGNATURE_PARTIAL"),
                     ("jsf://com.jd.trade.order.api.OrderQueryService#listOrders", "order-center", "RESOLVED",
                      "SIGNATURE_PARTIAL")]
+
+
+def test_an_unknown_or_sql92_filter_is_ambiguous_never_open():
+    e = Estate()
+    order, a, b = e.package("order"), e.package("a"), e.package("b")
+    e.publish(order, "rocketmq://price", tag="UP")
+    sid = e.subscribe(a, "rocketmq://price", "entry:a")
+    sid2 = e.subscribe(b, "rocketmq://price", "entry:b", tag_filter="TRUE")
+    for r in e.rels:
+        if r["record_id"] == sid:
+            r["attributes"] = {"tag_filter": None, "tag_filter_resolution": "UNKNOWN", "tag_filter_expression": "${t}"}
+        if r["record_id"] == sid2:
+            r["attributes"]["tag_filter_type"] = "SQL92"
+    rows, _ = e.align()
+    assert sorted((r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows) == [
+        ("a", "AMBIGUOUS", "TOPIC_ONLY"), ("b", "AMBIGUOUS", "TOPIC_ONLY")]

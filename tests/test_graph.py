@@ -23,7 +23,8 @@ def _state(db: Path) -> list:
     """Everything a load can change, for before/after comparisons."""
     return [query(db, f"SELECT * FROM {t} ORDER BY ALL")[1] for t in
             ("packages", "entities", "relations", "segments", "config_bindings", "diagnostics", "branch_ledger",
-             "coverage", "alignment", "graph_findings", "impact_nodes", "impact_edges", "impact_unresolved_calls")]
+             "coverage", "alignment", "graph_findings", "impact_nodes", "impact_edges", "impact_packages",
+             "impact_package_hops", "impact_unresolved_calls")]
 
 
 def test_packages_load_into_typed_tables(tmp_path):
@@ -178,3 +179,114 @@ def test_views_read_current_packages(tmp_path, other_scan):
     build(db, [stock], replace=True)
     assert query(db, "SELECT repo_id FROM services WHERE service_id = 'stock-center'")[1] == [("elsewhere/estate",)]
     assert query(db, "SELECT count(*) FROM services")[1] == [(7,)]
+
+
+def _resign(pkg: Path) -> None:
+    """Recompute the manifest's sha256 and record counts after an edit (what a careful forger does)."""
+    import hashlib
+    m = json.loads((pkg / "manifest.json").read_text(encoding="utf-8"))
+    for f in m["files"]:
+        data = (pkg / f["path"]).read_bytes()
+        f["sha256"] = hashlib.sha256(data).hexdigest()
+        if f["path"].endswith(".jsonl"):
+            f["record_count"] = data.count(b"\n")
+    (pkg / "manifest.json").write_text(json.dumps(m, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def _copy(tmp_path: Path, prefix: str, name: str = "stock") -> Path:
+    dest = tmp_path / name
+    src = next(p for p in SAMPLES.iterdir() if p.name.startswith(prefix))
+    shutil.copytree(src, dest / src.name)
+    return dest / src.name
+
+
+def test_relabelling_keeps_one_current_package_per_label(tmp_path, other_scan):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    v2 = next(p for p in other_scan.iterdir() if p.name.startswith("stock-center@"))
+    build(db, [v2], label="gray")
+    build(db, [_copy(tmp_path, "stock-center@")], label="gray", replace=True)  # the original, now as gray
+    build(db, [v2], label="canary")
+    _, rows = query(db, "SELECT label, repo_id FROM services WHERE service_id = 'stock-center' ORDER BY 1")
+    assert rows == [("canary", "elsewhere/estate"), ("gray", "fixtures/estate")]
+
+
+def test_an_altered_and_resigned_package_never_passes_for_the_original(tmp_path):
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    forged = _copy(tmp_path, "stock-center@")
+    ents = forged / "entities.jsonl"
+    ents.write_text(ents.read_text(encoding="utf-8").replace('"name":"com.jd.trade.stock', '"name":"EVIL.stock', 1),
+                    encoding="utf-8")
+    _resign(forged)
+    with pytest.raises(UserError, match="files differ"):
+        build(db, [forged])
+    assert _state(db) == before
+    build(db, [forged], replace=True)  # asked for: the loaded copy is replaced, not kept beside
+    _, rows = query(db, "SELECT count(*) FROM entities WHERE name LIKE 'EVIL%'")
+    assert rows == [(1,)]
+    build(db, [_copy(tmp_path, "stock-center@", "orig")], replace=True)
+    assert _state(db)[1:] == before[1:]  # every record as before (the package row notes where it came from)
+
+
+@pytest.mark.parametrize("edit", ["bad_type", "duplicate"])
+def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit):
+    pkg = _copy(tmp_path, "order-center@")
+    path = pkg / "entities.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if edit == "bad_type":
+        i = next(i for i, ln in enumerate(lines) if '"is_sharded":' in ln)
+        lines[i] = lines[i].replace('"is_sharded":true', '"is_sharded":"banana"').replace(
+            '"is_sharded":false', '"is_sharded":"banana"')
+    else:
+        lines.insert(1, lines[1])
+    path.write_text("".join(lines), encoding="utf-8")
+    _resign(pkg)
+    db = tmp_path / "new.duckdb"
+    with pytest.raises(UserError, match="could not be loaded|more than once"):
+        build(db, [pkg])
+    assert not db.exists()  # a database the failed build created is removed
+    old = tmp_path / "old.duckdb"
+    build(old, [SAMPLES])
+    before = _state(old)
+    with pytest.raises(UserError):
+        build(old, [pkg], replace=True)
+    assert _state(old) == before
+
+
+def test_a_foreign_database_is_refused_untouched(tmp_path):
+    import duckdb
+    db = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE packages (id INTEGER, name VARCHAR)")
+    con.close()
+    with pytest.raises(UserError, match="not a graph database"):
+        build(db, [SAMPLES])
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [("packages",)]
+    con.close()
+
+
+def test_a_package_named_twice_is_loaded_once(tmp_path):
+    db = tmp_path / "g.duckdb"
+    copy = tmp_path / "again"
+    shutil.copytree(SAMPLES, copy)
+    result = build(db, [SAMPLES, copy])
+    assert len(result.loaded) == 7 and result.duplicates == 7 and not result.unchanged
+
+
+def test_an_interrupt_while_aligning_rolls_back_and_says_so(tmp_path, monkeypatch, other_scan):
+    import duckdb
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    before = _state(db)
+    from diting.graph import impact
+
+    def interrupted(con):
+        raise duckdb.InterruptException("Query interrupted")
+
+    monkeypatch.setattr(impact, "materialise", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build(db, [other_scan], replace=True)
+    assert _state(db) == before

@@ -211,6 +211,8 @@ def test_exports(db, tmp_path):
     for name in ("relations", "cross_service_edges", "segments", "impact_edges"):
         (n,), = con.execute(f"SELECT count(*) FROM '{pq / (name + '.parquet')}'").fetchall()
         assert [(n,)] == query(db, f"SELECT count(*) FROM {name}")[1], name
+    assert {"evidence.parquet", "code_units.parquet", "impact_unresolved_calls.parquet", "packages.parquet"} <= \
+        {p.name for p in pq.iterdir()}
     pq2 = tmp_path / "one"
     res = runner.invoke(app, ["export", "--db", str(db), "--format", "parquet", "--out", str(pq2),
                               "--service", "stock-center"])
@@ -260,3 +262,51 @@ def test_saved_queries(db):
     # views and canned queries only read: the database is unchanged by all of the above
     assert query(db, "SELECT count(*) FROM packages")[1] == [(7,)]
     assert align.MATCH_BASIS.keys() >= set(r[0] for r in query(db, "SELECT DISTINCT match_basis FROM alignment")[1])
+
+
+def test_query_parameters_and_no_file_access(db, tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["query", "--db", str(db), "--saved", "who-calls"])
+    assert res.exit_code == 2 and "--param urn=VALUE" in res.output
+    res = runner.invoke(app, ["query", "--db", str(db), "--saved", "service-graph", "--param", "urn=x"])
+    assert res.exit_code == 2 and "no parameter $urn" in res.output
+    res = runner.invoke(app, ["query", "--db", str(db), "--saved", "who-call"])
+    assert res.exit_code == 2 and "did you mean who-calls" in res.output
+    res = runner.invoke(app, ["query", "--db", str(tmp_path), "SELECT 1"])
+    assert res.exit_code == 2 and "is a directory" in res.output
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n1\n", encoding="utf-8")
+    for sql in (f"SELECT * FROM read_csv('{secret}')", f"COPY (SELECT 1) TO '{tmp_path / 'x.csv'}'",
+                f"ATTACH '{tmp_path / 'x.duckdb'}'", "INSTALL httpfs", "SET enable_external_access = true"):
+        res = runner.invoke(app, ["query", "--db", str(db), sql])
+        assert res.exit_code == 2 and "query failed" in res.output, sql
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.csv"]
+
+
+def test_diagram_exports_are_safe_and_plain_files(tmp_path):
+    import os
+    e = Estate()
+    a, b = e.package("svc\nclick n0 href x"), e.package('b"\x1b[31m')
+    e.rpc(a, "CONSUMED", "jsf://X#y", ["int"])
+    e.rpc(b, "PROVIDED", "jsf://X#y", ["int"])
+    e.align()
+    from diting.graph import export as ex
+    for fmt in ("dot", "mermaid", "graphml"):
+        out = tmp_path / f"g.{fmt}"
+        ex.export(e.con, fmt, out)
+        text = out.read_text(encoding="utf-8")
+        assert "\n click" not in text and "\x1b" not in text and "\\x0a" in text, fmt
+        assert oct(os.stat(out).st_mode & 0o777) == oct(0o666 & ~_umask()), fmt
+    import networkx as nx
+    assert nx.read_graphml(tmp_path / "g.graphml").number_of_edges() == 1
+    with pytest.raises(UserError, match="is a directory"):
+        ex.export(e.con, "dot", tmp_path)
+    with pytest.raises(UserError, match="cannot write"):
+        ex.export(e.con, "dot", tmp_path / "g.dot" / "inside.dot")
+
+
+def _umask() -> int:
+    import os
+    m = os.umask(0)
+    os.umask(m)
+    return m

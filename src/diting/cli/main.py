@@ -174,9 +174,10 @@ def graph_build(
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
     say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
-             f"replaced {len(result.replaced)} package(s) into {db}")
-    if result.aligned:
-        say(out, "aligned: " + ", ".join(f"{k} {v}" for k, v in result.aligned.items()))
+             f"replaced {len(result.replaced)} package(s) into {db}"
+             + (f" ({result.duplicates} duplicate cop{'y' if result.duplicates == 1 else 'ies'} of a package named "
+                "twice skipped)" if result.duplicates else ""))
+    say(out, result.alignment_summary())
 
 
 @app.command()
@@ -200,7 +201,10 @@ def query(
         known = saved_queries()
         if saved == "list" or saved not in known:
             if saved != "list":
-                say(err, f"error: no canned query {saved!r}; these exist:")
+                import difflib
+                near = difflib.get_close_matches(saved, known, n=1)
+                say(err, f"error: no canned query {saved!r}" + (f" (did you mean {near[0]}?)" if near else "")
+                    + "; these exist:")
             for q in known.values():
                 print(f"{q.name:<24} {q.description}" + (f"  (--param {' --param '.join(p + '=…' for p in q.params)})"
                                                          if q.params else ""))
@@ -232,7 +236,8 @@ def query(
         w.writerows(rows)
         sys.stdout.write(buf.getvalue())
     else:
-        for line in format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows], indent=""):
+        for line in format_table([_safe(h) for h in headers],
+                                 [["-" if v is None else _safe(v) for v in r] for r in rows], indent=""):
             print(line)
 
 
@@ -242,7 +247,7 @@ def impact(
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
     change_type: Annotated[str, typer.Option("--change-type", help="LOGIC, FIELD, STATE, TABLE_FIELD or CONFIG.")],
     depth: Annotated[int, typer.Option("--depth", help="Cross-service hops to follow (1..3).")] = 2,
-    budget: Annotated[int, typer.Option("--budget", help="Entities to expand at most.")] = 20_000,
+    budget: Annotated[int, typer.Option("--budget", help="Walk states to expand at most.")] = 20_000,
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
 ) -> None:
     """What a change to TARGET may reach: items with impact type, paths and evidence, the frontier a
@@ -257,7 +262,7 @@ def impact(
         result = with_graph(db, lambda con: run_impact(con, target, change_type.upper(), depth=depth, budget=budget))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
-    print(to_json(result) if fmt == "json" else render_table(result))
+    print(to_json(result) if fmt == "json" else "\n".join(_safe(line) for line in render_table(result).splitlines()))
 
 
 @app.command("export")
@@ -423,7 +428,7 @@ def _demo_run(d, workdir: Path):
     db = workdir / "graph.duckdb"
     loaded = build(db, [ir])
     say(out, f"7. the relation graph: {len(loaded.loaded)} packages loaded into {db} and aligned across services "
-             f"({', '.join(f'{k} {v}' for k, v in loaded.aligned.items() if k != 'impact_edges')})")
+             f"({loaded.alignment_summary()})")
     for sql in ("SELECT src_service, dst_service, edge_kind, resolved, ambiguous, unresolved FROM service_dependencies "
                 "ORDER BY src_service NULLS LAST, dst_service NULLS LAST, edge_kind",
                 "SELECT code, coalesce(service_id, '-') AS service, urn, message FROM graph_findings "

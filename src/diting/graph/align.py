@@ -49,7 +49,8 @@ The rules, as SPEC §9 states them:
   pattern when it holds ``*`` or ``#``) — whose subscriber filter admits the publisher's event type
   is one RESOLVED row. The event type is the tag, else the folded payload class, else unknown. No
   filter or ``*`` admits everything; a filtering subscriber facing an unknown event type is
-  AMBIGUOUS (``TOPIC_ONLY``), as is a filter that is not a plain ``a || b`` tag list. A publisher no
+  AMBIGUOUS (``TOPIC_ONLY``), as is a filter that did not fold, an SQL92 selector, or a filter that
+  is not a plain ``a || b`` tag list. A publisher no
   subscriber admits gives a row with dst NULL, a subscriber no publisher feeds one with src NULL;
   both UNRESOLVED. Spring application events (``event://``) are in-process and are not aligned.
 * **DATA**: services share a table iff logical table and datasource are equal (an unknown datasource
@@ -67,6 +68,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+EDGE_KINDS = ("RPC", "HTTP", "MQ", "DATA")
 
 #: match_basis vocabulary: how a row was matched, or why it was not
 MATCH_BASIS = {
@@ -463,9 +466,13 @@ def event_type(attrs: dict[str, Any]) -> str | None:
     return attrs.get("tag") or attrs.get("event_type") or None
 
 
-def filter_admits(tag_filter: str | None, etype: str | None) -> bool | None:
+def filter_admits(tag_filter: str | None, etype: str | None, sub: dict[str, Any] | None = None) -> bool | None:
     """Whether a subscriber's filter admits an event type: True / False, None when it cannot be told
-    (a filter facing an unknown type, or a filter that is not a ``a || b`` tag list)."""
+    (a filter facing an unknown type, a filter that did not fold, an SQL92 selector, or a filter
+    that is not a ``a || b`` tag list). ``sub`` holds the SUBSCRIBES attributes."""
+    sub = sub or {}
+    if sub.get("tag_filter_resolution") not in (None, "RESOLVED") or sub.get("tag_filter_type") not in (None, "TAG"):
+        return None
     if tag_filter is None or tag_filter.strip() in ("", "*"):
         return True
     tags = [t.strip() for t in tag_filter.split("||")]
@@ -520,10 +527,11 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
         etype = event_type(attrs)
         out: list[tuple[dict[str, Any], str, str]] = []
         for s, how in targets:
-            admits = filter_admits(_attrs(s["rel_attrs"]).get("tag_filter"), etype)
+            sattrs = _attrs(s["rel_attrs"])
+            admits = filter_admits(sattrs.get("tag_filter"), etype, sattrs)
             if admits is False:
                 continue
-            filtered = _attrs(s["rel_attrs"]).get("tag_filter") not in (None, "", "*")
+            filtered = sattrs.get("tag_filter") not in (None, "", "*")
             if admits is None:
                 out.append((s, "AMBIGUOUS", "TOPIC_ONLY"))
             else:

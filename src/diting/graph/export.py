@@ -1,6 +1,6 @@
 """``diting export``: the graph's tables as Parquet, and the service graph as GraphML, DOT or Mermaid.
 
-Parquet: one file per table and view (``{name}.parquet``) in the output directory, written by
+Parquet: one file per table and view of the graph (``{name}.parquet``) in the output directory, written by
 DuckDB's ``COPY`` (JSON columns as text), for Spark, Trino or pandas. ``--service S`` keeps the rows of
 packages of that service (tables with a ``scan_id``) and the edges that touch it.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,13 @@ from diting.errors import UserError
 FORMATS = ("parquet", "graphml", "dot", "mermaid")
 UNKNOWN = "?"
 
-_PARQUET = ("packages", "entities", "relations", "segments", "config_bindings", "diagnostics", "branch_ledger",
-            "coverage", "alignment", "graph_findings", "impact_nodes", "impact_edges", "services", "entries", "contracts",
-            "cross_service_edges", "table_access", "service_dependencies")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """A service id or label as it may appear in a diagram file: control characters (a newline would
+    end a Mermaid line; XML forbids most of them) written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _service_graph(con, service: str | None) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
@@ -36,11 +41,13 @@ def _service_graph(con, service: str | None) -> tuple[list[tuple[str, dict[str, 
     for src, dst, kind, res, amb, unr, urns in con.execute(
             "SELECT src_service, dst_service, edge_kind, resolved, ambiguous, unresolved, urns FROM service_dependencies "
             "ORDER BY src_service NULLS LAST, dst_service NULLS LAST, edge_kind").fetchall():
-        src, dst = src or UNKNOWN, dst or UNKNOWN
+        src, dst = printable(src) if src else UNKNOWN, printable(dst) if dst else UNKNOWN
         if service is not None and service not in (src, dst):
             continue
         edges.append({"src": src, "dst": dst, "edge_kind": kind, "resolved": res, "ambiguous": amb,
-                      "unresolved": unr, "urns": list(urns or [])})
+                      "unresolved": unr, "urns": [printable(u) for u in urns or []]})
+    svc = [(printable(s), n, st) for s, n, st in svc]
+    service = printable(service) if service is not None else None
     nodes = [(s, {"packages": n, "status": st}) for s, n, st in svc
              if service is None or s == service or any(s in (e["src"], e["dst"]) for e in edges)]
     if any(UNKNOWN in (e["src"], e["dst"]) for e in edges):
@@ -99,12 +106,25 @@ def to_graphml(nodes, edges) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".export-", dir=path.parent)
+    """Write ``text`` to ``path`` through a temporary file beside it, with the mode a plain ``open``
+    would give (``mkstemp`` makes it 0600)."""
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory; give a file name (or '-' for standard output)")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".export-", dir=path.parent)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write there ({exc.strerror or exc})") from exc
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write there ({exc.strerror or exc})") from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -133,9 +153,22 @@ def _parquet(con, out: Path, service: str | None) -> list[Path]:
     if service is not None:
         if not con.execute("SELECT count(*) FROM packages WHERE service_id = ?", [service]).fetchone()[0]:
             raise UserError(f"no package of service {service!r} in the graph")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot create the directory ({exc.strerror or exc})") from exc
+    import duckdb
+    try:
+        return _parquet_files(con, out, service)
+    except duckdb.IOException as exc:
+        raise UserError(f"{out}: cannot write there ({str(exc).splitlines()[0]})") from exc
+
+
+def _parquet_files(con, out: Path, service: str | None) -> list[Path]:
+    names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                                       "ORDER BY table_name").fetchall()]
     written = []
-    for name in _PARQUET:
+    for name in names:
         cols = [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()]
         where = ""
         if service is not None:

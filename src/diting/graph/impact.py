@@ -29,6 +29,8 @@ WRITTEN_BY    a table → the mapper method that writes it (from the target only
 SHARES        a table → the same table in another service (writer → accessor)  alignment DATA
 GUARDS        a config key → the method whose branch it guards                  GUARDS
 CONFIGURES    a config key → the entity its binding configures                  config_bindings
+FIELD_READ    a configured field → each method of its class (the IR records no  CONTAINS
+              field reads: every method that could read it, POTENTIAL)
 ============  ===============================================================  =====================
 
 Impact types: each hop has a strength per change type (:data:`STRENGTH`; SUPPORTED — the change
@@ -37,7 +39,8 @@ of change does not travel this hop); an AMBIGUOUS hop is at most POTENTIAL. Dire
 upwards (through CALLER, INVOKES, HANDLES, PROVIDES, CONSUMES) does not go down into its callees,
 and what it writes or sends is POTENTIAL at most; a node reached through CALLEE never goes up — a
 valid path never returns to a caller it did not come from. A path
-is as strong as its weakest hop and an item as strong as its strongest path. ``--depth`` bounds the cross-service
+is as strong as its weakest hop and an item as strong as its strongest path; a walk does not go on
+from a DEPENDENCY_ONLY item. ``--depth`` bounds the cross-service
 hops (CONSUMES, DELIVERS, SHARES between two services) on a path; ``budget`` bounds the entities
 expanded. What a limit stops is the ``frontier``; ``enumeration_complete`` is true only with an empty
 frontier and no ``unknowns`` (unresolved calls that may call a reached method, remote calls the scan
@@ -59,9 +62,11 @@ IMPACT_ORDER = {"DEPENDENCY_ONLY": 0, "POTENTIAL": 1, "SUPPORTED": 2}
 CROSS_SERVICE_HOPS = {"CONSUMES", "DELIVERS", "SHARES"}
 #: hops towards what depends on a behaviour (callers, entries, consumers)
 UP_HOPS = {"CALLER", "INVOKES", "HANDLES", "PROVIDES", "CONSUMES"}
-#: a callee sees the caller's arguments; a node reached through it never goes up again (its other
-#: callers are not on a valid path), and a node reached upwards never goes down into callees (every
-#: callee of every caller is not what a change reaches)
+#: hops down into code that receives what the source passes (a callee its arguments, a handler its
+#: message or request); a node reached upwards never takes them (every callee of every caller is not
+#: what a change reaches)
+DOWN_HOPS = {"CALLEE", "RECEIVES"}
+#: a node reached through CALLEE never goes up again: its other callers are not on a valid path
 CALLEE_HOPS = {"CALLEE"}
 #: taken only from the target itself (every writer of a table whose column changes)
 START_ONLY_HOPS = {"WRITTEN_BY"}
@@ -172,6 +177,14 @@ SELECT 'GUARDS', scan_id, source_ref.record_id, scan_id, target_ref.record_id, '
        {{'scan_id': scan_id, 'record_id': record_id}}
 FROM rel WHERE kind = 'GUARDS' AND resolution_status = 'RESOLVED'
 UNION ALL
+SELECT DISTINCT 'FIELD_READ', b.scan_id, b.consumer_ref.record_id, b.scan_id, cm.target_ref.record_id, 'RESOLVED',
+       {{'scan_id': b.scan_id, 'record_id': cm.record_id}}
+FROM config_bindings b JOIN cur USING (scan_id)
+JOIN rel cf ON cf.scan_id = b.scan_id AND cf.kind = 'CONTAINS' AND cf.target_ref.record_id = b.consumer_ref.record_id
+JOIN rel cm ON cm.scan_id = b.scan_id AND cm.kind = 'CONTAINS' AND cm.source_ref = cf.source_ref
+     AND cm.target_ref.record_id LIKE 'method:%'
+WHERE b.consumer_ref.record_id LIKE 'field:%'
+UNION ALL
 SELECT DISTINCT 'CONFIGURES', b.scan_id, k.record_id, b.scan_id, b.consumer_ref.record_id, 'RESOLVED',
        {{'scan_id': b.scan_id, 'record_id': b.record_id}}
 FROM config_bindings b JOIN cur USING (scan_id)
@@ -185,6 +198,9 @@ IMPACT_DDL = (
     # the hops between them, sorted by source node (a walk reads them a level at a time)
     """CREATE TABLE IF NOT EXISTS impact_edges (src INTEGER, hop VARCHAR, dst INTEGER, status VARCHAR,
     cross_package BOOLEAN, evidence STRUCT(scan_id VARCHAR, record_id VARCHAR))""",
+    # each package's node range (nodes are numbered in scan_id order) and which packages a hop joins
+    """CREATE TABLE IF NOT EXISTS impact_packages (scan_id VARCHAR, lo INTEGER, hi INTEGER)""",
+    """CREATE TABLE IF NOT EXISTS impact_package_hops (src_scan VARCHAR, dst_scan VARCHAR, hop VARCHAR)""",
     # call sites the scan left UNRESOLVED, by the name and arity they were looking for
     """CREATE TABLE IF NOT EXISTS impact_unresolved_calls (scan_id VARCHAR, record_id VARCHAR, name VARCHAR,
     arity INTEGER)""",
@@ -196,7 +212,8 @@ def materialise(con) -> int:
     packages (inside the caller's transaction); returns the number of hops."""
     for ddl in IMPACT_DDL:
         con.execute(ddl)
-    for table in ("impact_edges", "impact_nodes", "impact_unresolved_calls"):
+    for table in ("impact_edges", "impact_nodes", "impact_packages", "impact_package_hops",
+                  "impact_unresolved_calls"):
         con.execute(f"DELETE FROM {table}")
     con.execute("CREATE TEMP TABLE _hops (c1 VARCHAR, c2 VARCHAR, c3 VARCHAR, c4 VARCHAR, c5 VARCHAR, c6 VARCHAR, "
                 "c7 STRUCT(scan_id VARCHAR, record_id VARCHAR))")
@@ -213,6 +230,12 @@ def materialise(con) -> int:
         JOIN impact_nodes d ON d.scan_id = h.c4 AND d.record_id = h.c5
         ORDER BY s.node, h.c1, d.node""")
     con.execute("DROP TABLE _hops")
+    con.execute("INSERT INTO impact_packages SELECT scan_id, min(node), max(node) FROM impact_nodes GROUP BY 1 "
+                "ORDER BY 1")
+    con.execute("""INSERT INTO impact_package_hops
+        SELECT DISTINCT s.scan_id, d.scan_id, e.hop FROM impact_edges e
+        JOIN impact_nodes s ON s.node = e.src JOIN impact_nodes d ON d.node = e.dst
+        WHERE e.cross_package ORDER BY ALL""")
     con.execute("""INSERT INTO impact_unresolved_calls
         SELECT r.scan_id, r.record_id, r.match_keys->>'name', TRY_CAST(r.match_keys->>'arity' AS INTEGER)
         FROM relations r JOIN packages p ON p.scan_id = r.scan_id AND p.is_current
@@ -223,17 +246,19 @@ def materialise(con) -> int:
 Node = int
 
 
+#: a walk state: a node and the directions still open to it — (node, can_up, can_go_down, upward)
+State = tuple[Node, bool, bool, bool]
+
+
 @dataclass
 class _Reach:
-    """How a node was reached: its impact strength, cross-service hops, and up to three parents
-    ``(parent node, hop, status, evidence ref)``."""
+    """How a state was reached: its impact strength, cross-service hops, and up to three parents
+    ``(parent state, hop, status, evidence ref)``."""
 
     strength: int
     depth: int
-    can_up: bool  # may continue through UP_HOPS
-    can_callee: bool  # may continue through CALLEE_HOPS
-    upward: bool  # reached through an UP hop only: its data hops are POTENTIAL at most
-    parents: list[tuple[Node, str, str, dict[str, str] | None]] = field(default_factory=list)
+    parents: list[tuple[State, str, str, dict[str, str] | None]] = field(default_factory=list)
+    steps: int = 0  # hops on the best path
 
 
 def _targets(con, target: str) -> list[tuple[str, str]]:
@@ -278,57 +303,57 @@ def impact(con, target: str, change_type: str, depth: int = 2, budget: int = 20_
     start_refs = [(a, b) for _, a, b in start_rows] or _targets(con, target)
     starts: list[Node] = [r[0] for r in start_rows]
     strength = STRENGTH[change_type]
-    reach: dict[Node, _Reach] = {s: _Reach(IMPACT_ORDER[S], 0, True, True, False) for s in starts}
+    # the walk runs over states, so that each path it reports is one the direction rules allow
+    first: list[State] = [(n, True, True, False) for n in starts]
+    reach: dict[State, _Reach] = {st: _Reach(IMPACT_ORDER[S], 0) for st in first}
     start_set = set(starts)
-    queue: deque[Node] = deque(starts)
+    queue: deque[State] = deque(first)
     frontier: list[tuple[Node, str, Node | None, str | None]] = []  # (node, reason, from, hop)
     expanded = 0
     adjacency = _neighbourhood(con, starts, depth)
     while queue:
-        level = []
-        while queue and expanded + len(level) < budget:
-            level.append(queue.popleft())
-        expanded += len(level)
-        if not level:
+        if expanded >= budget:
             break
-        for src, hop, dst, status, cross, ev in (e for n in level for e in adjacency.get(n, ())):
-            if hop in START_ONLY_HOPS and src not in start_set:
+        state = queue.popleft()
+        expanded += 1
+        src, can_up, can_down, upward = state
+        r = reach[state]
+        for _, hop, dst, status, cross, ev in adjacency.get(src, ()):
+            up = hop in UP_HOPS
+            if (hop in START_ONLY_HOPS and src not in start_set) or (up and not can_up) or \
+                    (hop in DOWN_HOPS and not can_down) or dst in start_set:
                 continue
-            r = reach[src]
-            up, callee = hop in UP_HOPS, hop in CALLEE_HOPS
-            if (up and not r.can_up) or (callee and not r.can_callee) or dst in start_set:
-                continue
-            can_up, can_callee, upward = not callee, not up, up
             s = min(r.strength, IMPACT_ORDER[strength.get(hop, P)])
-            if status != "RESOLVED" or (r.upward and not up):
+            if status != "RESOLVED" or (upward and not up):
                 s = min(s, IMPACT_ORDER[P])
             d = r.depth + (1 if hop in CROSS_SERVICE_HOPS and cross else 0)
             if d > depth:
                 frontier.append((dst, "DEPTH", src, hop))
                 continue
-            parent = (src, hop, status, dict(ev) if ev else None)
-            cur = reach.get(dst)
+            nxt: State = (dst, hop not in CALLEE_HOPS, not up, up)
+            parent = (state, hop, status, dict(ev) if ev else None)
+            cur = reach.get(nxt)
+            # a DEPENDENCY_ONLY item depends on the change without being changed: what depends on it
+            # is not reached through it
+            grow = s > IMPACT_ORDER[D]
             if cur is None:
-                reach[dst] = _Reach(s, d, can_up, can_callee, upward, [parent])
-                queue.append(dst)
-                continue
-            grows = (can_up and not cur.can_up) or (can_callee and not cur.can_callee) or (cur.upward and not upward)
-            cur.can_up, cur.can_callee = cur.can_up or can_up, cur.can_callee or can_callee
-            cur.upward = cur.upward and upward
-            if s > cur.strength or (s == cur.strength and d < cur.depth):
-                cur.strength, cur.depth = s, d
-                cur.parents = [parent] + [p for p in cur.parents if p[0] != src][:max_paths - 1]
-                queue.append(dst)
-            elif grows:  # reached again in a new direction: expand it again
-                queue.append(dst)
-            elif len(cur.parents) < max_paths and all(p[0] != src for p in cur.parents) and s == cur.strength:
+                reach[nxt] = _Reach(s, d, [parent], r.steps + 1)
+                if grow:
+                    queue.append(nxt)
+            elif s > cur.strength or (s == cur.strength and d < cur.depth):
+                cur.strength, cur.depth, cur.steps = s, d, r.steps + 1
+                cur.parents = [parent] + [p for p in cur.parents if p[0] != state][:max_paths - 1]
+                if grow:
+                    queue.append(nxt)
+            elif s == cur.strength and len(cur.parents) < max_paths and all(p[0] != state for p in cur.parents):
                 cur.parents.append(parent)
-    frontier += [(n, "BUDGET", None, None) for n in queue]
+    frontier += [(st[0], "BUDGET", None, None) for st in queue]
     # a node a limit stopped on one path but reached on another is not unexpanded; one row per node
+    reached_nodes = {st[0] for st in reach}
     seen: set[tuple[Node, str]] = set()
     kept = []
     for f in frontier:
-        if (f[0], f[1]) in seen or (f[1] == "DEPTH" and f[0] in reach):
+        if (f[0], f[1]) in seen or (f[1] == "DEPTH" and f[0] in reached_nodes):
             continue
         seen.add((f[0], f[1]))
         kept.append(f)
@@ -346,20 +371,40 @@ def _neighbourhood(con, starts: list[Node], depth: int) -> dict[Node, list[tuple
     ``(src, hop, dst, status, cross_package, evidence)`` in (hop, dst) order."""
     if not starts:
         return {}
+    # the packages a walk of this depth can enter, and so the node ranges whose hops it reads: the
+    # recursive join then reads those rows only (nodes are numbered in scan_id order)
+    scans = {r[0] for r in con.execute("SELECT DISTINCT n.scan_id FROM impact_nodes n JOIN "
+                                       "(SELECT unnest($s) AS s) f ON f.s = n.node", {"s": starts}).fetchall()}
+    hops: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for a, b, hop in con.execute("SELECT src_scan, dst_scan, hop FROM impact_package_hops").fetchall():
+        hops[a].append((b, hop))
+    best = {sc: 0 for sc in scans}
+    todo = deque(sorted(scans))
+    while todo:
+        sc = todo.popleft()
+        for nxt, hop in hops.get(sc, ()):
+            d = best[sc] + (1 if hop in CROSS_SERVICE_HOPS else 0)
+            if d <= depth and d < best.get(nxt, depth + 1):
+                best[nxt] = d
+                todo.append(nxt)
+    ranges = con.execute("SELECT lo, hi FROM impact_packages p JOIN (SELECT unnest($p) AS p) f ON f.p = p.scan_id "
+                         "ORDER BY 1", {"p": sorted(best)}).fetchall()
+    within = " OR ".join(f"src BETWEEN {int(lo)} AND {int(hi)}" for lo, hi in ranges) or "false"
     cross = (f"CASE WHEN e.hop IN ({_sql_list(CROSS_SERVICE_HOPS)}) AND e.cross_package THEN 1 ELSE 0 END")
     rows = con.execute(
-        f"""WITH RECURSIVE walk(node, can_up, can_callee, depth) AS (
+        f"""WITH RECURSIVE e_in AS MATERIALIZED (SELECT * FROM impact_edges WHERE {within}),
+           walk(node, can_up, can_callee, depth) AS (
                SELECT unnest($s), true, true, 0
                UNION
                SELECT e.dst, e.hop NOT IN ({_sql_list(CALLEE_HOPS)}), e.hop NOT IN ({_sql_list(UP_HOPS)}),
                       w.depth + {cross}
-               FROM walk w JOIN impact_edges e ON e.src = w.node
+               FROM walk w JOIN e_in e ON e.src = w.node
                WHERE (w.can_up OR e.hop NOT IN ({_sql_list(UP_HOPS)}))
-                 AND (w.can_callee OR e.hop NOT IN ({_sql_list(CALLEE_HOPS)}))
+                 AND (w.can_callee OR e.hop NOT IN ({_sql_list(DOWN_HOPS)}))
                  AND (e.hop NOT IN ({_sql_list(START_ONLY_HOPS)}) OR list_contains($s, w.node))
                  AND NOT list_contains($s, e.dst) AND w.depth + {cross} <= $d)
            SELECT e.src, e.hop, e.dst, e.status, e.cross_package, e.evidence
-           FROM impact_edges e JOIN (SELECT DISTINCT node FROM walk) r ON r.node = e.src
+           FROM e_in e JOIN (SELECT DISTINCT node FROM walk) r ON r.node = e.src
            ORDER BY 1, 2, 3""", {"s": starts, "d": depth}).fetchall()
     adjacency: dict[Node, list[tuple]] = defaultdict(list)
     for r in rows:
@@ -387,17 +432,17 @@ def _ref(info: dict[Node, dict[str, Any]], n: Node) -> dict[str, str]:
     return {"scan_id": info[n]["scan_id"], "record_id": info[n]["record_id"]}
 
 
-def _path(reach: dict[Node, _Reach], info: dict[Node, dict[str, Any]], node: Node,
+def _path(reach: dict[State, _Reach], info: dict[Node, dict[str, Any]], state: State,
           first: int) -> list[dict[str, Any]] | None:
-    """The hops from a start to ``node``, leaving it through its ``first``-th parent, then through
-    each node's best parent; None when that parent's own path runs through ``node`` (an alternate
+    """The hops from a start to ``state``, leaving it through its ``first``-th parent, then through
+    each state's best parent; None when that parent's own path runs through ``state`` (an alternate
     parent found later, downstream of it)."""
     steps: list[dict[str, Any]] = []
-    seen = {node}
-    cur, k = node, first
+    seen = {state}
+    cur, k = state, first
     while reach[cur].parents:
         src, hop, status, ev = reach[cur].parents[k]
-        steps.append({"hop": hop, "from": _ref(info, src), "to": _ref(info, cur), "status": status,
+        steps.append({"hop": hop, "from": _ref(info, src[0]), "to": _ref(info, cur[0]), "status": status,
                       "evidence_ref": ev})
         if src in seen:
             return None
@@ -435,20 +480,35 @@ def _unknowns(con, info: dict[Node, dict[str, Any]], reached: list[Node]) -> lis
 
 
 def _report(con, target: str, change_type: str, depth: int, start_refs: list[tuple[str, str]], starts: list[Node],
-            reach: dict[Node, _Reach], frontier: list[tuple[Node, str, Node | None, str | None]],
+            reach: dict[State, _Reach], frontier: list[tuple[Node, str, Node | None, str | None]],
             max_paths: int) -> dict[str, Any]:
     names = {v: k for k, v in IMPACT_ORDER.items()}
     start_set = set(starts)
-    reached = sorted(n for n in reach if n not in start_set)
-    info = _describe(con, list(reach) + [f[0] for f in frontier] + [f[2] for f in frontier if f[2] is not None])
+    by_node: dict[Node, list[State]] = defaultdict(list)
+    for st in reach:
+        if st[0] not in start_set:
+            by_node[st[0]].append(st)
+    reached = sorted(by_node)
+    info = _describe(con, [st[0] for st in reach] + [f[0] for f in frontier] + [f[2] for f in frontier if f[2] is not None])
     items = []
     for n in reached:
-        r = reach[n]
-        paths = [p for p in (_path(reach, info, n, k) for k in range(len(r.parents))) if p is not None][:max_paths]
+        # an item is as strong as its strongest state; its paths come from its best states
+        states = sorted(by_node[n], key=lambda st: (-reach[st].strength, reach[st].depth, reach[st].steps, st))
+        best = reach[states[0]]
+        paths: list[list[dict[str, Any]]] = []
+        for st in states:
+            if reach[st].strength < best.strength:
+                break
+            for k in range(len(reach[st].parents)):
+                p = _path(reach, info, st, k)
+                if p is not None and p not in paths:
+                    paths.append(p)
+        paths = paths[:max_paths]
         evidence = sorted({(s["evidence_ref"]["scan_id"], s["evidence_ref"]["record_id"])
                            for p in paths for s in p if s["evidence_ref"]})
-        items.append({"target": info[n], "impact_type": names[r.strength], "cross_service_hops": r.depth,
-                      "paths": paths, "evidence_refs": [{"scan_id": a, "record_id": b} for a, b in evidence]})
+        items.append({"target": info[n], "impact_type": names[best.strength],
+                      "cross_service_hops": min(reach[st].depth for st in states), "paths": paths,
+                      "evidence_refs": [{"scan_id": a, "record_id": b} for a, b in evidence]})
     items.sort(key=lambda it: (it["target"]["scan_id"], it["target"]["record_id"]))
     front = []
     for node, reason, src, hop in frontier:
@@ -468,27 +528,39 @@ def _report(con, target: str, change_type: str, depth: int, start_refs: list[tup
             "summary": {k: dict(sorted(v.items())) for k, v in sorted(by_service.items())}}
 
 
+def label(t: dict[str, Any]) -> str:
+    """How an item reads in a table: a contract with its parameters, an entry with its handler, a
+    method without its module."""
+    stable = t.get("stable_id") or t.get("record_id") or "?"
+    if t.get("kind") == "CONTRACT":
+        return stable.split(":", 1)[-1]
+    if t.get("kind") == "ENTRY":
+        return f"{t.get('urn')} -> {stable.rsplit('/', 1)[-1]}"
+    if t.get("kind") in ("METHOD", "FIELD", "TYPE"):
+        return stable.split("/", 1)[-1]
+    return t.get("urn") or stable
+
+
 def render_table(result: dict[str, Any]) -> str:
     """A readable summary: items by service and impact type, then frontier and unknowns."""
     lines = [f"impact of a {result['change_type']} change to {result['target']} (depth {result['depth']}; "
              f"{len(result['start'])} start entit{'y' if len(result['start']) == 1 else 'ies'})"]
     if not result["items"]:
         lines.append("no path found from the target — this is not evidence of no impact")
-    kinds_shown = {"ENTRY", "CONTRACT", "TOPIC", "TABLE", "CACHE_KEY", "CONFIG_KEY"}
-    if sum(1 for it in result["items"] if it["target"].get("kind") == "METHOD") <= 20:
-        kinds_shown.add("METHOD")
-    for it in sorted(result["items"], key=lambda i: (-IMPACT_ORDER[i["impact_type"]],
-                                                      i["target"].get("service_id", ""), i["target"].get("kind", ""),
-                                                      i["target"].get("stable_id", ""))):
+    few_methods = sum(1 for it in result["items"] if it["target"].get("kind") == "METHOD") <= 20
+
+    def shown(it: dict[str, Any]) -> bool:
+        return it["target"].get("kind") != "METHOD" or few_methods or it["impact_type"] == "SUPPORTED"
+
+    rows = [it for it in result["items"] if shown(it)]
+    for it in sorted(rows, key=lambda i: (-IMPACT_ORDER[i["impact_type"]], i["target"].get("service_id") or "",
+                                          i["target"].get("kind") or "", label(i["target"]))):
         t = it["target"]
-        if t.get("kind") not in kinds_shown:
-            continue
         hops = " > ".join(s["hop"] for s in it["paths"][0]) if it["paths"] else ""
-        lines.append(f"  {it['impact_type']:<15} {t.get('service_id', '?'):<24} {t.get('kind', '?'):<9} "
-                     f"{t.get('urn') or t.get('stable_id')}  [{hops}]")
-    shown = sum(1 for it in result["items"] if it["target"].get("kind") in kinds_shown)
-    lines.append(f"{len(result['items'])} item(s) reached, {shown} shown (--format json lists every item with its "
-                 "paths and evidence)")
+        lines.append(f"  {it['impact_type']:<15} {t.get('service_id') or '?':<24} {t.get('kind') or '?':<9} "
+                     f"{label(t)}  [{hops}]")
+    lines.append(f"{len(result['items'])} item(s) reached, {len(rows)} shown (methods only when SUPPORTED or few; "
+                 "--format json lists every item with its paths and evidence)")
     for svc, counts in result["summary"].items():
         lines.append(f"  {svc}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     lines.append(f"frontier: {len(result['frontier'])} unexpanded; unknowns: {len(result['unknowns'])}; "

@@ -17,6 +17,7 @@ other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,8 @@ SHARED = {"segments"}
 PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
     scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
-    analyzer_version VARCHAR, package_dir VARCHAR, is_current BOOLEAN NOT NULL, load_seq INTEGER NOT NULL)"""
+    analyzer_version VARCHAR, package_dir VARCHAR, manifest_sha256 VARCHAR, is_current BOOLEAN NOT NULL,
+    load_seq INTEGER NOT NULL)"""
 
 
 @dataclass
@@ -78,6 +80,17 @@ class LoadResult:
     replaced: list[str]
     #: alignment rows by edge kind and estate findings by code, over the current packages
     aligned: dict[str, int] = field(default_factory=dict)
+    #: impact hops materialised over the current packages
+    hops: int = 0
+    #: copies of a package named more than once in the run (same scan_id, same files), skipped
+    duplicates: int = 0
+
+    def alignment_summary(self) -> str:
+        """``cross-service edges: RPC n, …; findings: CODE n, …; impact hops: n``."""
+        from diting.graph.align import EDGE_KINDS
+        edges = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k in EDGE_KINDS) or "none"
+        findings = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k not in EDGE_KINDS) or "none"
+        return f"cross-service edges: {edges}; findings: {findings}; impact hops: {self.hops}"
 
 
 def package_dirs(paths: list[Path]) -> list[Path]:
@@ -188,6 +201,8 @@ def _create(con) -> None:
 def connect(db: Path, read_only: bool = False):
     """A DuckDB connection to ``db``; raises :class:`UserError` when it cannot be opened."""
     import duckdb
+    if db.is_dir():
+        raise UserError(f"{db}: is a directory, not a graph database file")
     if read_only and not db.is_file():
         raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
     try:
@@ -209,57 +224,133 @@ def with_graph(db: Path, fn):
         con.close()
 
 
-def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False) -> LoadResult:
-    """Load the packages under ``paths`` into ``db`` (see the module docstring).
+def _check_schema(con, db: Path) -> None:
+    """Refuse a database whose tables are not this version's graph tables (another tool's file, or a
+    graph an older diting built): loading into it would fail half-way or mix meanings."""
+    expected: dict[str, list[str]] = {"packages": [c.split()[0] for c in
+                                                   PACKAGES_DDL.split("(", 1)[1].rsplit(")", 1)[0].split(",")]}
+    for table, cols in TABLES.values():
+        expected[table] = (["repo_id", "commit_sha"] if table in SHARED else ["scan_id"]) + list(cols)
+    present = {name: kind for name, kind in con.execute(
+        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    for name, kind in present.items():
+        if name in VIEWS and kind != "VIEW" or name in expected and kind != "BASE TABLE":
+            raise UserError(f"{db}: not a diting graph database ({name} is a {kind.lower()} here); build into a new "
+                            "--db file")
+    for name, cols in expected.items():
+        if name in present:
+            have = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE "
+                                              "table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
+                                              [name]).fetchall()]
+            if have != [c.strip('"') for c in cols]:
+                raise UserError(f"{db}: not a graph database of this diting version (table {name} has other columns); "
+                                "build into a new --db file")
 
-    Raises :class:`UserError` for a path that is no package, a package that does not verify, two
-    packages of one (service, profile set, label) in one run, or a current package that would be
-    replaced without ``replace``; the database is then unchanged."""
+
+def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict[str, Any], str, str]], int]:
+    """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256)]`` once per
+    scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
+    import hashlib
     from diting.ir.verify import verify_package
-    pkgs = package_dirs(paths)
-    manifests: list[tuple[Path, dict[str, Any], str]] = []
-    for pkg in pkgs:
+    out: list[tuple[Path, dict[str, Any], str, str]] = []
+    seen: dict[str, tuple[Path, str]] = {}
+    duplicates = 0
+    for pkg in package_dirs(paths):
         findings = verify_package(pkg, deep=deep)
         if findings:
             raise UserError(f"{pkg}: the package does not verify ({len(findings)} finding(s), first: {findings[0]}); "
                             "nothing was loaded")
-        manifests.append((pkg, json.loads((pkg / "manifest.json").read_text(encoding="utf-8")), _profile_set(pkg)))
-    keys: dict[tuple[str, str], str] = {}
-    for pkg, m, prof in manifests:
+        raw = (pkg / "manifest.json").read_bytes()
+        m, digest = json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+        if m["scan_id"] in seen:
+            if seen[m["scan_id"]][1] != digest:
+                raise UserError(f"{pkg} and {seen[m['scan_id']][0]} claim one scan_id ({m['scan_id']}) with different "
+                                "files: one of them was altered after the scan; nothing was loaded")
+            duplicates += 1
+            continue
+        seen[m["scan_id"]] = (pkg, digest)
+        out.append((pkg, m, _profile_set(pkg), digest))
+    keys: dict[tuple[str, str], Path] = {}
+    for pkg, m, prof, _ in out:
         key = (m["service_id"], prof)
-        if key in keys and keys[key] != m["scan_id"]:
-            raise UserError(f"two packages of service {m['service_id']} (profiles {prof}) in one build: {pkg} and "
-                            f"another; load one of them (or give them labels in separate builds)")
-        keys[key] = m["scan_id"]
+        if key in keys:
+            raise UserError(f"two packages of service {m['service_id']} (profiles {prof}) in one build: {keys[key]} and "
+                            f"{pkg}; load one of them (or give them labels in separate builds)")
+        keys[key] = pkg
+    return out, duplicates
+
+
+def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False) -> LoadResult:
+    """Load the packages under ``paths`` into ``db`` (see the module docstring).
+
+    Raises :class:`UserError` for a path that is no package, a package that does not verify or
+    cannot be loaded (bad records the default check does not read), two packages of one (service,
+    profile set) in one run, a current package that would be replaced without ``replace``, or a
+    database that is not a graph database of this version; the database is then unchanged (a
+    database file the build created is removed). ``KeyboardInterrupt`` is re-raised after the
+    rollback."""
+    import duckdb
+    manifests, duplicates = _read_packages(paths, deep)
+    existed = db.exists()
     con = connect(db)
+    ok = False
     try:
-        _create(con)
+        _check_schema(con, db)
         con.execute("BEGIN TRANSACTION")
         try:
+            _create(con)
             result = _load(con, manifests, replace, label)
+            result.duplicates = duplicates
             from diting.graph.align import realign
             from diting.graph.impact import materialise
             result.aligned = realign(con)
-            result.aligned["impact_edges"] = materialise(con)
+            result.hops = materialise(con)
             con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
+            ok = True
+        except BaseException as exc:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the transaction is already gone (an interrupt during COMMIT)
+            if isinstance(exc, duckdb.InterruptException):
+                raise KeyboardInterrupt from exc
+            if isinstance(exc, duckdb.Error):
+                raise UserError(f"{db}: the packages could not be loaded ({str(exc).splitlines()[0]}); nothing was "
+                                "loaded — 'diting verify --deep' on the packages says which record is bad") from exc
             raise
     finally:
         con.close()
+        if not ok and not existed:
+            for f in (db, db.with_name(db.name + ".wal")):
+                f.unlink(missing_ok=True)
     return result
 
 
-def _load(con, manifests: list[tuple[Path, dict[str, Any], str]], replace: bool, label: str) -> LoadResult:
+#: the tables holding a package's own records (deleted when another package of its scan_id replaces it)
+PER_PACKAGE = [t for t, _ in TABLES.values() if t not in SHARED] + ["coverage"]
+
+
+def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: bool, label: str) -> LoadResult:
     seq = con.execute("SELECT coalesce(max(load_seq), 0) + 1 FROM packages").fetchone()[0]
     loaded, unchanged, replaced = [], [], []
-    for pkg, m, prof in manifests:
+    for pkg, m, prof, digest in manifests:
         scan_id = m["scan_id"]
-        if con.execute("SELECT count(*) FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]:
-            current = con.execute("SELECT is_current FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]
-            if current:
-                unchanged.append(scan_id)
-                continue
+        row = con.execute("SELECT is_current, label, manifest_sha256 FROM packages WHERE scan_id = ?",
+                          [scan_id]).fetchone()
+        if row is not None and row[2] != digest:
+            # the same identity, other files: one of the two copies was altered after its scan
+            if not replace:
+                raise UserError(f"{pkg}: another package with scan_id {scan_id} is loaded and its files differ (one "
+                                "of them was altered after the scan); pass --replace to load this one instead; "
+                                "nothing was loaded")
+            for table in PER_PACKAGE:
+                con.execute(f"DELETE FROM {table} WHERE scan_id = ?", [scan_id])
+            con.execute("DELETE FROM packages WHERE scan_id = ?", [scan_id])
+            replaced.append(scan_id)
+            row = None
+        if row is not None and row[0] and row[1] == label:
+            unchanged.append(scan_id)
+            continue
         others = [r[0] for r in con.execute(
             "SELECT scan_id FROM packages WHERE service_id = ? AND profile_set = ? AND label = ? AND is_current "
             "AND scan_id <> ?", [m["service_id"], prof, label, scan_id]).fetchall()]
@@ -270,13 +361,14 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str]], replace: bool,
         for old in others:
             con.execute("UPDATE packages SET is_current = false WHERE scan_id = ?", [old])
             replaced.append(old)
-        if con.execute("SELECT count(*) FROM packages WHERE scan_id = ?", [scan_id]).fetchone()[0]:
-            con.execute("UPDATE packages SET is_current = true, load_seq = ? WHERE scan_id = ?", [seq, scan_id])
+        if row is not None:  # loaded before: current again, under the label asked for now
+            con.execute("UPDATE packages SET is_current = true, label = ?, load_seq = ? WHERE scan_id = ?",
+                        [label, seq, scan_id])
             loaded.append(scan_id)
             continue
-        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
+        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
                     [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
-                     m["input_digest"], m["analyzer_version"], str(pkg.resolve()), seq])
+                     m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq])
         for fname, (table, cols) in TABLES.items():
             path = pkg / fname
             if not path.is_file() or path.stat().st_size == 0:
@@ -294,6 +386,15 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str]], replace: bool,
         cov = (pkg / "coverage.json").read_text(encoding="utf-8")
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
         loaded.append(scan_id)
+    # a record_id twice in one package (the default check reads counts, not records): one pass per table
+    for fname, (table, _) in TABLES.items():
+        if table in SHARED or not loaded:
+            continue
+        dup = con.execute(f"SELECT scan_id, record_id FROM {table} WHERE scan_id IN (SELECT unnest(?)) "
+                          "GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 1", [loaded]).fetchone()
+        if dup:
+            raise UserError(f"package {dup[0]}: record_id {dup[1]} appears more than once in {fname} ('diting verify "
+                            "--deep' reports it); nothing was loaded")
     return LoadResult(loaded, unchanged, replaced)
 
 
@@ -324,10 +425,20 @@ def saved_queries() -> dict[str, SavedQuery]:
 
 
 def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[list[str], list[tuple]]:
-    """Run ``sql`` on a read-only connection with ``$name`` parameters; returns column names and
-    rows. A SQL error is a :class:`UserError` with DuckDB's first line."""
+    """Run ``sql`` on a read-only connection with ``$name`` parameters (no file, network or extension
+    access); returns column names and rows. A SQL error, or a parameter the SQL does not use or
+    lacks, is a :class:`UserError` with DuckDB's first line."""
+    used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", sql))
+    if used - set(params or {}):
+        raise UserError("the query needs " + ", ".join(f"--param {n}=VALUE" for n in sorted(used - set(params or {}))))
+    if set(params or {}) - used:
+        raise UserError("the query has no parameter " + ", ".join(f"${n}" for n in sorted(set(params or {}) - used)))
     import duckdb
     con = connect(db, read_only=True)
+    # the SQL may come from anyone (a shared recipe, a wrapper service): no files, no attached
+    # databases, no extensions, and no way to turn that back on
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     try:
         cur = con.execute(sql, params) if params else con.execute(sql)
         return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()

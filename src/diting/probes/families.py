@@ -659,8 +659,16 @@ class Families(PackageProbes):
                    group: list[str], also_read: list[ResolvedText] | None = None) -> None:
         """An MQ_CONSUMER entry and its SUBSCRIBES; the config keys of its topic, tag filter and
         consumer group (``also_read``) are bound to the entry."""
-        attrs = {"protocol": proto, "tag_filter": tags[0] if tags else None,
-                 "consumer_group": group[0] if group else None}
+        attrs: dict[str, Any] = {"protocol": proto, "tag_filter": tags[0] if tags else None,
+                                 "consumer_group": group[0] if group else None}
+        unfolded = next((r for r in self.role(c, "tag") if r.value is None), None)
+        if not tags and unfolded is not None:  # a filter that does not fold is unknown, not absent
+            attrs.update(tag_filter_resolution="UNKNOWN", tag_filter_expression=unfolded.expression)
+        kinds = self.role(c, "selector_type")
+        if kinds:  # an enum constant (SelectorType.SQL92): its name is the value
+            text = kinds[0].value or kinds[0].expression or ""
+            name = text.rsplit(".", 1)[-1]
+            attrs["tag_filter_type"] = name if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) else "UNKNOWN"
         # redelivery of a failed message: the declared retries; a RocketMQ group's messages go to its
         # dead-letter topic %DLQ%{group} after the last retry (16 unless declared)
         retries = [r.value for r in self.role(c, "retries") if r.value is not None]

@@ -24,7 +24,7 @@ Role = Literal[
     # diting additions
     "name", "qualifier", "schema", "keep_prefix", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
     "default", "prefix", "fixed_rate", "fixed_delay", "initial_delay", "enabled", "job_name", "event_type",
-    "listener", "class", "value", "required", "primary", "expression", "ignore_missing",
+    "listener", "class", "value", "required", "primary", "expression", "ignore_missing", "selector_type",
 ]
 
 #: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
