@@ -397,3 +397,31 @@ def test_an_unknown_or_sql92_filter_is_ambiguous_never_open():
     rows, _ = e.align()
     assert sorted((r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows) == [
         ("a", "AMBIGUOUS", "TOPIC_ONLY"), ("b", "AMBIGUOUS", "TOPIC_ONLY")]
+
+
+def test_a_delay_queue_dead_letters_to_its_consumer():
+    """The delay-queue pattern: sends go to a TTL queue nobody consumes, whose dead-letter exchange
+    and key lead to the queue the consumer listens on."""
+    e = Estate()
+    portal = e.package("portal")
+    e.publish(portal, "amqp://order.ttl.x/order.cancel.ttl")
+    for src, dst, attrs in (("amqp://order.ttl.x/order.cancel.ttl", "amqp-queue://order.cancel.ttl", {}),
+                            ("amqp-queue://order.cancel.ttl", "amqp://order.x/order.cancel", {"dead_letter": True}),
+                            ("amqp://order.x/order.cancel", "amqp-queue://order.cancel", {})):
+        a = e.entity(portal, f"topic:{src}", "TOPIC", urn=src)
+        b = e.entity(portal, f"topic:{dst}", "TOPIC", urn=dst)
+        e.relation(portal, "BINDS_TO", a["record_id"], b["record_id"], attributes=attrs)
+    e.entity(portal, "entry:cancel", "ENTRY", entry_kind="MQ_CONSUMER", urn="amqp-queue://order.cancel")
+    e.relation(portal, "SUBSCRIBES", "entry:cancel", "topic:amqp-queue://order.cancel", attributes={})
+    rows, findings = e.align()
+    assert [(r["dst_ref"]["record_id"], r["resolution_status"], r["match_basis"]) for r in rows] == [
+        ("entry:cancel", "RESOLVED", "RABBIT_DEAD_LETTER")]
+    assert findings == []
+    # a route without a key keeps the message's own routing key; routes that loop end
+    routes = align.RabbitRoutes()
+    routes.add("amqp://x/k", "amqp-queue://q1")
+    routes.add("amqp-queue://q1", "amqp://y/", keeps_key=True)
+    routes.add("amqp://y/k", "amqp-queue://q2")
+    routes.add("amqp-queue://q2", "amqp://x/k")
+    assert routes.queues("amqp://x/k") == [("amqp-queue://q1", "RABBIT_BINDING"),
+                                           ("amqp-queue://q2", "RABBIT_DEAD_LETTER")]

@@ -64,6 +64,11 @@ def test_mall_swarm_feign_calls_and_a_mutated_path(tmp_path):
                         "JOIN entities c ON c.scan_id = a.src_node_ref.scan_id AND c.record_id = a.src_node_ref.record_id "
                         "WHERE a.edge_kind = 'HTTP'")
     assert len(rows) == 7 and all(r[0] == r[1] and r[2] == r[3] for r in rows)
+    # the delayed order cancel: a TTL queue nobody consumes dead-letters to the queue mall-portal listens on
+    assert _edges(db, "edge_kind = 'MQ'") == [("mall-portal", "mall-portal", "MQ",
+                                               "amqp://mall.order.direct.ttl/mall.order.cancel.ttl", "RESOLVED",
+                                               "RABBIT_DEAD_LETTER")]
+    assert query(db, "SELECT count(*) FROM graph_findings WHERE code IN ('ORPHAN_ENTRY', 'UNRESOLVED_CALL')")[1] == [(0,)]
     before = _edges(db)
     # mutation: mall-auth's Feign client asks for /admin/login2; rescan mall-auth, replace it
     work = tmp_path / "work"

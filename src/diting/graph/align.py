@@ -46,8 +46,9 @@ The rules, as SPEC §9 states them:
   is an address (IP, ``host:port``, a dotted host name) is UNRESOLVED with ``URL_ONLY``.
 * **MQ**: each (publisher relation, subscriber entry) pair on one topic urn — or joined through a
   RabbitMQ binding (``amqp://{exchange}/{key}`` → ``amqp-queue://{queue}``, the key a topic-exchange
-  pattern when it holds ``*`` or ``#``) — whose subscriber filter admits the publisher's event type
-  is one RESOLVED row. The event type is the tag, else the folded payload class, else unknown. No
+  pattern when it holds ``*`` or ``#``), and on through the dead-letter routes of the queues it
+  reaches (``x-dead-letter-exchange``: the delay-queue pattern) — whose subscriber filter admits the
+  publisher's event type is one RESOLVED row. The event type is the tag, else the folded payload class, else unknown. No
   filter or ``*`` admits everything; a filtering subscriber facing an unknown event type is
   AMBIGUOUS (``TOPIC_ONLY``), as is a filter that did not fold, an SQL92 selector, or a filter that
   is not a plain ``a || b`` tag list. A publisher no
@@ -84,6 +85,7 @@ MATCH_BASIS = {
     "TOPIC_TAG": "MQ: topic equal and the subscriber's filter admits the publisher's tag or event type",
     "TOPIC": "MQ: topic equal, the subscriber does not filter",
     "RABBIT_BINDING": "MQ: joined through a RabbitMQ exchange binding",
+    "RABBIT_DEAD_LETTER": "MQ: through a binding to a queue whose dead-letter route (expiry, rejection) leads on",
     "TOPIC_ONLY": "MQ: topic equal, a filtering subscriber and an unknown event type (or an opaque filter)",
     "NO_SUBSCRIBER": "MQ: no current subscriber admits what is published",
     "NO_PUBLISHER": "MQ: no current publisher feeds the subscription",
@@ -448,9 +450,11 @@ LEFT JOIN entities t ON t.scan_id = r.scan_id AND t.record_id = r.target_ref.rec
 WHERE r.kind = 'SUBSCRIBES'
 ORDER BY r.scan_id, r.record_id"""
 
-#: RabbitMQ bindings: amqp://{exchange}/{key} → amqp-queue://{queue}, from any current package
+#: RabbitMQ bindings: amqp://{exchange}/{key} → amqp-queue://{queue}, and dead-letter routes
+#: amqp-queue://{queue} → amqp://{exchange}/{key}, from any current package
 _RABBIT_BINDINGS = f"""
-SELECT DISTINCT a.urn AS src_urn, b.urn AS dst_urn
+SELECT DISTINCT a.urn AS src_urn, b.urn AS dst_urn, coalesce(r.attributes->>'keeps_routing_key', 'false') = 'true'
+       AS keeps_key
 FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
 JOIN entities a ON a.scan_id = r.scan_id AND a.record_id = r.source_ref.record_id AND a.kind = 'TOPIC'
 JOIN entities b ON b.scan_id = r.scan_id AND b.record_id = r.target_ref.record_id AND b.kind = 'TOPIC'
@@ -495,6 +499,43 @@ def _rabbit_key_matches(pattern: str, key: str) -> bool:
     return match(pattern.split("."), key.split("."))
 
 
+class RabbitRoutes:
+    """Exchange bindings and queue dead-letter routes of the current packages, and where a message
+    sent to ``amqp://{exchange}/{key}`` ends up."""
+
+    #: dead-letter hops followed at most (a route back to where it started ends anyway)
+    MAX_DEAD_LETTER_HOPS = 3
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)  # exchange → [(key pattern, queue)]
+        self.dead_letter: dict[str, list[tuple[str, str | None]]] = defaultdict(list)  # queue → [(exchange, key)]
+
+    def add(self, src_urn: str, dst_urn: str, keeps_key: bool = False) -> None:
+        """One BINDS_TO between topics: an exchange binding or a dead-letter route."""
+        if src_urn.startswith("amqp://") and dst_urn.startswith("amqp-queue://"):
+            ex, _, key = src_urn[len("amqp://"):].partition("/")
+            self.bindings[ex].append((key, dst_urn))
+        elif src_urn.startswith("amqp-queue://") and dst_urn.startswith("amqp://"):
+            ex, _, key = dst_urn[len("amqp://"):].partition("/")
+            self.dead_letter[src_urn].append((ex, None if keeps_key else key))
+
+    def queues(self, urn: str) -> list[tuple[str, str]]:
+        """``[(queue urn, how)]`` a send to ``urn`` reaches: through bindings (``RABBIT_BINDING``), then
+        through the dead-letter routes of those queues (``RABBIT_DEAD_LETTER``), sorted."""
+        ex, _, key = urn[len("amqp://"):].partition("/")
+        out: dict[str, str] = {}
+        frontier = [(ex, key, "RABBIT_BINDING")]
+        for _ in range(self.MAX_DEAD_LETTER_HOPS + 1):
+            nxt = []
+            for e, k, how in frontier:
+                for pattern, q in self.bindings.get(e, []):
+                    if _rabbit_key_matches(pattern, k) and q not in out:
+                        out[q] = how
+                        nxt += [(dx, k if dk is None else dk, "RABBIT_DEAD_LETTER") for dx, dk in self.dead_letter.get(q, [])]
+            frontier = nxt
+        return sorted(out.items())
+
+
 def align_mq(con) -> tuple[list[Row], list[Finding]]:
     """The MQ rule: fan-out rows per (publisher relation, subscriber entry)."""
     subs: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -503,11 +544,9 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
     for s in _fetch(con, _SUBSCRIBES):
         if s["urn"] and not s["urn"].startswith("event://") and s["resolution_status"] == "RESOLVED":
             subs[s["urn"]].append(s)
-    bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)  # exchange → [(key pattern, queue urn)]
-    for src_urn, dst_urn in con.execute(_RABBIT_BINDINGS).fetchall():
-        if src_urn.startswith("amqp://") and dst_urn.startswith("amqp-queue://"):
-            ex, _, key = src_urn[len("amqp://"):].partition("/")
-            bindings[ex].append((key, dst_urn))
+    routes = RabbitRoutes()
+    for src_urn, dst_urn, keeps_key in con.execute(_RABBIT_BINDINGS).fetchall():
+        routes.add(src_urn, dst_urn, keeps_key)
     fed: set[tuple[str, str]] = set()
     for p in _fetch(con, _PUBLISHES):
         attrs = _attrs(p["rel_attrs"])
@@ -521,9 +560,7 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
             continue
         targets: list[tuple[dict[str, Any], str]] = [(s, "TOPIC") for s in subs.get(p["urn"], [])]
         if p["urn"].startswith("amqp://"):
-            ex, _, key = p["urn"][len("amqp://"):].partition("/")
-            queues = sorted({q for pat, q in bindings.get(ex, []) if _rabbit_key_matches(pat, key)})
-            targets += [(s, "RABBIT_BINDING") for q in queues for s in subs.get(q, [])]
+            targets += [(s, how) for q, how in routes.queues(p["urn"]) for s in subs.get(q, [])]
         etype = event_type(attrs)
         out: list[tuple[dict[str, Any], str, str]] = []
         for s, how in targets:
@@ -535,7 +572,7 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
             if admits is None:
                 out.append((s, "AMBIGUOUS", "TOPIC_ONLY"))
             else:
-                out.append((s, "RESOLVED", how if how == "RABBIT_BINDING" else "TOPIC_TAG" if filtered else "TOPIC"))
+                out.append((s, "RESOLVED", how if how.startswith("RABBIT") else "TOPIC_TAG" if filtered else "TOPIC"))
         if not out:
             rows.append(Row("MQ", p["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", "NO_SUBSCRIBER", [],
                             {"topic": p["urn"], "event_type": etype}))

@@ -365,6 +365,11 @@ class ModuleProbe:
                     spec = bm.ctor_args
             elif call.kind == "CALL":
                 spec = bm.builders.get(call.name, {})
+                keyed = bm.keyed_builders.get(call.name)
+                if keyed and call.args is not None and len(call.args) == 2:
+                    key = next((o.get("value") for o in self.fold_value(call.args[0], ctx) if "value" in o), None)
+                    if key in keyed:
+                        spec = {1: keyed[key]}
             for pos, role in spec.items():
                 if call.args is not None and 0 <= pos < len(call.args) and role not in roles:
                     roles[role] = self._bean_ref(call.args[pos], ctx) or self.fold_value(call.args[pos], ctx, role=role)

@@ -849,6 +849,40 @@ class Families(PackageProbes):
                                                                   "value_basis": basis})
             self._note_keys(m["rid"], m["stable"], list(parts.values()), c, "binding")
 
+        self._dead_letter_routes()
+
+    def _dead_letter_routes(self) -> None:
+        """A queue declared with a dead-letter exchange (and routing key) forwards what expires or is
+        rejected there: BINDS_TO from ``amqp-queue://{queue}`` to ``amqp://{exchange}/{key}``
+        (``dead_letter``); without a key the message keeps its own (``keeps_routing_key``)."""
+        for c in self.ctx.by_emit.get("MQ_DECLARE", []):
+            if self.s.rules.by_id[c["rule"]].emits.protocol != "amqp-queue" or \
+                    not self.ctx.class_loaded(c["type"]["binary"]) or not c.get("roles", {}).get("dead_letter_exchange"):
+                continue
+            m = c["member"]
+            parts = {role: self.first(c, role) for role in ("queue", "dead_letter_exchange", "dead_letter_routing_key")}
+            bad = next((p for role, p in parts.items() if (p is None and role != "dead_letter_routing_key") or
+                        (p is not None and p.value is None)), None)
+            if bad is not None or parts["queue"] is None or parts["dead_letter_exchange"] is None:
+                self.diag("TOPIC_UNRESOLVED", f"{m['stable']}|dead-letter", f"AMQP queue {m['stable']}: its "
+                          f"dead-letter route {bad.expression if bad else '(no queue name)'} does not resolve "
+                          f"({bad.reason if bad else 'no queue name'})", [m["rid"]], c)
+                continue
+            key = parts["dead_letter_routing_key"]
+            src_urn = f"amqp-queue://{parts['queue'].value}"
+            dst_urn = f"amqp://{parts['dead_letter_exchange'].value}/{key.value if key else ''}"
+            src = self._topic(src_urn, c, {"protocol": "amqp-queue"})
+            dst = self._topic(dst_urn, c, {"protocol": "amqp"})
+            known = [p for p in parts.values() if p is not None]
+            attrs: dict[str, Any] = {"protocol": "amqp", "dead_letter": True, "queue_bean": m["stable"],
+                                     "value_basis": "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in known)
+                                     else "RESOLVED"}
+            if key is None:
+                attrs["keeps_routing_key"] = True
+            self.rs.relation("BINDS_TO", src, src_urn, target_rid=dst, target_key=dst_urn, status="RESOLVED",
+                             evidence=[self.cseg(c)], attributes=attrs)
+            self._note_keys(m["rid"], m["stable"], known, c, "dead-letter route")
+
     def _declared_name(self, ref: dict[str, Any], role: str, decls: dict[str, dict[str, Any]]) -> ResolvedText:
         """The queue or exchange name a bean reference stands for (by bean name, else the only
         declaration of the parameter's type)."""

@@ -25,6 +25,7 @@ Role = Literal[
     "name", "qualifier", "schema", "keep_prefix", "base_packages", "base_classes", "classes", "resource", "id", "consumer_group",
     "default", "prefix", "fixed_rate", "fixed_delay", "initial_delay", "enabled", "job_name", "event_type",
     "listener", "class", "value", "required", "primary", "expression", "ignore_missing", "selector_type",
+    "dead_letter_exchange", "dead_letter_routing_key",
 ]
 
 #: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
@@ -98,12 +99,16 @@ class CallMatch(_Strict):
 class BeanClassMatch(_Strict):
     """A ``@Bean`` method returning ``fqn`` (one of them): roles from the constructor call of that
     type in its body (``ctor_args``: position → role), from builder calls in its body
-    (``builders``: method name → {position: role}) and from setter properties."""
+    (``builders``: method name → {position: role}; ``keyed_builders``: method name → {key in the
+    first argument → role of the second}) and from setter properties."""
 
     fqn: str | list[str]
     properties: dict[str, Role] = Field(default_factory=dict)
     ctor_args: dict[int, Role] = Field(default_factory=dict)
     builders: dict[str, dict[int, Role]] = Field(default_factory=dict)
+    #: calls whose first argument is a key and second its value (``withArgument("x-dead-letter-exchange",
+    #: x)``, ``args.put(…)``): method name → {key → role of the value}
+    keyed_builders: dict[str, dict[str, Role]] = Field(default_factory=dict)
 
 
 class TypeMatch(_Strict):
