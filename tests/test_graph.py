@@ -230,7 +230,7 @@ def test_an_altered_and_resigned_package_never_passes_for_the_original(tmp_path)
     assert _state(db)[1:] == before[1:]  # every record as before (the package row notes where it came from)
 
 
-@pytest.mark.parametrize("edit", ["bad_type", "duplicate"])
+@pytest.mark.parametrize("edit", ["bad_type", "duplicate", "null_line", "empty_line", "coverage"])
 def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit):
     pkg = _copy(tmp_path, "order-center@")
     path = pkg / "entities.jsonl"
@@ -239,12 +239,19 @@ def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit)
         i = next(i for i, ln in enumerate(lines) if '"is_sharded":' in ln)
         lines[i] = lines[i].replace('"is_sharded":true', '"is_sharded":"banana"').replace(
             '"is_sharded":false', '"is_sharded":"banana"')
-    else:
+    elif edit == "duplicate":
         lines.insert(1, lines[1])
+    elif edit == "null_line":
+        lines[1] = "null\n"
+    elif edit == "empty_line":
+        lines[1] = "\n"
+    else:
+        (pkg / "coverage.json").write_text("[1,2,3]\n", encoding="utf-8")
     path.write_text("".join(lines), encoding="utf-8")
     _resign(pkg)
     db = tmp_path / "new.duckdb"
-    with pytest.raises(UserError, match="could not be loaded|more than once"):
+    with pytest.raises(UserError, match="could not be loaded|more than once|no record_id|record\\(s\\) read|not a "
+                                         "coverage report"):
         build(db, [pkg])
     assert not db.exists()  # a database the failed build created is removed
     old = tmp_path / "old.duckdb"
@@ -255,16 +262,17 @@ def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit)
     assert _state(old) == before
 
 
-def test_a_foreign_database_is_refused_untouched(tmp_path):
+@pytest.mark.parametrize("table", ["packages (id INTEGER, name VARCHAR)", "stuff (x INTEGER)"])
+def test_a_foreign_database_is_refused_untouched(tmp_path, table):
     import duckdb
     db = tmp_path / "other.duckdb"
     con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE packages (id INTEGER, name VARCHAR)")
+    con.execute(f"CREATE TABLE {table}")
     con.close()
-    with pytest.raises(UserError, match="not a graph database"):
+    with pytest.raises(UserError, match="not a .*graph database"):
         build(db, [SAMPLES])
     con = duckdb.connect(str(db))
-    assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [("packages",)]
+    assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [(table.split()[0],)]
     con.close()
 
 

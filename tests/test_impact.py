@@ -301,8 +301,11 @@ def test_diagram_exports_are_safe_and_plain_files(tmp_path):
     assert nx.read_graphml(tmp_path / "g.graphml").number_of_edges() == 1
     with pytest.raises(UserError, match="is a directory"):
         ex.export(e.con, "dot", tmp_path)
-    with pytest.raises(UserError, match="cannot write"):
+    with pytest.raises(UserError, match="no such directory"):
         ex.export(e.con, "dot", tmp_path / "g.dot" / "inside.dot")
+    with pytest.raises(UserError, match="no such directory"):
+        ex.export(e.con, "dot", tmp_path / "missing" / "deeper" / "x.dot")
+    assert not (tmp_path / "missing").exists()  # an export never makes a directory tree
 
 
 def _umask() -> int:

@@ -236,8 +236,9 @@ def query(
         w.writerows(rows)
         sys.stdout.write(buf.getvalue())
     else:
-        for line in format_table([_safe(h) for h in headers],
-                                 [["-" if v is None else _safe(v) for v in r] for r in rows], indent=""):
+        from diting.graph.export import printable
+        for line in format_table([printable(str(h)) for h in headers],
+                                 [["-" if v is None else printable(str(v)) for v in r] for r in rows], indent=""):
             print(line)
 
 
@@ -439,6 +440,10 @@ def _demo_run(d, workdir: Path):
     return repo, ir, bad
 
 
+#: seconds between Ctrl-C and a forced exit, when the interrupted work does not stop by itself
+INTERRUPT_GRACE_SECONDS = 10
+
+
 def run() -> None:
     """Console-script entry point. An unexpected failure is one line (exit 3), never a
     traceback, unless ``DITING_DEBUG=1``."""
@@ -451,6 +456,13 @@ def run() -> None:
         # (once, from the main process; workers share the process group)
         if os.getpid() == main_pid:
             say(err, "interrupted")
+            # a query DuckDB cannot cancel (its executor can spin) must not keep the process alive: an
+            # unfinished graph transaction is discarded when the database is next opened, and package
+            # writes are atomic, so leaving after a grace period loses nothing written
+            import threading
+            watchdog = threading.Timer(INTERRUPT_GRACE_SECONDS, os._exit, [130])
+            watchdog.daemon = True
+            watchdog.start()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         raise KeyboardInterrupt
 

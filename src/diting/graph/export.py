@@ -25,7 +25,7 @@ from diting.errors import UserError
 FORMATS = ("parquet", "graphml", "dot", "mermaid")
 UNKNOWN = "?"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # newlines and tabs too: one value, one line
 
 
 def printable(text: str) -> str:
@@ -110,8 +110,9 @@ def _write_atomic(path: Path, text: str) -> None:
     would give (``mkstemp`` makes it 0600)."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory; give a file name (or '-' for standard output)")
+    if not path.parent.is_dir():
+        raise UserError(f"{path}: no such directory {path.parent}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".export-", dir=path.parent)
     except OSError as exc:
         raise UserError(f"{path}: cannot write there ({exc.strerror or exc})") from exc
@@ -154,7 +155,7 @@ def _parquet(con, out: Path, service: str | None) -> list[Path]:
         if not con.execute("SELECT count(*) FROM packages WHERE service_id = ?", [service]).fetchone()[0]:
             raise UserError(f"no package of service {service!r} in the graph")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)  # its parent must exist: an export never makes a directory tree
     except OSError as exc:
         raise UserError(f"{out}: cannot create the directory ({exc.strerror or exc})") from exc
     import duckdb
@@ -189,7 +190,10 @@ def _parquet_files(con, out: Path, service: str | None) -> list[Path]:
         tmp = out / f".{name}.parquet.tmp"
         dest = str(tmp).replace("'", "''")
         sql = f"COPY (SELECT * FROM {name}{where} ORDER BY {order}) TO '{dest}' (FORMAT parquet)"
-        con.execute(sql, {"s": service} if service is not None and where else None)
-        os.replace(tmp, target)
+        try:
+            con.execute(sql, {"s": service} if service is not None and where else None)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
         written.append(target)
     return written

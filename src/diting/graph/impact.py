@@ -97,99 +97,84 @@ STRENGTH: dict[str, dict[str, str]] = {
 
 _CUR = "SELECT scan_id FROM packages WHERE is_current"
 
-#: the hops as SQL over the current packages: (hop, src_scan, src_id, dst_scan, dst_id, status, evidence)
-_HOPS = f"""
-WITH cur AS ({_CUR}),
+#: the views every hop query reads: the current packages' relations and entities, mapper bindings
+_HOP_VIEWS = f"""WITH cur AS ({_CUR}),
 rel AS (SELECT r.* FROM relations r JOIN cur USING (scan_id)),
 ent AS (SELECT e.* FROM entities e JOIN cur USING (scan_id)),
 binds AS (SELECT scan_id, source_ref.record_id AS mapper, target_ref.record_id AS stmt FROM rel
-          WHERE kind = 'BINDS_TO' AND resolution_status = 'RESOLVED' AND target_ref.record_id LIKE 'stmt:%')
-SELECT CASE WHEN target_ref.record_id LIKE 'contract:%' THEN 'INVOKES' ELSE 'CALLER' END, scan_id,
-       target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED', {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'CALLS' AND resolution_status = 'RESOLVED' AND target_ref.record_id NOT LIKE 'ext:%'
-UNION ALL
-SELECT 'CALLER', scan_id, c.record_id, scan_id, source_ref.record_id, 'AMBIGUOUS',
-       {{'scan_id': scan_id, 'record_id': r.record_id}}
-FROM (SELECT *, unnest(candidate_target_refs) AS c FROM rel WHERE kind = 'CALLS' AND resolution_status = 'AMBIGUOUS') r
-UNION ALL
-SELECT 'CALLEE', scan_id, source_ref.record_id, scan_id, target_ref.record_id, resolution_status,
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'CALLS' AND resolution_status = 'RESOLVED' AND target_ref.record_id LIKE 'method:%'
-UNION ALL
-SELECT 'CALLEE', scan_id, source_ref.record_id, scan_id, c.record_id, 'AMBIGUOUS',
-       {{'scan_id': scan_id, 'record_id': r.record_id}}
-FROM (SELECT *, unnest(candidate_target_refs) AS c FROM rel WHERE kind = 'CALLS' AND resolution_status = 'AMBIGUOUS') r
-UNION ALL
-SELECT 'HANDLES', scan_id, handler_ref.record_id, scan_id, record_id, 'RESOLVED', {{'scan_id': scan_id, 'record_id': record_id}}
-FROM ent WHERE kind = 'ENTRY' AND handler_ref IS NOT NULL
-UNION ALL
-SELECT 'RECEIVES', scan_id, record_id, scan_id, handler_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM ent WHERE kind = 'ENTRY' AND handler_ref IS NOT NULL
-UNION ALL
-SELECT 'PROVIDES', e.scan_id, e.record_id, c.scan_id, c.record_id, 'RESOLVED',
-       {{'scan_id': c.scan_id, 'record_id': c.record_id}}
+          WHERE kind = 'BINDS_TO' AND resolution_status = 'RESOLVED' AND target_ref.record_id LIKE 'stmt:%')"""
+
+#: one query per hop kind, each giving (hop, src_scan, src_id, dst_scan, dst_id, status, evidence) over
+#: the current packages (run one by one: as one UNION the planner goes quadratic at estate size)
+_HOP_QUERIES = [
+    """SELECT CASE WHEN target_ref.record_id LIKE 'contract:%' THEN 'INVOKES' ELSE 'CALLER' END, scan_id,
+       target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED', {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'CALLS' AND resolution_status = 'RESOLVED' AND target_ref.record_id NOT LIKE 'ext:%'""",
+    """SELECT 'CALLER', scan_id, c.record_id, scan_id, source_ref.record_id, 'AMBIGUOUS',
+       {'scan_id': scan_id, 'record_id': r.record_id}
+FROM (SELECT *, unnest(candidate_target_refs) AS c FROM rel WHERE kind = 'CALLS' AND resolution_status = 'AMBIGUOUS') r""",
+    """SELECT 'CALLEE', scan_id, source_ref.record_id, scan_id, target_ref.record_id, resolution_status,
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'CALLS' AND resolution_status = 'RESOLVED' AND target_ref.record_id LIKE 'method:%'""",
+    """SELECT 'CALLEE', scan_id, source_ref.record_id, scan_id, c.record_id, 'AMBIGUOUS',
+       {'scan_id': scan_id, 'record_id': r.record_id}
+FROM (SELECT *, unnest(candidate_target_refs) AS c FROM rel WHERE kind = 'CALLS' AND resolution_status = 'AMBIGUOUS') r""",
+    """SELECT 'HANDLES', scan_id, handler_ref.record_id, scan_id, record_id, 'RESOLVED', {'scan_id': scan_id, 'record_id': record_id}
+FROM ent WHERE kind = 'ENTRY' AND handler_ref IS NOT NULL""",
+    """SELECT 'RECEIVES', scan_id, record_id, scan_id, handler_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM ent WHERE kind = 'ENTRY' AND handler_ref IS NOT NULL""",
+    """SELECT 'PROVIDES', e.scan_id, e.record_id, c.scan_id, c.record_id, 'RESOLVED',
+       {'scan_id': c.scan_id, 'record_id': c.record_id}
 FROM ent e JOIN ent m ON m.scan_id = e.scan_id AND m.record_id = e.handler_ref.record_id
 JOIN ent c ON c.scan_id = e.scan_id AND c.kind = 'CONTRACT' AND c.role = 'PROVIDED' AND c.urn = e.urn
      AND CAST(c.signature AS VARCHAR) = CAST(m.signature AS VARCHAR)
-WHERE e.kind = 'ENTRY' AND e.entry_kind IN ('JSF_PROVIDER', 'DUBBO_PROVIDER', 'HTTP_ENDPOINT')
-UNION ALL
-SELECT 'CONSUMES', dst_ref.scan_id, dst_ref.record_id, src_node_ref.scan_id, src_node_ref.record_id,
+WHERE e.kind = 'ENTRY' AND e.entry_kind IN ('JSF_PROVIDER', 'DUBBO_PROVIDER', 'HTTP_ENDPOINT')""",
+    """SELECT 'CONSUMES', dst_ref.scan_id, dst_ref.record_id, src_node_ref.scan_id, src_node_ref.record_id,
        resolution_status, src_ref
-FROM alignment WHERE edge_kind IN ('RPC', 'HTTP') AND dst_ref IS NOT NULL AND src_node_ref IS NOT NULL
-UNION ALL
-SELECT 'EMITS', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'PUBLISHES' AND resolution_status = 'RESOLVED'
-UNION ALL
-SELECT 'DELIVERS', r.scan_id, r.target_ref.record_id, a.dst_ref.scan_id, a.dst_ref.record_id, a.resolution_status, a.src_ref
+FROM alignment WHERE edge_kind IN ('RPC', 'HTTP') AND dst_ref IS NOT NULL AND src_node_ref IS NOT NULL""",
+    """SELECT 'EMITS', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'PUBLISHES' AND resolution_status = 'RESOLVED'""",
+    """SELECT 'DELIVERS', r.scan_id, r.target_ref.record_id, a.dst_ref.scan_id, a.dst_ref.record_id, a.resolution_status, a.src_ref
 FROM alignment a JOIN relations r ON r.scan_id = a.src_ref.scan_id AND r.record_id = a.src_ref.record_id
-WHERE a.edge_kind = 'MQ' AND a.dst_ref IS NOT NULL
-UNION ALL
-SELECT 'LISTENS', scan_id, target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'SUBSCRIBES' AND resolution_status = 'RESOLVED'
-UNION ALL
-SELECT 'STORES', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'WRITES' AND source_ref.record_id LIKE 'method:%' AND resolution_status = 'RESOLVED'
-UNION ALL
-SELECT DISTINCT 'STORES', c.scan_id, c.source_ref.record_id, c.scan_id, w.target_ref.record_id, 'RESOLVED',
-       {{'scan_id': c.scan_id, 'record_id': c.record_id}}
+WHERE a.edge_kind = 'MQ' AND a.dst_ref IS NOT NULL""",
+    """SELECT 'LISTENS', scan_id, target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'SUBSCRIBES' AND resolution_status = 'RESOLVED'""",
+    """SELECT 'STORES', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'WRITES' AND source_ref.record_id LIKE 'method:%' AND resolution_status = 'RESOLVED'""",
+    """SELECT DISTINCT 'STORES', c.scan_id, c.source_ref.record_id, c.scan_id, w.target_ref.record_id, 'RESOLVED',
+       {'scan_id': c.scan_id, 'record_id': c.record_id}
 FROM rel c JOIN binds b ON b.scan_id = c.scan_id AND b.mapper = c.target_ref.record_id
 JOIN rel w ON w.scan_id = b.scan_id AND w.source_ref.record_id = b.stmt AND w.kind = 'WRITES'
      AND w.resolution_status = 'RESOLVED'
-WHERE c.kind = 'CALLS' AND c.resolution_status = 'RESOLVED'
-UNION ALL
-SELECT 'READ_BY', scan_id, target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'READS' AND source_ref.record_id LIKE 'method:%' AND resolution_status = 'RESOLVED'
-UNION ALL
-SELECT CASE r.kind WHEN 'READS' THEN 'READ_BY' ELSE 'WRITTEN_BY' END, r.scan_id, r.target_ref.record_id,
-       r.scan_id, b.mapper, 'RESOLVED', {{'scan_id': r.scan_id, 'record_id': r.record_id}}
+WHERE c.kind = 'CALLS' AND c.resolution_status = 'RESOLVED'""",
+    """SELECT 'READ_BY', scan_id, target_ref.record_id, scan_id, source_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'READS' AND source_ref.record_id LIKE 'method:%' AND resolution_status = 'RESOLVED'""",
+    """SELECT CASE r.kind WHEN 'READS' THEN 'READ_BY' ELSE 'WRITTEN_BY' END, r.scan_id, r.target_ref.record_id,
+       r.scan_id, b.mapper, 'RESOLVED', {'scan_id': r.scan_id, 'record_id': r.record_id}
 FROM rel r JOIN binds b ON b.scan_id = r.scan_id AND b.stmt = r.source_ref.record_id
-WHERE r.kind IN ('READS', 'WRITES') AND r.resolution_status = 'RESOLVED'
-UNION ALL
-SELECT 'SHARES', src_ref.scan_id, src_ref.record_id, dst_ref.scan_id, dst_ref.record_id, resolution_status, src_ref
-FROM alignment WHERE edge_kind = 'DATA'
-UNION ALL
-SELECT 'GUARDS', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
-       {{'scan_id': scan_id, 'record_id': record_id}}
-FROM rel WHERE kind = 'GUARDS' AND resolution_status = 'RESOLVED'
-UNION ALL
-SELECT DISTINCT 'FIELD_READ', b.scan_id, b.consumer_ref.record_id, b.scan_id, cm.target_ref.record_id, 'RESOLVED',
-       {{'scan_id': b.scan_id, 'record_id': cm.record_id}}
+WHERE r.kind IN ('READS', 'WRITES') AND r.resolution_status = 'RESOLVED'""",
+    """SELECT 'SHARES', src_ref.scan_id, src_ref.record_id, dst_ref.scan_id, dst_ref.record_id, resolution_status, src_ref
+FROM alignment WHERE edge_kind = 'DATA'""",
+    """SELECT 'GUARDS', scan_id, source_ref.record_id, scan_id, target_ref.record_id, 'RESOLVED',
+       {'scan_id': scan_id, 'record_id': record_id}
+FROM rel WHERE kind = 'GUARDS' AND resolution_status = 'RESOLVED'""",
+    """SELECT DISTINCT 'FIELD_READ', b.scan_id, b.consumer_ref.record_id, b.scan_id, cm.target_ref.record_id, 'RESOLVED',
+       {'scan_id': b.scan_id, 'record_id': cm.record_id}
 FROM config_bindings b JOIN cur USING (scan_id)
 JOIN rel cf ON cf.scan_id = b.scan_id AND cf.kind = 'CONTAINS' AND cf.target_ref.record_id = b.consumer_ref.record_id
-JOIN rel cm ON cm.scan_id = b.scan_id AND cm.kind = 'CONTAINS' AND cm.source_ref = cf.source_ref
+JOIN rel cm ON cm.scan_id = b.scan_id AND cm.kind = 'CONTAINS' AND cm.source_ref.record_id = cf.source_ref.record_id
      AND cm.target_ref.record_id LIKE 'method:%'
-WHERE b.consumer_ref.record_id LIKE 'field:%'
-UNION ALL
-SELECT DISTINCT 'CONFIGURES', b.scan_id, k.record_id, b.scan_id, b.consumer_ref.record_id, 'RESOLVED',
-       {{'scan_id': b.scan_id, 'record_id': b.record_id}}
+WHERE b.consumer_ref.record_id LIKE 'field:%'""",
+    """SELECT DISTINCT 'CONFIGURES', b.scan_id, k.record_id, b.scan_id, b.consumer_ref.record_id, 'RESOLVED',
+       {'scan_id': b.scan_id, 'record_id': b.record_id}
 FROM config_bindings b JOIN cur USING (scan_id)
-JOIN ent k ON k.scan_id = b.scan_id AND k.kind = 'CONFIG_KEY' AND k.urn = b.config_key
-"""
+JOIN ent k ON k.scan_id = b.scan_id AND k.kind = 'CONFIG_KEY' AND k.urn = b.config_key""",
+]
 
 IMPACT_DDL = (
     # one node per entity a hop touches, numbered in (scan_id, record_id) order, with what a report shows
@@ -217,7 +202,8 @@ def materialise(con) -> int:
         con.execute(f"DELETE FROM {table}")
     con.execute("CREATE TEMP TABLE _hops (c1 VARCHAR, c2 VARCHAR, c3 VARCHAR, c4 VARCHAR, c5 VARCHAR, c6 VARCHAR, "
                 "c7 STRUCT(scan_id VARCHAR, record_id VARCHAR))")
-    con.execute(f"INSERT INTO _hops {_HOPS}")
+    for q in _HOP_QUERIES:
+        con.execute(f"INSERT INTO _hops {_HOP_VIEWS}\n{q}")
     con.execute("""INSERT INTO impact_nodes
         SELECT (row_number() OVER (ORDER BY n.scan_id, n.record_id) - 1)::INTEGER, n.scan_id, n.record_id, e.kind,
                p.service_id, e.stable_id, e.urn, e.entry_kind
@@ -542,8 +528,10 @@ def label(t: dict[str, Any]) -> str:
 
 
 def render_table(result: dict[str, Any]) -> str:
-    """A readable summary: items by service and impact type, then frontier and unknowns."""
-    lines = [f"impact of a {result['change_type']} change to {result['target']} (depth {result['depth']}; "
+    """A readable summary: items by service and impact type, then frontier and unknowns (control
+    characters in names written as ``\\xNN``: one item, one line)."""
+    from diting.graph.export import printable
+    lines = [f"impact of a {result['change_type']} change to {printable(result['target'])} (depth {result['depth']}; "
              f"{len(result['start'])} start entit{'y' if len(result['start']) == 1 else 'ies'})"]
     if not result["items"]:
         lines.append("no path found from the target — this is not evidence of no impact")
@@ -557,12 +545,12 @@ def render_table(result: dict[str, Any]) -> str:
                                           i["target"].get("kind") or "", label(i["target"]))):
         t = it["target"]
         hops = " > ".join(s["hop"] for s in it["paths"][0]) if it["paths"] else ""
-        lines.append(f"  {it['impact_type']:<15} {t.get('service_id') or '?':<24} {t.get('kind') or '?':<9} "
-                     f"{label(t)}  [{hops}]")
+        lines.append(f"  {it['impact_type']:<15} {printable(t.get('service_id') or '?'):<24} {t.get('kind') or '?':<9} "
+                     f"{printable(label(t))}  [{hops}]")
     lines.append(f"{len(result['items'])} item(s) reached, {len(rows)} shown (methods only when SUPPORTED or few; "
                  "--format json lists every item with its paths and evidence)")
     for svc, counts in result["summary"].items():
-        lines.append(f"  {svc}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        lines.append(f"  {printable(svc)}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     lines.append(f"frontier: {len(result['frontier'])} unexpanded; unknowns: {len(result['unknowns'])}; "
                  f"enumeration_complete: {str(result['enumeration_complete']).lower()}")
     kinds: dict[str, int] = defaultdict(int)

@@ -211,6 +211,14 @@ def connect(db: Path, read_only: bool = False):
         raise UserError(f"{db}: cannot open the graph database: {str(exc).splitlines()[0]}") from exc
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB reporting a Ctrl-C (an InterruptException, or a RuntimeError
+    "Query interrupted" from some versions)."""
+    import duckdb
+    return isinstance(exc, duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
+
+
 def with_graph(db: Path, fn):
     """Run ``fn(con)`` on a read-only connection to ``db``; a DuckDB error (a database an older
     diting built, a damaged file) becomes a :class:`UserError`."""
@@ -218,7 +226,11 @@ def with_graph(db: Path, fn):
     con = connect(db, read_only=True)
     try:
         return fn(con)
-    except duckdb.Error as exc:
+    except (duckdb.Error, RuntimeError) as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from exc
+        if not isinstance(exc, duckdb.Error):
+            raise
         raise UserError(f"{db}: {str(exc).splitlines()[0]} (rebuild the graph with 'diting graph build')") from exc
     finally:
         con.close()
@@ -233,6 +245,14 @@ def _check_schema(con, db: Path) -> None:
         expected[table] = (["repo_id", "commit_sha"] if table in SHARED else ["scan_id"]) + list(cols)
     present = {name: kind for name, kind in con.execute(
         "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
+    from diting.graph.impact import IMPACT_DDL
+    ours = set(expected) | set(VIEWS) | {"coverage"} | {
+        re.search(r"EXISTS (\w+)", ddl).group(1) for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL)}
+    foreign = sorted(set(present) - ours)
+    if foreign:
+        raise UserError(f"{db}: not a diting graph database (it holds {', '.join(foreign[:3])}"
+                        f"{' …' if len(foreign) > 3 else ''}); build into a new --db file")
     for name, kind in present.items():
         if name in VIEWS and kind != "VIEW" or name in expected and kind != "BASE TABLE":
             raise UserError(f"{db}: not a diting graph database ({name} is a {kind.lower()} here); build into a new "
@@ -310,9 +330,9 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
         except BaseException as exc:
             try:
                 con.execute("ROLLBACK")
-            except duckdb.Error:
+            except (duckdb.Error, RuntimeError):
                 pass  # the transaction is already gone (an interrupt during COMMIT)
-            if isinstance(exc, duckdb.InterruptException):
+            if interrupted(exc):
                 raise KeyboardInterrupt from exc
             if isinstance(exc, duckdb.Error):
                 raise UserError(f"{db}: the packages could not be loaded ({str(exc).splitlines()[0]}); nothing was "
@@ -366,6 +386,7 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
                         [label, seq, scan_id])
             loaded.append(scan_id)
             continue
+        counts = {f["path"]: f["record_count"] for f in m["files"]}
         con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
                     [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
                      m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq])
@@ -382,8 +403,18 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
                             "AND o.record_id = n.record_id)",
                             [m["repo_id"], m["commit_sha"], str(path), m["repo_id"], m["commit_sha"]])
             else:
-                con.execute(f"INSERT INTO {table} SELECT ? AS scan_id, {names} FROM {source}", [scan_id, str(path)])
+                n = con.execute(f"INSERT INTO {table} SELECT ? AS scan_id, {names} FROM {source}",
+                                [scan_id, str(path)]).fetchone()[0]
+                if n != counts.get(fname, n):  # an empty line is no record to DuckDB: the counts part
+                    raise UserError(f"{path}: {n} record(s) read where the manifest lists {counts[fname]} ('diting "
+                                    "verify --deep' says which line is bad); nothing was loaded")
         cov = (pkg / "coverage.json").read_text(encoding="utf-8")
+        try:
+            doc = json.loads(cov)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):
+            raise UserError(f"{pkg / 'coverage.json'}: not a coverage report; nothing was loaded")
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
         loaded.append(scan_id)
     # a record_id twice in one package (the default check reads counts, not records): one pass per table
@@ -391,10 +422,12 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
         if table in SHARED or not loaded:
             continue
         dup = con.execute(f"SELECT scan_id, record_id FROM {table} WHERE scan_id IN (SELECT unnest(?)) "
-                          "GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 1", [loaded]).fetchone()
+                          "GROUP BY ALL HAVING count(*) > 1 OR record_id IS NULL ORDER BY ALL LIMIT 1",
+                          [loaded]).fetchone()
         if dup:
-            raise UserError(f"package {dup[0]}: record_id {dup[1]} appears more than once in {fname} ('diting verify "
-                            "--deep' reports it); nothing was loaded")
+            what = f"record_id {dup[1]} appears more than once" if dup[1] is not None else "a record has no record_id"
+            raise UserError(f"package {dup[0]}: {what} in {fname} ('diting verify --deep' reports it); nothing was "
+                            "loaded")
     return LoadResult(loaded, unchanged, replaced)
 
 
@@ -442,7 +475,11 @@ def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[lis
     try:
         cur = con.execute(sql, params) if params else con.execute(sql)
         return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
-    except duckdb.Error as exc:
+    except (duckdb.Error, RuntimeError) as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from exc
+        if not isinstance(exc, duckdb.Error):
+            raise
         raise UserError(f"query failed: {str(exc).splitlines()[0]}") from exc
     finally:
         con.close()
