@@ -266,6 +266,25 @@ def impact(
     print(to_json(result) if fmt == "json" else "\n".join(_safe(line) for line in render_table(result).splitlines()))
 
 
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[Path, typer.Argument(help="The older package directory.")],
+    new: Annotated[Path, typer.Argument(help="The newer package directory (the same service).")],
+    repo: Annotated[Optional[Path], typer.Option("--repo", help="The repository, to relate the two commits.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+) -> None:
+    """Compare two packages of one service by stable_id: exit 0 no change, 1 changes, 2 error."""
+    from diting.diff.report import diff, to_json, to_markdown, to_table
+    if fmt not in ("table", "json", "md"):
+        _fail(f"--format must be table, json or md, not {fmt!r}")
+    try:
+        doc = diff(old, new, repo)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    sys.stdout.write({"json": to_json, "md": to_markdown, "table": to_table}[fmt](doc))
+    raise typer.Exit(1 if doc["changes"] else 0)
+
+
 @app.command("export")
 def export_cmd(
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],

@@ -130,6 +130,28 @@ class GitRepo:
             raise UserError(f"unknown revision {rev!r} in {self.path.name}: no such commit")
         return sha
 
+    def relation(self, old: str, new: str) -> tuple[str, list[str]]:
+        """How commit ``old`` stands to ``new`` (SPEC §8): EXACT, ANCESTOR (old is an ancestor of
+        new), AHEAD (new is an ancestor of old), DIVERGED (one merge base), MULTIPLE_MERGE_BASES
+        (every base is returned, none picked), UNKNOWN (a commit this repository lacks, or no common
+        history). Returns (relation, merge bases)."""
+        if old == new:
+            return "EXACT", [old]
+        for sha in (old, new):
+            if not _SHA.match(sha) or self._run(["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode:
+                return "UNKNOWN", []
+        proc = self._run(["merge-base", "--all", "--end-of-options", old, new], check=False)
+        bases = sorted(proc.stdout.decode("ascii", "replace").split())
+        if not bases:
+            return "UNKNOWN", []
+        if len(bases) > 1:
+            return "MULTIPLE_MERGE_BASES", bases
+        if bases[0] == old:
+            return "ANCESTOR", bases
+        if bases[0] == new:
+            return "AHEAD", bases
+        return "DIVERGED", bases
+
     def ls_tree(self, commit: str) -> list[TreeEntry]:
         """Every entry of the commit's tree, recursively, sorted by path (bytes order as git gives)."""
         proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit])

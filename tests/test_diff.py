@@ -1,0 +1,111 @@
+"""diff/: two commits of the fixture estate whose changes are the ones issue 8 mandates
+(tests/estate_changes.py), each found in the class it belongs to; commit relations; the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from diting.cli.main import app
+from diting.demo import build_fixture_repo
+from diting.diff.report import diff
+from diting.scan.pipeline import ScanOptions, scan
+
+from . import estate_changes
+
+SERVICES = ["stock-center", "order-center", "payment-center", "fulfillment-center"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def two_commits(tmp_path_factory):
+    """(repo, {service: (old package, new package)})."""
+    root = tmp_path_factory.mktemp("diff")
+    base = root / "base"
+    build_fixture_repo(base)
+    repo = root / "repo"
+    subprocess.run(["git", "clone", "-q", str(base), str(repo)], check=True)
+    estate_changes.apply(repo)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "the mandated changes")
+    out = {}
+    for rev, name in (("HEAD~1", "old"), ("HEAD", "new")):
+        scan(repo, rev, ScanOptions(out=root / name, services=SERVICES, repo_id="fixtures/estate", quiet=True))
+    for s in SERVICES:
+        out[s] = (next((root / "old").glob(f"{s}@*")), next((root / "new").glob(f"{s}@*")))
+    return repo, out
+
+
+def _rows(doc: dict, cls: str) -> list[dict]:
+    return [c for c in doc["changes"] if c["class"] == cls]
+
+
+def test_a_moved_method_an_overload_and_a_renamed_class(two_commits):
+    repo, pkgs = two_commits
+    doc = diff(*pkgs["stock-center"], repo=repo)
+    assert doc["commit_relation"] == "ANCESTOR"
+    moved = "com.jd.trade:stock-service/com.jd.trade.stock.provider.StockReserveServiceImpl#release(java.lang.String)"
+    assert moved in {c["stable_id"] for c in _rows(doc, "EVIDENCE_MOVED")}
+    assert "PROVIDED:jsf://com.jd.trade.stock.api.StockReserveService#release(java.lang.String,java.lang.String)" in \
+        {c["stable_id"] for c in _rows(doc, "CONTRACT_ADDED")}
+    assert {"kind": "TYPE", "before": "com.jd.trade:stock-service/com.jd.trade.stock.cache.ReserveGuard",
+            "after": "com.jd.trade:stock-service/com.jd.trade.stock.cache.ReserveLedger",
+            "basis": "3 of 3 member signatures shared"} in doc["rename_candidates"]
+    # the moved method's revision is unchanged: it is not reported as edited anywhere
+    assert all(c["stable_id"] != moved for c in doc["changes"] if c["class"] != "EVIDENCE_MOVED")
+
+
+def test_a_removed_consumer_call_and_a_topic_renamed_through_a_constant(two_commits):
+    repo, pkgs = two_commits
+    doc = diff(*pkgs["order-center"], repo=repo)
+    assert "CONSUMED:jsf://com.jd.trade.stock.api.StockReserveService#release(java.lang.String)" in \
+        {c["stable_id"] for c in _rows(doc, "CONSUMER_REMOVED")}
+    pub = [c for c in _rows(doc, "TOPIC_PUBLISH_CHANGED") if c["stable_id"].startswith("PUBLISHES|")]
+    assert [(c["before"]["target_ref"], c["after"]["target_ref"]) for c in pub] == \
+        [("jmq://trade_order_created", "jmq://trade_order_placed")]
+
+
+def test_a_config_value_changed_without_code(two_commits):
+    repo, pkgs = two_commits
+    doc = diff(*pkgs["payment-center"], repo=repo)
+    cfg = _rows(doc, "CONFIG_CHANGED")
+    assert [(c["before"]["value"], c["after"]["value"]) for c in cfg] == [("unionpay", "alipay")]
+    assert not any("payment-service/" in c["stable_id"] for c in doc["changes"] if c["class"] != "CONFIG_CHANGED")
+    assert "config_files" in doc["input_differences"]
+
+
+def test_a_resolution_status_changed_at_one_call_site(two_commits):
+    repo, pkgs = two_commits
+    doc = diff(*pkgs["fulfillment-center"], repo=repo)
+    rows = _rows(doc, "RESOLUTION_STATUS_CHANGED")
+    assert [(r["before"]["resolution_status"], r["after"]["resolution_status"], r["after"]["callsite_id"])
+            for r in rows] == [("RESOLVED", "UNRESOLVED",
+                                "com.jd.trade:fulfillment-core/com.jd.trade.fulfillment.service.StockService#canShip(long)@0")]
+
+
+def test_commit_relations_and_the_cli(two_commits, tmp_path):
+    repo, pkgs = two_commits
+    old, new = pkgs["stock-center"]
+    assert diff(new, old, repo=repo)["commit_relation"] == "AHEAD"
+    same = diff(old, old, repo=repo)
+    assert same["commit_relation"] == "EXACT" and same["changes"] == []
+    runner = CliRunner()
+    r = runner.invoke(app, ["diff", str(old), str(old)])
+    assert r.exit_code == 0
+    r = runner.invoke(app, ["diff", str(old), str(new), "--repo", str(repo), "--format", "json"])
+    assert r.exit_code == 1 and json.loads(r.output)["summary"]["CONTRACT_ADDED"] == 2
+    r = runner.invoke(app, ["diff", str(old), str(new), "--format", "md"])
+    assert r.exit_code == 1 and r.output.startswith("### diting diff — `stock-center`")
+    assert "<details><summary>CONTRACT_ADDED (2)</summary>" in r.output
+    for args in ([str(old), str(pkgs["order-center"][1])], [str(old), str(tmp_path)], [str(old), str(new), "--repo",
+                                                                                        str(tmp_path)]):
+        r = runner.invoke(app, ["diff", *args])
+        assert r.exit_code == 2 and "Traceback" not in r.output, args
