@@ -109,3 +109,49 @@ def test_commit_relations_and_the_cli(two_commits, tmp_path):
                                                                                         str(tmp_path)]):
         r = runner.invoke(app, ["diff", *args])
         assert r.exit_code == 2 and "Traceback" not in r.output, args
+
+
+def test_the_json_follows_the_shipped_schema(two_commits):
+    import jsonschema
+    from diting.ir.schema_export import SHIPPED_DIR
+    schema = json.loads((SHIPPED_DIR / "diff-report.schema.json").read_text(encoding="utf-8"))
+    repo, pkgs = two_commits
+    for s in SERVICES:
+        jsonschema.validate(json.loads(json.dumps(diff(*pkgs[s], repo=repo))), schema)
+
+
+def test_with_a_graph_the_diff_names_the_services_that_depend_on_a_change(tmp_path):
+    from diting.diff.report import consumer_impact
+    from diting.graph.store import build, with_graph
+    db = tmp_path / "g.duckdb"
+    build(db, [Path(__file__).resolve().parents[1] / "ir_samples" / "estate"])
+    removed = {"class": "CONTRACT_REMOVED", "stable_id": "PROVIDED:jsf://com.jd.trade.stock.api.StockReserveService"
+               "#release(java.lang.String)", "before": {"kind": "CONTRACT", "urn":
+               "jsf://com.jd.trade.stock.api.StockReserveService#release"}, "after": None}
+    sent = {"class": "TOPIC_PUBLISH_CHANGED", "stable_id": "PUBLISHES|x", "after": None,
+            "before": {"kind": "PUBLISHES", "target_ref": "jmq://trade_order_status"}}
+    got = with_graph(db, lambda con: consumer_impact(con, "stock-center", [removed]) +
+                     consumer_impact(con, "order-center", [sent]))
+    assert [(g["urn"], g["services"], g["edges"]) for g in got] == [
+        ("jsf://com.jd.trade.stock.api.StockReserveService#release", ["order-center"], 1),
+        ("jmq://trade_order_status", ["fulfillment-center"], 4)]
+
+
+def test_a_commit_range_scans_once_and_reuses(two_commits, tmp_path):
+    from diting.diff.commits import diff_range
+    repo, _ = two_commits
+    doc = diff_range(repo, "HEAD~1..HEAD", tmp_path / "work", repo_id="fixtures/estate")
+    assert doc["reused"] == [] and not doc["only_old"] and not doc["only_new"]
+    by = {r["service_id"]: r for r in doc["services"]}
+    assert by["payment-center"]["summary"] == {"CONFIG_CHANGED": 1, "OTHER": 1}  # the value, and TradeConstants
+    assert by["promotion-center"]["changes"] and all(c["class"] in ("OTHER", "EVIDENCE_MOVED")
+                                                     for c in by["promotion-center"]["changes"])
+    again = diff_range(repo, "HEAD~1..HEAD", tmp_path / "work", repo_id="fixtures/estate")
+    assert sorted(again["reused"]) == sorted([doc["old_commit"], doc["new_commit"]])
+    assert again["services"] == doc["services"]
+    r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "work"),
+                                 "--repo-id", "fixtures/estate", "--format", "md"])
+    assert r.exit_code == 1 and "### diting diff — `stock-center`" in r.output
+    for args in (["HEAD~1", "--repo", str(repo)], ["nope..HEAD", "--repo", str(repo)], ["a..b"]):
+        r = CliRunner().invoke(app, ["diff", *args, "--work", str(tmp_path / "w2")])
+        assert r.exit_code == 2 and "Traceback" not in r.output, args

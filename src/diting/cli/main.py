@@ -268,20 +268,41 @@ def impact(
 
 @app.command("diff")
 def diff_cmd(
-    old: Annotated[Path, typer.Argument(help="The older package directory.")],
-    new: Annotated[Path, typer.Argument(help="The newer package directory (the same service).")],
+    old: Annotated[str, typer.Argument(help="The older package directory, or A..B with --repo.")],
+    new: Annotated[Optional[Path], typer.Argument(help="The newer package directory (the same service).")] = None,
     repo: Annotated[Optional[Path], typer.Option("--repo", help="The repository, to relate the two commits.")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="A graph database: which other services depend on "
+                                                          "what was removed or changed.")] = None,
+    work: Annotated[Path, typer.Option("--work", help="Where A..B scans are kept (and reused).")] = Path("diting-diff"),
+    repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="Repository id for A..B scans.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
 ) -> None:
-    """Compare two packages of one service by stable_id: exit 0 no change, 1 changes, 2 error."""
+    """Compare two packages of one service by stable_id, or every service between two commits
+    (A..B with --repo): exit 0 no change, 1 changes, 2 error."""
     from diting.diff.report import diff, to_json, to_markdown, to_table
     if fmt not in ("table", "json", "md"):
         _fail(f"--format must be table, json or md, not {fmt!r}")
+    render = {"json": to_json, "md": to_markdown, "table": to_table}[fmt]
     try:
-        doc = diff(old, new, repo)
+        if new is None:
+            if repo is None or ".." not in old:
+                _fail("give two package directories, or --repo REPO and a range A..B")
+            from diting.diff.commits import diff_range
+            doc = diff_range(repo, old, work, db, repo_id)
+            changed = any(r["changes"] for r in doc["services"]) or doc["only_old"] or doc["only_new"]
+            if fmt == "json":
+                sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+            else:
+                for r in doc["services"]:
+                    sys.stdout.write(render(r) + "\n")
+                for label, ids in (("only in the old commit", doc["only_old"]), ("only in the new commit", doc["only_new"])):
+                    if ids:
+                        sys.stdout.write(f"{label}: {', '.join(ids)}\n")
+            raise typer.Exit(1 if changed else 0)
+        doc = diff(Path(old), new, repo, db)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
-    sys.stdout.write({"json": to_json, "md": to_markdown, "table": to_table}[fmt](doc))
+    sys.stdout.write(render(doc))
     raise typer.Exit(1 if doc["changes"] else 0)
 
 

@@ -12,11 +12,45 @@ from diting.diff.packages import CLASSES, compare, input_differences, load, rena
 SCHEMA_VERSION = "0.1"
 
 
-def diff(old_dir: Path, new_dir: Path, repo: Path | None = None) -> dict[str, Any]:
-    """The diff of two packages as a JSON-ready document:
+#: the change classes whose subject other services may depend on
+_OUTWARD = {"CONTRACT_REMOVED", "CONTRACT_SIGNATURE_CHANGED", "TOPIC_PUBLISH_CHANGED", "TOPIC_SUBSCRIBE_CHANGED"}
+
+
+def consumer_impact(con, service_id: str, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each removed or changed provided contract, and each changed send or subscription, the
+    other services the graph (``cross_service_edges``) shows depending on its old urn:
+    ``[{stable_id, urn, change, services, edges}]``."""
+    out = []
+    for c in changes:
+        if c["class"] not in _OUTWARD or not isinstance(c["before"], dict):
+            continue
+        before = c["before"]
+        urn = before.get("urn") or (before.get("target_ref") if isinstance(before.get("target_ref"), str) else None)
+        if not urn:
+            continue
+        if before.get("kind") == "CONTRACT":  # who calls what this service provided
+            where, params = "edge_kind IN ('RPC', 'HTTP') AND urn = ? AND dst_service = ?", [urn, service_id]
+            side = "src_service"
+        elif c["class"] == "TOPIC_SUBSCRIBE_CHANGED":  # who fed what this service listened to
+            where, params = "edge_kind = 'MQ' AND urn = ? AND dst_service = ?", [urn, service_id]
+            side = "src_service"
+        else:  # who listens to what this service sent
+            where, params = "edge_kind = 'MQ' AND urn = ? AND src_service = ?", [urn, service_id]
+            side = "dst_service"
+        rows = con.execute(f"SELECT {side} FROM cross_service_edges WHERE {where} AND {side} IS NOT NULL "
+                           f"AND {side} <> ?", params + [service_id]).fetchall()
+        out.append({"stable_id": c["stable_id"], "urn": urn, "change": c["class"],
+                    "services": sorted({r[0] for r in rows}), "edges": len(rows)})
+    return out
+
+
+def diff(old_dir: Path, new_dir: Path, repo: Path | None = None, db: Path | None = None) -> dict[str, Any]:
+    """The diff of two packages as a JSON-ready document (``diff-report.schema.json``):
     ``{schema_version, service_id, old, new, commit_relation, merge_bases, input_differences,
-    summary, changes, rename_candidates}``. Raises :class:`UserError` for a path that is no package,
-    two packages of different services, or a repository that cannot be read."""
+    summary, changes, rename_candidates[, impact]}``; ``impact`` (with a graph ``db``) lists the
+    other services that depend on what was removed or changed. Raises :class:`UserError` for a path
+    that is no package, two packages of different services, a repository or database that cannot
+    be read."""
     from diting.errors import UserError
     old, new = load(old_dir), load(new_dir)
     if old.manifest["service_id"] != new.manifest["service_id"]:
@@ -29,11 +63,15 @@ def diff(old_dir: Path, new_dir: Path, repo: Path | None = None) -> dict[str, An
     changes = [c.record() for c in compare(old, new)]
     side = lambda p: {"scan_id": p.manifest["scan_id"], "commit_sha": p.manifest["commit_sha"],  # noqa: E731
                       "input_digest": p.manifest["input_digest"]}
-    return {"schema_version": SCHEMA_VERSION, "service_id": new.manifest["service_id"], "old": side(old),
-            "new": side(new), "commit_relation": relation, "merge_bases": bases,
-            "input_differences": input_differences(old, new),
-            "summary": dict(sorted(Counter(c["class"] for c in changes).items(), key=lambda kv: CLASSES.index(kv[0]))),
-            "changes": changes, "rename_candidates": rename_candidates(old, new)}
+    doc = {"schema_version": SCHEMA_VERSION, "service_id": new.manifest["service_id"], "old": side(old),
+           "new": side(new), "commit_relation": relation, "merge_bases": bases,
+           "input_differences": input_differences(old, new),
+           "summary": dict(sorted(Counter(c["class"] for c in changes).items(), key=lambda kv: CLASSES.index(kv[0]))),
+           "changes": changes, "rename_candidates": rename_candidates(old, new)}
+    if db is not None:
+        from diting.graph.store import with_graph
+        doc["impact"] = with_graph(db, lambda con: consumer_impact(con, doc["service_id"], changes))
+    return doc
 
 
 def to_json(doc: dict[str, Any]) -> str:
@@ -68,6 +106,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += ["**Rename candidates** (a removal plus an addition that may be one thing renamed):", ""]
         lines += [f"- {r['kind']} `{r['before']}` → `{r['after']}` ({r['basis']})" for r in doc["rename_candidates"]]
         lines.append("")
+    if doc.get("impact"):
+        lines += ["**Other services depending on what changed:**", ""]
+        lines += [f"- {i['change']} `{i['urn']}`: " + (", ".join(i["services"]) or "none in the graph")
+                  for i in doc["impact"]]
+        lines.append("")
     if doc["input_differences"]:
         lines.append("Analysis inputs that differ: " + ", ".join(f"`{k}`" for k in doc["input_differences"]))
     return "\n".join(lines).rstrip() + "\n"
@@ -85,6 +128,8 @@ def to_table(doc: dict[str, Any]) -> str:
         out += format_table(["class", "stable_id", "before", "after"], rows, indent="  ")
     for r in doc["rename_candidates"]:
         out.append(f"  rename candidate {r['kind']}: {r['before']} -> {r['after']} ({r['basis']})")
+    for i in doc.get("impact") or []:
+        out.append(f"  depends on it: {i['change']} {printable(i['urn'])}: {', '.join(i['services']) or 'none in the graph'}")
     if doc["input_differences"]:
         out.append("  analysis inputs that differ: " + ", ".join(doc["input_differences"]))
     return "\n".join(out) + "\n"

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from diting.diff.model import DiffReport
 from diting.ir.models import (
     ConfigBinding,
     Coverage,
@@ -39,6 +40,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "coverage.schema.json": Coverage.model_json_schema(),
         "ir-manifest-0.1.schema.json": manifest_schema(),
         "rule-file.schema.json": RuleFile.model_json_schema(),
+        "diff-report.schema.json": DiffReport.model_json_schema(by_alias=True),
     }
     for name, s in out.items():
         if name != "ir-manifest-0.1.schema.json":

@@ -1,0 +1,69 @@
+"""The diff report's shape (``diting diff --format json``), shipped as ``diff-report.schema.json``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from diting.diff.packages import CLASSES
+
+ChangeClass = Literal[CLASSES]  # type: ignore[valid-type]
+CommitRelation = Literal["EXACT", "ANCESTOR", "AHEAD", "DIVERGED", "MULTIPLE_MERGE_BASES", "UNKNOWN"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Side(_Strict):
+    """One of the two packages."""
+
+    scan_id: str
+    commit_sha: str
+    input_digest: str
+
+
+class ChangeRow(_Strict):
+    """One difference: the comparable parts of the record on each side (None where absent);
+    references name the stable_id they point at."""
+
+    class_: ChangeClass = Field(alias="class")
+    stable_id: str
+    before: Any
+    after: Any
+
+
+class RenameCandidate(_Strict):
+    """A removal plus an addition that may be one thing renamed."""
+
+    kind: Literal["TYPE", "METHOD"]
+    before: str
+    after: str
+    basis: str
+
+
+class ConsumerImpact(_Strict):
+    """A removed or changed contract or topic and the other services the graph shows depending on it."""
+
+    stable_id: str
+    urn: str
+    change: ChangeClass
+    services: list[str]
+    edges: int
+
+
+class DiffReport(_Strict):
+    """``diting diff`` as JSON."""
+
+    schema_version: Literal["0.1"]
+    service_id: str
+    old: Side
+    new: Side
+    commit_relation: CommitRelation
+    merge_bases: list[str]
+    input_differences: list[str]
+    summary: dict[str, int]
+    changes: list[ChangeRow]
+    rename_candidates: list[RenameCandidate]
+    impact: list[ConsumerImpact] | None = None
