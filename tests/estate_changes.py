@@ -58,3 +58,12 @@ def apply(root: Path) -> None:
     #    name now comes from a property no file defines
     _edit(root, "fulfillment/fulfillment-core/src/main/java/com/jd/trade/fulfillment/client/StockClient.java",
           '@FeignClient(name = "stock-center", path = "/stock")', '@FeignClient(name = "${stock.service-name}", path = "/stock")')
+
+
+def commit(root: Path) -> str:
+    """Commit the edited checkout as the fixture commits are made (fixed author, committer and
+    date): the same SHA on every machine. Returns it."""
+    from diting.demo import _git
+    _git(["add", "-A"], root)
+    _git(["commit", "-q", "--no-gpg-sign", "--no-verify", "-m", "the mandated changes"], root)
+    return _git(["rev-parse", "HEAD"], root)

@@ -146,7 +146,7 @@ def _relation_class(rec: dict[str, Any], added: bool, removed: bool) -> str:
         return "TABLE_READ_CHANGED" if kind == "READS" else "TABLE_WRITE_CHANGED"
     if kind in ("READS", "GUARDS") and target.startswith("config:") or kind == "GUARDS":
         return "CONFIG_CHANGED"
-    if kind == "BINDS_TO" and target.startswith("contract:CONSUMED"):
+    if kind in ("BINDS_TO", "CALLS") and target.startswith("contract:CONSUMED"):
         return "CONSUMER_ADDED" if added else "CONSUMER_REMOVED" if removed else "OTHER"
     if kind == "EXPOSES":
         return "CONTRACT_ADDED" if added else "CONTRACT_REMOVED" if removed else "OTHER"

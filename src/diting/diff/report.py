@@ -79,10 +79,15 @@ def to_json(doc: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
+    """One side of a change in a few words: a relation by its target and status, an entity by its
+    urn or name, a binding by its value."""
     if value is None:
         return "—"
     if isinstance(value, dict):
-        for key in ("urn", "name", "value", "resolution_status"):
+        if isinstance(value.get("target_ref"), str) or "source_ref" in value:
+            target = value.get("target_ref") if isinstance(value.get("target_ref"), str) else "?"
+            return f"{target} ({value.get('resolution_status')})"
+        for key in ("urn", "value", "name", "resolution_status"):
             if value.get(key) is not None:
                 return str(value[key])
     return json.dumps(value, sort_keys=True, ensure_ascii=False)[:80]
