@@ -224,8 +224,18 @@ DEMO_DIMENSION_LABELS = {"config_keys": "config bindings"}
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """The records of a package's jsonl file."""
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    """The records of a package's jsonl file (none when the package has no such file). Raises
+    :class:`UserError` naming the line that is not JSON."""
+    if not path.is_file():
+        return []
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line:
+            try:
+                out.append(json.loads(line))
+            except ValueError as exc:
+                raise UserError(f"{path}:{n}: not a JSON record ({exc})") from exc
+    return out
 
 
 def package_rows(packages: list) -> tuple[list[str], list[list[str]]]:

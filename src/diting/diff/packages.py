@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diting.demo import read_jsonl
 from diting.errors import UserError
 
 CLASSES = (
@@ -55,19 +56,6 @@ class Package:
     stable_of: dict[str, str] = field(default_factory=dict)
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as exc:
-                raise UserError(f"{path}:{n}: not a JSON record ({exc})") from exc
-    return out
-
-
 def load(path: Path) -> Package:
     """Read a package directory. Raises :class:`UserError` for a directory that is not a package
     (or does not verify: a diff of a tampered package would report the tampering as changes)."""
@@ -79,12 +67,12 @@ def load(path: Path) -> Package:
         raise UserError(f"{path}: the package does not verify ({findings[0]})")
     manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     ai = json.loads((path / "analysis_input.json").read_text(encoding="utf-8"))
-    ents = _jsonl(path / "entities.jsonl")
+    ents = read_jsonl(path / "entities.jsonl")
     stable_of = {e["record_id"]: e["stable_id"] for e in ents}
     pkg = Package(path, manifest, ai, {e["stable_id"]: e for e in ents},
-                  {r["stable_id"]: r for r in _jsonl(path / "relations.jsonl")},
+                  {r["stable_id"]: r for r in read_jsonl(path / "relations.jsonl")},
                   {}, stable_of)
-    for b in _jsonl(path / "config_bindings.jsonl"):
+    for b in read_jsonl(path / "config_bindings.jsonl"):
         consumer = stable_of.get(b["consumer_ref"]["record_id"], b["consumer_ref"]["record_id"])
         pkg.bindings[f"{consumer}|{b['config_key']}"] = b
     return pkg

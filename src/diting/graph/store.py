@@ -219,11 +219,16 @@ def interrupted(exc: BaseException) -> bool:
         isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
-def with_graph(db: Path, fn):
-    """Run ``fn(con)`` on a read-only connection to ``db``; a DuckDB error (a database an older
-    diting built, a damaged file) becomes a :class:`UserError`."""
+def with_graph(db: Path, fn, user_sql: bool = False):
+    """Run ``fn(con)`` on a read-only connection to ``db``. A DuckDB error becomes a
+    :class:`UserError` — the query's when ``user_sql`` (the connection then has no file, network or
+    extension access: the SQL may come from anyone), else the database's (an older diting built it,
+    or it is damaged); a Ctrl-C DuckDB reports is a ``KeyboardInterrupt``."""
     import duckdb
     con = connect(db, read_only=True)
+    if user_sql:  # no files, no attached databases, no extensions, and no way to turn that back on
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     try:
         return fn(con)
     except (duckdb.Error, RuntimeError) as exc:
@@ -231,7 +236,9 @@ def with_graph(db: Path, fn):
             raise KeyboardInterrupt from exc
         if not isinstance(exc, duckdb.Error):
             raise
-        raise UserError(f"{db}: {str(exc).splitlines()[0]} (rebuild the graph with 'diting graph build')") from exc
+        first = str(exc).splitlines()[0]
+        raise UserError(f"query failed: {first}" if user_sql else
+                        f"{db}: {first} (rebuild the graph with 'diting graph build')") from exc
     finally:
         con.close()
 
@@ -466,20 +473,9 @@ def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[lis
         raise UserError("the query needs " + ", ".join(f"--param {n}=VALUE" for n in sorted(used - set(params or {}))))
     if set(params or {}) - used:
         raise UserError("the query has no parameter " + ", ".join(f"${n}" for n in sorted(set(params or {}) - used)))
-    import duckdb
-    con = connect(db, read_only=True)
-    # the SQL may come from anyone (a shared recipe, a wrapper service): no files, no attached
-    # databases, no extensions, and no way to turn that back on
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    try:
+
+    def run(con) -> tuple[list[str], list[tuple]]:
         cur = con.execute(sql, params) if params else con.execute(sql)
         return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
-    except (duckdb.Error, RuntimeError) as exc:
-        if interrupted(exc):
-            raise KeyboardInterrupt from exc
-        if not isinstance(exc, duckdb.Error):
-            raise
-        raise UserError(f"query failed: {str(exc).splitlines()[0]}") from exc
-    finally:
-        con.close()
+
+    return with_graph(db, run, user_sql=True)
