@@ -12,8 +12,28 @@ from pathlib import Path
 
 import pytest
 
+import diting.scan.pipeline as _pipeline
 from diting.demo import build_fixture_repo, commit_tree
-from diting.scan.pipeline import ScanOptions, scan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import coverage_recount  # noqa: E402
+
+
+def _recounted(original):
+    """``scan`` that recounts every package it writes from the package's records (and git) and
+    fails on any difference from its coverage.json: every fixture any test scans checks SPEC §7's
+    "every term is counted from the records" (tests/coverage_recount.py)."""
+    def wrapper(repo, rev, options, *a, **kw):
+        result = original(repo, rev, options, *a, **kw)
+        for pkg in getattr(result, "packages", []):
+            coverage_recount.check(Path(pkg.path), Path(repo))
+        return result
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+_pipeline.scan = _recounted(_pipeline.scan)
+from diting.scan.pipeline import ScanOptions, scan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

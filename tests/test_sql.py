@@ -437,7 +437,13 @@ def test_hostile_review_findings_on_mapper_and_jdbc_text(tmp_path):
     assert not any("__dt" in (e.get("datasource") or "") for e in ents.values() if e["kind"] == "TABLE")
     assert {t for s, t in tables if s == "stmt:com.example.H.q"} == {"table://t_one@?"}  # never merged
     dim = p["coverage"][0]["dimensions"]["sql_statements"]
-    assert dim["excluded_by_reason"] == {"bad_namespace": 1, "duplicate_id": 2}
+    # duplicates are excluded (MyBatis refuses them), each with SQL_DUPLICATE_ID; a statement of a namespace that
+    # is no Java name is unsupported: failed, with a SQL_UNSUPPORTED of its own
+    assert dim["excluded_by_reason"] == {"duplicate_id": 2}
+    codes = [d["code"] for d in p["diagnostics.jsonl"]]
+    assert codes.count("SQL_DUPLICATE_ID") == 2
+    assert any(d["code"] == "SQL_UNSUPPORTED" and "no Java name" in d["message"] for d in p["diagnostics.jsonl"])
+    assert dim["failed"] >= 1
     assert not any("t_fake" in sid for sid in {e["stable_id"] for e in ents.values()})
     a = next(sid for sid in st if sid.endswith("J#a()@0"))
     b = next(sid for sid in st if sid.endswith("J#b()@0"))

@@ -184,6 +184,18 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # graph-level: a service reads or writes a table another service alone writes (direct
     # cross-service data access)
     "CROSS_SERVICE_DATA_ACCESS": Severity.WARNING,
+    # an entry declaration (provider, controller method, listener, job) that yields no entry: its
+    # interface, handler or path is unknown (coverage: entries, failed; one per declaration)
+    "ENTRY_UNRESOLVED": Severity.WARNING,
+    # an entry declaration the package's context does not load, or in a lib: package that deploys
+    # nothing (coverage: entries, excluded as not_loaded_by_context / module_not_deployed)
+    "ENTRY_NOT_LOADED": Severity.INFO,
+    # a MyBatis statement id declared twice in one namespace: MyBatis refuses to start; the copy is not
+    # analysed (coverage: sql_statements, excluded as duplicate_id)
+    "SQL_DUPLICATE_ID": Severity.WARNING,
+    # a MyBatis databaseId variant for another database than the one the package runs on (coverage:
+    # sql_statements, excluded as other_database_id)
+    "SQL_OTHER_DATABASE": Severity.INFO,
 }
 
 # ---------------------------------------------------------------- shared parts

@@ -146,7 +146,8 @@ class Families(PackageProbes):
         if c["target"] == "TYPE" and (c["type"].get("abstract") or c["type"]["kind"] == "INTERFACE"):
             return False
         if not self.ctx.class_loaded(c["type"]["binary"]):
-            self.exclude_entries()
+            self.exclude_entry(f"{c['path']}:{c['lines'][0]}", f"{c['type']['binary']} ({c['path']}:"
+                               f"{c['lines'][0]})", [self.owner_rid(c)], c)
             return False
         return True
 
@@ -244,17 +245,15 @@ class Families(PackageProbes):
                     bean_rid = self.bean_rids[id(beans[0])]
             loaded = self.ctx.cand_loaded(c)
             if not iface:
-                self.diag("TYPE_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|rpc", f"{proto} provider at {c['path']}:"
-                          f"{c['lines'][0]}: the interface cannot be determined", [self.owner_rid(c)], c)
-                self.stats.entries_failed += 1
+                self.entry_failed(f"{c['path']}:{c['lines'][0]}|rpc", f"{proto} provider at {c['path']}:"
+                                  f"{c['lines'][0]}: the interface cannot be determined", [self.owner_rid(c)], c)
                 continue
             binding = self._bindings(c)
             methods, basis = self._interface_methods(iface, impl, c["module"])
             if not methods:
-                self.diag("TYPE_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|rpc-methods", f"{proto} provider of {iface}"
-                          f" at {c['path']}:{c['lines'][0]}: neither the interface nor the implementation is in the "
-                          "package, so its methods are unknown", [self.owner_rid(c)], c)
-                self.stats.entries_failed += 1
+                self.entry_failed(f"{c['path']}:{c['lines'][0]}|rpc-methods", f"{proto} provider of {iface} at "
+                                  f"{c['path']}:{c['lines'][0]}: neither the interface nor the implementation is in "
+                                  "the package, so its methods are unknown", [self.owner_rid(c)], c)
                 continue
             for i, m in enumerate(methods):
                 urn = f"{proto}://{iface}#{m['name']}"
@@ -276,7 +275,10 @@ class Families(PackageProbes):
                     self._entry(entry_kind, urn, handler, c, {"protocol": proto, "interface": iface, **binding},
                                 f"{proto.upper()}_PROVIDER")
             if not loaded:
-                self.exclude_entries(len(methods))
+                for m in methods:
+                    self.exclude_entry(f"{c['path']}:{c['lines'][0]}|{proto}://{iface}#{m['name']}("
+                                       f"{','.join(m['signature'])})",
+                                       f"{proto} provider method {iface}#{m['name']}", [self.owner_rid(c)], c)
             elif bean_rid:
                 self._binding_keys(c, bean_rid, self.rs.entities[bean_rid]["stable_id"])
             elif c.get("type"):
@@ -450,11 +452,12 @@ class Families(PackageProbes):
             for mc, fulls, verbs, bad, read in self._http_routes(binary, cls, meth):
                 m = mc["member"]
                 if not loaded:
-                    self.exclude_entries()
+                    self.exclude_entry(f"{m['stable']}|http", f"HTTP handler {m['stable']}", [m["rid"]], mc)
                     continue
                 if bad is not None:
-                    self.stats.entries_failed += 1
                     self._unfolded_path(mc, bad, "HTTP mapping", m["rid"], m["stable"])
+                    self.entry_failed(f"{m['stable']}|http", f"HTTP handler {m['stable']}: its path "
+                                      f"{bad.expression} does not resolve, so it yields no endpoint", [m["rid"]], mc)
                     continue
                 self._note_keys(m["rid"], m["stable"], read, mc, "mapping path")
                 for p in fulls:
@@ -638,13 +641,13 @@ class Families(PackageProbes):
                 handlers = [dict(c["member"], path=c["path"])]
                 loaded = self.ctx.class_loaded(binary)
             if not loaded:
-                self.exclude_entries()
+                self.exclude_entry(f"{c['path']}:{c['lines'][0]}|listener", f"{proto} listener at {c['path']}:"
+                                   f"{c['lines'][0]}", [self.owner_rid(c)], c)
                 continue
             if not handlers:
-                self.stats.entries_failed += 1
                 what = f"bean {ref!r}" if c["form"] == "xml" else binary
-                self.diag("UNRESOLVED_CALL", f"{c['path']}:{c['lines'][0]}|listener", f"{proto} listener at "
-                          f"{c['path']}:{c['lines'][0]}: no handler method found on {what}", [self.owner_rid(c)], c)
+                self.entry_failed(f"{c['path']}:{c['lines'][0]}|listener", f"{proto} listener at {c['path']}:"
+                                  f"{c['lines'][0]}: no handler method found on {what}", [self.owner_rid(c)], c)
                 continue
             topics = self.role(c, "queue" if proto == "amqp-queue" else "topic")
             tag_rts, group_rts = self.role(c, "tag"), self.role(c, "consumer_group")
@@ -910,8 +913,11 @@ class Families(PackageProbes):
                     self.config_binding(rid, stable, rt, c, "@" + c["annotation"].rsplit(".", 1)[-1])
                 elif rt.value is None:
                     self.stats.key_reads_failed += 1
-                    self.diag("CONSTANT_UNRESOLVED", f"{stable}|value", f"{stable}: the config expression "
-                              f"{rt.expression} does not fold", [rid], c)
+                    d = self.diag("CONSTANT_UNRESOLVED", f"{stable}|value", f"{stable}: the config expression "
+                                  f"{rt.expression} does not fold", [rid], c)
+                    self.rs.relation("READS", rid, stable, target_rid=None, target_key="?" + (rt.expression or ""),
+                                     status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
+                                     match_keys={"key_expression": rt.expression, "scheme": scheme})
         for c in self.ctx.by_emit.get("CONFIG_PROPERTIES", []):
             prefix = (self._text(self.role(c, "prefix")) or [""])[0]
             detail = c.get("type_detail", {})
@@ -1012,9 +1018,8 @@ class Families(PackageProbes):
             else:
                 handler = self._handler(owner, rule.emits.handler, c["module"])
                 if handler is None:
-                    self.stats.entries_failed += 1
-                    self.diag("UNRESOLVED_CALL", f"{owner}|job", f"job class {owner} at {c['path']}:{c['lines'][0]}: "
-                              f"no {rule.emits.handler} method is declared in the package", [c["type"]["rid"]], c)
+                    self.entry_failed(f"{owner}|job", f"job class {owner} at {c['path']}:{c['lines'][0]}: no "
+                                      f"{rule.emits.handler} method is declared in the package", [c["type"]["rid"]], c)
                     continue
             attrs: dict[str, Any] = {"scheduler": c["annotation"] if c["form"] == "annotation" else c["rule"]}
             for role in ("cron", "zone", "fixed_rate", "fixed_delay", "initial_delay", "job_name"):
@@ -1075,11 +1080,13 @@ class Families(PackageProbes):
                 handler = self._handler(owner, rule.emits.handler, c["module"])
                 types = c.get("attrs", {}).get("type_args", [])[:1]
             if handler is None or not types:
-                self.stats.entries_failed += 1
-                code = "UNRESOLVED_CALL" if handler is None else "EVENT_TYPE_UNRESOLVED"
-                self.diag(code, f"{owner}|listener|{c['lines'][0]}", f"event listener {owner} at {c['path']}:"
-                          f"{c['lines'][0]}: " + ("no handler method in the package" if handler is None else
-                                                  "the event type is not known"), [c["type"]["rid"]], c)
+                key, why = f"{owner}|listener|{c['lines'][0]}", ("no handler method in the package" if handler is None
+                                                                  else "the event type is not known")
+                if handler is not None:
+                    self.diag("EVENT_TYPE_UNRESOLVED", key, f"event listener {owner} at {c['path']}:{c['lines'][0]}: "
+                              f"{why}", [c["type"]["rid"]], c)
+                self.entry_failed(key, f"event listener {owner} at {c['path']}:{c['lines'][0]}: {why}",
+                                  [c["type"]["rid"]], c)
                 continue
             for t in types:
                 urn = f"event://{t}"

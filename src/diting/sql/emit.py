@@ -444,21 +444,20 @@ class SqlStage:
         stmts: list[_Stmt] = []
         for module, mf in self.mappers:
             if mf.dialect == "IBATIS":
-                self.stats.discovered += mf.unsupported_count
-                self.stats.failed += mf.unsupported_count
-                self.p.diag("SQL_UNSUPPORTED", f"{mf.path}|ibatis", f"{mf.path}: an iBatis 2 <sqlMap> file "
-                            f"({mf.unsupported_count} statement(s)) is not a MyBatis mapper and is not analysed",
-                            [self._module_rid(module)], {"path": mf.path, "lines": [1, 1]})
+                for name, line in mf.unsupported:
+                    self._unsupported(module, mf.path, line, line, f"{mf.path}|ibatis|{line}", f"{mf.path}:{line}: "
+                                      f"<{name}> of an iBatis 2 <sqlMap> file, which is not a MyBatis mapper; not "
+                                      "analysed")
                 continue
             if not mf.namespace:
                 continue
             if not _NAMESPACE.match(mf.namespace):  # statement ids of calls hold ':', '/', '#', '@'
-                self.p.diag("SQL_UNSUPPORTED", f"{mf.path}|namespace", f"{mf.path}: mapper namespace "
-                            f"{mf.namespace[:200]!r} is no Java name; its statements are not analysed",
-                            [self._module_rid(module)], {"path": mf.path, "lines": [1, 1]})
-                self._exclude("bad_namespace", len(mf.statements))
+                for st in mf.statements:
+                    self._unsupported(module, mf.path, st.line, st.end_line, f"{mf.path}|namespace|{st.line}",
+                                      f"{mf.path}:{st.line}: statement {st.id[:200]!r} of mapper namespace "
+                                      f"{mf.namespace[:200]!r}, which is no Java name; not analysed")
                 continue
-            for st in self._for_database(mf):
+            for st in self._for_database(module, mf):
                 if not self._first(module, f"{mf.namespace}.{st.id}", mf.path, st.line, st.end_line):
                     continue
                 stmts.append(self._statement(module, mf, st))
@@ -488,7 +487,7 @@ class SqlStage:
             self.declared.add(stable)
             return True
         self._exclude("duplicate_id")
-        self.p.diag("SQL_UNSUPPORTED", f"{stable}|duplicate|{path}:{line}", f"{path}:{line} declares statement "
+        self.p.diag("SQL_DUPLICATE_ID", f"{stable}|duplicate|{path}:{line}", f"{path}:{line} declares statement "
                     f"{stable} again (MyBatis refuses to start with a duplicate id); this copy is not analysed",
                     [self._module_rid(module)], {"path": path, "lines": [line, end]})
         return False
@@ -496,7 +495,15 @@ class SqlStage:
     def _exclude(self, reason: str, n: int = 1) -> None:
         self.stats.excluded[reason] = self.stats.excluded.get(reason, 0) + n
 
-    def _for_database(self, mf: MapperFile) -> list[MapperStatement]:
+    def _unsupported(self, module: str, path: str, line: int, end: int, key: str, message: str) -> None:
+        """A statement diting cannot analyse and records no entity for: counted discovered and failed,
+        with a SQL_UNSUPPORTED diagnostic of its own (the record coverage counts it from)."""
+        self.stats.discovered += 1
+        self.stats.failed += 1
+        self.p.diag("SQL_UNSUPPORTED", key, message, [self._module_rid(module)],
+                    {"path": path, "lines": [line, max(line, end)]})
+
+    def _for_database(self, mf_module: str, mf: MapperFile) -> list[MapperStatement]:
         """One statement per id: where a mapper repeats an id with ``databaseId`` variants, the one
         for the datasource's database (else the one without ``databaseId``, else the first); the
         others are counted as excluded (``other_database_id``), as MyBatis never runs them here. An id
@@ -513,7 +520,13 @@ class SqlStage:
             pick = next((st for st in group if (st.attrs.get("databaseId") or "").lower() in names), None) or \
                 next((st for st in group if not st.attrs.get("databaseId")), None) or group[0]
             out.append(pick)
-            self._exclude("other_database_id", len(group) - 1)
+            for st in group:
+                if st is not pick:
+                    self._exclude("other_database_id")
+                    self.p.diag("SQL_OTHER_DATABASE", f"{mf.path}|{st.id}|{st.line}|database-id", f"{mf.path}:"
+                                f"{st.line}: the databaseId={st.attrs.get('databaseId')!r} variant of {st.id} is for "
+                                f"another database than {self.dialect}; not analysed",
+                                [self._module_rid(mf_module)], {"path": mf.path, "lines": [st.line, st.end_line]})
         return out
 
     def _module_rid(self, module: str) -> str:

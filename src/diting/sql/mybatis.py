@@ -70,8 +70,8 @@ class MapperFile:
     result_maps: dict[str, dict[str, str]] = field(default_factory=dict)
     error: str | None = None
     error_line: int | None = None
-    #: iBatis statements counted (never parsed)
-    unsupported_count: int = 0
+    #: iBatis statements, each ``(element name, line)`` (never parsed)
+    unsupported: list[tuple[str, int]] = field(default_factory=list)
 
 
 def looks_like_mapper(data: bytes) -> bool:
@@ -92,9 +92,9 @@ def read_mapper(path: str, data: bytes) -> MapperFile:
     root = doc.root
     name = local_name(root)
     if name == "sqlMap":
-        count = sum(1 for el in root.iter() if isinstance(el.tag, str) and local_name(el) in
-                    ("select", "insert", "update", "delete", "statement", "procedure"))
-        return MapperFile(path, "IBATIS", root.get("namespace"), unsupported_count=count)
+        found = [(local_name(el), el.sourceline or 1) for el in root.iter() if isinstance(el.tag, str) and
+                 local_name(el) in ("select", "insert", "update", "delete", "statement", "procedure")]
+        return MapperFile(path, "IBATIS", root.get("namespace"), unsupported=found)
     if name != "mapper":
         return MapperFile(path, None)
     spans = element_lines(doc.decoded.text, root)

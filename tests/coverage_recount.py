@@ -1,0 +1,263 @@
+"""An independent recount of a package's coverage.json from its records (and, for files, from git).
+
+Written apart from ``diting.coverage`` and the scan's tallies: each term is a count of items found
+in the package's records — never a remainder of other terms — so a test can require the report's
+numbers to equal these. The one term with no record per item is ``call_sites.excluded``: pruned
+noise calls (trivial accessors, logging) are deliberately not recorded, and are counted only in
+``pruned_by_rule``; the recount takes that map as the item list and checks its sum.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load(pkg: Path) -> dict[str, Any]:
+    """Every file of a package, parsed."""
+    return {
+        "manifest": json.loads((pkg / "manifest.json").read_text(encoding="utf-8")),
+        "input": json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8")),
+        "coverage": json.loads((pkg / "coverage.json").read_text(encoding="utf-8")),
+        "entities": _jsonl(pkg / "entities.jsonl"),
+        "relations": _jsonl(pkg / "relations.jsonl"),
+        "diagnostics": _jsonl(pkg / "diagnostics.jsonl"),
+        "bindings": _jsonl(pkg / "config_bindings.jsonl"),
+        "ledger": _jsonl(pkg / "branch_ledger.jsonl"),
+        "segments": _jsonl(pkg / "source_segments.jsonl"),
+    }
+
+
+def _terms(items: list[tuple[str, str | None]]) -> dict[str, Any]:
+    t = Counter(term for term, _ in items)
+    return {"discovered": len(items), "resolved": t["resolved"], "partial": t["partial"], "failed": t["failed"],
+            "excluded": t["excluded"],
+            "excluded_by_reason": dict(sorted(Counter(r for term, r in items if term == "excluded").items()))}
+
+
+def _affected(d: dict[str, Any]) -> set[str]:
+    return {r["record_id"] for r in d["affected_refs"]}
+
+
+def entries(p: dict[str, Any]) -> dict[str, Any]:
+    """ENTRY entities (partial when a TOPIC_UNRESOLVED or a reach BUDGET_EXHAUSTED names them),
+    ENTRY_UNRESOLVED diagnostics (failed), ENTRY_NOT_LOADED diagnostics (excluded; the reason by
+    package kind)."""
+    lib = p["manifest"]["service_id"].startswith("lib:")
+    partial_rids = set()
+    for d in p["diagnostics"]:
+        if d["code"] in ("TOPIC_UNRESOLVED", "BUDGET_EXHAUSTED"):
+            partial_rids |= _affected(d)
+    items = [("partial" if e["record_id"] in partial_rids else "resolved", None)
+             for e in p["entities"] if e["kind"] == "ENTRY"]
+    items += [("failed", None) for d in p["diagnostics"] if d["code"] == "ENTRY_UNRESOLVED"]
+    items += [("excluded", "module_not_deployed" if lib else "not_loaded_by_context")
+              for d in p["diagnostics"] if d["code"] == "ENTRY_NOT_LOADED"]
+    return _terms(items)
+
+
+_STATUS = {"RESOLVED": "resolved", "AMBIGUOUS": "partial", "UNRESOLVED": "failed"}
+
+
+def branch_ledger(p: dict[str, Any]) -> dict[str, Any]:
+    return _terms([(_STATUS[i["resolution_status"]], None) for i in p["ledger"]])
+
+
+def sql_statements(p: dict[str, Any]) -> dict[str, Any]:
+    """SQL_STATEMENT entities by parse_status, statement-less SQL_UNSUPPORTED diagnostics (an iBatis
+    statement, a statement of a namespace that is no Java name), SQL_DUPLICATE_ID and
+    SQL_OTHER_DATABASE diagnostics (excluded)."""
+    stmts = {e["record_id"]: e for e in p["entities"] if e["kind"] == "SQL_STATEMENT"}
+    term = {"PARSED": "resolved", "PARTIAL": "partial", "PARSE_FAILED": "failed", "UNSUPPORTED": "failed"}
+    items = [(term[e["attributes"]["parse_status"]], None) for e in stmts.values()]
+    for d in p["diagnostics"]:
+        if d["code"] == "SQL_UNSUPPORTED" and not (_affected(d) & set(stmts)):
+            items.append(("failed", None))
+        elif d["code"] == "SQL_DUPLICATE_ID":
+            items.append(("excluded", "duplicate_id"))
+        elif d["code"] == "SQL_OTHER_DATABASE":
+            items.append(("excluded", "other_database_id"))
+    return _terms(items)
+
+
+def config_keys(p: dict[str, Any]) -> dict[str, Any]:
+    """Config bindings by value_resolution, and unresolved READS of a config key expression that does
+    not fold."""
+    term = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS": "partial", "UNKNOWN": "failed"}
+    items = [(term[b["value_resolution"]], None) for b in p["bindings"]]
+    # a config read names its scheme (config, ducc, …); a cache read names its protocol instead
+    items += [("failed", None) for r in p["relations"] if r["kind"] == "READS" and r["resolution_status"] ==
+              "UNRESOLVED" and {"key_expression", "scheme"} <= set(r.get("match_keys") or {})]
+    return _terms(items)
+
+
+def call_sites(p: dict[str, Any]) -> dict[str, Any]:
+    """CALLS relations by resolution status (resolved_external: RESOLVED to an EXTERNAL method);
+    the pruned sites from ``pruned_by_rule`` (see the module docstring)."""
+    external = {e["record_id"] for e in p["entities"] if e["kind"] == "EXTERNAL"}
+    calls = [r for r in p["relations"] if r["kind"] == "CALLS"]
+    items = [(_STATUS[r["resolution_status"]], None) for r in calls]
+    for rule, n in p["coverage"]["pruned_by_rule"].items():
+        items += [("excluded", rule)] * n
+    out = _terms(items)
+    out["resolved_external"] = sum(1 for r in calls if r["resolution_status"] == "RESOLVED"
+                                   and r["target_ref"]["record_id"] in external)
+    return out
+
+
+# ---------------------------------------------------------------- files, from git
+
+
+_FAILED_FILE_CODES = {"FILE_UNREADABLE", "FILE_TOO_LARGE"}
+
+
+def _ls_tree(repo: Path, commit: str) -> list[tuple[str, str]]:
+    """``(mode, path)`` of every entry of the commit's tree."""
+    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", commit],
+                         check=True, capture_output=True).stdout.decode("utf-8", "surrogateescape")
+    rows = []
+    for rec in out.split("\0"):
+        if rec:
+            meta, path = rec.split("\t", 1)
+            rows.append((meta.split(" ")[0], path))
+    return rows
+
+
+def _reason(rel: str) -> str | None:
+    """SPEC §4.1's exclusions of a module-relative path (written here from the SPEC's words)."""
+    parts = rel.split("/")
+    if parts[0] in ("target", "build"):
+        return "build_output"
+    dirs = parts[:-1]
+    if ".mvn" in dirs:
+        return "maven_wrapper"
+    if "generated-sources" in dirs or "generated-test-sources" in dirs:
+        return "generated_sources"
+    for i in range(len(dirs) - 1):
+        if dirs[i] == "src" and dirs[i + 1] == "test":
+            return "test_source"
+    return None
+
+
+def _dir(pom: str) -> str:
+    return pom.rsplit("/", 1)[0] if "/" in pom else ""
+
+
+def files(p: dict[str, Any], repo: Path) -> dict[str, Any]:
+    """Every blob of the package's modules at the commit (git ls-tree; a file belongs to the module
+    whose directory is its longest prefix among all modules of the repository), classified: excluded
+    by the SPEC's path rules or because diting does not read its kind; failed when a file diagnostic
+    (unreadable, too large, a module whose POM failed) names it or when a problem diagnostic names it
+    and no segment was recorded from it; partial when a problem diagnostic names it and segments were;
+    resolved when no diagnostic names it."""
+    modules = {m["pom_path"]: m for m in p["input"]["modules"]}
+    mod_entities = {e["attributes"]["pom_path"]: e for e in p["entities"] if e["kind"] == "MODULE"}
+    owned = _owned(str(repo), p["manifest"]["commit_sha"])
+    seg_paths = Counter(s["locator"]["path"] for s in p["segments"])
+    named: dict[str, set[str]] = {}
+    for d in p["diagnostics"]:
+        for path in _paths_named(d):
+            named.setdefault(path, set()).add(d["code"])
+    items: list[tuple[str, str | None]] = []
+    for owner, pom in sorted((_dir(m), m) for m in modules):
+        attrs = mod_entities.get(pom, {}).get("attributes", {})
+        for mode, path in owned.get(owner, []):
+            reason = _file_exclusion(mode, path, owner, pom, attrs)
+            if reason is not None:
+                items.append(("excluded", reason))
+                continue
+            codes = named.get(path, set())
+            if mode == "160000" or codes & _FAILED_FILE_CODES or attrs.get("failed"):
+                items.append(("failed", None))
+            elif codes:
+                items.append(("partial" if seg_paths.get(path) else "failed", None))
+            else:
+                items.append(("resolved", None))
+    return _terms(items)
+
+
+def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str, Any]) -> str | None:
+    if mode == "120000":
+        return "symlink"
+    if mode == "160000" or path == pom:
+        return None
+    rel = path[len(owner) + 1:] if owner else path
+    reason = _reason(rel)
+    if reason is not None:
+        return reason
+    src_roots = attrs.get("source_roots") or [f"{owner}/src/main/java".lstrip("/")]
+    res_roots = attrs.get("resource_roots") or [f"{owner}/src/main/resources".lstrip("/")]
+
+    def under(roots: list[str]) -> bool:
+        return any(not r or path.startswith(r + "/") for r in roots)
+    if path.endswith(".java"):
+        return None if under(src_roots) else "outside_source_root"
+    spring_list = "META-INF/spring" in path and path.endswith(("spring.factories", ".imports"))
+    if path.endswith((".properties", ".yml", ".yaml", ".xml")) or spring_list:
+        webapp = f"{owner}/src/main/webapp".lstrip("/")
+        return None if under(res_roots) or (path.endswith(".xml") and under([webapp])) else "outside_source_root"
+    return "not_analyzed_type"
+
+
+@functools.lru_cache(maxsize=8)
+def _owned(repo: str, commit: str) -> dict[str, list[tuple[str, str]]]:
+    """Module directory → ``(mode, path)`` of the blobs it owns at the commit (longest prefix)."""
+    tree = _ls_tree(Path(repo), commit)
+    # the repository's module directories: every pom.xml outside source trees and build output
+    dirs = {_dir(path) for _, path in tree if path.rsplit("/", 1)[-1] == "pom.xml"
+            and "src" not in path.split("/")[:-1] and _reason(path) is None}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for mode, path in tree:
+        d = path
+        while True:
+            d = d.rsplit("/", 1)[0] if "/" in d else ""
+            if d in dirs:
+                out.setdefault(d, []).append((mode, path))
+                break
+            if not d:
+                break
+    return out
+
+_FILE_CODES = {"FILE_UNREADABLE", "FILE_TOO_LARGE", "PARSE_ERROR", "ENCODING_FALLBACK"}
+
+
+def _paths_named(d: dict[str, Any]) -> list[str]:
+    """The file a file-level diagnostic is about: its message starts with the path."""
+    if d["code"] not in _FILE_CODES:
+        return []
+    head = d["message"].split(" ", 1)[0].rstrip(":")
+    return [head] if "/" in head or "." in head else []
+
+
+def recount(pkg: Path, repo: Path | None) -> dict[str, dict[str, Any]]:
+    """The recounted dimensions of ``pkg`` (files only with ``repo``)."""
+    p = load(pkg)
+    out = {"entries": entries(p), "branch_ledger": branch_ledger(p), "sql_statements": sql_statements(p),
+           "config_keys": config_keys(p), "call_sites": call_sites(p)}
+    if repo is not None:
+        out["files"] = files(p, repo)
+    return out
+
+
+def check(pkg: Path, repo: Path | None) -> None:
+    """Raise AssertionError when a recounted term differs from ``pkg``'s coverage.json, or when a
+    dimension's terms do not add up to ``discovered`` (or its reasons to ``excluded``)."""
+    dims = json.loads((pkg / "coverage.json").read_text(encoding="utf-8"))["dimensions"]
+    for name, d in dims.items():
+        assert d["discovered"] == d["resolved"] + d["partial"] + d["failed"] + d["excluded"], (pkg, name, d)
+        assert d["excluded"] == sum(d["excluded_by_reason"].values()), (pkg, name, d)
+    if repo is not None and not (repo / ".git").exists() and not (repo / "HEAD").is_file():
+        repo = None  # not a repository the recount can list
+    for name, got in recount(pkg, repo).items():
+        want = {k: dims[name].get(k, 0) for k in got}  # resolved_external is absent where nothing was examined
+        assert got == want, f"{pkg.name} {name}: recounted {got}, coverage.json says {want}"
