@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from diting.coverage.report import coverage_of_graph
 from diting.graph.store import build, query
 from diting.scan.pipeline import ScanOptions, scan
 
@@ -69,6 +70,15 @@ def test_mall_swarm_feign_calls_and_a_mutated_path(tmp_path):
                                                "amqp://mall.order.direct.ttl/mall.order.cancel.ttl", "RESOLVED",
                                                "RABBIT_DEAD_LETTER")]
     assert query(db, "SELECT count(*) FROM graph_findings WHERE code IN ('ORPHAN_ENTRY', 'UNRESOLVED_CALL')")[1] == [(0,)]
+    # coverage over the graph: 8 resolved edges (7 Feign calls, the dead-letter route), every term adding up
+    cov = coverage_of_graph(db)
+    edges = cov["dimensions"]["cross_service_edges"]
+    assert (edges["resolved"], edges["partial"], edges["failed"]) == (8, 0, 0)
+    for d in cov["dimensions"].values():
+        assert d["discovered"] == d["resolved"] + d["partial"] + d["failed"] + d["excluded"]
+    assert {a["service_id"] for a in cov["applications"] if a["term"] != "excluded"} >= {
+        "mall-admin", "mall-auth", "mall-demo", "mall-gateway", "mall-portal", "mall-search"}
+    assert not [d for d in cov["catalogue_differences"] if d["kind"] != "MODULE_NOT_DEPLOYED"]
     before = _edges(db)
     # mutation: mall-auth's Feign client asks for /admin/login2; rescan mall-auth, replace it
     work = tmp_path / "work"

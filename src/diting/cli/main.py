@@ -306,6 +306,38 @@ def diff_cmd(
     raise typer.Exit(1 if doc["changes"] else 0)
 
 
+@app.command("coverage")
+def coverage_cmd(
+    packages: Annotated[Optional[list[Path]], typer.Argument(help="IR package directories (or directories holding "
+                                                                  "packages).")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="A graph database: the report also counts applications "
+                                                          "and cross-service edges.")] = None,
+    inventory: Annotated[Optional[Path], typer.Option("--inventory", help="Inventory file (YAML services [...]): "
+                                                                        "the application denominator.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json, md or html.")] = "table",
+    out: Annotated[Path, typer.Option("--out", help="File to write ('-' for standard output).")] = Path("-"),
+) -> None:
+    """Coverage per dimension (SPEC §7) of packages, or of a graph with applications (against an
+    inventory) and cross-service edges; catalogue differences; unresolved items by kind."""
+    from diting.coverage.render import RENDERERS
+    from diting.coverage.report import coverage_of_graph, coverage_of_packages
+    if fmt not in RENDERERS:
+        _fail(f"--format must be one of {', '.join(RENDERERS)}, not {fmt!r}")
+    if bool(packages) == (db is not None):
+        _fail("give package directories or --db FILE (one of the two)")
+    try:
+        doc = coverage_of_graph(db, inventory) if db is not None else coverage_of_packages(packages, inventory)
+        text = RENDERERS[fmt](doc)
+        if str(out) == "-":
+            sys.stdout.write(text)
+        else:
+            from diting.graph.export import write_text_atomic
+            write_text_atomic(out, text)
+            say(err, f"wrote {out}")
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+
+
 @app.command("export")
 def export_cmd(
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
@@ -397,7 +429,7 @@ def demo(
     exe = Path(sys.executable).parent / "diting"
     cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
     db = shlex.quote(str(workdir / "graph.duckdb"))
-    say(out, "8. try next:")
+    say(out, "9. try next:")
     say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
              "      # check the packages yourself")
     say(out, f"   {cmd} query --db {db} --saved list                 # canned questions over the graph")
@@ -412,8 +444,8 @@ def demo(
 
 
 def _demo_run(d, workdir: Path):
-    """Steps 1-7 of ``diting demo`` (build, scan, verify, summarise, coverage, queries, graph), inside the
-    demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
+    """Steps 1-8 of ``diting demo`` (build, scan, verify, summarise, coverage, queries, graph, estate
+    coverage), inside the demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
@@ -477,6 +509,17 @@ def _demo_run(d, workdir: Path):
         headers, rows = query(db, sql)
         for line in d.format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows]):
             say(out, line)
+    from diting.coverage.render import COLUMNS, ratio, to_html
+    from diting.coverage.report import coverage_of_graph
+    from diting.graph.export import write_text_atomic
+    report = coverage_of_graph(db)
+    page = workdir / "coverage.html"
+    write_text_atomic(page, to_html(report))
+    say(out, f"8. coverage of the estate over the graph (applications and cross-service edges filled; the "
+             f"full report with charts: {page}):")
+    rows = [[name, *(str(dim[c]) for c in COLUMNS), ratio(dim)] for name, dim in report["dimensions"].items()]
+    for line in d.format_table(["dimension", *COLUMNS, "resolved %"], rows):
+        say(out, line)
     return repo, ir, bad
 
 

@@ -105,7 +105,7 @@ def to_graphml(nodes, edges) -> str:
     return "\n".join(nx.generate_graphml(g)) + "\n"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it, with the mode a plain ``open``
     would give (``mkstemp`` makes it 0600)."""
     if path.is_dir():
@@ -144,7 +144,7 @@ def export(con, fmt: str, out: Path, service: str | None = None) -> list[Path]:
     if str(out) == "-":
         print(text, end="")
         return []
-    _write_atomic(out, text)
+    write_text_atomic(out, text)
     return [out]
 
 

@@ -1,0 +1,307 @@
+"""``diting coverage``: the coverage report of packages or of a graph (SPEC §7).
+
+The per-package dimensions are read from each package's ``coverage.json`` (counted from its records
+at scan time). Over a graph the report fills the two dimensions a package cannot count:
+
+* ``applications`` — the denominator is the inventory file when one is given (seed L1701: "the
+  coverage denominator is the given inventory revision, not the repositories scanned"), else the
+  services of the loaded packages. An application counts as resolved, partial or failed by its
+  package's manifest status (COMPLETE / PARTIAL / FAILED); an inventory service with no package is
+  failed (``no_package``); an inventory entry with an ``exclusion_reason`` is excluded with that
+  reason; a ``lib:`` package is excluded as ``module_not_deployed``; with an inventory, a package
+  the inventory does not name is excluded as ``not_in_inventory``.
+* ``cross_service_edges`` — one item per RPC, HTTP or MQ alignment row that has a source (a call
+  or a send): RESOLVED → resolved, AMBIGUOUS → partial, UNRESOLVED → failed; consumer declarations
+  nobody calls (their DECLARED_UNUSED diagnostics) are excluded as ``declared_unused``.
+
+Catalogue differences (seed L1702) list what the inventory, the packages and the edges disagree
+on: inventory service without package, package without inventory entry, consumer with no provider
+in the estate, provider nobody consumes, module not deployed.
+
+Estate totals of the per-package dimensions are sums over the packages (a module several services
+contain counts once per package: each package is a separate analysis).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diting.coverage.model import DIMENSIONS, TERMS
+from diting.errors import UserError
+
+GRAPH_DIMENSIONS = ("applications", "cross_service_edges")
+EDGE_KINDS = ("RPC", "HTTP", "MQ")
+_EDGE_TERM = {"RESOLVED": "resolved", "AMBIGUOUS": "partial", "UNRESOLVED": "failed"}
+_STATUS_TERM = {"COMPLETE": "resolved", "PARTIAL": "partial", "FAILED": "failed"}
+
+
+@dataclass
+class _Pkg:
+    """What the report needs of one package."""
+
+    scan_id: str
+    service_id: str
+    label: str
+    commit_sha: str
+    status: str
+    coverage: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return "LIB" if self.service_id.startswith("lib:") else "SERVICE"
+
+
+@dataclass
+class _Estate:
+    """Packages plus the record counts the report draws (from files or from a graph)."""
+
+    packages: list[_Pkg]
+    unresolved: Counter = field(default_factory=Counter)  # (relation kind, status) → n
+    diagnostics: Counter = field(default_factory=Counter)  # code → n
+    declared_unused: int = 0
+    graph: bool = False
+    edges: list[dict[str, Any]] = field(default_factory=list)  # alignment rows with a source
+    consumers_without_provider: list[dict[str, Any]] = field(default_factory=list)
+    providers_without_consumer: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _empty(source: str, why: list[str]) -> dict[str, Any]:
+    return {"discovered": 0, **{t: 0 for t in TERMS}, "excluded_by_reason": {}, "denominator_source": source,
+            "not_examined": why}
+
+
+def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: list[str]) -> dict[str, Any]:
+    """A dimension from its items ``(term, excluded reason)``: every term is a count of items."""
+    d = _empty(source, not_examined)
+    reasons: Counter = Counter()
+    for term, reason in items:
+        d[term] += 1
+        if term == "excluded":
+            reasons[reason or "unspecified"] += 1
+    d["discovered"] = len(items)
+    d["excluded_by_reason"] = dict(sorted(reasons.items()))
+    return d
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _from_packages(paths: list[Path]) -> _Estate:
+    from diting.demo import read_jsonl
+    from diting.graph.store import package_dirs
+    from diting.ir.verify import verify_package
+    dirs = package_dirs(paths)
+    if not dirs:
+        raise UserError("no IR package under " + ", ".join(str(p) for p in paths))
+    est = _Estate([])
+    seen: set[str] = set()
+    for d in dirs:
+        findings = verify_package(d)
+        if findings:
+            raise UserError(f"{d}: the package does not verify ({findings[0]})")
+        m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        if m["scan_id"] in seen:
+            continue
+        seen.add(m["scan_id"])
+        cov = json.loads((d / "coverage.json").read_text(encoding="utf-8"))
+        if not isinstance(cov, dict) or not isinstance(cov.get("dimensions"), dict):
+            raise UserError(f"{d / 'coverage.json'}: not a coverage report")
+        est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov))
+        for r in read_jsonl(d / "relations.jsonl"):
+            if r.get("resolution_status") != "RESOLVED":
+                est.unresolved[(r["kind"], r["resolution_status"])] += 1
+        for x in read_jsonl(d / "diagnostics.jsonl"):
+            est.diagnostics[x["code"]] += 1
+    est.declared_unused = est.diagnostics.get("DECLARED_UNUSED", 0)
+    return est
+
+
+def _from_graph(con) -> _Estate:
+    cur = "scan_id IN (SELECT scan_id FROM packages WHERE is_current)"
+    est = _Estate([], graph=True)
+    docs = dict(con.execute(f"SELECT scan_id, document FROM coverage WHERE {cur}").fetchall())
+    for scan_id, service_id, label, commit, status in con.execute(
+            "SELECT scan_id, service_id, label, commit_sha, status FROM packages WHERE is_current "
+            "ORDER BY service_id, label, scan_id").fetchall():
+        est.packages.append(_Pkg(scan_id, service_id, label, commit, status, json.loads(docs[scan_id])))
+    for kind, status, n in con.execute(f"SELECT kind, resolution_status, count(*) FROM relations WHERE {cur} AND "
+                                       "resolution_status <> 'RESOLVED' GROUP BY ALL").fetchall():
+        est.unresolved[(kind, status)] = n
+    for code, n in con.execute(f"SELECT code, count(*) FROM diagnostics WHERE {cur} GROUP BY ALL").fetchall():
+        est.diagnostics[code] = n
+    est.declared_unused = est.diagnostics.get("DECLARED_UNUSED", 0)
+    cols = ["edge_kind", "urn", "src_service", "dst_service", "resolution_status", "match_basis"]
+    kinds = ", ".join(f"'{k}'" for k in EDGE_KINDS)
+    for row in con.execute(f"SELECT {', '.join(cols)} FROM alignment WHERE edge_kind IN ({kinds}) "
+                           "ORDER BY ALL").fetchall():
+        r = dict(zip(cols, row))
+        if r["src_service"] is not None:
+            est.edges.append(r)
+        if r["match_basis"] == "NO_PROVIDER":
+            est.consumers_without_provider.append(r)
+    for svc, urn, msg, first in con.execute("SELECT service_id, urn, message, subject_refs[1].record_id FROM "
+                                            "graph_findings WHERE code = 'ORPHAN_ENTRY' ORDER BY ALL").fetchall():
+        # a provided contract is named with its signature (overloads are separate providers), a send
+        # with the method that sends it
+        subject = urn
+        if first and first.startswith("contract:"):
+            subject = first.split(":", 2)[2]
+        elif first and first.startswith("relation:") and first.count("|") >= 2:
+            subject = f"{urn} from {first.split('|')[1].split('/', 1)[-1]}"
+        est.providers_without_consumer.append({"service_id": svc, "urn": subject, "message": msg})
+    return est
+
+
+# ---------------------------------------------------------------- computing
+
+
+def _sum(dims: list[dict[str, Any]], name: str, count: int) -> dict[str, Any]:
+    """Estate total of one per-package dimension over ``count`` packages."""
+    total = _empty(f"sum over {count} package(s) of their coverage.json ({dims[0]['denominator_source']})"
+                   if dims else "no package", [])
+    reasons: Counter = Counter()
+    external = None
+    notes: Counter = Counter()
+    for d in dims:
+        total["discovered"] += d["discovered"]
+        for t in TERMS:
+            total[t] += d[t]
+        reasons.update(d["excluded_by_reason"])
+        if d.get("resolved_external") is not None:
+            external = (external or 0) + d["resolved_external"]
+        notes.update(dict.fromkeys(d["not_examined"], 1))
+    total["excluded_by_reason"] = dict(sorted(reasons.items()))
+    # a note some packages make holds for those only: say how many
+    total["not_examined"] = [n if k == len(dims) else f"{n} ({k} of {len(dims)} packages)"
+                             for n, k in sorted(notes.items())]
+    if external is not None:
+        total["resolved_external"] = external
+    if dims and all(d["denominator_source"] == "not examined" for d in dims):
+        total["denominator_source"] = "not examined"
+    return total
+
+
+def _applications(est: _Estate, inventory) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    by_service: dict[str, list[_Pkg]] = {}
+    for p in est.packages:
+        by_service.setdefault(p.service_id, []).append(p)
+    apps: list[dict[str, Any]] = []
+    diffs: list[dict[str, Any]] = []
+    named = {e["service_id"]: e for e in inventory.entries} if inventory is not None else {}
+
+    def app(service_id: str, term: str, reason: str | None, pkgs: list[_Pkg]) -> None:
+        apps.append({"service_id": service_id, "term": term, "reason": reason,
+                     "scan_ids": sorted(p.scan_id for p in pkgs)})
+
+    for sid in sorted(set(by_service) | set(named)):
+        pkgs = by_service.get(sid, [])
+        entry = named.get(sid)
+        if entry is not None and entry.get("exclusion_reason"):
+            app(sid, "excluded", entry["exclusion_reason"], pkgs)
+        elif sid.startswith("lib:"):
+            app(sid, "excluded", "module_not_deployed", pkgs)
+            diffs.append({"kind": "MODULE_NOT_DEPLOYED", "service_id": sid, "subject": sid,
+                          "detail": "in-repo modules no deployable unit contains (a lib: package)"})
+        elif not pkgs:
+            app(sid, "failed", "no_package", pkgs)
+            diffs.append({"kind": "INVENTORY_WITHOUT_PACKAGE", "service_id": sid, "subject": sid,
+                          "detail": "the inventory names the service; no package of it is loaded"})
+        elif inventory is not None and entry is None:
+            app(sid, "excluded", "not_in_inventory", pkgs)
+            diffs.append({"kind": "PACKAGE_WITHOUT_INVENTORY", "service_id": sid, "subject": sid,
+                          "detail": f"{len(pkgs)} package(s) of a service the inventory does not name"})
+        else:
+            # the least complete of the service's packages (a labelled gray package included)
+            worst = max(pkgs, key=lambda p: list(_STATUS_TERM).index(p.status) if p.status in _STATUS_TERM else 3)
+            term = _STATUS_TERM.get(worst.status, "failed")
+            app(sid, term, None if term == "resolved" else f"package status {worst.status}", pkgs)
+    if inventory is not None:
+        source = f"services of the inventory file (sha256 {inventory.sha256[:12]}) and of the loaded packages"
+        why = []
+    else:
+        source = "services of the loaded packages (no --inventory given)"
+        why = ["services that have no package are unknown without an inventory file (--inventory)"]
+    items = [(a["term"], a["reason"] if a["term"] == "excluded" else None) for a in apps]
+    return _dimension(items, source, why), apps, diffs
+
+
+def _edges(est: _Estate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    if not est.graph:
+        return _empty("not examined", ["counted over a graph (diting coverage --db): aligning calls and "
+                                       "messages needs every package of the estate"]), []
+    items = [(_EDGE_TERM.get(e["resolution_status"], "failed"), None) for e in est.edges]
+    items += [("excluded", "declared_unused")] * est.declared_unused
+    dim = _dimension(items, "RPC, HTTP and MQ alignment rows with a source (a call or a send) over the current "
+                            "packages, and consumer declarations nobody calls (declared_unused)",
+                     ["gateway routes, HTTP calls by address (URL_ONLY rows count as failed) and Spring "
+                      "application events are not aligned",
+                      "shared tables (DATA rows) are reported as findings, not as edges"])
+    diffs = [{"kind": "CONSUMER_WITHOUT_PROVIDER", "service_id": e["src_service"], "subject": e["urn"] or "?",
+              "detail": f"{e['edge_kind']} consumer; no current package provides it"}
+             for e in est.consumers_without_provider]
+    diffs += [{"kind": "PROVIDER_WITHOUT_CONSUMER", "service_id": f["service_id"], "subject": f["urn"] or "?",
+               "detail": f["message"]} for f in est.providers_without_consumer]
+    return dim, diffs
+
+
+def build_report(est: _Estate, inventory=None, inventory_path: Path | None = None) -> dict[str, Any]:
+    """The report document (``coverage-report.schema.json``) of an estate read by
+    :func:`coverage_of_packages` or :func:`coverage_of_graph`."""
+    services = []
+    for p in sorted(est.packages, key=lambda p: (p.service_id, p.label, p.scan_id)):
+        dims = {d: p.coverage["dimensions"][d] for d in DIMENSIONS if d in p.coverage["dimensions"]}
+        services.append({"service_id": p.service_id, "label": p.label, "kind": p.kind, "scan_id": p.scan_id,
+                         "commit_sha": p.commit_sha, "status": p.status, "dimensions": dims})
+    totals = {d: _sum([s["dimensions"][d] for s in services if d in s["dimensions"]], d, len(services))
+              for d in DIMENSIONS if d not in GRAPH_DIMENSIONS}
+    apps_dim, apps, diffs = _applications(est, inventory)
+    edges_dim, edge_diffs = _edges(est)
+    totals["applications"], totals["cross_service_edges"] = apps_dim, edges_dim
+    unresolved: dict[str, dict[str, int]] = {}
+    for (kind, status), n in sorted(est.unresolved.items()):
+        unresolved.setdefault(kind, {})[status] = n
+    for e in est.edges:
+        if e["resolution_status"] != "RESOLVED":
+            row = unresolved.setdefault(f"edge:{e['edge_kind']}", {})
+            row[e["resolution_status"]] = row.get(e["resolution_status"], 0) + 1
+    order = {k: i for i, k in enumerate(("INVENTORY_WITHOUT_PACKAGE", "PACKAGE_WITHOUT_INVENTORY",
+                                         "CONSUMER_WITHOUT_PROVIDER", "PROVIDER_WITHOUT_CONSUMER",
+                                         "MODULE_NOT_DEPLOYED"))}
+    all_diffs = sorted(diffs + edge_diffs, key=lambda d: (order[d["kind"]], d["service_id"] or "", d["subject"]))
+    return {
+        "schema_version": "0.1",
+        "source": {"graph": est.graph, "packages": len(est.packages),
+                   "inventory": {"path": str(inventory_path), "sha256": inventory.sha256} if inventory else None},
+        "dimensions": {d: totals[d] for d in DIMENSIONS},
+        "services": services,
+        "applications": apps,
+        "catalogue_differences": all_diffs,
+        "unresolved_by_kind": dict(sorted(unresolved.items())),
+        "diagnostics_by_code": dict(sorted(est.diagnostics.items())),
+    }
+
+
+def _inventory(path: Path | None):
+    if path is None:
+        return None
+    from diting.inventory.inventory_file import InventoryFile
+    return InventoryFile.load(path)
+
+
+def coverage_of_packages(paths: list[Path], inventory: Path | None = None) -> dict[str, Any]:
+    """The report of the packages under ``paths`` (each verified first; a package that does not
+    verify is a :class:`UserError`). ``cross_service_edges`` stays not examined: it needs a graph."""
+    inv = _inventory(inventory)
+    return build_report(_from_packages(paths), inv, inventory)
+
+
+def coverage_of_graph(db: Path, inventory: Path | None = None) -> dict[str, Any]:
+    """The report of the current packages of a graph database, with ``applications`` and
+    ``cross_service_edges`` filled. Raises :class:`UserError` for a database that cannot be read."""
+    from diting.graph.store import with_graph
+    inv = _inventory(inventory)
+    return build_report(with_graph(db, _from_graph), inv, inventory)

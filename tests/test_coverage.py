@@ -1,0 +1,226 @@
+"""diting coverage (SPEC §7): the report over packages and over a graph, its inventory denominator,
+catalogue differences, and its four formats (the HTML numbers equal the JSON's)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from lxml import html as lxml_html
+
+from conftest import ROOT, run_cli
+from coverage_recount import check, load
+from diting.coverage.model import DIMENSIONS, TERMS, CoverageReport
+from diting.coverage.render import to_html, to_markdown, to_table
+from diting.coverage.report import coverage_of_graph, coverage_of_packages
+from diting.graph.store import build, query
+
+SAMPLES = ROOT / "ir_samples" / "estate"
+
+
+def _adds_up(d: dict) -> None:
+    assert d["discovered"] == sum(d[t] for t in TERMS), d
+    assert d["excluded"] == sum(d["excluded_by_reason"].values()), d
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("cov") / "g.duckdb"
+    build(db, [SAMPLES])
+    return db
+
+
+def test_every_term_of_every_sample_package_is_recounted_from_its_records(estate):
+    """The checked-in packages, recounted from their records and the fixture repository's tree."""
+    repo, _ = estate
+    pkgs = sorted(p.parent for p in SAMPLES.glob("*/manifest.json"))
+    assert len(pkgs) == 7
+    for pkg in pkgs:
+        check(pkg, repo)
+
+
+def test_report_over_packages_keeps_each_package_and_sums_the_estate():
+    doc = coverage_of_packages([SAMPLES])
+    CoverageReport.model_validate(doc)
+    assert doc["source"] == {"graph": False, "packages": 7, "inventory": None}
+    for name in DIMENSIONS:
+        _adds_up(doc["dimensions"][name])
+    for s in doc["services"]:
+        pkg = next(p.parent for p in SAMPLES.glob("*/manifest.json")
+                   if json.loads(p.read_text())["scan_id"] == s["scan_id"])
+        assert s["dimensions"] == load(pkg)["coverage"]["dimensions"]
+    for name in ("entries", "files", "call_sites", "config_keys", "sql_statements", "branch_ledger"):
+        for t in ("discovered", *TERMS):
+            assert doc["dimensions"][name][t] == sum(s["dimensions"][name][t] for s in doc["services"])
+    # edges need a graph: not examined, and said so
+    edges = doc["dimensions"]["cross_service_edges"]
+    assert edges["discovered"] == 0 and edges["not_examined"]
+    # applications without an inventory: the loaded packages, the lib: package excluded
+    apps = {a["service_id"]: a for a in doc["applications"]}
+    assert apps["lib:trade-parent"]["term"] == "excluded" and apps["lib:trade-parent"]["reason"] == "module_not_deployed"
+    statuses = {json.loads(p.read_text())["service_id"]: json.loads(p.read_text())["status"]
+                for p in SAMPLES.glob("*/manifest.json")}
+    for sid, a in apps.items():
+        if not sid.startswith("lib:"):
+            assert a["term"] == {"COMPLETE": "resolved", "PARTIAL": "partial", "FAILED": "failed"}[statuses[sid]]
+    assert "without an inventory" in doc["dimensions"]["applications"]["not_examined"][0]
+
+
+def test_report_over_a_graph_counts_edges_from_the_alignment(graph):
+    doc = coverage_of_graph(graph)
+    CoverageReport.model_validate(doc)
+    edges = doc["dimensions"]["cross_service_edges"]
+    _adds_up(edges)
+    # independently: alignment rows with a source, by status; DECLARED_UNUSED diagnostics in the packages
+    _, rows = query(graph, "SELECT resolution_status, count(*) FROM alignment WHERE edge_kind IN ('RPC','HTTP','MQ') "
+                           "AND src_service IS NOT NULL GROUP BY ALL")
+    by = dict(rows)
+    assert edges["resolved"] == by.get("RESOLVED", 0) == 10
+    assert edges["partial"] == by.get("AMBIGUOUS", 0)
+    assert edges["failed"] == by.get("UNRESOLVED", 0) == 12
+    unused = sum(1 for p in SAMPLES.glob("*/diagnostics.jsonl") for line in p.read_text().splitlines()
+                 if json.loads(line)["code"] == "DECLARED_UNUSED")
+    assert edges["excluded_by_reason"].get("declared_unused", 0) == unused
+    assert edges["discovered"] == sum(by.values()) + unused
+    kinds = Counter(d["kind"] for d in doc["catalogue_differences"])
+    # fulfillment-worker calls InvoiceService, which nobody in the estate provides
+    assert any(d["kind"] == "CONSUMER_WITHOUT_PROVIDER" and d["service_id"] == "fulfillment-worker" and
+               "InvoiceService" in d["subject"] for d in doc["catalogue_differences"])
+    _, orphans = query(graph, "SELECT count(*) FROM graph_findings WHERE code = 'ORPHAN_ENTRY'")
+    assert kinds["PROVIDER_WITHOUT_CONSUMER"] == orphans[0][0] > 0
+    # overloads are separate providers, named with their signatures
+    subjects = [d["subject"] for d in doc["catalogue_differences"] if d["kind"] == "PROVIDER_WITHOUT_CONSUMER"]
+    assert len(subjects) == len(set(subjects))
+    assert doc["unresolved_by_kind"]["edge:RPC"]["UNRESOLVED"] == by_kind(graph, "RPC")
+
+
+def by_kind(db: Path, kind: str) -> int:
+    return query(db, "SELECT count(*) FROM alignment WHERE edge_kind = $k AND src_service IS NOT NULL AND "
+                     "resolution_status = 'UNRESOLVED'", {"k": kind})[1][0][0]
+
+
+def test_inventory_is_the_application_denominator(graph, tmp_path):
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("services:\n"
+                   "  - {service_id: order-center, owner: trade}\n"
+                   "  - {service_id: payment-center}\n"
+                   "  - {service_id: invoice-center, repo_id: trade/invoice}\n"
+                   "  - {service_id: legacy-center, exclusion_reason: no_permission}\n"
+                   "  - {service_id: stock-center, exclusion_reason: not_java}\n")
+    doc = coverage_of_graph(graph, inv)
+    apps = {a["service_id"]: a for a in doc["applications"]}
+    assert apps["invoice-center"] == {"service_id": "invoice-center", "term": "failed", "reason": "no_package",
+                                      "scan_ids": []}
+    assert apps["legacy-center"]["term"] == "excluded" and apps["legacy-center"]["reason"] == "no_permission"
+    # named with an exclusion, even though a package exists
+    assert apps["stock-center"]["reason"] == "not_java" and apps["stock-center"]["scan_ids"]
+    for sid in ("fulfillment-center", "fulfillment-worker", "promotion-center"):
+        assert apps[sid]["term"] == "excluded" and apps[sid]["reason"] == "not_in_inventory"
+    dim = doc["dimensions"]["applications"]
+    _adds_up(dim)
+    assert dim["discovered"] == 9  # 5 named + 3 packages not named + the lib package
+    assert dim["excluded_by_reason"] == {"module_not_deployed": 1, "no_permission": 1, "not_in_inventory": 3,
+                                         "not_java": 1}
+    assert dim["failed"] == 1 and not dim["not_examined"]
+    diffs = {(d["kind"], d["service_id"]) for d in doc["catalogue_differences"]}
+    assert ("INVENTORY_WITHOUT_PACKAGE", "invoice-center") in diffs
+    assert ("PACKAGE_WITHOUT_INVENTORY", "promotion-center") in diffs
+    assert ("MODULE_NOT_DEPLOYED", "lib:trade-parent") in diffs
+    assert doc["source"]["inventory"]["sha256"]
+
+
+def _cells(tree, **attrs) -> list:
+    sel = "".join(f'[@data-{k}]' for k in attrs)
+    return [c for c in tree.xpath(f"//td{sel}") if all(c.get(f"data-{k}") is not None for k in attrs)]
+
+
+def test_html_numbers_equal_the_json_report(graph):
+    doc = coverage_of_graph(graph)
+    page = to_html(doc)
+    assert page == to_html(coverage_of_graph(graph))  # equal input, equal bytes
+    tree = lxml_html.fromstring(page)
+    assert not tree.xpath("//script") and not tree.xpath("//*[@src]") and not tree.xpath("//link")
+    assert len(tree.xpath("//*[local-name()='svg']")) >= 3
+    seen = 0
+    for td in tree.xpath("//td[@data-dim][@data-term]"):
+        dim, term, svc = td.get("data-dim"), td.get("data-term"), td.get("data-service")
+        if svc is None:
+            want = doc["dimensions"][dim][term]
+        else:
+            want = next(s for s in doc["services"] if s["scan_id"] == svc)["dimensions"][dim][term]
+        assert int(td.text_content()) == want, (dim, term, svc)
+        seen += 1
+    assert seen == len(DIMENSIONS) * 5 + sum(len(s["dimensions"]) * 5 for s in doc["services"])
+    for td in tree.xpath("//td[@data-kind]"):
+        assert int(td.text_content()) == doc["unresolved_by_kind"][td.get("data-kind")].get(td.get("data-status"), 0)
+    for td in tree.xpath("//td[@data-code]"):
+        assert int(td.text_content()) == doc["diagnostics_by_code"][td.get("data-code")]
+
+
+def test_hostile_names_are_escaped_in_every_format(graph):
+    doc = coverage_of_graph(graph)
+    evil = '<script>alert(1)</script>|\x1b[31m"\n'
+    doc["services"][0]["service_id"] = evil
+    doc["catalogue_differences"][0]["subject"] = evil
+    page = to_html(doc)
+    tree = lxml_html.fromstring(page)
+    assert not tree.xpath("//script")
+    assert "\x1b" not in page and "<script>alert" not in page
+    for text in (to_markdown(doc), to_table(doc)):
+        assert "\x1b" not in text
+    md_rows = [line for line in to_markdown(doc).splitlines() if "alert" in line]
+    assert md_rows and all("\\|" in line for line in md_rows)
+
+
+def test_ratios_are_not_stored_and_show_n_a_for_nothing_discovered(graph):
+    doc = coverage_of_graph(graph)
+    def numbers(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                yield from numbers(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from numbers(x)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            yield v
+    assert all(isinstance(n, int) for n in numbers(doc))  # counts only: a ratio is computed on display
+    text = to_table(coverage_of_packages([SAMPLES]))
+    edges_line = next(line for line in text.splitlines() if line.startswith("cross_service_edges"))
+    assert edges_line.split()[-1] == "N/A"
+
+
+def test_cli_formats_files_and_errors(graph, tmp_path):
+    r = run_cli("coverage", "--db", str(graph), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    CoverageReport.model_validate(json.loads(r.stdout))
+    out = tmp_path / "cov.html"
+    r1 = run_cli("coverage", "--db", str(graph), "--format", "html", "--out", str(out))
+    first = out.read_bytes()
+    r2 = run_cli("coverage", "--db", str(graph), "--format", "html", "--out", str(out))
+    assert r1.returncode == r2.returncode == 0 and out.read_bytes() == first
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    r = run_cli("coverage", str(SAMPLES), "--format", "md")
+    assert r.returncode == 0 and r.stdout.startswith("## Coverage")
+    for args, msg in [((), "give package directories or --db"),
+                      (("--db", str(graph), str(SAMPLES)), "one of the two"),
+                      (("--db", str(graph), "--format", "pdf"), "--format must be"),
+                      (("--db", str(tmp_path / "none.duckdb")), "no such graph database"),
+                      ((str(tmp_path),), "no IR package"),
+                      (("--db", str(graph), "--inventory", str(tmp_path / "missing.yaml")), "inventory"),
+                      (("--db", str(graph), "--format", "html", "--out", str(tmp_path)), "is a directory")]:
+        r = run_cli("coverage", *args)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_a_tampered_package_is_refused(tmp_path):
+    import shutil
+    pkg = tmp_path / "p"
+    shutil.copytree(next(p.parent for p in SAMPLES.glob("order-center*/manifest.json")), pkg)
+    cov = pkg / "coverage.json"
+    text = cov.read_text()
+    assert '"resolved":46' in text
+    cov.write_text(text.replace('"resolved":46', '"resolved":47', 1))
+    r = run_cli("coverage", str(pkg))
+    assert r.returncode == 2 and "does not verify" in r.stderr
