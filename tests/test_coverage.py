@@ -51,9 +51,12 @@ def test_report_over_packages_keeps_each_package_and_sums_the_estate():
         pkg = next(p.parent for p in SAMPLES.glob("*/manifest.json")
                    if json.loads(p.read_text())["scan_id"] == s["scan_id"])
         assert s["dimensions"] == load(pkg)["coverage"]["dimensions"]
+    # the estate's sums are over its deployables; a lib: package keeps its own figures
+    assert [s["service_id"] for s in doc["services"] if s["kind"] == "LIB"] == ["lib:trade-parent"]
     for name in ("entries", "files", "call_sites", "config_keys", "sql_statements", "branch_ledger"):
         for t in ("discovered", *TERMS):
-            assert doc["dimensions"][name][t] == sum(s["dimensions"][name][t] for s in doc["services"])
+            assert doc["dimensions"][name][t] == sum(s["dimensions"][name][t] for s in doc["services"]
+                                                     if s["kind"] == "SERVICE")
     # edges need a graph: not examined, and said so
     edges = doc["dimensions"]["cross_service_edges"]
     assert edges["discovered"] == 0 and edges["not_examined"]
@@ -85,10 +88,23 @@ def test_report_over_a_graph_counts_edges_from_the_alignment(graph):
     assert edges["excluded_by_reason"].get("declared_unused", 0) == unused
     assert edges["discovered"] == sum(by.values()) + unused
     kinds = Counter(d["kind"] for d in doc["catalogue_differences"])
-    # fulfillment-worker calls InvoiceService, which nobody in the estate provides
-    assert any(d["kind"] == "CONSUMER_WITHOUT_PROVIDER" and d["service_id"] == "fulfillment-worker" and
-               "InvoiceService" in d["subject"] for d in doc["catalogue_differences"])
-    _, orphans = query(graph, "SELECT count(*) FROM graph_findings WHERE code = 'ORPHAN_ENTRY'")
+    # consumers with no provider: fulfillment-worker's InvoiceService (nobody provides it), promotion-center's
+    # two OrderQueryService calls (the alias matches no provider), three subscriptions nobody feeds
+    consumers = {(d["service_id"], d["subject"]) for d in doc["catalogue_differences"]
+                 if d["kind"] == "CONSUMER_WITHOUT_PROVIDER"}
+    assert consumers == {("fulfillment-worker", "jsf://com.jd.trade.invoice.api.InvoiceService#issuePending"),
+                         ("promotion-center", "jsf://com.jd.trade.order.api.OrderQueryService#getOrder"),
+                         ("promotion-center", "jsf://com.jd.trade.order.api.OrderQueryService#listOrders"),
+                         ("order-center", "jmq://trade_delivery_signed"), ("payment-center", "jmq://cashier_refund_apply"),
+                         ("stock-center", "rocketmq://trade_order_closed")}
+    # the graph's findings say the same: each UNRESOLVED_CALL names one of them
+    _, unresolved = query(graph, "SELECT DISTINCT service_id, urn FROM graph_findings WHERE code = 'UNRESOLVED_CALL'")
+    assert {(s, u) for s, u in unresolved} == consumers
+    # providers nobody consumes: each contract (overloads apart) and each topic once, however many methods send it
+    _, orphans = query(graph, "SELECT count(DISTINCT coalesce(subject_refs[1].record_id, urn)) FILTER (WHERE "
+                              "subject_refs[1].record_id LIKE 'contract:%') + count(DISTINCT urn) FILTER (WHERE NOT "
+                              "subject_refs[1].record_id LIKE 'contract:%') FROM graph_findings WHERE code = "
+                              "'ORPHAN_ENTRY'")
     assert kinds["PROVIDER_WITHOUT_CONSUMER"] == orphans[0][0] > 0
     # overloads are separate providers, named with their signatures
     subjects = [d["subject"] for d in doc["catalogue_differences"] if d["kind"] == "PROVIDER_WITHOUT_CONSUMER"]
@@ -224,3 +240,66 @@ def test_a_tampered_package_is_refused(tmp_path):
     cov.write_text(text.replace('"resolved":46', '"resolved":47', 1))
     r = run_cli("coverage", str(pkg))
     assert r.returncode == 2 and "does not verify" in r.stderr
+
+
+def _resign(pkg: Path, name: str) -> None:
+    """Recompute a package file's sha256 in the manifest, as someone altering a package would."""
+    import hashlib
+    man = json.loads((pkg / "manifest.json").read_text())
+    for f in man["files"]:
+        if f["path"] == name:
+            f["sha256"] = hashlib.sha256((pkg / name).read_bytes()).hexdigest()
+    (pkg / "manifest.json").write_text(json.dumps(man, sort_keys=True, separators=(",", ":")))
+
+
+def test_a_re_signed_report_that_does_not_add_up_is_refused(tmp_path):
+    import shutil
+    pkg = tmp_path / "stock"
+    shutil.copytree(next(p.parent for p in SAMPLES.glob("stock-center*/manifest.json")), pkg)
+    cov = pkg / "coverage.json"
+    doc = json.loads(cov.read_text())
+    doc["dimensions"]["branch_ledger"]["discovered"] = 9000
+    cov.write_text(json.dumps(doc))
+    _resign(pkg, "coverage.json")
+    assert run_cli("verify", str(pkg)).returncode == 0  # the checksums agree now
+    for args in (("coverage", str(pkg)), ("graph", "build", "--db", str(tmp_path / "g.duckdb"), str(pkg))):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "not a valid coverage report" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    doc["dimensions"]["branch_ledger"]["discovered"] = "7"
+    cov.write_text(json.dumps(doc))
+    _resign(pkg, "coverage.json")
+    r = run_cli("coverage", str(pkg))
+    assert r.returncode == 2 and "not a valid coverage report" in r.stderr
+
+
+def test_out_never_replaces_a_device_a_fifo_or_a_link(graph, tmp_path):
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.txt"
+    target.write_text("keep")
+    link = tmp_path / "link.html"
+    link.symlink_to(target)
+    for out in (fifo, link):
+        r = run_cli("coverage", "--db", str(graph), "--format", "html", "--out", str(out))
+        assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    assert fifo.is_fifo() and link.is_symlink() and target.read_text() == "keep"
+
+
+def test_inventory_entries_must_be_unique_text_and_name_the_right_package(graph, tmp_path):
+    inv = tmp_path / "inv.yaml"
+    for body, msg in [("services:\n  - {service_id: order-center}\n  - {service_id: Order-Center}\n", "listed twice"),
+                      ("services:\n  - {service_id: a, owner: [1, 2]}\n", "not text"),
+                      ("services:\n  - {service_id: a\n", "not valid YAML (line")]:
+        inv.write_text(body)
+        r = run_cli("coverage", "--db", str(graph), "--inventory", str(inv))
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (body, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    # a repo_id or profile no loaded package has: the application has no package
+    inv.write_text("services:\n  - {service_id: order-center, repo_id: github.com/other/repo}\n"
+                   "  - {service_id: stock-center, profile: prod}\n  - {service_id: payment-center, "
+                   "repo_id: fixtures/estate}\n")
+    apps = {a["service_id"]: a for a in coverage_of_graph(graph, inv)["applications"]}
+    assert apps["order-center"]["term"] == "failed" and apps["order-center"]["reason"] == "no_package"
+    assert apps["stock-center"]["term"] == "failed"
+    assert apps["payment-center"]["term"] == "resolved"

@@ -34,11 +34,13 @@ def test_demo_runs_end_to_end_and_its_answers_match_the_answer_key(tmp_path):
     assert f"at commit {EXPECTED['commit']}" in text
     assert "all valid" in text
     for heading in ("4. what each package holds", "5. coverage", "6. example queries", "7. the relation graph",
-                    "8. coverage of the estate over the graph", "9. try next"):
+                    "8. coverage of the estate over the graph", "9. the pyramid", "10. try next"):
         assert heading in text
     # the estate's cross-service edges: 10 resolved of 22 (the alignment's rows with a source)
     assert re.search(r"^\s+cross_service_edges\s+22\s+10\s+0\s+12\s+0\s+45\.5%\s*$", text, re.M)
     assert (work / "coverage.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "9. the pyramid: 28 entry cards" in text and (work / "pyramid" / "index.md").is_file()
+    assert re.search(r"^\s+order-center\s+9\s+1\s+", text, re.M)  # the outbox relay leaves order-center
     # the graph: order-center's dev alias is not the alias promotion-center asks for
     assert re.search(r"^\s+promotion-center\s+-\s+RPC\s+0\s+0\s+2\s*$", text, re.M)
     assert re.search(r"^\s+order-center\s+stock-center\s+RPC\s+3\s+0\s+0\s*$", text, re.M)

@@ -156,3 +156,43 @@ def test_the_json_equals_the_checked_in_report(two_commits):
                           .read_text(encoding="utf-8"))
     got = json.loads(json.dumps({s: diff(*pkgs[s], repo=repo) for s in SERVICES}))
     assert got == expected
+
+
+def test_markdown_escapes_what_the_scanned_code_names():
+    from diting.diff.report import to_markdown
+    evil = "t1\n| FAKE | row |\n# Heading\n</details><img src=x onerror=alert(1)>`x`\x1b[2J\u202egnp.exe"
+    side = {"scan_id": "s", "commit_sha": "0" * 40, "input_digest": "0" * 64}
+    doc = {"service_id": evil, "old": side, "new": side, "commit_relation": "EXACT", "merge_bases": [],
+           "input_differences": [], "summary": {"TOPIC_PUBLISH_CHANGED": 1},
+           "changes": [{"class": "TOPIC_PUBLISH_CHANGED", "stable_id": evil, "before": {"urn": evil},
+                        "after": None}],
+           "rename_candidates": [{"kind": "TYPE", "before": evil, "after": evil, "basis": evil}],
+           "impact": [{"stable_id": evil, "urn": evil, "change": "TOPIC_PUBLISH_CHANGED", "services": [evil],
+                       "edges": 1}] * 3}
+    md = to_markdown(doc)
+    assert "\x1b" not in md and "\u202e" not in md
+    assert "\n# Heading" not in md and "\n| FAKE" not in md
+    # outside code spans (literal in Markdown) no markup from the code survives; spans never break
+    import re
+    for line in md.splitlines():
+        assert line.count("`") % 2 == 0, line
+        prose = re.sub(r"`[^`]*`", "", line)
+        assert "<img" not in prose and "</details><" not in prose, line
+    assert md.count("depend") == 1 and md.count("- TOPIC_PUBLISH_CHANGED") == 1  # impact lines merged per urn
+
+
+def test_a_range_pairs_services_by_their_manifests(tmp_path):
+    from diting.diff.commits import _by_service
+    for d, sid in (("pay_center@abc", "pay/center"), ("pay_center@abc~1234abcd", "pay_center")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "manifest.json").write_text(json.dumps({"service_id": sid}))
+        (tmp_path / d / "analysis_input.json").write_text(json.dumps({"spring_profiles": ["dev"]}))
+    assert sorted(_by_service(tmp_path)) == ["pay/center+dev", "pay_center+dev"]
+
+
+def test_exact_needs_the_commit_in_the_repository(tmp_path):
+    from diting.source.git import GitRepo
+    repo, sha = tmp_path / "r", None
+    sha = build_fixture_repo(repo)
+    assert GitRepo(repo).relation(sha, sha) == ("EXACT", [sha])
+    assert GitRepo(repo).relation("1" * 40, "1" * 40) == ("UNKNOWN", [])

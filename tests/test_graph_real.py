@@ -70,10 +70,11 @@ def test_mall_swarm_feign_calls_and_a_mutated_path(tmp_path):
                                                "amqp://mall.order.direct.ttl/mall.order.cancel.ttl", "RESOLVED",
                                                "RABBIT_DEAD_LETTER")]
     assert query(db, "SELECT count(*) FROM graph_findings WHERE code IN ('ORPHAN_ENTRY', 'UNRESOLVED_CALL')")[1] == [(0,)]
-    # coverage over the graph: 8 resolved edges (7 Feign calls, the dead-letter route), every term adding up
+    # coverage over the graph: the 7 Feign calls resolved, the dead-letter route within mall-portal excluded
     cov = coverage_of_graph(db)
     edges = cov["dimensions"]["cross_service_edges"]
-    assert (edges["resolved"], edges["partial"], edges["failed"]) == (8, 0, 0)
+    assert (edges["resolved"], edges["partial"], edges["failed"]) == (7, 0, 0)
+    assert edges["excluded_by_reason"] == {"same_service": 1}  # the dead-letter route back into mall-portal
     for d in cov["dimensions"].values():
         assert d["discovered"] == d["resolved"] + d["partial"] + d["failed"] + d["excluded"]
     assert {a["service_id"] for a in cov["applications"] if a["term"] != "excluded"} >= {

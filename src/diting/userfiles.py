@@ -41,7 +41,10 @@ def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, A
         finally:
             loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise UserError(f"{what} {path} is not valid YAML: {exc}") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        why = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"{what} {path} is not valid YAML{where}: {why}") from exc
     except RecursionError as exc:
         raise UserError(f"{what} {path} nests too deeply") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get(key), list):

@@ -25,12 +25,13 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 # markup is off everywhere: text from a scanned repository (paths, ids, URLs) is never markup
 err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 out = Console(soft_wrap=True, markup=False, highlight=False)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _safe(value: object) -> str:
     """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                        f"\\u{ord(m.group()):04x}", str(value))
 
 
 def say(console: Console, *parts: str | tuple[str, str]) -> None:
@@ -292,6 +293,9 @@ def diff_cmd(
             changed = any(r["changes"] for r in doc["services"]) or doc["only_old"] or doc["only_new"]
             if fmt == "json":
                 sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+            elif fmt == "md":
+                from diting.diff.report import range_markdown
+                sys.stdout.write(range_markdown(doc))
             else:
                 for r in doc["services"]:
                     sys.stdout.write(render(r) + "\n")
@@ -336,6 +340,24 @@ def coverage_cmd(
             say(err, f"wrote {out}")
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
+
+
+@app.command("pyramid")
+def pyramid_cmd(
+    db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Directory for the JSON and Markdown pages (replaced "
+                                                            "when it is a former pyramid output).")] = None,
+) -> None:
+    """L2 entry cards, L3 service profiles and L4 flows from the graph (SPEC §10): stored in the graph's
+    pyramid tables, and written as one page per service and an index under --out."""
+    from diting.pyramid.build import build_pyramid
+    try:
+        p = build_pyramid(db, out)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+    say(err, f"{len(p.profiles)} service profile(s), {len(p.cards)} entry card(s) "
+             f"({sum(1 for c in p.cards if c['complete'])} complete), {len(p.rules)} business rule(s), "
+             f"{len(p.flows)} flow(s) with {len(p.steps)} step(s) in {db}" + (f"; pages in {out}" if out else ""))
 
 
 @app.command("export")
@@ -429,13 +451,14 @@ def demo(
     exe = Path(sys.executable).parent / "diting"
     cmd = shlex.quote(str(exe)) if exe.is_file() else "diting"
     db = shlex.quote(str(workdir / "graph.duckdb"))
-    say(out, "9. try next:")
+    say(out, "10. try next:")
     say(out, f"   {cmd} verify --deep --repo {shlex.quote(str(repo))} {shlex.quote(str(ir))}/*"
              "      # check the packages yourself")
     say(out, f"   {cmd} query --db {db} --saved list                 # canned questions over the graph")
     say(out, f"   {cmd} impact --db {db} jsf://com.jd.trade.stock.api.StockReserveService#reserve "
              "--change-type FIELD   # what a payload change reaches")
     say(out, f"   {cmd} export --db {db} --format mermaid            # the service graph as a diagram")
+    say(out, f"   {cmd} coverage --db {db} --format md               # the estate's coverage as Markdown")
     say(out, f"   {shlex.quote(sys.executable)} -c \"import duckdb,sys; print(duckdb.sql(open(sys.argv[1]).read()))\" "
              f"{shlex.quote(str(qdir / 'topics.sql'))}   # rerun or edit a query")
     say(out, f"   {cmd} scan path/to/your/repo --commit HEAD --out ir-out/   # scan your own estate")
@@ -444,8 +467,8 @@ def demo(
 
 
 def _demo_run(d, workdir: Path):
-    """Steps 1-8 of ``diting demo`` (build, scan, verify, summarise, coverage, queries, graph, estate
-    coverage), inside the demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
+    """Steps 1-9 of ``diting demo`` (build, scan, verify, summarise, coverage, queries, graph, estate
+    coverage, pyramid), inside the demo lock: ``(repository, package directory, verify findings)``. Raises :class:`UserError`."""
     from diting.ir.verify import verify_package
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
@@ -509,7 +532,7 @@ def _demo_run(d, workdir: Path):
         headers, rows = query(db, sql)
         for line in d.format_table(headers, [["-" if v is None else str(v) for v in r] for r in rows]):
             say(out, line)
-    from diting.coverage.render import COLUMNS, ratio, to_html
+    from diting.coverage.render import COLUMNS, RATIO, ratio, to_html
     from diting.coverage.report import coverage_of_graph
     from diting.graph.export import write_text_atomic
     report = coverage_of_graph(db)
@@ -518,7 +541,18 @@ def _demo_run(d, workdir: Path):
     say(out, f"8. coverage of the estate over the graph (applications and cross-service edges filled; the "
              f"full report with charts: {page}):")
     rows = [[name, *(str(dim[c]) for c in COLUMNS), ratio(dim)] for name, dim in report["dimensions"].items()]
-    for line in d.format_table(["dimension", *COLUMNS, "resolved %"], rows):
+    for line in d.format_table(["dimension", *COLUMNS, RATIO], rows):
+        say(out, line)
+    from diting.pyramid.build import build_pyramid
+    pages = workdir / "pyramid"
+    p = build_pyramid(db, pages)
+    say(out, f"9. the pyramid: {len(p.cards)} entry cards ({sum(1 for c in p.cards if c['complete'])} complete), "
+             f"{len(p.rules)} static business rules, {len(p.profiles)} service profiles and {len(p.flows)} flows, "
+             f"every sentence citing its records (pages: {pages / 'index.md'}):")
+    rows = [[prof["service_id"], str(len(prof["entries"])),
+             str(sum(1 for f in p.flows if f["root_service_id"] == prof["service_id"] and f["hop_count"])),
+             ", ".join(sorted({g["code"] for g in prof["gaps"]})) or "-"] for prof in p.profiles]
+    for line in d.format_table(["service", "entries", "flows leaving it", "gaps"], rows):
         say(out, line)
     return repo, ir, bad
 

@@ -8,6 +8,7 @@ examine are present with zeros and ``not_examined`` saying why.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from diting.inventory.layout import CONFIG, JAVA, POM
@@ -161,3 +162,22 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
         "analysis_level": dict(sorted(analysis_level.items())),
         "pruned_by_rule": dict(sorted(calls.pruned_by_rule.items())),
     }
+
+
+def checked_coverage(text: str, where: str) -> dict[str, Any]:
+    """``coverage.json`` text parsed and checked against the model (terms add up to ``discovered``,
+    reasons to ``excluded``): the document. Raises :class:`UserError` naming ``where`` for anything
+    else — a re-signed package passes the checksums but not this."""
+    from pydantic import ValidationError
+
+    from diting.errors import UserError
+    from diting.ir.models import Coverage
+    try:
+        doc = json.loads(text)
+        Coverage.model_validate(doc, strict=True)  # "7" is no count: no coercion
+    except ValueError as exc:  # JSON errors and pydantic's ValidationError (a ValueError) alike
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        where_in = ".".join(str(x) for x in first["loc"]) if first else ""
+        why = (f"{where_in + ': ' if where_in else ''}{first['msg']}" if first else str(exc).splitlines()[0])
+        raise UserError(f"{where}: not a valid coverage report ({why})") from None
+    return doc

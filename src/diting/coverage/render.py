@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from diting.coverage.model import DIMENSIONS, TERMS
-from diting.graph.export import printable
+from diting.graph.export import markdown_code, markdown_text, printable
 
 COLUMNS = ("discovered", *TERMS)
 #: chart colours per term (colour-blind-safe palette)
@@ -23,8 +23,15 @@ COLOURS = {"resolved": "#1b9e77", "partial": "#e6ab02", "failed": "#d95f02", "ex
 
 
 def ratio(d: dict[str, Any]) -> str:
-    """``resolved`` of ``discovered`` as a percentage with one decimal, or ``N/A`` when 0 were discovered."""
-    return "N/A" if not d["discovered"] else f"{100 * d['resolved'] / d['discovered']:.1f}%"
+    """``resolved`` of the examined items (``discovered`` less ``excluded``) as a percentage with one
+    decimal, or ``N/A`` when nothing was examined. Excluded items (tests, noise, lib packages …) are
+    out of scope by rule, so they neither raise nor lower it."""
+    examined = d["discovered"] - d["excluded"]
+    return "N/A" if examined <= 0 else f"{100 * d['resolved'] / examined:.1f}%"
+
+
+#: the ratio's column heading in every format
+RATIO = "resolved of examined"
 
 
 def to_json(doc: dict[str, Any]) -> str:
@@ -49,11 +56,11 @@ def _service_name(s: dict[str, Any]) -> str:
 def to_table(doc: dict[str, Any]) -> str:
     """Plain text: the estate's dimensions, each package's ratios, differences, unknowns."""
     out = [f"coverage of {_source_line(doc)}", ""]
-    head = f"{'dimension':<20} " + " ".join(f"{c:>10}" for c in COLUMNS) + f" {'resolved':>9}"
+    head = f"{'dimension':<20} " + " ".join(f"{c:>10}" for c in COLUMNS) + f"  {RATIO}"
     out.append(head)
     for name in DIMENSIONS:
         d = doc["dimensions"][name]
-        out.append(f"{name:<20} " + " ".join(f"{d[c]:>10}" for c in COLUMNS) + f" {ratio(d):>9}")
+        out.append(f"{name:<20} " + " ".join(f"{d[c]:>10}" for c in COLUMNS) + f"  {ratio(d):>{len(RATIO)}}")
     out.append("")
     for name in DIMENSIONS:
         d = doc["dimensions"][name]
@@ -68,30 +75,37 @@ def to_table(doc: dict[str, Any]) -> str:
             out.append(f"{name}:")
             out += [f"  {printable(e)}" for e in extra]
     shown = [d for d in DIMENSIONS if d not in ("applications", "cross_service_edges")]
-    out += ["", "per package (resolved/discovered):",
-            f"  {'service':<32} " + " ".join(f"{d[:13]:>14}" for d in shown)]
+    width = max([len(printable(_service_name(s))) for s in doc["services"]] + [7])
+    out += ["", "per package (resolved/discovered; lib: packages are not in the estate's sums):",
+            f"  {'service':<{width}} " + " ".join(f"{d:>15}" for d in shown)]
     for s in doc["services"]:
         cells = [f"{s['dimensions'][d]['resolved']}/{s['dimensions'][d]['discovered']}" if d in s["dimensions"]
                  else "-" for d in shown]
-        out.append(f"  {printable(_service_name(s)):<32} " + " ".join(f"{c:>14}" for c in cells))
+        out.append(f"  {printable(_service_name(s)):<{width}} " + " ".join(f"{c:>15}" for c in cells))
+    apps = [a for a in doc["applications"] if a["term"] != "resolved"]
+    if apps:
+        out += ["", "applications not resolved:"]
+        out += [f"  {a['term']:<9} {printable(a['service_id'])}: {printable(a['reason'] or '')}" for a in apps]
     if doc["catalogue_differences"]:
         out += ["", "catalogue differences:"]
-        out += [f"  {x['kind']:<27} {printable(x['service_id'] or '-'):<24} {printable(x['subject'])}"
+        out += [f"  {x['kind']:<26} {printable(x['service_id'] or '-')}  {printable(x['subject'])}"
                 for x in doc["catalogue_differences"]]
     if doc["unresolved_by_kind"]:
         out += ["", "unresolved and ambiguous by kind:"]
         out += [f"  {k:<20} " + ", ".join(f"{s} {n}" for s, n in v.items()) for k, v in doc["unresolved_by_kind"].items()]
+    if doc["diagnostics_by_code"]:
+        out += ["", "diagnostics by code: " + ", ".join(f"{printable(k)} {n}" for k, n in
+                                                       doc["diagnostics_by_code"].items())]
     return "\n".join(out) + "\n"
 
 
-def _md(text: str) -> str:
-    return printable(text).replace("|", "\\|")
+_md = markdown_text
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
     """Markdown for a pull request or a wiki page."""
     out = ["## Coverage", "", f"{_md(_source_line(doc))}", "",
-           "| dimension | " + " | ".join(COLUMNS) + " | resolved | excluded by reason |",
+           "| dimension | " + " | ".join(COLUMNS) + f" | {RATIO} | excluded by reason |",
            "|---|" + "---:|" * (len(COLUMNS) + 1) + "---|"]
     for name in DIMENSIONS:
         d = doc["dimensions"][name]
@@ -107,13 +121,20 @@ def to_markdown(doc: dict[str, Any]) -> str:
         cells = [f"{s['dimensions'][d]['resolved']}/{s['dimensions'][d]['discovered']}" if d in s["dimensions"]
                  else "-" for d in shown]
         out.append(f"| {_md(_service_name(s))} | {s['status']} | " + " | ".join(cells) + " |")
+    apps = [a for a in doc["applications"] if a["term"] != "resolved"]
+    if apps:
+        out += ["", "### Applications not resolved", "", "| application | term | reason |", "|---|---|---|"]
+        out += [f"| {_md(a['service_id'])} | {a['term']} | {_md(a['reason'] or '')} |" for a in apps]
     if doc["catalogue_differences"]:
         out += ["", "### Catalogue differences", "", "| kind | service | subject | detail |", "|---|---|---|---|"]
-        out += [f"| {x['kind']} | {_md(x['service_id'] or '-')} | `{_md(x['subject'])}` | {_md(x['detail'])} |"
-                for x in doc["catalogue_differences"]]
+        out += [f"| {x['kind']} | {_md(x['service_id'] or '-')} | `{markdown_code(x['subject'])}` | "
+                f"{_md(x['detail'])} |" for x in doc["catalogue_differences"]]
     if doc["unresolved_by_kind"]:
         out += ["", "### Unresolved and ambiguous by kind", "", "| kind | AMBIGUOUS | UNRESOLVED |", "|---|---:|---:|"]
         out += [f"| {k} | {v.get('AMBIGUOUS', 0)} | {v.get('UNRESOLVED', 0)} |" for k, v in doc["unresolved_by_kind"].items()]
+    if doc["diagnostics_by_code"]:
+        out += ["", "### Diagnostics by code", "", "| code | count |", "|---|---:|"]
+        out += [f"| {_md(k)} | {n} |" for k, n in doc["diagnostics_by_code"].items()]
     return "\n".join(out) + "\n"
 
 
@@ -174,7 +195,7 @@ def to_html(doc: dict[str, Any]) -> str:
            f'<title>diting coverage</title><style>{_CSS}</style></head><body>',
            '<h1>Coverage</h1>', f'<p>{_e(_source_line(doc))}</p>',
            '<table id="dimensions"><tr><th>dimension</th>' + "".join(f"<th>{c}</th>" for c in COLUMNS) +
-           '<th>resolved</th><th>excluded by reason</th><th>not examined</th></tr>']
+           f'<th>{RATIO}</th><th>excluded by reason</th><th>not examined</th></tr>']
     for name in DIMENSIONS:
         d = doc["dimensions"][name]
         out.append(f'<tr><td>{name}</td>' + "".join(_num(d[c], name, c) for c in COLUMNS) +
@@ -202,7 +223,7 @@ def to_html(doc: dict[str, Any]) -> str:
                           for k, v in doc["unresolved_by_kind"].items()]))
     out.append("</div>")
     out.append('<h2>Per package</h2><table id="services"><tr><th>service</th><th>status</th><th>dimension</th>' +
-               "".join(f"<th>{c}</th>" for c in COLUMNS) + "<th>resolved</th></tr>")
+               "".join(f"<th>{c}</th>" for c in COLUMNS) + f"<th>{RATIO}</th></tr>")
     for s in doc["services"]:
         for name in DIMENSIONS:
             if name not in s["dimensions"]:

@@ -49,6 +49,8 @@ class _Pkg:
     commit_sha: str
     status: str
     coverage: dict[str, Any]
+    repo_id: str = ""
+    profile_set: str = "default"
 
     @property
     def kind(self) -> str:
@@ -91,8 +93,9 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 
 
 def _from_packages(paths: list[Path]) -> _Estate:
+    from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
-    from diting.graph.store import package_dirs
+    from diting.graph.store import _profile_set, package_dirs
     from diting.ir.verify import verify_package
     dirs = package_dirs(paths)
     if not dirs:
@@ -107,27 +110,34 @@ def _from_packages(paths: list[Path]) -> _Estate:
         if m["scan_id"] in seen:
             continue
         seen.add(m["scan_id"])
-        cov = json.loads((d / "coverage.json").read_text(encoding="utf-8"))
-        if not isinstance(cov, dict) or not isinstance(cov.get("dimensions"), dict):
-            raise UserError(f"{d / 'coverage.json'}: not a coverage report")
-        est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov))
-        for r in read_jsonl(d / "relations.jsonl"):
-            if r.get("resolution_status") != "RESOLVED":
-                est.unresolved[(r["kind"], r["resolution_status"])] += 1
-        for x in read_jsonl(d / "diagnostics.jsonl"):
-            est.diagnostics[x["code"]] += 1
+        cov = checked_coverage((d / "coverage.json").read_text(encoding="utf-8"), str(d / "coverage.json"))
+        est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov,
+                                 m["repo_id"], _profile_set(d)))
+        try:
+            for r in read_jsonl(d / "relations.jsonl"):
+                if r["resolution_status"] != "RESOLVED":
+                    est.unresolved[(str(r["kind"]), str(r["resolution_status"]))] += 1
+            for x in read_jsonl(d / "diagnostics.jsonl"):
+                est.diagnostics[str(x["code"])] += 1
+        except (KeyError, TypeError) as exc:  # re-signed records of the wrong shape
+            raise UserError(f"{d}: a record is malformed ({type(exc).__name__}: {exc}); 'diting verify --deep' "
+                            "names it") from exc
     est.declared_unused = est.diagnostics.get("DECLARED_UNUSED", 0)
     return est
 
 
 def _from_graph(con) -> _Estate:
+    from diting.coverage.package import checked_coverage
     cur = "scan_id IN (SELECT scan_id FROM packages WHERE is_current)"
     est = _Estate([], graph=True)
-    docs = dict(con.execute(f"SELECT scan_id, document FROM coverage WHERE {cur}").fetchall())
-    for scan_id, service_id, label, commit, status in con.execute(
-            "SELECT scan_id, service_id, label, commit_sha, status FROM packages WHERE is_current "
-            "ORDER BY service_id, label, scan_id").fetchall():
-        est.packages.append(_Pkg(scan_id, service_id, label, commit, status, json.loads(docs[scan_id])))
+    docs = dict(con.execute(f"SELECT scan_id, CAST(document AS VARCHAR) FROM coverage WHERE {cur}").fetchall())
+    for scan_id, service_id, label, commit, status, repo_id, profiles in con.execute(
+            "SELECT scan_id, service_id, label, commit_sha, status, repo_id, profile_set FROM packages WHERE "
+            "is_current ORDER BY service_id, label, scan_id").fetchall():
+        if docs.get(scan_id) is None:
+            raise UserError(f"the graph holds no coverage report for {scan_id}; rebuild it with 'diting graph build'")
+        cov = checked_coverage(docs[scan_id], f"the coverage report of {scan_id} in the graph")
+        est.packages.append(_Pkg(scan_id, service_id, label, commit, status, cov, repo_id or "", profiles))
     for kind, status, n in con.execute(f"SELECT kind, resolution_status, count(*) FROM relations WHERE {cur} AND "
                                        "resolution_status <> 'RESOLVED' GROUP BY ALL").fetchall():
         est.unresolved[(kind, status)] = n
@@ -141,18 +151,20 @@ def _from_graph(con) -> _Estate:
         r = dict(zip(cols, row))
         if r["src_service"] is not None:
             est.edges.append(r)
-        if r["match_basis"] == "NO_PROVIDER":
+        if r["resolution_status"] == "UNRESOLVED" and (
+                r["edge_kind"] in ("RPC", "HTTP") and r["dst_service"] is None or r["match_basis"] == "NO_PUBLISHER"):
             est.consumers_without_provider.append(r)
+    sends: dict[tuple[str, str], int] = {}
     for svc, urn, msg, first in con.execute("SELECT service_id, urn, message, subject_refs[1].record_id FROM "
                                             "graph_findings WHERE code = 'ORPHAN_ENTRY' ORDER BY ALL").fetchall():
-        # a provided contract is named with its signature (overloads are separate providers), a send
-        # with the method that sends it
-        subject = urn
-        if first and first.startswith("contract:"):
-            subject = first.split(":", 2)[2]
-        elif first and first.startswith("relation:") and first.count("|") >= 2:
-            subject = f"{urn} from {first.split('|')[1].split('/', 1)[-1]}"
-        est.providers_without_consumer.append({"service_id": svc, "urn": subject, "message": msg})
+        if first and first.startswith("contract:"):  # named with its signature: overloads are separate providers
+            est.providers_without_consumer.append({"service_id": svc, "urn": first.split(":", 2)[2],
+                                                   "message": msg})
+        else:  # a topic nobody subscribes to: once per topic, however many methods send it
+            sends[(svc, urn or "?")] = sends.get((svc, urn or "?"), 0) + 1
+    for (svc, urn), n in sorted(sends.items()):
+        est.providers_without_consumer.append({"service_id": svc, "urn": urn, "message": f"{svc} publishes {urn} "
+                                               f"({n} send(s)); no current package subscribes to it"})
     return est
 
 
@@ -161,8 +173,8 @@ def _from_graph(con) -> _Estate:
 
 def _sum(dims: list[dict[str, Any]], name: str, count: int) -> dict[str, Any]:
     """Estate total of one per-package dimension over ``count`` packages."""
-    total = _empty(f"sum over {count} package(s) of their coverage.json ({dims[0]['denominator_source']})"
-                   if dims else "no package", [])
+    total = _empty(f"sum over {count} service package(s) of their coverage.json, lib: packages not included "
+                   f"({dims[0]['denominator_source']})" if dims else "no service package", [])
     reasons: Counter = Counter()
     external = None
     notes: Counter = Counter()
@@ -183,6 +195,18 @@ def _sum(dims: list[dict[str, Any]], name: str, count: int) -> dict[str, Any]:
     if dims and all(d["denominator_source"] == "not examined" for d in dims):
         total["denominator_source"] = "not examined"
     return total
+
+
+def _matching(pkgs: list[_Pkg], entry: dict[str, Any]) -> list[_Pkg]:
+    """The packages an inventory entry names: its repo_id and profile, where it gives them, must agree."""
+    out = []
+    for p in pkgs:
+        if entry.get("repo_id") and entry["repo_id"] != p.repo_id:
+            continue
+        if entry.get("profile") and entry["profile"] not in p.profile_set.split(","):
+            continue
+        out.append(p)
+    return out
 
 
 def _applications(est: _Estate, inventory) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -206,15 +230,19 @@ def _applications(est: _Estate, inventory) -> tuple[dict[str, Any], list[dict[st
             app(sid, "excluded", "module_not_deployed", pkgs)
             diffs.append({"kind": "MODULE_NOT_DEPLOYED", "service_id": sid, "subject": sid,
                           "detail": "in-repo modules no deployable unit contains (a lib: package)"})
-        elif not pkgs:
-            app(sid, "failed", "no_package", pkgs)
+        elif entry is not None and not _matching(pkgs, entry):
+            app(sid, "failed", "no_package", [])
+            wanted = ", ".join(f"{k} {entry[k]}" for k in ("repo_id", "profile") if entry.get(k))
             diffs.append({"kind": "INVENTORY_WITHOUT_PACKAGE", "service_id": sid, "subject": sid,
-                          "detail": "the inventory names the service; no package of it is loaded"})
+                          "detail": "the inventory names the service; no package of it is loaded" +
+                                    (f" with {wanted} ({len(pkgs)} of other repositories or profiles)"
+                                     if pkgs else "")})
         elif inventory is not None and entry is None:
             app(sid, "excluded", "not_in_inventory", pkgs)
             diffs.append({"kind": "PACKAGE_WITHOUT_INVENTORY", "service_id": sid, "subject": sid,
                           "detail": f"{len(pkgs)} package(s) of a service the inventory does not name"})
         else:
+            pkgs = _matching(pkgs, entry) if entry is not None else pkgs
             # the least complete of the service's packages (a labelled gray package included)
             worst = max(pkgs, key=lambda p: list(_STATUS_TERM).index(p.status) if p.status in _STATUS_TERM else 3)
             term = _STATUS_TERM.get(worst.status, "failed")
@@ -233,16 +261,26 @@ def _edges(est: _Estate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not est.graph:
         return _empty("not examined", ["counted over a graph (diting coverage --db): aligning calls and "
                                        "messages needs every package of the estate"]), []
-    items = [(_EDGE_TERM.get(e["resolution_status"], "failed"), None) for e in est.edges]
+    items = [("excluded", "same_service") if e["src_service"] == e["dst_service"] else
+             (_EDGE_TERM.get(e["resolution_status"], "failed"), None) for e in est.edges]
     items += [("excluded", "declared_unused")] * est.declared_unused
     dim = _dimension(items, "RPC, HTTP and MQ alignment rows with a source (a call or a send) over the current "
-                            "packages, and consumer declarations nobody calls (declared_unused)",
+                            "packages (a row within one service excluded as same_service), and consumer "
+                            "declarations nobody calls (declared_unused)",
                      ["gateway routes, HTTP calls by address (URL_ONLY rows count as failed) and Spring "
                       "application events are not aligned",
                       "shared tables (DATA rows) are reported as findings, not as edges"])
-    diffs = [{"kind": "CONSUMER_WITHOUT_PROVIDER", "service_id": e["src_service"], "subject": e["urn"] or "?",
-              "detail": f"{e['edge_kind']} consumer; no current package provides it"}
-             for e in est.consumers_without_provider]
+    seen: set[tuple[str, str]] = set()
+    diffs = []
+    for e in est.consumers_without_provider:
+        svc = e["src_service"] or e["dst_service"]
+        if (svc, e["urn"] or "?") in seen:
+            continue
+        seen.add((svc, e["urn"] or "?"))
+        what = "subscription; no current package publishes what it admits" if e["match_basis"] == "NO_PUBLISHER" \
+            else f"consumer; no current package provides it ({e['match_basis']})"
+        diffs.append({"kind": "CONSUMER_WITHOUT_PROVIDER", "service_id": svc, "subject": e["urn"] or "?",
+                      "detail": f"{e['edge_kind']} {what}"})
     diffs += [{"kind": "PROVIDER_WITHOUT_CONSUMER", "service_id": f["service_id"], "subject": f["urn"] or "?",
                "detail": f["message"]} for f in est.providers_without_consumer]
     return dim, diffs
@@ -256,7 +294,9 @@ def build_report(est: _Estate, inventory=None, inventory_path: Path | None = Non
         dims = {d: p.coverage["dimensions"][d] for d in DIMENSIONS if d in p.coverage["dimensions"]}
         services.append({"service_id": p.service_id, "label": p.label, "kind": p.kind, "scan_id": p.scan_id,
                          "commit_sha": p.commit_sha, "status": p.status, "dimensions": dims})
-    totals = {d: _sum([s["dimensions"][d] for s in services if d in s["dimensions"]], d, len(services))
+    # the estate is its deployables: lib: packages keep their own figures but are not summed
+    deployed = [s for s in services if s["kind"] == "SERVICE"]
+    totals = {d: _sum([s["dimensions"][d] for s in deployed if d in s["dimensions"]], d, len(deployed))
               for d in DIMENSIONS if d not in GRAPH_DIMENSIONS}
     apps_dim, apps, diffs = _applications(est, inventory)
     edges_dim, edge_diffs = _edges(est)

@@ -32,23 +32,36 @@ def packages_at(repo: Path, sha: str, work: Path, repo_id: str) -> tuple[Path, b
     marker = out / MARKER
     if marker.is_file():
         try:
-            if json.loads(marker.read_text(encoding="utf-8")).get("key") == key:
+            doc = json.loads(marker.read_text(encoding="utf-8"))
+            if isinstance(doc, dict) and doc.get("key") == key:
                 return out, True
-        except ValueError:
-            pass
+        except (OSError, ValueError):
+            pass  # an unreadable marker means no reusable scan
+    if marker.exists() and not marker.is_file():
+        raise UserError(f"{marker}: is not a file; remove it or give another --work")
     scan(repo, sha, ScanOptions(out=out, repo_id=repo_id, quiet=True))
-    marker.write_text(json.dumps({"commit": sha, "key": key}) + "\n", encoding="utf-8")
+    from diting.graph.export import write_text_atomic
+    write_text_atomic(marker, json.dumps({"commit": sha, "key": key}) + "\n")
     return out, False
 
 
 def _by_service(d: Path) -> dict[str, Path]:
-    """Package directories keyed by ``{service_id}[+{profiles}]`` (the directory name without the commit)."""
-    out = {}
+    """Package directories keyed by ``{service_id}[+{profile set}]`` read from each package's manifest
+    and analysis input (a directory name is made file-safe and may carry a hash: it never keys)."""
+    from diting.graph.store import _profile_set
+    out: dict[str, Path] = {}
     for p in sorted(d.iterdir()):
-        if (p / "manifest.json").is_file():
-            name, _, rest = p.name.partition("@")
-            profiles = rest.partition("+")[2]
-            out[name + (f"+{profiles}" if profiles else "")] = p
+        if not (p / "manifest.json").is_file():
+            continue
+        try:
+            sid = json.loads((p / "manifest.json").read_text(encoding="utf-8"))["service_id"]
+            profiles = _profile_set(p)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{p}: not a readable package ({exc})") from exc
+        key = sid + (f"+{profiles}" if profiles and profiles != "default" else "")
+        if key in out:
+            raise UserError(f"{d}: two packages of {key} ({out[key].name}, {p.name})")
+        out[key] = p
     return out
 
 

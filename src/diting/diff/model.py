@@ -67,3 +67,16 @@ class DiffReport(_Strict):
     changes: list[ChangeRow]
     rename_candidates: list[RenameCandidate]
     impact: list[ConsumerImpact] | None = None
+
+
+class DiffRangeReport(_Strict):
+    """``diting diff --repo REPO A..B --format json``: one :class:`DiffReport` per service present at
+    both commits, and the services present at one only."""
+
+    range: str
+    old_commit: str
+    new_commit: str
+    reused: list[str]
+    services: list[DiffReport]
+    only_old: list[str]
+    only_new: list[str]

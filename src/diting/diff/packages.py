@@ -65,16 +65,20 @@ def load(path: Path) -> Package:
     findings = verify_package(path)
     if findings:
         raise UserError(f"{path}: the package does not verify ({findings[0]})")
-    manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-    ai = json.loads((path / "analysis_input.json").read_text(encoding="utf-8"))
-    ents = read_jsonl(path / "entities.jsonl")
-    stable_of = {e["record_id"]: e["stable_id"] for e in ents}
-    pkg = Package(path, manifest, ai, {e["stable_id"]: e for e in ents},
-                  {r["stable_id"]: r for r in read_jsonl(path / "relations.jsonl")},
-                  {}, stable_of)
-    for b in read_jsonl(path / "config_bindings.jsonl"):
-        consumer = stable_of.get(b["consumer_ref"]["record_id"], b["consumer_ref"]["record_id"])
-        pkg.bindings[f"{consumer}|{b['config_key']}"] = b
+    try:
+        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        ai = json.loads((path / "analysis_input.json").read_text(encoding="utf-8"))
+        ents = read_jsonl(path / "entities.jsonl")
+        stable_of = {e["record_id"]: e["stable_id"] for e in ents}
+        pkg = Package(path, manifest, ai, {e["stable_id"]: e for e in ents},
+                      {r["stable_id"]: r for r in read_jsonl(path / "relations.jsonl")},
+                      {}, stable_of)
+        for b in read_jsonl(path / "config_bindings.jsonl"):
+            consumer = stable_of.get(b["consumer_ref"]["record_id"], b["consumer_ref"]["record_id"])
+            pkg.bindings[f"{consumer}|{b['config_key']}"] = b
+    except (KeyError, TypeError, AttributeError) as exc:  # re-signed records of the wrong shape
+        raise UserError(f"{path}: a record is malformed ({type(exc).__name__}: {exc}); "
+                        "'diting verify --deep' names it") from exc
     return pkg
 
 

@@ -52,6 +52,9 @@ def diff(old_dir: Path, new_dir: Path, repo: Path | None = None, db: Path | None
     that is no package, two packages of different services, a repository or database that cannot
     be read."""
     from diting.errors import UserError
+    if db is not None:  # a database that is no graph is refused before any work, changes or not
+        from diting.graph.store import _check_schema, with_graph
+        with_graph(db, lambda con: _check_schema(con, db))
     old, new = load(old_dir), load(new_dir)
     if old.manifest["service_id"] != new.manifest["service_id"]:
         raise UserError(f"the packages are of different services ({old.manifest['service_id']} and "
@@ -90,12 +93,52 @@ def _short(value: Any) -> str:
         for key in ("urn", "value", "name", "resolution_status"):
             if value.get(key) is not None:
                 return str(value[key])
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)[:80]
+    return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _leaves(value: Any, path: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_leaves(v, f"{path}.{k}" if path else str(k)))
+        return out
+    return {path: value}
+
+
+def describe(change: dict[str, Any], limit: int = 3) -> str:
+    """What a change row changed, in a few words: for a record on both sides, the fields whose values
+    differ (``path: before → after``, at most ``limit``); else the record that came or went."""
+    before, after = change["before"], change["after"]
+    if isinstance(before, dict) and isinstance(after, dict):
+        a, b = _leaves(before), _leaves(after)
+        diffs = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        if not diffs:
+            return f"{_short(after)} (unchanged; its evidence moved)" if change["class"] == "EVIDENCE_MOVED" \
+                else _short(after)
+        shown = [f"{k}: {_clip(json.dumps(a.get(k), ensure_ascii=False), 40)} → "
+                 f"{_clip(json.dumps(b.get(k), ensure_ascii=False), 40)}" for k in diffs[:limit]]
+        return "; ".join(shown) + (f"; +{len(diffs) - limit} more" if len(diffs) > limit else "")
+    return f"{_short(before)} → {_short(after)}"
+
+
+def _impacts(doc: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """Impact lines, one per (change class, urn), services merged."""
+    merged: dict[tuple[str, str], set[str]] = {}
+    for i in doc.get("impact") or []:
+        merged.setdefault((i["change"], i["urn"]), set()).update(i["services"])
+    return [(c, u, sorted(s)) for (c, u), s in sorted(merged.items())]
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
-    """A pull-request comment: a headline, counts by class, then the changes grouped by class."""
-    lines = [f"### diting diff — `{doc['service_id']}`", "",
+    """A pull-request comment: a headline, counts by class, then the changes grouped by class. Text
+    from the scanned code is escaped (:func:`diting.graph.export.markdown_text`)."""
+    from diting.graph.export import markdown_code as code
+    from diting.graph.export import markdown_text as text
+    lines = [f"### diting diff — `{code(doc['service_id'])}`", "",
              f"`{doc['old']['commit_sha'][:12]}` → `{doc['new']['commit_sha'][:12]}` "
              f"(commits: **{doc['commit_relation']}**)", ""]
     if not doc["changes"]:
@@ -105,19 +148,36 @@ def to_markdown(doc: dict[str, Any]) -> str:
         for cls in doc["summary"]:
             lines += [f"<details><summary>{cls} ({doc['summary'][cls]})</summary>", ""]
             for c in (c for c in doc["changes"] if c["class"] == cls):
-                lines.append(f"- `{c['stable_id']}`: {_short(c['before'])} → {_short(c['after'])}")
+                lines.append(f"- `{code(c['stable_id'])}`: {text(describe(c))}")
             lines += ["", "</details>", ""]
     if doc["rename_candidates"]:
         lines += ["**Rename candidates** (a removal plus an addition that may be one thing renamed):", ""]
-        lines += [f"- {r['kind']} `{r['before']}` → `{r['after']}` ({r['basis']})" for r in doc["rename_candidates"]]
+        lines += [f"- {r['kind']} `{code(r['before'])}` → `{code(r['after'])}` ({text(r['basis'])})"
+                  for r in doc["rename_candidates"]]
         lines.append("")
     if doc.get("impact"):
         lines += ["**Other services depending on what changed:**", ""]
-        lines += [f"- {i['change']} `{i['urn']}`: " + (", ".join(i["services"]) or "none in the graph")
-                  for i in doc["impact"]]
+        lines += [f"- {c} `{code(u)}`: " + (text(", ".join(s)) or "none in the graph") for c, u, s in _impacts(doc)]
         lines.append("")
     if doc["input_differences"]:
-        lines.append("Analysis inputs that differ: " + ", ".join(f"`{k}`" for k in doc["input_differences"]))
+        lines.append("Analysis inputs that differ: " + ", ".join(f"`{code(k)}`" for k in doc["input_differences"]))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def range_markdown(doc: dict[str, Any]) -> str:
+    """``A..B`` as one comment: an overview of every service, then each changed service's section."""
+    from diting.graph.export import markdown_code as code
+    lines = [f"## diting diff `{code(doc['range'])}`", "",
+             f"`{doc['old_commit'][:12]}` → `{doc['new_commit'][:12]}`", "",
+             "| service | changes |", "|---|---:|"]
+    lines += [f"| `{code(r['service_id'])}` | {len(r['changes'])} |" for r in doc["services"]]
+    for label, ids in (("only in the old commit", doc["only_old"]), ("only in the new commit", doc["only_new"])):
+        if ids:
+            lines += ["", f"{label.capitalize()}: " + ", ".join(f"`{code(i)}`" for i in ids)]
+    lines.append("")
+    for r in doc["services"]:
+        if r["changes"] or r["rename_candidates"]:
+            lines.append(to_markdown(r))
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -127,14 +187,13 @@ def to_table(doc: dict[str, Any]) -> str:
     from diting.graph.export import printable
     out = [f"{doc['service_id']}: {doc['old']['commit_sha'][:12]} -> {doc['new']['commit_sha'][:12]} "
            f"(commits: {doc['commit_relation']}); {len(doc['changes'])} change(s)"]
-    rows = [[c["class"], printable(c["stable_id"]), printable(_short(c["before"])), printable(_short(c["after"]))]
-            for c in doc["changes"]]
+    rows = [[c["class"], printable(_clip(c["stable_id"], 120)), printable(describe(c))] for c in doc["changes"]]
     if rows:
-        out += format_table(["class", "stable_id", "before", "after"], rows, indent="  ")
+        out += format_table(["class", "stable_id", "what changed"], rows, indent="  ")
     for r in doc["rename_candidates"]:
         out.append(f"  rename candidate {r['kind']}: {r['before']} -> {r['after']} ({r['basis']})")
-    for i in doc.get("impact") or []:
-        out.append(f"  depends on it: {i['change']} {printable(i['urn'])}: {', '.join(i['services']) or 'none in the graph'}")
+    for c, u, svcs in _impacts(doc):
+        out.append(f"  depends on it: {c} {printable(u)}: {printable(', '.join(svcs)) or 'none in the graph'}")
     if doc["input_differences"]:
         out.append("  analysis inputs that differ: " + ", ".join(doc["input_differences"]))
     return "\n".join(out) + "\n"

@@ -25,13 +25,42 @@ from diting.errors import UserError
 FORMATS = ("parquet", "graphml", "dot", "mermaid")
 UNKNOWN = "?"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # newlines and tabs too: one value, one line
+#: control characters — newlines and tabs too: one value, one line — and the bidirectional overrides and
+#: isolates that make text read in another order than it is stored
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """A service id or label as it may appear in a diagram file: control characters (a newline would
-    end a Mermaid line; XML forbids most of them) written as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    end a Mermaid line; XML forbids most of them) and bidirectional overrides written as ``\\xNN`` /
+    ``\\uNNNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                        f"\\u{ord(m.group()):04x}", text)
+
+
+def markdown_text(text: object) -> str:
+    """Text from scanned code as it may appear in Markdown prose or a table cell: :func:`printable`,
+    HTML markup escaped (``<`` ``>`` ``&``), ``|`` escaped, backticks made quotes, Markdown's emphasis
+    and link marks escaped — it can neither end a cell or a ``<details>`` nor inject markup."""
+    import html
+    out = html.escape(printable(str(text)), quote=False).replace("|", "\\|").replace("`", "'")
+    return "".join("\\" + ch if ch in "*_[]#" else ch for ch in out)
+
+
+def markdown_code(text: object) -> str:
+    """Text for the inside of a Markdown code span (literal there: no HTML is interpreted):
+    :func:`printable`, backticks made quotes (a backtick would end the span), ``|`` escaped (GFM tables
+    split on it even inside a span)."""
+    return printable(str(text)).replace("`", "'").replace("|", "\\|")
+
+
+def markdown_with_code(text: object) -> str:
+    """Text whose backtick pairs mark code spans (a template's quoting): the prose escaped with
+    :func:`markdown_text`, the spans with :func:`markdown_code`."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no span at all
+        return markdown_text(text)
+    return "".join(markdown_code(p).join("``") if i % 2 else markdown_text(p) for i, p in enumerate(parts))
 
 
 def _service_graph(con, service: str | None) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
@@ -105,11 +134,23 @@ def to_graphml(nodes, edges) -> str:
     return "\n".join(nx.generate_graphml(g)) + "\n"
 
 
+def plain_mode(directory: bool) -> int:
+    """The mode a plain ``open``/``mkdir`` would give under the current umask (``mkstemp`` and
+    ``mkdtemp`` make 0600/0700)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if directory else 0o666) & ~umask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it, with the mode a plain ``open``
     would give (``mkstemp`` makes it 0600)."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory; give a file name (or '-' for standard output)")
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        # never replace a device, a FIFO, a socket or a link (and what it points at) with a file
+        raise UserError(f"{path}: exists and is not a regular file; give another file name (or '-' for standard "
+                        "output)")
     if not path.parent.is_dir():
         raise UserError(f"{path}: no such directory {path.parent}")
     try:
@@ -117,9 +158,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     except OSError as exc:
         raise UserError(f"{path}: cannot write there ({exc.strerror or exc})") from exc
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        os.fchmod(fd, plain_mode(directory=False))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, path)

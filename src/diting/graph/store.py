@@ -254,7 +254,8 @@ def _check_schema(con, db: Path) -> None:
         "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
     from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
-    ours = set(expected) | set(VIEWS) | {"coverage"} | {
+    from diting.pyramid.build import PYRAMID_TABLES
+    ours = set(expected) | set(VIEWS) | {"coverage"} | set(PYRAMID_TABLES) | {
         re.search(r"EXISTS (\w+)", ddl).group(1) for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL)}
     foreign = sorted(set(present) - ours)
     if foreign:
@@ -332,6 +333,9 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             from diting.graph.impact import materialise
             result.aligned = realign(con)
             result.hops = materialise(con)
+            from diting.pyramid.build import PYRAMID_TABLES
+            for table in PYRAMID_TABLES:  # derived from the packages just changed: stale ('diting pyramid' remakes them)
+                con.execute(f"DROP TABLE IF EXISTS {table}")
             con.execute("COMMIT")
             ok = True
         except BaseException as exc:
@@ -415,13 +419,12 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
                 if n != counts.get(fname, n):  # an empty line is no record to DuckDB: the counts part
                     raise UserError(f"{path}: {n} record(s) read where the manifest lists {counts[fname]} ('diting "
                                     "verify --deep' says which line is bad); nothing was loaded")
+        from diting.coverage.package import checked_coverage
         cov = (pkg / "coverage.json").read_text(encoding="utf-8")
         try:
-            doc = json.loads(cov)
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):
-            raise UserError(f"{pkg / 'coverage.json'}: not a coverage report; nothing was loaded")
+            checked_coverage(cov, str(pkg / "coverage.json"))
+        except UserError as exc:
+            raise UserError(f"{exc.message}; nothing was loaded") from None
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
         loaded.append(scan_id)
     # a record_id twice in one package (the default check reads counts, not records): one pass per table

@@ -40,7 +40,16 @@ class InventoryFile:
             if unknown:
                 raise UserError(f"inventory file {path}: entry {e['service_id']} has unknown fields "
                                 f"{', '.join(sorted(unknown))}")
-            entries.append({k: (str(v) if v is not None else None) for k, v in e.items()})
+            bad = sorted(k for k, v in e.items() if not isinstance(v, (str, int, float, bool, type(None))))
+            if bad:
+                raise UserError(f"inventory file {path}: entry #{i + 1} has a value that is not text: "
+                                f"{', '.join(bad)}")
+            entry = {k: (str(v) if v is not None else None) for k, v in e.items()}
+            twin = next((x for x in entries if x["service_id"].casefold() == entry["service_id"].casefold()), None)
+            if twin is not None:
+                raise UserError(f"inventory file {path}: service_id {entry['service_id']!r} is listed twice "
+                                f"(also as {twin['service_id']!r}); a service is one entry")
+            entries.append(entry)
         return cls(entries, sha256_hex(data))
 
     def for_repo(self, repo_id: str, model) -> tuple[dict[str, dict], list[tuple[str, str]], list[str]]:

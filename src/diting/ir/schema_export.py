@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from diting.coverage.model import CoverageReport
-from diting.diff.model import DiffReport
+from diting.diff.model import DiffRangeReport, DiffReport
 from diting.ir.models import (
     ConfigBinding,
     Coverage,
@@ -42,6 +42,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "ir-manifest-0.1.schema.json": manifest_schema(),
         "rule-file.schema.json": RuleFile.model_json_schema(),
         "diff-report.schema.json": DiffReport.model_json_schema(by_alias=True),
+        "diff-range-report.schema.json": DiffRangeReport.model_json_schema(by_alias=True),
         "coverage-report.schema.json": CoverageReport.model_json_schema(),
     }
     for name, s in out.items():

@@ -135,11 +135,11 @@ class GitRepo:
         new), AHEAD (new is an ancestor of old), DIVERGED (one merge base), MULTIPLE_MERGE_BASES
         (every base is returned, none picked), UNKNOWN (a commit this repository lacks, or no common
         history). Returns (relation, merge bases)."""
-        if old == new:
-            return "EXACT", [old]
-        for sha in (old, new):
+        for sha in {old, new}:
             if not _SHA.match(sha) or self._run(["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode:
                 return "UNKNOWN", []
+        if old == new:
+            return "EXACT", [old]
         proc = self._run(["merge-base", "--all", "--end-of-options", old, new], check=False)
         bases = sorted(proc.stdout.decode("ascii", "replace").split())
         if not bases:

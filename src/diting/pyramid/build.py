@@ -1,0 +1,215 @@
+"""``diting pyramid --db FILE --out DIR``: the L2/L3/L4 layers from a graph, written into the graph's
+pyramid tables and as JSON and Markdown pages (one per service, and an index).
+
+The tables (SPEC §9/§10) are rebuilt in one transaction; ``diting graph build`` drops them, since a
+new package makes them stale. The pages go to a temporary directory beside ``DIR`` and replace it
+only when complete (a ``DIR`` that is not a former pyramid output is refused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from diting.errors import UserError
+from diting.pyramid.cards import package_cards
+from diting.pyramid.facts import PackageFacts
+from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
+from diting.pyramid.profiles import _estate_tables, service_profile
+
+#: table → columns (JSON for lists and objects)
+PYRAMID_TABLES: dict[str, dict[str, str]] = {
+    "entry_cards": {"card_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "label": "VARCHAR",
+                    "entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)", "entry_kind": "VARCHAR",
+                    "urn": "VARCHAR", "statements": "JSON", "db_reads": "JSON", "db_writes": "JSON",
+                    "cache_keys": "JSON", "downstream_calls": "JSON", "topics_out": "JSON",
+                    "config_switches": "JSON", "ledger_mapped": "JSON", "ledger_excluded": "JSON",
+                    "ledger_unknown": "JSON", "rule_ref_ids": "JSON", "unresolved": "JSON", "complete": "BOOLEAN"},
+    "business_rules": {"rule_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "document": "JSON"},
+    "service_profiles": {"service_id": "VARCHAR", "label": "VARCHAR", "implementation_scope": "VARCHAR",
+                         "revision_id": "VARCHAR", "entries": "JSON", "contracts_exposed": "JSON",
+                         "contracts_consumed": "JSON", "topics_in": "JSON", "topics_out": "JSON",
+                         "tables_written": "JSON", "tables_read": "JSON", "sole_writer_of": "JSON",
+                         "sharded_tables": "JSON", "config_keys": "JSON", "cache_prefixes": "JSON",
+                         "statements": "JSON", "gaps": "JSON", "complete": "BOOLEAN"},
+    "flows": {"flow_id": "VARCHAR", "root_entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
+              "root_service_id": "VARCHAR", "label": "VARCHAR", "weakest_status": "VARCHAR", "hop_count": "INTEGER",
+              "step_count": "INTEGER", "truncated": "BOOLEAN", "frontier": "JSON", "mermaid": "VARCHAR"},
+    "flow_steps": {"flow_id": "VARCHAR", "step_id": "VARCHAR", "parent_step_id": "VARCHAR", "service_id": "VARCHAR",
+                   "scan_id": "VARCHAR", "hop": "INTEGER", "node_ref": "VARCHAR", "via_ref": "VARCHAR", "edge_type": "VARCHAR", "guard_refs": "JSON",
+                   "resolution_status": "VARCHAR", "is_back_edge": "BOOLEAN", "terminal": "VARCHAR",
+                   "reason": "VARCHAR", "completion_refs": "JSON"},
+}
+
+#: entry kinds that start no flow (a main method starts the process, not a business path)
+NO_FLOW_KINDS = {"MAIN"}
+MARKER = ".diting-pyramid"
+
+
+@dataclass
+class Pyramid:
+    """Everything one run derived."""
+
+    cards: list[dict[str, Any]]
+    rules: list[dict[str, Any]]
+    profiles: list[dict[str, Any]]
+    flows: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
+    names: dict[str, str]
+
+
+def derive(con) -> Pyramid:
+    """The pyramid of the current service packages of a graph connection."""
+    pkgs = con.execute("SELECT scan_id, service_id, label FROM packages WHERE is_current AND service_id NOT LIKE "
+                       "'lib:%' ORDER BY service_id, label, scan_id").fetchall()
+    tables = _estate_tables(con)
+    cards, rules, profiles = [], [], []
+    infos: dict[tuple[str, str], EntryInfo] = {}
+    names: dict[str, str] = {}
+    for scan_id, _, label in pkgs:
+        facts = PackageFacts.load(con, scan_id)
+        pc, pr, reaches = package_cards(facts, label)
+        cards += pc
+        rules += pr
+        profiles.append(service_profile(con, facts, label, pc, tables))
+        for rid, r in reaches.items():
+            e = facts.entities[rid]
+            infos[(scan_id, rid)] = EntryInfo(scan_id, facts.service_id, label, rid, e["stable_id"], e["urn"],
+                                              e["attributes"], facts, r)
+        for rid in list(facts.entities) + list(facts.relations) + list(facts.ledger):
+            names.setdefault(rid, facts.name(rid) if not rid.startswith(("relation:", "branch:")) else
+                             _relation_name(facts, rid))
+    cols = ["edge_kind", "urn", "src_service", "src_scan_id", "src_ref", "src_node_ref", "dst_service", "dst_scan_id",
+            "dst_ref", "resolution_status", "match_basis"]
+    rows = [dict(zip(cols, r)) for r in con.execute(
+        "SELECT edge_kind, urn, src_service, src_scan_id, src_ref.record_id, src_node_ref.record_id, dst_service, "
+        "dst_scan_id, dst_ref.record_id, resolution_status, match_basis FROM alignment WHERE edge_kind IN "
+        "('RPC', 'HTTP', 'MQ') ORDER BY ALL").fetchall()]
+    builder = FlowBuilder(infos, rows)
+    flows, steps = [], []
+    for key in sorted(infos):
+        info = infos[key]
+        if info.facts.entities[info.entry_rid]["entry_kind"] in NO_FLOW_KINDS:
+            continue
+        flow, fsteps = builder.flow(info)
+        flow["mermaid"] = mermaid(flow, fsteps, lambda r: names.get(r, r.split(":", 1)[-1] if r else "?"))
+        flows.append(flow)
+        steps += fsteps
+    return Pyramid(cards, rules, profiles, flows, steps, names)
+
+
+def _relation_name(facts: PackageFacts, rid: str) -> str:
+    if rid.startswith("branch:"):
+        item = facts.ledger.get(rid)
+        return (item["condition"] or item["exit"] or item["branch_id"]) if item else rid
+    r = facts.relations.get(rid)
+    if r is None:
+        return rid
+    tgt = facts.name(r["target"]) if r["target"] else "?"
+    return f"{r['kind'].lower()} {tgt}"
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _store(con, p: Pyramid) -> None:
+    """Replace the pyramid tables with ``p`` (inside the caller's transaction)."""
+    for table, cols in PYRAMID_TABLES.items():
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute(f"CREATE TABLE {table} (" + ", ".join(f'"{c}" {t}' for c, t in cols.items()) + ")")
+    rows = {
+        "entry_cards": p.cards,
+        "business_rules": [{"rule_id": r["rule_id"], "revision_id": r["revision_id"], "service_id": r["service_id"],
+                            "document": r} for r in p.rules],
+        "service_profiles": p.profiles,
+        "flows": p.flows,
+        "flow_steps": p.steps,
+    }
+    for table, cols in PYRAMID_TABLES.items():
+        data = []
+        for rec in rows[table]:
+            data.append([json.dumps(rec.get(c), sort_keys=True, ensure_ascii=False) if t == "JSON" else rec.get(c)
+                         for c, t in cols.items()])
+        if data:
+            marks = ", ".join("?" for _ in cols)
+            con.executemany(f"INSERT INTO {table} VALUES ({marks})", data)
+
+
+def build_pyramid(db: Path, out: Path | None) -> Pyramid:
+    """Derive the pyramid of ``db``, store its tables, and write the pages under ``out`` (if given).
+    Raises :class:`UserError` for a database that is no graph or an ``out`` that cannot be written."""
+    import duckdb
+
+    from diting.graph.store import _check_schema, connect, interrupted
+    if not db.is_file():
+        raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
+    if out is not None:
+        _check_out(out)
+    con = connect(db)
+    try:
+        _check_schema(con, db)
+        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'packages'").fetchone()[0]:
+            raise UserError(f"{db}: not a diting graph database (no packages table)")
+        con.execute("BEGIN TRANSACTION")
+        try:
+            pyramid = derive(con)
+            _store(con, pyramid)
+            con.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                con.execute("ROLLBACK")
+            except (duckdb.Error, RuntimeError):
+                pass
+            if interrupted(exc):
+                raise KeyboardInterrupt from exc
+            if isinstance(exc, duckdb.Error):
+                raise UserError(f"{db}: {str(exc).splitlines()[0]} (rebuild the graph with 'diting graph build')") \
+                    from exc
+            raise
+    finally:
+        con.close()
+    if out is not None:
+        from diting.pyramid.pages import write_pages
+        _write_dir(out, lambda d: write_pages(pyramid, d))
+    return pyramid
+
+
+def _check_out(out: Path) -> None:
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise UserError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise UserError(f"{out}: a non-empty directory that is not a pyramid output; give a new or former --out")
+    if not out.absolute().parent.is_dir():
+        raise UserError(f"{out}: no such directory {out.absolute().parent}")
+
+
+def _write_dir(out: Path, fill) -> None:
+    """Fill a temporary directory beside ``out``, then put it in ``out``'s place."""
+    parent = out.absolute().parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write there ({exc.strerror or exc})") from exc
+    try:
+        from diting.graph.export import plain_mode
+        os.chmod(tmp, plain_mode(directory=True))
+        fill(tmp)
+        (tmp / MARKER).write_text("written by diting pyramid\n", encoding="utf-8")
+        old = None
+        if out.exists():
+            old = parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+        os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(f"{out}: cannot write there ({exc.strerror or exc})") from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,272 @@
+"""L2 entry cards and the static business rules they cite (SPEC §10; seed digest B1).
+
+One card per entry of a service package. Its statements come from :mod:`diting.pyramid.templates`:
+
+* TRIGGER (the entry), INPUT (the handler's parameters), RESULT (its return type; the tables and
+  caches its reach writes);
+* one CONDITION per resolved ledger item of the reach that is not a throw, one FAILURE per throw;
+* one ACTION per remote call, write or send of the reach, one DEPENDENCY per read and per config
+  switch guarding a reached method.
+
+The ledger items of the reach (:func:`diting.pyramid.facts.reach`) split into ``ledger_mapped``
+(cited by a CONDITION or FAILURE), ``ledger_excluded`` (an ``exclusion_rule_id``, by rule id) and
+``ledger_unknown`` (not RESOLVED): together exactly the reach's items. Every mapped item is also a
+**business rule** (``derivation_kind`` STATIC_DERIVATION, ``review_status`` UNREVIEWED; the
+predicate is the guard's code, kept OPAQUE — diting does not interpret it) that the card references.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from diting.pyramid.facts import PackageFacts, Reach, reach, short_method
+from diting.pyramid.templates import family, statement
+
+_OUTCOME = {"CONTINUE": "continues", "RETURN": "returns", "THROW": "throws", "BREAK": "leaves the loop",
+            "CONTINUE_LOOP": "continues the loop", "ASYNC_SUBMIT": "hands work to another thread"}
+_KIND = {"IF": "if", "ELSE": "otherwise than", "SWITCH_CASE": "case", "CATCH": "on", "FINALLY": "finally",
+         "LOOP": "loop", "RETURN": "exit", "THROW": "throw", "SQL_IF": "SQL fragment",
+         "SQL_WHEN": "SQL fragment", "SQL_OTHERWISE": "SQL fragment", "DISPATCH": "dispatch"}
+_EFFECT_KIND = {"WRITES": "WRITE", "READS": "READ", "PUBLISHES": "PUBLISH"}
+
+
+def digest(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value`` (sorted keys), hex."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _rel_cite(facts: PackageFacts, rid: str) -> tuple[str, str]:
+    return rid, family(rid, facts.relations[rid]["kind"])
+
+
+def _guard_text(facts: PackageFacts, guard: str | None) -> str:
+    item = facts.ledger.get(guard) if guard else None
+    if item is None:
+        return ""
+    cond = item["condition"] or item["exit"]
+    return f" when `{cond}`" if cond else ""
+
+
+def _target_name(facts: PackageFacts, r: dict[str, Any]) -> str:
+    if r["target"]:
+        return facts.name(r["target"])
+    keys = r["match_keys"]
+    expr = keys.get("topic_expression") or keys.get("key_expression") or keys.get("table_expression")
+    return f"an unresolved target ({expr})" if expr else "an unresolved target"
+
+
+def _method_of(facts: PackageFacts, item: dict[str, Any]) -> str:
+    sym = facts.entities.get(item["symbol"])
+    if sym is None:
+        return item["symbol"].split(":", 1)[-1]
+    return short_method(sym["stable_id"]) if sym["kind"] == "METHOD" else sym["stable_id"]
+
+
+def rule_id(facts: PackageFacts, label: str, branch_id: str) -> str:
+    """``rule:{service}[+label]/{branch_id}``: a labelled (gray) package's rules are its own."""
+    return f"rule:{facts.service_id}{'+' + label if label else ''}/{branch_id}"
+
+
+def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, list[str]],
+                  label: str = "") -> dict[str, Any]:
+    """The static rule record of one ledger item (seed business-rule 0.2 required fields)."""
+    effects = []
+    tables: set[str] = set()
+    for rid in item["effects"]:
+        r = facts.relations.get(rid)
+        kind = _EFFECT_KIND.get(r["kind"], "OTHER") if r else "OTHER"
+        effects.append({"kind": kind, "outcome": item["outcome"], "ref": rid})
+        if r and r["target"] and r["target"].startswith("table:"):
+            tables.add(r["target"])
+    if not effects:
+        effects.append({"kind": "REJECT" if item["outcome"] == "THROW" else "OTHER", "outcome": item["outcome"],
+                        "ref": None})
+    configs = sorted({facts.relations[g]["source"] for g in guards.get(item["record_id"], [])})
+    text = item["condition"] or item["exit"]
+    body = {
+        "schema_version": "0.2",
+        "rule_id": rule_id(facts, label, item["branch_id"]),
+        "service_id": facts.service_id,
+        "subject": {"symbol_ref": item["symbol"], "branch_id": item["branch_id"], "branch_kind": item["branch_kind"]},
+        "scope": {"service_id": facts.service_id, "implementation_scope": facts.implementation_scope,
+                  "resolution": "KNOWN"},
+        "predicate": {"op": "OPAQUE", "text": text,
+                      "reason": "the guard's source text; diting records it and does not interpret it"},
+        "effects": effects,
+        "exceptions": {"resolution": "UNKNOWN"},
+        "evidence_ids": [item["record_id"]],
+        "derivation_kind": "STATIC_DERIVATION",
+        "review_status": "UNREVIEWED",
+        "freshness": "CURRENT",
+        "resolution_status": item["status"],
+        "config_dependencies": configs,
+        "entity_refs": sorted(tables),
+    }
+    body["revision_id"] = "rulerev:" + digest({**body, "symbol_revision": item["revision"]})[:24]
+    return body
+
+
+def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[str], dict[str, list[str]],
+                                                                list[str]]:
+    by_branch = {i["branch_id"]: i for i in facts.ledger.values()}
+    stmts: list[dict] = []
+    mapped: list[str] = []
+    excluded: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    for rid in r.ledger:
+        item = facts.ledger[rid]
+        if item["exclusion_rule_id"]:
+            excluded.setdefault(item["exclusion_rule_id"], []).append(rid)
+            continue
+        if item["status"] != "RESOLVED":
+            unknown.append(rid)
+            continue
+        method = _method_of(facts, item)
+        if item["branch_kind"] == "THROW":
+            parent = by_branch.get(item["parent"] or "")
+            cond = parent and (parent["condition"] or parent["exit"])
+            stmts.append(statement("FAILURE", [(rid, "branch")], method=method, exit=item["exit"] or "?",
+                                   when=f" when `{cond}`" if cond else ""))
+        else:
+            stmts.append(statement("CONDITION", [(rid, "branch")], method=method,
+                                   kind=_KIND.get(item["branch_kind"], item["branch_kind"].lower()),
+                                   condition=item["condition"] or item["exit"] or "?",
+                                   outcome=_OUTCOME.get(item["outcome"], item["outcome"].lower())))
+        mapped.append(rid)
+    return stmts, mapped, excluded, unknown
+
+
+def entry_card(facts: PackageFacts, entry_rid: str, label: str, guards_into: dict[str, list[str]],
+               guards_of_branch: dict[str, list[str]]) -> tuple[dict[str, Any], Reach]:
+    """The card of one entry and the entry's reach. ``guards_into``: method rid → GUARDS relations
+    onto it; ``guards_of_branch``: branch rid → GUARDS relations naming it as their guard."""
+    e = facts.entities[entry_rid]
+    handler = e["handler"]
+    r = reach(facts, handler)
+    rels = facts.relations
+    stmts = [statement("TRIGGER", [(entry_rid, "entry")], entry_kind=e["entry_kind"], urn=e["urn"],
+                       handler=facts.name(handler))]
+    h = facts.entities.get(handler) if handler else None
+    if h is not None and h["kind"] == "METHOD":
+        params = h["attributes"].get("parameters") or []
+        if params:
+            stmts.append(statement("INPUT", [(handler, "method")], handler=facts.name(handler),
+                                   params=", ".join(f"{p.get('type', '?').rsplit('.', 1)[-1]} {p.get('name', '?')}"
+                                                    for p in params)))
+        ret = h["attributes"].get("return_type")
+        if ret and ret != "void":
+            stmts.append(statement("RESULT_RETURN", [(handler, "method")], handler=facts.name(handler),
+                                   type=ret.rsplit(".", 1)[-1]))
+    ledger_stmts, mapped, excluded, unknown = _ledger_statements(facts, r)
+    stmts += ledger_stmts
+    downstream, topics_out, writes, reads, caches = [], [], [], [], []
+    for rid in r.effects.get("CALLS", []):
+        c = rels[rid]
+        if c["status"] == "RESOLVED" and c["target"] and c["target"].startswith("contract:"):
+            t = facts.entities.get(c["target"], {})
+            stmts.append(statement("ACTION_CALL", [_rel_cite(facts, rid)], method=facts.name(c["source"]),
+                                   protocol=(t.get("attributes", {}).get("protocol") or "").upper() or "remote",
+                                   urn=facts.name(c["target"]), guard=_guard_text(facts, c["guard"])))
+            downstream.append(c["target"])
+    for rid in r.effects.get("PUBLISHES", []):
+        p = rels[rid]
+        stmts.append(statement("ACTION_PUBLISH", [_rel_cite(facts, rid)], method=facts.name(p["source"]),
+                               topic=_target_name(facts, p), guard=_guard_text(facts, p["guard"])))
+        if p["target"]:
+            topics_out.append(p["target"])
+    written: dict[str, list[str]] = {}
+    for rid in r.effects.get("WRITES", []):
+        w = rels[rid]
+        stmts.append(statement("ACTION_WRITE", [_rel_cite(facts, rid)], source=facts.name(w["source"]),
+                               target=_target_name(facts, w), guard=_guard_text(facts, w["guard"])))
+        if w["target"]:
+            written.setdefault(w["target"], []).append(rid)
+            (caches if w["target"].startswith("cache:") else writes).append(w["target"])
+    for target, rids in sorted(written.items()):
+        stmts.append(statement("RESULT_STATE", [_rel_cite(facts, x) for x in rids], target=facts.name(target),
+                               count=len(rids)))
+    for rid in r.effects.get("READS", []):
+        rd = rels[rid]
+        stmts.append(statement("DEPENDENCY_READ", [_rel_cite(facts, rid)], source=facts.name(rd["source"]),
+                               target=_target_name(facts, rd)))
+        if rd["target"] and rd["target"].startswith("table:"):
+            reads.append(rd["target"])
+        elif rd["target"] and rd["target"].startswith("cache:"):
+            caches.append(rd["target"])
+    switches = sorted({g for m in r.methods for g in guards_into.get(m, [])})
+    for g in switches:
+        stmts.append(statement("DEPENDENCY_SWITCH", [_rel_cite(facts, g)], key=facts.name(rels[g]["source"]),
+                               method=facts.name(rels[g]["target"])))
+    unresolved = _unresolved(facts, r, unknown)
+    rules = sorted(rule_id(facts, label, facts.ledger[i]["branch_id"]) for i in mapped)
+    card = {
+        "card_id": f"card:{facts.service_id}{'+' + label if label else ''}/{e['stable_id']}",
+        "service_id": facts.service_id,
+        "label": label,
+        "scan_id": facts.scan_id,
+        "entry_ref": {"scan_id": facts.scan_id, "record_id": entry_rid},
+        "entry_kind": e["entry_kind"],
+        "urn": e["urn"],
+        "statements": stmts,
+        "db_reads": sorted(set(reads)),
+        "db_writes": sorted(set(writes)),
+        "cache_keys": sorted(set(caches)),
+        "downstream_calls": sorted(set(downstream)),
+        "topics_out": sorted(set(topics_out)),
+        "config_switches": sorted({rels[g]["source"] for g in switches}),
+        "ledger_mapped": mapped,
+        "ledger_excluded": {k: v for k, v in sorted(excluded.items())},
+        "ledger_unknown": unknown,
+        "rule_ref_ids": rules,
+        "unresolved": unresolved,
+        "complete": not unresolved and not unknown,
+    }
+    card["revision_id"] = "cardrev:" + digest({k: v for k, v in card.items() if k != "scan_id"})[:24]
+    return card, r
+
+
+def _unresolved(facts: PackageFacts, r: Reach, unknown_items: list[str]) -> list[dict[str, str]]:
+    out = []
+    for rid in r.unknown_calls:
+        c = facts.relations[rid]
+        code = "AMBIGUOUS_CALL" if c["status"] == "AMBIGUOUS" else "UNRESOLVED_CALL"
+        reason = (f"{len(c['candidates'])} candidates" if c["status"] == "AMBIGUOUS" else
+                  "the call's target is not known statically")
+        out.append({"code": code, "target": rid, "reason": reason})
+    for kind in ("PUBLISHES", "READS", "WRITES"):
+        for rid in r.effects.get(kind, []):
+            x = facts.relations[rid]
+            if x["status"] != "RESOLVED":
+                out.append({"code": f"{kind}_UNRESOLVED", "target": rid,
+                            "reason": f"{_target_name(facts, x)} of {facts.name(x['source'])}"})
+    for rid in unknown_items:
+        out.append({"code": "LEDGER_UNRESOLVED", "target": rid, "reason": "a branch whose outcome is not resolved"})
+    if r.truncated:
+        out.append({"code": "BUDGET_EXHAUSTED", "target": r.methods[0] if r.methods else "?",
+                    "reason": "the reach was cut at its method budget"})
+    return out
+
+
+def package_cards(facts: PackageFacts, label: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                            dict[str, Reach]]:
+    """Cards of every entry of the package, the business rules they cite, and each entry's reach
+    (by entry record id)."""
+    guards_into: dict[str, list[str]] = {}
+    guards_of_branch: dict[str, list[str]] = {}
+    for rid, rel in facts.relations.items():
+        if rel["kind"] == "GUARDS" and rel["target"]:
+            guards_into.setdefault(rel["target"], []).append(rid)
+            if rel["guard"]:
+                guards_of_branch.setdefault(rel["guard"], []).append(rid)
+    cards, reaches = [], {}
+    rules: dict[str, dict[str, Any]] = {}
+    for rid in sorted(x for x, e in facts.entities.items() if e["kind"] == "ENTRY"):
+        card, r = entry_card(facts, rid, label, guards_into, guards_of_branch)
+        cards.append(card)
+        reaches[rid] = r
+        for item in card["ledger_mapped"]:
+            rule = business_rule(facts, facts.ledger[item], guards_of_branch, label)
+            rules.setdefault(rule["rule_id"], rule)
+    return cards, [rules[k] for k in sorted(rules)], reaches

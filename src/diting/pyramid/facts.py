@@ -1,0 +1,187 @@
+"""The records of one package the pyramid reads, loaded from the graph, and the reach of an entry.
+
+An entry's **reach** is what its handler runs inside its own service: the methods reached over
+RESOLVED ``CALLS`` (method to method), the SQL statements those methods are bound to (``BINDS_TO``),
+and the ledger items, effects and unresolved call sites of all of them. AMBIGUOUS and UNRESOLVED
+call sites are not followed: they are the reach's unknowns. Calls to a CONSUMED contract and
+``PUBLISHES`` are the reach's remote effects (where a flow leaves the service).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+#: relation kinds the pyramid reads
+_KINDS = ("CALLS", "BINDS_TO", "READS", "WRITES", "PUBLISHES", "GUARDS", "SUBSCRIBES", "EXPOSES")
+
+
+def _json(v: Any) -> Any:
+    return json.loads(v) if isinstance(v, str) else (v or {})
+
+
+@dataclass
+class PackageFacts:
+    """Entities, relations, ledger items and the segment text the pyramid needs of one package."""
+
+    scan_id: str
+    service_id: str
+    commit_sha: str
+    implementation_scope: str
+    entities: dict[str, dict[str, Any]]
+    relations: dict[str, dict[str, Any]]
+    ledger: dict[str, dict[str, Any]]
+    #: source record id → relation ids, by kind
+    out: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: symbol record id (method, statement) → its ledger item ids
+    ledger_of: dict[str, list[str]] = field(default_factory=dict)
+    #: relation id → the innermost ledger item that lists it as an effect
+    guard_of: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, con, scan_id: str) -> "PackageFacts":
+        """Read one package from the graph connection ``con``."""
+        service_id, commit = con.execute("SELECT service_id, commit_sha FROM packages WHERE scan_id = ?",
+                                         [scan_id]).fetchone()
+        ents: dict[str, dict[str, Any]] = {}
+        scope = ""
+        for rid, kind, stable, name, urn, ekind, handler, role, sig, attrs, impl in con.execute(
+                "SELECT record_id, kind, stable_id, name, urn, entry_kind, handler_ref.record_id, role, signature, "
+                "attributes, implementation_ref.implementation_scope FROM entities WHERE scan_id = ? "
+                "AND kind IN ('ENTRY','METHOD','CONTRACT','TOPIC','TABLE','CONFIG_KEY','CACHE_KEY','SQL_STATEMENT',"
+                "'EXTERNAL','SERVICE')", [scan_id]).fetchall():
+            ents[rid] = {"record_id": rid, "kind": kind, "stable_id": stable, "name": name, "urn": urn,
+                         "entry_kind": ekind, "handler": handler, "role": role, "signature": _json(sig) or [],
+                         "attributes": _json(attrs)}
+            if kind == "SERVICE":
+                scope = impl
+        rels: dict[str, dict[str, Any]] = {}
+        kinds = ", ".join(f"'{k}'" for k in _KINDS)
+        for rid, kind, src, dst, status, cands, guard, attrs, site, mk in con.execute(
+                f"SELECT record_id, kind, source_ref.record_id, target_ref.record_id, resolution_status, "
+                f"[c.record_id for c in candidate_target_refs], guard_ref.record_id, attributes, callsite_id, "
+                f"match_keys FROM relations WHERE scan_id = ? AND kind IN ({kinds})", [scan_id]).fetchall():
+            rels[rid] = {"record_id": rid, "kind": kind, "source": src, "target": dst, "status": status,
+                         "candidates": cands or [], "guard": guard, "attributes": _json(attrs), "callsite": site,
+                         "match_keys": _json(mk)}
+        ledger: dict[str, dict[str, Any]] = {}
+        for row in con.execute(
+                "SELECT b.record_id, b.branch_id, b.branch_kind, b.parent_branch_id, b.symbol_ref.record_id, "
+                "b.outcome_kind, [e.record_id for e in b.effect_refs], b.resolution_status, b.exclusion_rule_id, "
+                "c.content, x.content, b.symbol_revision FROM branch_ledger b "
+                "JOIN packages p ON p.scan_id = b.scan_id "
+                "LEFT JOIN segments c ON c.repo_id = p.repo_id AND c.commit_sha = p.commit_sha "
+                "AND c.record_id = b.condition_ref.record_id "
+                "LEFT JOIN segments x ON x.repo_id = p.repo_id AND x.commit_sha = p.commit_sha "
+                "AND x.record_id = b.exit_ref.record_id WHERE b.scan_id = ?", [scan_id]).fetchall():
+            (rid, bid, bkind, parent, symbol, outcome, effects, status, excl, cond, exit_, rev) = row
+            ledger[rid] = {"record_id": rid, "branch_id": bid, "branch_kind": bkind, "parent": parent,
+                           "symbol": symbol, "outcome": outcome, "effects": effects or [], "status": status,
+                           "exclusion_rule_id": excl, "condition": code_text(cond), "exit": code_text(exit_),
+                           "revision": rev}
+        facts = cls(scan_id, service_id, commit, scope, ents, rels, ledger)
+        for rid, r in sorted(rels.items()):
+            facts.out.setdefault(r["source"], {}).setdefault(r["kind"], []).append(rid)
+        for rid, item in sorted(ledger.items()):
+            facts.ledger_of.setdefault(item["symbol"], []).append(rid)
+        # the innermost branch listing a relation among its effects guards it (a relation the probes
+        # made, such as a remote call, carries no guard_ref of its own)
+        for rid, item in sorted(ledger.items(), key=lambda kv: (kv[1]["branch_id"].count("/"), kv[0])):
+            for eff in item["effects"]:
+                facts.guard_of[eff] = rid
+        for rid, r in rels.items():
+            if r["guard"] is None and rid in facts.guard_of:
+                r["guard"] = facts.guard_of[rid]
+        return facts
+
+    def name(self, rid: str | None) -> str:
+        """A short readable name of a record: a method as ``Class#name(params)``, else its urn or name."""
+        if rid is None:
+            return "?"
+        e = self.entities.get(rid)
+        if e is None:
+            return rid.split(":", 1)[-1]
+        if e["kind"] in ("METHOD", "EXTERNAL"):
+            return short_method(e["stable_id"])
+        if e["kind"] == "CONTRACT" and e["urn"]:  # overloads share a urn: name the parameters
+            return f"{e['urn']}({','.join(p.rsplit('.', 1)[-1] for p in e['signature'])})"
+        return e["urn"] or e["name"] or e["stable_id"]
+
+
+def short_method(stable: str) -> str:
+    """``Class#name(p1,p2)`` of a method stable id (package and module dropped, parameter types simple)."""
+    body = stable.split("/", 1)[-1].removeprefix("ext:")
+    owner, _, rest = body.partition("#")
+    name, _, params = rest.partition("(")
+    simple = ",".join(p.rsplit(".", 1)[-1] for p in params.rstrip(")").split(",") if p)
+    return f"{owner.rsplit('.', 1)[-1]}#{name}({simple})" if rest else body.rsplit(".", 1)[-1]
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def code_text(content: str | None, limit: int = 160) -> str | None:
+    """One line of code as a statement quotes it: braces that open or close the block trimmed,
+    whitespace collapsed, at most ``limit`` characters (``…`` marks a cut), backticks replaced."""
+    if content is None:
+        return None
+    text = _SPACES.sub(" ", content).strip()
+    text = text.removeprefix("}").strip().removesuffix("{").strip().replace("`", "'")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+@dataclass
+class Reach:
+    """What an entry's handler runs inside its service (see the module docstring)."""
+
+    methods: list[str]
+    statements: list[str]
+    ledger: list[str]
+    #: relation ids by kind, of every reached method and statement
+    effects: dict[str, list[str]]
+    #: CALLS that are not RESOLVED, in reached methods
+    unknown_calls: list[str]
+    #: the walk stopped at the budget
+    truncated: bool
+
+
+#: methods an entry's reach holds at most (a budget, reported, never a silent cut)
+MAX_REACH = 5000
+
+
+def reach(facts: PackageFacts, handler: str | None) -> Reach:
+    """The :class:`Reach` of a handler method (breadth-first, deterministic order)."""
+    if handler is None:
+        return Reach([], [], [], {}, [], False)
+    seen = {handler}
+    order: list[str] = []
+    queue = deque([handler])
+    truncated = False
+    while queue:
+        m = queue.popleft()
+        order.append(m)
+        for rid in facts.out.get(m, {}).get("CALLS", []):
+            r = facts.relations[rid]
+            t = r["target"]
+            if r["status"] == "RESOLVED" and t and t.startswith("method:") and t not in seen:
+                if len(seen) >= MAX_REACH:
+                    truncated = True
+                    continue
+                seen.add(t)
+                queue.append(t)
+    stmts = sorted({facts.relations[b]["target"] for m in order for b in facts.out.get(m, {}).get("BINDS_TO", [])
+                    if facts.relations[b]["target"] and facts.relations[b]["target"].startswith("stmt:")})
+    effects: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    for src in order + stmts:
+        for kind, rids in facts.out.get(src, {}).items():
+            effects.setdefault(kind, []).extend(rids)
+        for rid in facts.out.get(src, {}).get("CALLS", []):
+            if facts.relations[rid]["status"] != "RESOLVED":
+                unknown.append(rid)
+    ledger = [i for src in order + stmts for i in facts.ledger_of.get(src, [])]
+    return Reach(order, stmts, sorted(set(ledger)), {k: sorted(set(v)) for k, v in sorted(effects.items())},
+                 sorted(unknown), truncated)

@@ -1,0 +1,266 @@
+"""L4 cross-service flows (SPEC §10; seed digest A9): from each entry, the graph of unique
+(service, node, guard) states reached over aligned RPC, HTTP and MQ edges.
+
+A **state** is an entry of a service package plus the guard (the ledger branch) under which the hop
+into it happens. Its **hops** are the remote effects of the entry's reach (a call to a CONSUMED
+contract, a PUBLISHES) and the alignment rows of each: a RESOLVED row is followed into the target
+entry (a PROVIDED contract is mapped to the entry of equal urn and handler signature); an AMBIGUOUS
+row (one per candidate) or an UNRESOLVED one is a step of its own, shown and never followed. DATA
+rows are never followed.
+
+Terminals: ``COMPLETED`` only where the state's reach writes a table or cache (the WRITES relations
+are the evidence); ``REJECTED`` for each throw of the reach (its guard cited); ``MANUAL_HANDOFF`` for
+a consumer whose failed messages go to a dead-letter topic; ``UNRESOLVED`` for a hop not followed as
+certain, and for a leaf with no completion evidence; ``TRUNCATED`` where a budget stopped the walk,
+listed in the flow's ``frontier``. A state reached again (a cycle or a join) is kept as a step with
+``is_back_edge`` and not expanded again. A flow's ``weakest_status`` is the weakest status of its
+hops: it is never more certain than that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from diting.pyramid.facts import PackageFacts, Reach
+
+#: service hops a flow follows at most, and steps it holds at most (SPEC §10 examples)
+MAX_HOPS = 5
+MAX_STEPS = 2000
+_STATUS_ORDER = ["UNRESOLVED", "AMBIGUOUS", "RESOLVED"]
+_EDGE = {"RPC": "SEQUENCE", "HTTP": "SEQUENCE", "MQ": "EVENT_TRIGGER"}
+
+
+@dataclass
+class EntryInfo:
+    """What a flow needs of one entry: its package, its reach and names."""
+
+    scan_id: str
+    service_id: str
+    label: str
+    entry_rid: str
+    stable_id: str
+    urn: str
+    attributes: dict[str, Any]
+    facts: PackageFacts
+    reach: Reach
+
+
+def _sid(*parts: str | None) -> str:
+    return "step:" + hashlib.sha256("\n".join(p or "" for p in parts).encode("utf-8")).hexdigest()[:16]
+
+
+class FlowBuilder:
+    """Flows over every entry; ``entries``: (scan_id, entry rid) → :class:`EntryInfo`;
+    ``alignment``: rows of the current packages (RPC, HTTP, MQ)."""
+
+    def __init__(self, entries: dict[tuple[str, str], EntryInfo], alignment: list[dict[str, Any]]) -> None:
+        self.entries = entries
+        self.by_src_node: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.by_src_ref: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in alignment:
+            if row["src_scan_id"] is None:
+                continue
+            self.by_src_node.setdefault((row["src_scan_id"], row["src_node_ref"]), []).append(row)
+            self.by_src_ref.setdefault((row["src_scan_id"], row["src_ref"]), []).append(row)
+        # PROVIDED contract → the entry serving it (equal urn and handler signature)
+        self.entry_of_contract: dict[tuple[str, str], str] = {}
+        by_pkg: dict[str, list[EntryInfo]] = {}
+        for info in entries.values():
+            by_pkg.setdefault(info.scan_id, []).append(info)
+        for scan_id, infos in by_pkg.items():
+            facts = infos[0].facts
+            for rid, e in facts.entities.items():
+                if e["kind"] != "CONTRACT" or e["role"] != "PROVIDED":
+                    continue
+                same = [i for i in infos if i.urn == e["urn"]]
+                exact = [i for i in same if facts.entities.get(facts.entities[i.entry_rid]["handler"] or "", {})
+                         .get("signature") == e["signature"]]
+                pick = exact if len(exact) == 1 else (same if len(same) == 1 else [])
+                if pick:
+                    self.entry_of_contract[(scan_id, rid)] = pick[0].entry_rid
+
+    # ------------------------------------------------------------ hops
+    def _hops(self, info: EntryInfo) -> list[dict[str, Any]]:
+        """The remote effects of a state's reach with their alignment rows (or none)."""
+        f = info.facts
+        hops = []
+        for rid in info.reach.effects.get("CALLS", []):
+            rel = f.relations[rid]
+            tgt = rel["target"]
+            if rel["status"] == "RESOLVED" and tgt and tgt.startswith("contract:"):
+                rows = self.by_src_node.get((info.scan_id, tgt), [])
+                hops.append({"via": rid, "guard": rel["guard"], "target": tgt, "rows": rows,
+                             "attributes": rel["attributes"]})
+            elif rel["status"] == "UNRESOLVED" and rel["attributes"].get("dispatch_kind") == "RPC":
+                hops.append({"via": rid, "guard": rel["guard"], "target": None,
+                             "rows": self.by_src_ref.get((info.scan_id, rid), []), "attributes": rel["attributes"]})
+        for rid in info.reach.effects.get("PUBLISHES", []):
+            rel = f.relations[rid]
+            hops.append({"via": rid, "guard": rel["guard"], "target": rel["target"],
+                         "rows": self.by_src_ref.get((info.scan_id, rid), []), "attributes": rel["attributes"]})
+        return hops
+
+    def _target_entry(self, row: dict[str, Any]) -> str | None:
+        if row["dst_ref"] is None:
+            return None
+        if row["dst_ref"].startswith("entry:"):
+            return row["dst_ref"]
+        return self.entry_of_contract.get((row["dst_scan_id"], row["dst_ref"]))
+
+    # ------------------------------------------------------------ walk
+    def flow(self, root: EntryInfo) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The flow of one root entry and its steps."""
+        flow_id = f"flow:{root.service_id}{'+' + root.label if root.label else ''}/{root.stable_id}"
+        steps: list[dict[str, Any]] = []
+        frontier: list[str] = []
+        expanded: set[tuple[str, str, str | None]] = set()
+        root_step = self._step(flow_id, None, root.service_id, root.entry_rid, None, None, "SEQUENCE", "RESOLVED",
+                               scan_id=root.scan_id)
+        steps.append(root_step)
+        queue = deque([(root, root_step, None, 0)])
+        truncated = False
+        while queue:
+            info, step, guard, depth = queue.popleft()
+            state = (info.scan_id, info.entry_rid, guard)
+            expanded.add(state)
+            followed = 0
+            for hop in self._hops(info):
+                rows = hop["rows"]
+                edge = _EDGE.get(rows[0]["edge_kind"], "SEQUENCE") if rows else (
+                    "EVENT_TRIGGER" if hop["via"].startswith("relation:PUBLISHES") else "SEQUENCE")
+                if hop["attributes"].get("async") or hop["attributes"].get("dispatch_kind") == "ASYNC":
+                    edge = "ASYNC"
+                if not rows:
+                    steps.append(self._step(flow_id, step, None, hop["target"] or hop["via"], hop["via"], hop["guard"],
+                                            edge, "UNRESOLVED", terminal="UNRESOLVED",
+                                            reason="no alignment row: nothing in the estate takes this hop"))
+                    continue
+                for row in rows:
+                    status = row["resolution_status"]
+                    target = self._target_entry(row)
+                    dst = self.entries.get((row["dst_scan_id"], target)) if target else None
+                    if status != "RESOLVED" or dst is None:
+                        why = row["match_basis"] if dst is not None or status != "RESOLVED" else \
+                            "the provided contract maps to no single entry"
+                        steps.append(self._step(flow_id, step, row["dst_service"], target or row["dst_ref"] or
+                                                row["urn"] or hop["via"], hop["via"], hop["guard"], edge,
+                                                status if status != "RESOLVED" else "UNRESOLVED",
+                                                terminal="UNRESOLVED", reason=why, scan_id=row["dst_scan_id"]))
+                        continue
+                    new_state = (dst.scan_id, dst.entry_rid, hop["guard"])
+                    if new_state in expanded or any(q[0].scan_id == dst.scan_id and q[0].entry_rid == dst.entry_rid
+                                                    and q[2] == hop["guard"] for q in queue):
+                        steps.append(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"],
+                                                edge, status, back=True, scan_id=dst.scan_id))
+                        followed += 1  # the flow goes on, through a state already shown
+                        continue
+                    if depth + 1 > MAX_HOPS or len(steps) >= MAX_STEPS:
+                        steps.append(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"],
+                                                edge, status, terminal="TRUNCATED", scan_id=dst.scan_id,
+                                                reason=f"budget: {MAX_HOPS} service hops, {MAX_STEPS} steps"))
+                        frontier.append(dst.entry_rid)
+                        truncated = True
+                        followed += 1  # the flow goes on beyond the budget
+                        continue
+                    child = self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"], edge,
+                                       status, scan_id=dst.scan_id)
+                    steps.append(child)
+                    followed += 1
+                    queue.append((dst, child, hop["guard"], depth + 1))
+            self._local_terminals(flow_id, info, step, steps)
+            if not followed:  # the flow ends here: completed only with a write as evidence
+                writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
+                if writes:
+                    step["terminal"] = "COMPLETED"
+                    step["completion_refs"] = writes
+                else:
+                    step["terminal"] = "UNRESOLVED"
+                    step["reason"] = "no state write or receipt: completion is not evidenced"
+        statuses = [s["resolution_status"] for s in steps[1:]] or ["RESOLVED"]
+        weakest = min(statuses, key=_STATUS_ORDER.index)
+        flow = {"flow_id": flow_id, "root_entry_ref": {"scan_id": root.scan_id, "record_id": root.entry_rid},
+                "root_service_id": root.service_id, "label": root.label, "weakest_status": weakest,
+                "hop_count": max(s["hop"] for s in steps), "step_count": len(steps), "truncated": truncated,
+                "frontier": sorted(set(frontier))}
+        return flow, steps
+
+    def _local_terminals(self, flow_id: str, info: EntryInfo, step: dict[str, Any], steps: list) -> None:
+        """REJECTED per throw of the reach, MANUAL_HANDOFF for a dead-letter topic."""
+        f = info.facts
+        by_branch = {i["branch_id"]: i for i in f.ledger.values()}
+        for rid in info.reach.ledger:
+            item = f.ledger[rid]
+            if item["branch_kind"] == "THROW" and item["status"] == "RESOLVED" and not item["exclusion_rule_id"]:
+                parent = by_branch.get(item["parent"] or "")
+                steps.append(self._step(flow_id, step, info.service_id, rid, rid, parent["record_id"] if parent
+                                        else None, "SEQUENCE", "RESOLVED", terminal="REJECTED", scan_id=info.scan_id,
+                                        reason=item["exit"]))
+        dlq = info.attributes.get("dead_letter_topic")
+        if dlq:
+            steps.append(self._step(flow_id, step, info.service_id, info.entry_rid, info.entry_rid, None, "RETRY",
+                                    "RESOLVED", terminal="MANUAL_HANDOFF", scan_id=info.scan_id,
+                                    reason=f"after {info.attributes.get('max_retries', 'the broker default')} "
+                                           f"retries the message goes to {dlq}"))
+
+    @staticmethod
+    def _step(flow_id: str, parent: dict[str, Any] | None, service: str | None, node: str, via: str | None,
+              guard: str | None, edge: str, status: str, terminal: str | None = None, back: bool = False,
+              reason: str | None = None, scan_id: str | None = None) -> dict[str, Any]:
+        pid = parent["step_id"] if parent else None
+        hop = (parent["hop"] + (1 if service and parent["service_id"] != service and edge != "RETRY" else 0)
+               if parent else 0)
+        return {"flow_id": flow_id, "step_id": _sid(flow_id, pid, via, node, guard, str(back)),
+                "parent_step_id": pid, "service_id": service, "scan_id": scan_id, "node_ref": node, "via_ref": via,
+                "edge_type": edge, "guard_refs": [guard] if guard else [], "resolution_status": status,
+                "is_back_edge": back, "terminal": terminal, "reason": reason, "hop": hop}
+
+
+def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
+    """A Mermaid sequence diagram of a flow; ``name(record_id)`` gives a readable node name."""
+    def safe(text: str) -> str:
+        """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,
+        newlines, control characters) becomes a space."""
+        out = "".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?=" else " " for ch in str(text))
+        return " ".join(out.split())[:120]
+    parts: list[str] = []
+
+    def part(svc: str | None) -> str:
+        key = svc or "unknown"
+        alias = "p" + str(len(parts)) if key not in [p[0] for p in parts] else \
+            next(a for k, a in parts if k == key)
+        if key not in [p[0] for p in parts]:
+            parts.append((key, alias))
+        return alias
+    by_id = {s["step_id"]: s for s in steps}
+    lines = []
+    for s in steps:
+        me = part(s["service_id"])
+        if s["parent_step_id"] is None:
+            lines.append(f"    Note over {me}: {safe(name(s['node_ref']))}")
+            continue
+        src = part(by_id[s["parent_step_id"]]["service_id"])
+        label = safe(name(s["via_ref"]) if s["via_ref"] else "")
+        if s["terminal"] == "REJECTED":
+            lines.append(f"    Note over {src}: rejected - {safe(s['reason'] or '')}")
+            continue
+        if s["terminal"] == "MANUAL_HANDOFF":
+            lines.append(f"    Note over {src}: manual handoff - {safe(s['reason'] or '')}")
+            continue
+        arrow = {"EVENT_TRIGGER": "-)", "ASYNC": "-)"}.get(s["edge_type"], "->>")
+        if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED":
+            arrow = "-x"
+        suffix = f" [{s['resolution_status']}]" if s["resolution_status"] != "RESOLVED" else ""
+        suffix += " (again)" if s["is_back_edge"] else ""
+        suffix += " [TRUNCATED]" if s["terminal"] == "TRUNCATED" else ""
+        lines.append(f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}")
+        if s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED":
+            lines.append(f"    Note over {me}: ends without completion evidence")
+    for s in steps:
+        if s["terminal"] == "COMPLETED":
+            lines.append(f"    Note over {part(s['service_id'])}: completed - "
+                         f"{safe(', '.join(sorted({name(w) for w in s.get('completion_refs', [])})))}")
+    head = ["sequenceDiagram"] + [f"    participant {a} as {safe(k)}" for k, a in parts]
+    return "\n".join(head + lines) + "\n"

@@ -1,0 +1,167 @@
+"""The pyramid as files: ``index.md``/``index.json`` and one ``services/{service}.md``/``.json`` per
+service package, with its profile, its entry cards (and the rules they cite) and its flows (each with
+a Mermaid sequence diagram). Equal pyramids give equal bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from diting.graph.export import markdown_code, markdown_text, markdown_with_code
+from diting.pyramid.templates import readme_table
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_md = markdown_text
+_code = markdown_code
+
+
+def _cites(s: dict[str, Any], names: dict[str, str], limit: int = 3) -> str:
+    ids = s["source_ref_ids"]
+    shown = ", ".join(f"`{_code(i)}`" for i in ids[:limit])
+    more = f" +{len(ids) - limit} more" if len(ids) > limit else ""
+    return f"<sub>cites {shown}{more}</sub>"
+
+
+def file_name(service_id: str, label: str) -> str:
+    """``service[+label]`` made safe as a file name; a name that needed changes carries a hash."""
+    raw = service_id + (f"+{label}" if label else "")
+    safe = "".join(ch if ch.isalnum() or ch in "._-+@" else "_" for ch in raw).lstrip(".") or "_"
+    if safe != raw:
+        safe += "-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:8]
+    return safe[:120]
+
+
+def _statements(stmts: list[dict[str, Any]], names: dict[str, str]) -> list[str]:
+    return [f"- **{s['role']}** {markdown_with_code(s['text'])} {_cites(s, names)}" for s in stmts]
+
+
+def _card_md(card: dict[str, Any], rules: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
+    out = [f"### {_md(card['entry_kind'])} `{_code(card['urn'])}`", ""]
+    out.append(f"Card `{_code(card['card_id'])}` — {'complete' if card['complete'] else '**incomplete**'}; ledger: "
+               f"{len(card['ledger_mapped'])} mapped, {sum(len(v) for v in card['ledger_excluded'].values())} "
+               f"excluded, {len(card['ledger_unknown'])} unknown.")
+    out.append("")
+    order = ["TRIGGER", "INPUT", "CONDITION", "ACTION", "RESULT", "FAILURE", "DEPENDENCY"]
+    out += _statements(sorted(card["statements"], key=lambda s: order.index(s["role"])), names)
+    lists = [("reads", card["db_reads"]), ("writes", card["db_writes"]), ("caches", card["cache_keys"]),
+             ("calls", card["downstream_calls"]), ("publishes", card["topics_out"]),
+             ("config switches", card["config_switches"])]
+    shown = [f"{k}: " + ", ".join(f"`{_code(names.get(x, x))}`" for x in v) for k, v in lists if v]
+    if shown:
+        out += ["", "; ".join(shown) + "."]
+    if card["unresolved"]:
+        out += ["", "Unresolved:"]
+        out += [f"- `{_code(u['code'])}` {_md(u['reason'])}" for u in card["unresolved"]]
+    out.append("")
+    return out
+
+
+def _profile_md(p: dict[str, Any], names: dict[str, str]) -> list[str]:
+    out = [f"## Profile — {'complete' if p['complete'] else 'with gaps'}", ""]
+    out += _statements(p["statements"], names)
+    out.append("")
+    rows = [("entries", len(p["entries"])), ("contracts exposed", len(p["contracts_exposed"])),
+            ("contracts consumed", len(p["contracts_consumed"])), ("topics in", len(p["topics_in"])),
+            ("topics out", len(p["topics_out"])), ("tables written", len(p["tables_written"])),
+            ("tables read", len(p["tables_read"])), ("sole writer of", len(p["sole_writer_of"])),
+            ("sharded tables", len(p["sharded_tables"])), ("config keys", len(p["config_keys"])),
+            ("cache prefixes", len(p["cache_prefixes"]))]
+    out += ["| fact | count |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows] + [""]
+    if p["contracts_consumed"]:
+        out += ["| consumed contract | status | providers |", "|---|---|---|"]
+        out += [f"| `{_code(c['urn'])}` | {c['resolution_status']} | {_md(', '.join(c['providers']) or '-')} |"
+                for c in p["contracts_consumed"]] + [""]
+    if p["sharded_tables"]:
+        out += ["| sharded table | datasource | shard key | status |", "|---|---|---|---|"]
+        out += [f"| `{_code(t['logical_table'])}` | {_md(t['datasource'] or '?')} | "
+                f"{_md(t['confirmed_shard_key'] or ', '.join(t['candidate_shard_keys']) or '-')} | "
+                f"{t['shard_key_status']} |" for t in p["sharded_tables"]] + [""]
+    if p["config_keys"]:
+        out += ["Config keys: " + ", ".join(f"`{_code(c['config_key'])}` ({c['value_resolution']})"
+                                           for c in p["config_keys"]), ""]
+    if p["gaps"]:
+        out += ["Gaps:"] + [f"- `{_code(g['code'])}` {_md(g['reason'])}" for g in p["gaps"]] + [""]
+    return out
+
+
+def _flow_md(flow: dict[str, Any], steps: list[dict[str, Any]]) -> list[str]:
+    terminals: dict[str, int] = {}
+    for s in steps:
+        if s["terminal"]:
+            terminals[s["terminal"]] = terminals.get(s["terminal"], 0) + 1
+    out = [f"### Flow from `{_code(flow['root_entry_ref']['record_id'].split(':', 1)[-1])}`", "",
+           f"`{_code(flow['flow_id'])}` — weakest hop **{flow['weakest_status']}**, {flow['hop_count']} service "
+           f"hop(s), {flow['step_count']} step(s)" + (", **truncated**" if flow["truncated"] else "") + "; terminals: " +
+           (", ".join(f"{k} {v}" for k, v in sorted(terminals.items())) or "none") + ".", "",
+           "```mermaid", flow["mermaid"].rstrip("\n"), "```", ""]
+    return out
+
+
+def write_pages(p, out: Path) -> None:
+    """Write every page of the pyramid ``p`` (:class:`diting.pyramid.build.Pyramid`) into ``out``."""
+    names = p.names
+    rules = {r["rule_id"]: r for r in p.rules}
+    svc_dir = out / "services"
+    svc_dir.mkdir()
+    steps_of: dict[str, list[dict[str, Any]]] = {}
+    for s in p.steps:
+        steps_of.setdefault(s["flow_id"], []).append(s)
+    index_rows = []
+    for prof in p.profiles:
+        key = (prof["service_id"], prof["label"])
+        cards = [c for c in p.cards if (c["service_id"], c["label"]) == key]
+        flows = [f for f in p.flows if (f["root_service_id"], f["label"]) == key]
+        cited = sorted({r for c in cards for r in c["rule_ref_ids"]})
+        name = file_name(*key)
+        doc = {"profile": prof, "entry_cards": cards, "business_rules": [rules[r] for r in cited if r in rules],
+               "flows": [dict(f, steps=steps_of.get(f["flow_id"], [])) for f in flows]}
+        (svc_dir / f"{name}.json").write_text(_dump(doc), encoding="utf-8")
+        title = prof["service_id"] + (f" [{prof['label']}]" if prof["label"] else "")
+        md = [f"# {_md(title)}", "", f"Package `{_code(prof['scan_id'])}`, scope `{_code(prof['implementation_scope'])}`. "
+              "Every sentence below is rendered from a template (see the index) and cites the records it is built "
+              "on; nothing is inferred beyond them.", ""]
+        md += _profile_md(prof, names)
+        md += [f"## Entry cards ({len(cards)})", ""]
+        for c in cards:
+            md += _card_md(c, rules, names)
+        crossing = [f for f in flows if f["hop_count"] or f["step_count"] > 1 and any(
+            s["via_ref"] and not s["via_ref"].startswith("branch:") for s in steps_of.get(f["flow_id"], [])[1:])]
+        local = [f for f in flows if f not in crossing]
+        md += [f"## Flows ({len(flows)}: {len(crossing)} leave the entry's service)", ""]
+        for f in crossing:
+            md += _flow_md(f, steps_of.get(f["flow_id"], []))
+        if local:
+            md += ["Flows that stay inside the service (no remote call or message):", "",
+                   "| entry | steps | terminals |", "|---|---:|---|"]
+            for f in local:
+                terms = sorted(s["terminal"] for s in steps_of.get(f["flow_id"], []) if s["terminal"])
+                md.append(f"| `{_code(f['root_entry_ref']['record_id'].split(':', 1)[-1])}` | {f['step_count']} | "
+                          f"{', '.join(terms) or '-'} |")
+            md.append("")
+        (svc_dir / f"{name}.md").write_text("\n".join(md).rstrip("\n") + "\n", encoding="utf-8")
+        index_rows.append({"service_id": prof["service_id"], "label": prof["label"], "page": f"services/{name}.md",
+                           "entries": len(prof["entries"]), "cards": len(cards),
+                           "cards_complete": sum(1 for c in cards if c["complete"]), "flows": len(flows),
+                           "flows_weakest": {s: sum(1 for f in flows if f["weakest_status"] == s)
+                                             for s in ("RESOLVED", "AMBIGUOUS", "UNRESOLVED")},
+                           "gaps": len(prof["gaps"]), "rules": len(cited)})
+    (out / "index.json").write_text(_dump({"services": index_rows, "rules": len(p.rules)}), encoding="utf-8")
+    md = ["# The pyramid", "",
+          "L3 service profiles, L2 entry cards and L4 flows, derived from the graph's records alone: every sentence "
+          "comes from a template below and cites the records it rests on. Rules are static derivations "
+          "(STATIC_DERIVATION, UNREVIEWED) of branch-ledger items.", "",
+          "| service | entries | cards complete | flows (resolved / ambiguous / unresolved) | gaps |",
+          "|---|---:|---:|---|---:|"]
+    for r in index_rows:
+        w = r["flows_weakest"]
+        md.append(f"| [{_md(r['service_id'] + (' [' + r['label'] + ']' if r['label'] else ''))}]({r['page']}) | "
+                  f"{r['entries']} | {r['cards_complete']}/{r['cards']} | {r['flows']} ({w['RESOLVED']} / "
+                  f"{w['AMBIGUOUS']} / {w['UNRESOLVED']}) | {r['gaps']} |")
+    md += ["", "## Templates", "", readme_table(), ""]
+    (out / "index.md").write_text("\n".join(md), encoding="utf-8")

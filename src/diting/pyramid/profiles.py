@@ -1,0 +1,155 @@
+"""L3 service profiles (SPEC §10; seed digest A8, B2): what a service exposes, consumes, owns and
+depends on, each list read from the graph, with RESPONSIBILITY and BOUNDARY statements rendered
+from facts (never from the service's name) and the gaps that keep a profile from being complete.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from diting.pyramid.cards import digest
+from diting.pyramid.facts import PackageFacts
+from diting.pyramid.templates import statement
+
+_OP_WORD = {"WRITE": "writes", "READ": "reads"}
+
+
+def _estate_tables(con) -> dict[tuple[str, str | None], dict[str, set[str]]]:
+    """(logical table, datasource) → op → services, over the current service packages."""
+    out: dict[tuple[str, str | None], dict[str, set[str]]] = {}
+    for svc, table, ds, op in con.execute("SELECT DISTINCT service_id, logical_table, datasource, op FROM "
+                                          "table_access").fetchall():
+        out.setdefault((table, ds), {}).setdefault(op, set()).add(svc)
+    return out
+
+
+def _alignment(con, scan_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Alignment rows leaving and reaching a package (RPC, HTTP, MQ)."""
+    cols = ["edge_kind", "urn", "src_service", "src_scan_id", "src_ref", "src_node_ref", "dst_service", "dst_scan_id",
+            "dst_ref", "resolution_status", "match_basis"]
+    sel = ("SELECT edge_kind, urn, src_service, src_scan_id, src_ref.record_id, src_node_ref.record_id, dst_service, "
+           "dst_scan_id, dst_ref.record_id, resolution_status, match_basis FROM alignment WHERE edge_kind <> 'DATA' AND ")
+    out_rows = [dict(zip(cols, r)) for r in con.execute(sel + "src_scan_id = ? ORDER BY ALL", [scan_id]).fetchall()]
+    in_rows = [dict(zip(cols, r)) for r in con.execute(sel + "dst_scan_id = ? ORDER BY ALL", [scan_id]).fetchall()]
+    return out_rows, in_rows
+
+
+def _names(services: set[str] | list[str]) -> str:
+    s = sorted(x for x in services if x)
+    return ", ".join(s) if s else "nobody in the estate"
+
+
+def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
+                    tables: dict[tuple[str, str | None], dict[str, set[str]]]) -> dict[str, Any]:
+    """The profile of one service package (``cards``: its entry cards; ``tables``: :func:`_estate_tables`)."""
+    svc = facts.service_id
+    ents = facts.entities
+    entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
+    provided = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "PROVIDED")
+    consumed = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "CONSUMED")
+    rows_out, rows_in = _alignment(con, facts.scan_id)
+    stmts: list[dict[str, Any]] = []
+    gaps: list[dict[str, str]] = []
+    if entries:
+        kinds: dict[str, int] = {}
+        for r in entries:
+            kinds[ents[r]["entry_kind"]] = kinds.get(ents[r]["entry_kind"], 0) + 1
+        stmts.append(statement("RESPONSIBILITY_ENTRIES", [(r, "entry") for r in entries], service=svc,
+                               count=len(entries), ies="y" if len(entries) == 1 else "ies",
+                               kinds=", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))))
+    for c in provided:
+        stmts.append(statement("RESPONSIBILITY_PROVIDES", [(c, "contract")], service=svc, urn=facts.name(c),
+                               protocol=ents[c]["attributes"].get("protocol") or "?"))
+    consumed_out = []
+    for c in consumed:
+        rows = [r for r in rows_out if r["src_node_ref"] == c]
+        providers = sorted({r["dst_service"] for r in rows if r["resolution_status"] == "RESOLVED"})
+        status = min((r["resolution_status"] for r in rows), key=["UNRESOLVED", "AMBIGUOUS", "RESOLVED"].index,
+                     default="UNRESOLVED")
+        consumed_out.append({"contract": c, "urn": facts.name(c), "resolution_status": status,
+                             "providers": sorted({r["dst_service"] for r in rows if r["dst_service"]})})
+        text = _names(providers) if providers else (
+            f"no single provider ({status}: " + ", ".join(sorted({r["match_basis"] for r in rows})) + ")"
+            if rows else "no provider (not aligned)")
+        stmts.append(statement("BOUNDARY_CALLS", [(c, "contract")], service=svc, urn=facts.name(c), providers=text))
+        if status != "RESOLVED":
+            gaps.append({"code": f"CONSUMED_{status}", "target": c, "reason": f"{facts.name(c)}: {text}"})
+    topics_out = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "PUBLISHES" and r["target"]})
+    for t in topics_out:
+        subs = {r["dst_service"] for r in rows_out if r["edge_kind"] == "MQ" and r["urn"] == facts.name(t)
+                and r["resolution_status"] == "RESOLVED"}
+        stmts.append(statement("BOUNDARY_PUBLISHES", [(t, "topic")], service=svc, topic=facts.name(t),
+                               subscribers=f"{_names(subs)} subscribe{'s' if len(subs) == 1 else ''}" if subs
+                               else "no current subscriber"))
+    topics_in = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"]})
+    for t in topics_in:
+        pubs = {r["src_service"] for r in rows_in if r["edge_kind"] == "MQ" and r["urn"] == facts.name(t)
+                and r["resolution_status"] == "RESOLVED"}
+        stmts.append(statement("BOUNDARY_SUBSCRIBES", [(t, "topic")], service=svc, topic=facts.name(t),
+                               publishers=_names(pubs)))
+    accessed = con.execute("SELECT DISTINCT logical_table, datasource, op, is_sharded, confirmed_shard_key, "
+                           "candidate_shard_keys, shard_key_status FROM table_access WHERE service_id = ? AND "
+                           "via_ref.scan_id = ? ORDER BY ALL", [svc, facts.scan_id]).fetchall()
+    by_urn: dict[str, list[str]] = {}
+    for r, e in ents.items():
+        if e["kind"] == "TABLE":
+            by_urn.setdefault(e["urn"], []).append(r)
+    written, read, sole, sharded = [], [], [], []
+    for table, ds, op, is_sharded, key, cands, key_status in accessed:
+        item = {"logical_table": table, "datasource": ds}
+        (written if op == "WRITE" else read).append(item)
+        rid = next(iter(sorted(by_urn.get(table, []))), None)
+        others = tables.get((table, ds), {})
+        if op == "WRITE" and others.get("WRITE", set()) == {svc}:
+            sole.append(item)
+            if rid:
+                stmts.append(statement("RESPONSIBILITY_SOLE_WRITER", [(rid, "table")], service=svc, table=table))
+        elif rid:
+            other_svcs = (others.get("WRITE", set()) | (others.get("READ", set()) if op == "WRITE" else set())) - {svc}
+            if other_svcs:
+                other_op = "write" if others.get("WRITE", set()) - {svc} else "read"
+                stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc, op=_OP_WORD[op],
+                                       table=table, others=_names(other_svcs), others_op=other_op))
+        if is_sharded and not any(s["logical_table"] == table and s["datasource"] == ds for s in sharded):
+            sharded.append({"logical_table": table, "datasource": ds, "confirmed_shard_key": key,
+                            "candidate_shard_keys": json.loads(cands) if isinstance(cands, str) else (cands or []),
+                            "shard_key_status": key_status})
+    configs = [{"config_key": k, "value_resolution": v} for k, v in con.execute(
+        "SELECT DISTINCT config_key, value_resolution FROM config_bindings WHERE scan_id = ? ORDER BY ALL",
+        [facts.scan_id]).fetchall()]
+    caches = sorted({e["urn"] for e in ents.values() if e["kind"] == "CACHE_KEY" and e["urn"]})
+    for code, urn, msg in con.execute("SELECT code, urn, message FROM graph_findings WHERE service_id = ? AND "
+                                      "code IN ('UNRESOLVED_CALL') ORDER BY ALL", [svc]).fetchall():
+        if not any(g["reason"].startswith(urn or "\0") for g in gaps):
+            gaps.append({"code": code, "target": urn or "?", "reason": msg})
+    for code, n in con.execute("SELECT code, count(*) FROM diagnostics WHERE scan_id = ? AND code IN "
+                               "('ENTRY_UNRESOLVED', 'PARSE_ERROR', 'FILE_UNREADABLE', 'FILE_TOO_LARGE', "
+                               "'ENCODING_FALLBACK', 'BUDGET_EXHAUSTED') GROUP BY ALL ORDER BY ALL",
+                               [facts.scan_id]).fetchall():
+        gaps.append({"code": code, "target": facts.scan_id, "reason": f"{n} diagnostic(s) of the package"})
+    incomplete = [c["card_id"] for c in cards if not c["complete"]]
+    if incomplete:
+        gaps.append({"code": "CARDS_INCOMPLETE", "target": facts.scan_id,
+                     "reason": f"{len(incomplete)} of {len(cards)} entry cards have unresolved items"})
+    if not any(s["role"] == "RESPONSIBILITY" for s in stmts):
+        gaps.append({"code": "NO_RESPONSIBILITY_EVIDENCE", "target": facts.scan_id,
+                     "reason": "no entry, provided contract or solely written table to state a responsibility from"})
+    if not any(s["role"] == "BOUNDARY" for s in stmts):
+        gaps.append({"code": "NO_BOUNDARY_EVIDENCE", "target": facts.scan_id,
+                     "reason": "no call, message or shared table crosses the service's boundary"})
+    stmts.sort(key=lambda x: (x["role"] != "RESPONSIBILITY", x["template"]))  # stable: by role, then template
+    profile = {
+        "service_id": svc, "label": label, "scan_id": facts.scan_id,
+        "implementation_scope": facts.implementation_scope,
+        "entries": [{"record_id": r, "entry_kind": ents[r]["entry_kind"], "urn": ents[r]["urn"]} for r in entries],
+        "contracts_exposed": [{"contract": c, "urn": facts.name(c)} for c in provided],
+        "contracts_consumed": consumed_out,
+        "topics_in": [facts.name(t) for t in topics_in],
+        "topics_out": [facts.name(t) for t in topics_out],
+        "tables_written": written, "tables_read": read, "sole_writer_of": sole, "sharded_tables": sharded,
+        "config_keys": configs, "cache_prefixes": caches,
+        "statements": stmts, "gaps": gaps, "complete": not gaps,
+    }
+    profile["revision_id"] = "profrev:" + digest({k: v for k, v in profile.items() if k != "scan_id"})[:24]
+    return profile

@@ -1,0 +1,281 @@
+"""The pyramid (SPEC §10): entry cards, business rules, service profiles and flows derived from the
+fixture estate's graph — every statement cites records of the family its role requires, each card's
+ledger is exactly its entry's, flows are never more certain than their weakest hop, and a deleted
+call line changes only what was built on that call."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from diting.graph.store import build, query, with_graph
+from diting.pyramid import flows as flows_mod
+from diting.pyramid.build import build_pyramid, derive
+from diting.pyramid.templates import TEMPLATES, TemplateError, readme_table, statement
+from diting.scan.pipeline import ScanOptions, scan
+
+SAMPLES = ROOT / "ir_samples" / "estate"
+
+#: SPEC §10: the records each role's statements stand on (checked against the graph, not the templates)
+ROLE_FAMILIES = {
+    "TRIGGER": {"entry"}, "INPUT": {"method"}, "CONDITION": {"branch"}, "FAILURE": {"branch"},
+    "ACTION": {"relation:CALLS", "relation:WRITES", "relation:PUBLISHES"},
+    "RESULT": {"method", "relation:WRITES"}, "DEPENDENCY": {"relation:READS", "relation:GUARDS"},
+    "RESPONSIBILITY": {"entry", "contract", "table"}, "BOUNDARY": {"contract", "topic", "table"},
+}
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("pyr")
+    db = tmp / "g.duckdb"
+    build(db, [SAMPLES])
+    out = tmp / "pages"
+    build_pyramid(db, out)
+    return db, out
+
+
+def _table(db: Path, sql: str, params=None) -> list[dict]:
+    cols, rows = query(db, sql, params)
+    out = []
+    for r in rows:
+        d = dict(zip(cols, r))
+        out.append({k: _maybe_json(v) for k, v in d.items()})
+    return out
+
+
+def _maybe_json(v):
+    if isinstance(v, str) and v[:1] in "[{":
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _families(db: Path) -> dict[tuple[str, str], str]:
+    """(scan_id, record_id) → family, for every entity, relation and ledger item of the graph."""
+    fam = {}
+    for scan_id, rid in query(db, "SELECT scan_id, record_id FROM entities")[1]:
+        fam[(scan_id, rid)] = rid.split(":", 1)[0]
+    for scan_id, rid, kind in query(db, "SELECT scan_id, record_id, kind FROM relations")[1]:
+        fam[(scan_id, rid)] = f"relation:{kind}"
+    for scan_id, rid in query(db, "SELECT scan_id, record_id FROM branch_ledger")[1]:
+        fam[(scan_id, rid)] = "branch"
+    return fam
+
+
+def test_every_statement_cites_records_of_its_roles_family(graph):
+    db, _ = graph
+    fam = _families(db)
+    cards = _table(db, "SELECT card_id, entry_ref, statements FROM entry_cards")
+    profiles = _table(db, "SELECT p.service_id, p.statements, s.scan_id FROM service_profiles p JOIN services s "
+                          "USING (service_id)")
+    assert len(cards) == 28 and len(profiles) == 6
+    checked = 0
+    for owner, scan_id, stmts in [(c["card_id"], c["entry_ref"]["scan_id"], c["statements"]) for c in cards] + \
+                                 [(p["service_id"], p["scan_id"], p["statements"]) for p in profiles]:
+        for s in stmts:
+            assert s["source_ref_ids"], (owner, s)
+            for rid in s["source_ref_ids"]:
+                got = fam.get((scan_id, rid))
+                assert got is not None, f"{owner}: {rid} is no record of its package"
+                assert got in ROLE_FAMILIES[s["role"]], (owner, s["role"], rid, got)
+                assert got in TEMPLATES[s["template"]].cites
+                checked += 1
+    assert checked > 200
+    # every card has its TRIGGER citing exactly its own entry
+    for c in cards:
+        trig = [s for s in c["statements"] if s["role"] == "TRIGGER"]
+        assert [s["source_ref_ids"] for s in trig] == [[c["entry_ref"]["record_id"]]]
+    # a profile states a responsibility and a boundary, or says why it cannot
+    for p in _table(db, "SELECT service_id, statements, gaps FROM service_profiles"):
+        for role, gap in (("RESPONSIBILITY", "NO_RESPONSIBILITY_EVIDENCE"), ("BOUNDARY", "NO_BOUNDARY_EVIDENCE")):
+            assert any(s["role"] == role for s in p["statements"]) != any(g["code"] == gap for g in p["gaps"])
+
+
+REACH_SQL = """
+WITH RECURSIVE reach(m) AS (
+    SELECT $handler
+    UNION
+    SELECT r.target_ref.record_id FROM relations r JOIN reach ON r.source_ref.record_id = reach.m
+    WHERE r.scan_id = $scan AND r.kind = 'CALLS' AND r.resolution_status = 'RESOLVED'
+      AND r.target_ref.record_id LIKE 'method:%'
+), symbols AS (
+    SELECT m FROM reach
+    UNION
+    SELECT r.target_ref.record_id FROM relations r JOIN reach ON r.source_ref.record_id = reach.m
+    WHERE r.scan_id = $scan AND r.kind = 'BINDS_TO' AND r.target_ref.record_id LIKE 'stmt:%'
+)
+SELECT record_id FROM branch_ledger WHERE scan_id = $scan AND symbol_ref.record_id IN (SELECT m FROM symbols)
+"""
+
+
+def test_each_cards_ledger_is_exactly_its_entrys_ledger(graph):
+    db, _ = graph
+    cards = _table(db, "SELECT c.card_id, c.entry_ref, c.ledger_mapped, c.ledger_excluded, c.ledger_unknown, "
+                       "c.statements, c.rule_ref_ids, e.handler_ref.record_id AS handler FROM entry_cards c JOIN "
+                       "entities e ON e.scan_id = c.entry_ref.scan_id AND e.record_id = c.entry_ref.record_id")
+    rules = {r["rule_id"]: r["document"] for r in _table(db, "SELECT rule_id, document FROM business_rules")}
+    nonempty = 0
+    for c in cards:
+        scan = c["entry_ref"]["scan_id"]
+        expected = {r[0] for r in query(db, REACH_SQL, {"handler": c["handler"], "scan": scan})[1]}
+        mapped, unknown = set(c["ledger_mapped"]), set(c["ledger_unknown"])
+        excluded = {i for items in c["ledger_excluded"].values() for i in items}
+        assert not (mapped & unknown or mapped & excluded or unknown & excluded), c["card_id"]
+        assert mapped | excluded | unknown == expected, c["card_id"]
+        nonempty += bool(expected)
+        # the mapped items are exactly the ones CONDITION and FAILURE statements cite
+        cited = {rid for s in c["statements"] if s["role"] in ("CONDITION", "FAILURE") for rid in s["source_ref_ids"]}
+        assert cited == mapped
+        for rid in c["rule_ref_ids"]:
+            rule = rules[rid]
+            assert rule["derivation_kind"] == "STATIC_DERIVATION" and rule["review_status"] == "UNREVIEWED"
+            assert rule["evidence_ids"][0] in mapped and rule["effects"]
+            for field in ("schema_version", "rule_id", "revision_id", "subject", "scope", "predicate", "effects",
+                          "exceptions", "evidence_ids", "freshness", "resolution_status", "config_dependencies",
+                          "entity_refs"):
+                assert field in rule
+    assert nonempty >= 15
+
+
+def test_flows_follow_only_resolved_hops_and_are_never_more_certain_than_the_weakest(graph):
+    db, _ = graph
+    flows = _table(db, "SELECT * FROM flows")
+    steps = _table(db, "SELECT * FROM flow_steps")
+    order = ["UNRESOLVED", "AMBIGUOUS", "RESOLVED"]
+    by_flow: dict[str, list] = {}
+    for s in steps:
+        by_flow.setdefault(s["flow_id"], []).append(s)
+    writes = {(r[0], r[1]) for r in query(db, "SELECT scan_id, record_id FROM relations WHERE kind = 'WRITES'")[1]}
+    for f in flows:
+        fs = by_flow[f["flow_id"]]
+        assert f["step_count"] == len(fs)
+        assert f["weakest_status"] == min([s["resolution_status"] for s in fs if s["parent_step_id"]] or ["RESOLVED"],
+                                          key=order.index)
+        parents = {s["parent_step_id"] for s in fs}
+        for s in fs:
+            if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED" or s["is_back_edge"]:
+                assert s["step_id"] not in parents  # shown, never followed (or not again)
+            if s["terminal"] == "COMPLETED":
+                assert s["completion_refs"] and all((s["scan_id"], w) in writes for w in s["completion_refs"])
+    relay = next(f for f in flows if "OutboxRelayJob#relay" in f["flow_id"])
+    services = [s["service_id"] for s in by_flow[relay["flow_id"]]]
+    assert {"order-center", "fulfillment-center", "stock-center"} <= set(services)
+    assert relay["weakest_status"] == "UNRESOLVED"  # the wrapper's send with a topic parameter
+    assert not any(f["root_entry_ref"]["record_id"].startswith("entry:MAIN:") for f in flows)
+
+
+def test_budgets_end_in_truncated_with_the_frontier(graph, monkeypatch):
+    db, _ = graph
+    monkeypatch.setattr(flows_mod, "MAX_HOPS", 1)
+    p = with_graph(db, derive)
+    relay = next(f for f in p.flows if "OutboxRelayJob#relay" in f["flow_id"])
+    assert relay["truncated"] and relay["frontier"]
+    assert any(s["terminal"] == "TRUNCATED" and s["flow_id"] == relay["flow_id"] for s in p.steps)
+    assert all(s["hop"] <= 2 for s in p.steps if s["flow_id"] == relay["flow_id"])
+
+
+def test_pages_are_deterministic_and_cite_what_the_tables_hold(graph, tmp_path):
+    db, out = graph
+    again = tmp_path / "again"
+    build_pyramid(db, again)
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert all((out / f).read_bytes() == (again / f).read_bytes() for f in files)
+    index = json.loads((out / "index.json").read_text())
+    assert {r["service_id"] for r in index["services"]} == {"fulfillment-center", "fulfillment-worker", "order-center",
+                                                           "payment-center", "promotion-center", "stock-center"}
+    page = (out / "services" / "order-center.md").read_text()
+    assert "```mermaid\nsequenceDiagram" in page and "## Entry cards (9)" in page
+    doc = json.loads((out / "services" / "order-center.json").read_text())
+    assert len(doc["entry_cards"]) == 9 and doc["profile"]["service_id"] == "order-center"
+
+
+def test_templates_refuse_statements_without_sources_and_the_readme_lists_them():
+    with pytest.raises(TemplateError):
+        statement("TRIGGER", [], entry_kind="x", urn="y", handler="z")
+    with pytest.raises(TemplateError):
+        statement("CONDITION", [("relation:CALLS|a|b|0", "relation:CALLS")], method="m", kind="if", condition="c",
+                  outcome="o")
+    assert readme_table() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_cli_and_a_rebuilt_graph_drops_the_stale_pyramid(graph, tmp_path):
+    db, _ = graph
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    r = run_cli("pyramid", "--db", str(copy), "--out", str(tmp_path / "p"))
+    assert r.returncode == 0 and "28 entry card(s)" in r.stderr, r.stderr
+    build(copy, [SAMPLES])  # nothing changes, but the build drops the derived tables
+    assert query(copy, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'entry_cards'")[1] == [(0,)]
+    for args, msg in [(("--db", str(tmp_path / "none.duckdb")), "no such graph database"),
+                      (("--db", str(copy), "--out", str(ROOT / "fixtures")), "not a pyramid output"),
+                      (("--db", str(copy), "--out", str(tmp_path / "g.duckdb")), "not a directory")]:
+        r = run_cli("pyramid", *args)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+CALL_LINE = "        stockService.canShip(Long.parseLong(orderNo.substring(1)));\n"
+PLANNER = "fulfillment/fulfillment-core/src/main/java/com/jd/trade/fulfillment/service/ShipmentPlanner.java"
+
+
+def _snapshot(db: Path) -> tuple[set, dict]:
+    stmts = set()
+    for row in _table(db, "SELECT card_id, statements FROM entry_cards"):
+        stmts |= {(row["card_id"], s["statement_id"], s["text"], tuple(s["source_ref_ids"])) for s in row["statements"]}
+    for row in _table(db, "SELECT service_id, statements FROM service_profiles"):
+        stmts |= {(row["service_id"], s["statement_id"], s["text"], tuple(s["source_ref_ids"]))
+                  for s in row["statements"]}
+    # a rescanned package has a new scan_id: compare steps by what they say, not by the package id
+    steps = {s["step_id"]: {k: v for k, v in s.items() if k != "scan_id"}
+             for s in _table(db, "SELECT * FROM flow_steps")}
+    return stmts, steps
+
+
+def test_deleting_one_call_line_changes_only_what_was_built_on_it(graph, estate, tmp_path):
+    db, _ = graph
+    before_stmts, before_steps = _snapshot(db)
+    repo, sha = estate
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    planner = work / PLANNER
+    text = planner.read_text(encoding="utf-8")
+    assert CALL_LINE in text
+    planner.write_text(text.replace(CALL_LINE, ""), encoding="utf-8")
+    subprocess.run(["git", "-C", str(work), "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "drop call"],
+                   check=True)
+    out = tmp_path / "ir"
+    scan(work, "HEAD", ScanOptions(out=out, services=["fulfillment-center", "fulfillment-worker"],
+                                   repo_id="fixtures/estate", quiet=True))
+    mutated = tmp_path / "g.duckdb"
+    shutil.copy(db, mutated)
+    build(mutated, [out], replace=True)
+    build_pyramid(mutated, None)
+    after_stmts, after_steps = _snapshot(mutated)
+    call = "relation:CALLS|com.jd.trade:fulfillment-core/com.jd.trade.fulfillment.service.ShipmentPlanner#plan(" \
+           "java.lang.String)|com.jd.trade:fulfillment-core/com.jd.trade.fulfillment.service.StockService#canShip(long)|0"
+    callee = "com.jd.trade.fulfillment.service.StockService#canShip(long)"
+    # statements: nothing added or reworded; every removed one stands on what only the call reached
+    assert after_stmts <= before_stmts
+    removed = before_stmts - after_stmts
+    assert removed, "the call's effects were on the cards"
+    for card, _, text, sources in removed:
+        assert card.startswith("card:fulfillment-"), card
+        assert any(callee in src or src == call for src in sources), (card, text, sources)
+    # flow steps: the ones reached through the call are gone; the step that made it lost its child and
+    # may end differently now; nothing else changed
+    gone = {k for k in before_steps if k not in after_steps}
+    assert gone and all(callee in (before_steps[k]["via_ref"] or "") or "StockClient" in (before_steps[k]["via_ref"]
+                                                                                         or "") for k in gone)
+    assert not set(after_steps) - set(before_steps)
+    parents = {before_steps[k]["parent_step_id"] for k in gone}
+    for k, s in after_steps.items():
+        if s != before_steps[k]:
+            assert k in parents, (k, s, before_steps[k])
