@@ -279,3 +279,61 @@ def test_deleting_one_call_line_changes_only_what_was_built_on_it(graph, estate,
     for k, s in after_steps.items():
         if s != before_steps[k]:
             assert k in parents, (k, s, before_steps[k])
+
+
+def _facts(service: str, scan: str, entries: dict[str, str], sends: dict[str, str]):
+    """A package with MQ consumer entries (rid → topic urn) whose handler sends (handler rid → topic urn)."""
+    from diting.pyramid.facts import PackageFacts
+    ents, rels = {}, {}
+    for erid, topic in entries.items():
+        handler = f"method:{service}/H#{erid.split(':')[-1]}()"
+        ents[erid] = {"record_id": erid, "kind": "ENTRY", "stable_id": erid[6:], "name": "", "urn": topic,
+                      "entry_kind": "MQ_CONSUMER", "handler": handler, "role": None, "signature": [],
+                      "attributes": {}}
+        ents[handler] = {"record_id": handler, "kind": "METHOD", "stable_id": handler[7:], "name": "h", "urn": None,
+                         "entry_kind": None, "handler": None, "role": None, "signature": [], "attributes": {}}
+        if handler in sends:
+            rid = f"relation:PUBLISHES|{handler}|{sends[handler]}"
+            rels[rid] = {"record_id": rid, "kind": "PUBLISHES", "source": handler, "target": f"topic:{sends[handler]}",
+                         "status": "RESOLVED", "candidates": [], "guard": None, "attributes": {}, "callsite": None,
+                         "match_keys": {}}
+    f = PackageFacts(scan, service, "0" * 40, f"sv:{service}:{'0' * 40}", ents, rels, {})
+    for rid, r in rels.items():
+        f.out.setdefault(r["source"], {}).setdefault(r["kind"], []).append(rid)
+    return f
+
+
+def test_a_cycle_between_services_is_kept_as_a_back_edge_and_expanded_once():
+    from diting.pyramid.facts import reach
+    from diting.pyramid.flows import EntryInfo, FlowBuilder
+    a = _facts("svc-a", "scan:a", {"entry:a:onU": "mq://u"}, {"method:svc-a/H#onU()": "mq://t"})
+    b = _facts("svc-b", "scan:b", {"entry:b:onT": "mq://t"}, {"method:svc-b/H#onT()": "mq://u"})
+    infos = {}
+    for f in (a, b):
+        for rid, e in f.entities.items():
+            if e["kind"] == "ENTRY":
+                infos[(f.scan_id, rid)] = EntryInfo(f.scan_id, f.service_id, "", rid, e["stable_id"], e["urn"], {}, f,
+                                                    reach(f, e["handler"]))
+
+    def row(src_f, via, dst_f, dst):
+        return {"edge_kind": "MQ", "urn": "", "src_service": src_f.service_id, "src_scan_id": src_f.scan_id,
+                "src_ref": via, "src_node_ref": None, "dst_service": dst_f.service_id, "dst_scan_id": dst_f.scan_id,
+                "dst_ref": dst, "resolution_status": "RESOLVED", "match_basis": "TOPIC"}
+    rows = [row(a, next(iter(a.relations)), b, "entry:b:onT"), row(b, next(iter(b.relations)), a, "entry:a:onU")]
+    flow, steps = FlowBuilder(infos, rows).flow(infos[("scan:a", "entry:a:onU")])
+    assert [s["service_id"] for s in steps] == ["svc-a", "svc-b", "svc-a"]
+    assert [s["is_back_edge"] for s in steps] == [False, False, True]
+    assert steps[2]["node_ref"] == "entry:a:onU" and not flow["truncated"]
+    assert flow["weakest_status"] == "RESOLVED" and flow["hop_count"] == 2
+    # a fan-out far beyond the step budget ends TRUNCATED, the frontier listed
+    many = {f"entry:c:on{i}": "mq://t" for i in range(3000)}
+    c = _facts("svc-c", "scan:c", many, {})
+    infos_c = dict(infos)
+    for rid, e in c.entities.items():
+        if e["kind"] == "ENTRY":
+            infos_c[("scan:c", rid)] = EntryInfo("scan:c", "svc-c", "", rid, e["stable_id"], e["urn"], {}, c,
+                                                 reach(c, e["handler"]))
+    fan = [row(a, next(iter(a.relations)), c, rid) for rid in many]
+    flow, steps = FlowBuilder(infos_c, fan).flow(infos_c[("scan:a", "entry:a:onU")])
+    assert flow["truncated"] and len(steps) == flows_mod.MAX_STEPS
+    assert len(flow["frontier"]) == 3000 - (flows_mod.MAX_STEPS - 1)  # every entry not shown is on the frontier

@@ -110,7 +110,7 @@ def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, l
 
 def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[str], dict[str, list[str]],
                                                                 list[str]]:
-    by_branch = {i["branch_id"]: i for i in facts.ledger.values()}
+    by_branch = facts.by_branch()
     stmts: list[dict] = []
     mapped: list[str] = []
     excluded: dict[str, list[str]] = {}

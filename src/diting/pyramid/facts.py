@@ -40,6 +40,7 @@ class PackageFacts:
     ledger_of: dict[str, list[str]] = field(default_factory=dict)
     #: relation id → the innermost ledger item that lists it as an effect
     guard_of: dict[str, str] = field(default_factory=dict)
+    _by_branch: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def load(cls, con, scan_id: str) -> "PackageFacts":
@@ -96,6 +97,12 @@ class PackageFacts:
             if r["guard"] is None and rid in facts.guard_of:
                 r["guard"] = facts.guard_of[rid]
         return facts
+
+    def by_branch(self) -> dict[str, dict[str, Any]]:
+        """Ledger items by branch_id (built once)."""
+        if self._by_branch is None:
+            self._by_branch = {i["branch_id"]: i for i in self.ledger.values()}
+        return self._by_branch
 
     def name(self, rid: str | None) -> str:
         """A short readable name of a record: a method as ``Class#name(params)``, else its urn or name."""

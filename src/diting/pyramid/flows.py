@@ -121,11 +121,19 @@ class FlowBuilder:
                                scan_id=root.scan_id)
         steps.append(root_step)
         queue = deque([(root, root_step, None, 0)])
-        truncated = False
+        queued = {(root.scan_id, root.entry_rid, None)}
+        full = False  # the step budget is spent: nothing more is added, what was not expanded is the frontier
+
+        def add(step: dict[str, Any]) -> bool:
+            nonlocal full
+            if len(steps) >= MAX_STEPS:
+                full = True
+                return False
+            steps.append(step)
+            return True
         while queue:
             info, step, guard, depth = queue.popleft()
-            state = (info.scan_id, info.entry_rid, guard)
-            expanded.add(state)
+            expanded.add((info.scan_id, info.entry_rid, guard))
             followed = 0
             for hop in self._hops(info):
                 rows = hop["rows"]
@@ -134,9 +142,9 @@ class FlowBuilder:
                 if hop["attributes"].get("async") or hop["attributes"].get("dispatch_kind") == "ASYNC":
                     edge = "ASYNC"
                 if not rows:
-                    steps.append(self._step(flow_id, step, None, hop["target"] or hop["via"], hop["via"], hop["guard"],
-                                            edge, "UNRESOLVED", terminal="UNRESOLVED",
-                                            reason="no alignment row: nothing in the estate takes this hop"))
+                    add(self._step(flow_id, step, None, hop["target"] or hop["via"], hop["via"], hop["guard"], edge,
+                                   "UNRESOLVED", terminal="UNRESOLVED",
+                                   reason="no alignment row: nothing in the estate takes this hop"))
                     continue
                 for row in rows:
                     status = row["resolution_status"]
@@ -145,32 +153,31 @@ class FlowBuilder:
                     if status != "RESOLVED" or dst is None:
                         why = row["match_basis"] if dst is not None or status != "RESOLVED" else \
                             "the provided contract maps to no single entry"
-                        steps.append(self._step(flow_id, step, row["dst_service"], target or row["dst_ref"] or
-                                                row["urn"] or hop["via"], hop["via"], hop["guard"], edge,
-                                                status if status != "RESOLVED" else "UNRESOLVED",
-                                                terminal="UNRESOLVED", reason=why, scan_id=row["dst_scan_id"]))
+                        add(self._step(flow_id, step, row["dst_service"], target or row["dst_ref"] or row["urn"] or
+                                       hop["via"], hop["via"], hop["guard"], edge,
+                                       status if status != "RESOLVED" else "UNRESOLVED", terminal="UNRESOLVED",
+                                       reason=why, scan_id=row["dst_scan_id"]))
                         continue
+                    followed += 1  # the flow goes on from here (again, beyond a budget, or now)
                     new_state = (dst.scan_id, dst.entry_rid, hop["guard"])
-                    if new_state in expanded or any(q[0].scan_id == dst.scan_id and q[0].entry_rid == dst.entry_rid
-                                                    and q[2] == hop["guard"] for q in queue):
-                        steps.append(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"],
-                                                edge, status, back=True, scan_id=dst.scan_id))
-                        followed += 1  # the flow goes on, through a state already shown
+                    if new_state in expanded or new_state in queued:
+                        add(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"], edge,
+                                       status, back=True, scan_id=dst.scan_id))
                         continue
-                    if depth + 1 > MAX_HOPS or len(steps) >= MAX_STEPS:
-                        steps.append(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"],
-                                                edge, status, terminal="TRUNCATED", scan_id=dst.scan_id,
-                                                reason=f"budget: {MAX_HOPS} service hops, {MAX_STEPS} steps"))
+                    if depth + 1 > MAX_HOPS:
                         frontier.append(dst.entry_rid)
-                        truncated = True
-                        followed += 1  # the flow goes on beyond the budget
+                        add(self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"], edge,
+                                       status, terminal="TRUNCATED", scan_id=dst.scan_id,
+                                       reason=f"budget: {MAX_HOPS} service hops"))
                         continue
                     child = self._step(flow_id, step, dst.service_id, dst.entry_rid, hop["via"], hop["guard"], edge,
                                        status, scan_id=dst.scan_id)
-                    steps.append(child)
-                    followed += 1
+                    if not add(child):
+                        frontier.append(dst.entry_rid)
+                        continue
+                    queued.add(new_state)
                     queue.append((dst, child, hop["guard"], depth + 1))
-            self._local_terminals(flow_id, info, step, steps)
+            self._local_terminals(flow_id, info, step, add)
             if not followed:  # the flow ends here: completed only with a write as evidence
                 writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
                 if writes:
@@ -179,6 +186,9 @@ class FlowBuilder:
                 else:
                     step["terminal"] = "UNRESOLVED"
                     step["reason"] = "no state write or receipt: completion is not evidenced"
+        truncated = full or any(s["terminal"] == "TRUNCATED" for s in steps)
+        if full:
+            steps[0]["reason"] = f"budget: {MAX_STEPS} steps; the frontier was not expanded"
         statuses = [s["resolution_status"] for s in steps[1:]] or ["RESOLVED"]
         weakest = min(statuses, key=_STATUS_ORDER.index)
         flow = {"flow_id": flow_id, "root_entry_ref": {"scan_id": root.scan_id, "record_id": root.entry_rid},
@@ -187,23 +197,22 @@ class FlowBuilder:
                 "frontier": sorted(set(frontier))}
         return flow, steps
 
-    def _local_terminals(self, flow_id: str, info: EntryInfo, step: dict[str, Any], steps: list) -> None:
+    def _local_terminals(self, flow_id: str, info: EntryInfo, step: dict[str, Any], add) -> None:
         """REJECTED per throw of the reach, MANUAL_HANDOFF for a dead-letter topic."""
         f = info.facts
-        by_branch = {i["branch_id"]: i for i in f.ledger.values()}
+        by_branch = f.by_branch()
         for rid in info.reach.ledger:
             item = f.ledger[rid]
             if item["branch_kind"] == "THROW" and item["status"] == "RESOLVED" and not item["exclusion_rule_id"]:
                 parent = by_branch.get(item["parent"] or "")
-                steps.append(self._step(flow_id, step, info.service_id, rid, rid, parent["record_id"] if parent
-                                        else None, "SEQUENCE", "RESOLVED", terminal="REJECTED", scan_id=info.scan_id,
-                                        reason=item["exit"]))
+                add(self._step(flow_id, step, info.service_id, rid, rid, parent["record_id"] if parent else None,
+                               "SEQUENCE", "RESOLVED", terminal="REJECTED", scan_id=info.scan_id, reason=item["exit"]))
         dlq = info.attributes.get("dead_letter_topic")
         if dlq:
-            steps.append(self._step(flow_id, step, info.service_id, info.entry_rid, info.entry_rid, None, "RETRY",
-                                    "RESOLVED", terminal="MANUAL_HANDOFF", scan_id=info.scan_id,
-                                    reason=f"after {info.attributes.get('max_retries', 'the broker default')} "
-                                           f"retries the message goes to {dlq}"))
+            add(self._step(flow_id, step, info.service_id, info.entry_rid, info.entry_rid, None, "RETRY", "RESOLVED",
+                           terminal="MANUAL_HANDOFF", scan_id=info.scan_id,
+                           reason=f"after {info.attributes.get('max_retries', 'the broker default')} retries the "
+                                  f"message goes to {dlq}"))
 
     @staticmethod
     def _step(flow_id: str, parent: dict[str, Any] | None, service: str | None, node: str, via: str | None,
