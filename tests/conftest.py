@@ -27,9 +27,19 @@ def _recounted(original):
         result = original(repo, rev, options, *a, **kw)
         for pkg in getattr(result, "packages", []):
             coverage_recount.check(Path(pkg.path), Path(repo))
+            RECOUNTED.append(pkg.path)
         return result
     wrapper.__doc__ = original.__doc__
     return wrapper
+
+
+#: every package the recount checked in this session
+RECOUNTED: list = []
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    terminalreporter.write_line(f"coverage recount: {len(RECOUNTED)} package(s) recounted from their records, "
+                                "all equal to their coverage.json")
 
 
 _pipeline.scan = _recounted(_pipeline.scan)

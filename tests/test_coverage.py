@@ -303,3 +303,60 @@ def test_inventory_entries_must_be_unique_text_and_name_the_right_package(graph,
     assert apps["order-center"]["term"] == "failed" and apps["order-center"]["reason"] == "no_package"
     assert apps["stock-center"]["term"] == "failed"
     assert apps["payment-center"]["term"] == "resolved"
+
+
+def test_a_report_missing_a_dimension_or_with_an_absurd_count_is_refused(tmp_path):
+    import shutil
+    for edit in ("missing", "huge"):
+        pkg = tmp_path / edit
+        shutil.copytree(next(p.parent for p in SAMPLES.glob("stock-center*/manifest.json")), pkg)
+        doc = json.loads((pkg / "coverage.json").read_text())
+        if edit == "missing":
+            del doc["dimensions"]["entries"]
+        else:
+            d = doc["dimensions"]["files"]
+            d["discovered"] += 10 ** 30
+            d["resolved"] += 10 ** 30
+        (pkg / "coverage.json").write_text(json.dumps(doc))
+        _resign(pkg, "coverage.json")
+        r = run_cli("coverage", str(pkg))
+        assert r.returncode == 2 and "not a valid coverage report" in r.stderr, r.stderr
+
+
+def test_graph_files_that_are_no_regular_files_are_refused(tmp_path):
+    import os
+    fifo = tmp_path / "g.duckdb"
+    os.mkfifo(fifo)
+    for args in (("graph", "build", "--db", str(fifo), str(SAMPLES)), ("coverage", "--db", str(fifo))):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    assert fifo.is_fifo()
+
+
+def test_parquet_export_never_replaces_a_link_or_a_fifo(graph, tmp_path):
+    import os
+    out = tmp_path / "pq"
+    out.mkdir()
+    (tmp_path / "keep.txt").write_text("keep")
+    (out / "entities.parquet").symlink_to(tmp_path / "keep.txt")
+    os.mkfifo(out / "relations.parquet")
+    r = run_cli("export", "--db", str(graph), "--format", "parquet", "--out", str(out))
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    assert (out / "entities.parquet").is_symlink() and (out / "relations.parquet").is_fifo()
+    assert (tmp_path / "keep.txt").read_text() == "keep" and len(list(out.iterdir())) == 2
+
+
+def test_an_overwritten_report_keeps_its_mode(graph, tmp_path):
+    out = tmp_path / "cov.md"
+    out.write_text("old")
+    out.chmod(0o600)
+    assert run_cli("coverage", "--db", str(graph), "--format", "md", "--out", str(out)).returncode == 0
+    assert out.stat().st_mode & 0o777 == 0o600 and out.read_text().startswith("## Coverage")
+
+
+def test_inventory_values_are_text(graph, tmp_path):
+    inv = tmp_path / "inv.yaml"
+    for body in ("services:\n  - {service_id: 123}\n", "services:\n  - {service_id: a, exclusion_reason: yes}\n"):
+        inv.write_text(body)
+        r = run_cli("coverage", "--db", str(graph), "--inventory", str(inv))
+        assert r.returncode == 2 and "not text" in r.stderr, r.stderr

@@ -196,3 +196,14 @@ def test_exact_needs_the_commit_in_the_repository(tmp_path):
     sha = build_fixture_repo(repo)
     assert GitRepo(repo).relation(sha, sha) == ("EXACT", [sha])
     assert GitRepo(repo).relation("1" * 40, "1" * 40) == ("UNKNOWN", [])
+
+
+def test_what_changed_shows_the_difference_not_a_cut_prefix():
+    from diting.diff.report import describe
+    long = "PROVIDED:jsf://com.jd.trade.stock.api.StockReserveService#reserve(java.lang.String,java.util.List)"
+    row = {"class": "OTHER", "stable_id": "x",
+           "before": {"signature": ["java.lang.String", "java.util.List"], "id": long},
+           "after": {"signature": ["java.lang.String", "java.util.List", "int"], "id": long.replace("List)", "List,int)")}}
+    text = describe(row)
+    assert 'signature: + ["int"]' in text
+    assert "List)" in text and "List,int)" in text  # the long ids shown where they differ

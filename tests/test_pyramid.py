@@ -168,7 +168,15 @@ def test_flows_follow_only_resolved_hops_and_are_never_more_certain_than_the_wea
     relay = next(f for f in flows if "OutboxRelayJob#relay" in f["flow_id"])
     services = [s["service_id"] for s in by_flow[relay["flow_id"]]]
     assert {"order-center", "fulfillment-center", "stock-center"} <= set(services)
-    assert relay["weakest_status"] == "UNRESOLVED"  # the wrapper's send with a topic parameter
+    # the producer wrapper's own send (topic unknown in its body) is resolved at the relay's call site, so it is
+    # no unknown of this flow
+    assert relay["weakest_status"] == "RESOLVED"
+    assert not any(s["resolution_status"] != "RESOLVED" for s in by_flow[relay["flow_id"]])
+    # an RPC call nobody in the estate provides is shown, not followed, and makes its flow UNRESOLVED
+    invoice = next(f for f in flows if "InvoiceRetryJob" in f["flow_id"])
+    assert invoice["weakest_status"] == "UNRESOLVED"
+    assert [s["terminal"] for s in by_flow[invoice["flow_id"]] if s["resolution_status"] == "UNRESOLVED"] == \
+        ["UNRESOLVED"]
     assert not any(f["root_entry_ref"]["record_id"].startswith("entry:MAIN:") for f in flows)
 
 
@@ -216,7 +224,7 @@ def test_cli_and_a_rebuilt_graph_drops_the_stale_pyramid(graph, tmp_path):
     build(copy, [SAMPLES])  # nothing changes, but the build drops the derived tables
     assert query(copy, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'entry_cards'")[1] == [(0,)]
     for args, msg in [(("--db", str(tmp_path / "none.duckdb")), "no such graph database"),
-                      (("--db", str(copy), "--out", str(ROOT / "fixtures")), "not a pyramid output"),
+                      (("--db", str(copy), "--out", str(ROOT / "fixtures")), "other files than a pyramid output"),
                       (("--db", str(copy), "--out", str(tmp_path / "g.duckdb")), "not a directory")]:
         r = run_cli("pyramid", *args)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
@@ -337,3 +345,59 @@ def test_a_cycle_between_services_is_kept_as_a_back_edge_and_expanded_once():
     flow, steps = FlowBuilder(infos_c, fan).flow(infos_c[("scan:a", "entry:a:onU")])
     assert flow["truncated"] and len(steps) == flows_mod.MAX_STEPS
     assert len(flow["frontier"]) == 3000 - (flows_mod.MAX_STEPS - 1)  # every entry not shown is on the frontier
+
+
+def test_out_is_replaced_only_when_it_holds_a_former_output_alone(graph, tmp_path):
+    db, _ = graph
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    out = tmp_path / "P"
+    build_pyramid(copy, out)
+    (out / "notes.txt").write_text("mine")
+    r = run_cli("pyramid", "--db", str(copy), "--out", str(out))
+    assert r.returncode == 2 and "other files than a pyramid output" in r.stderr and (out / "notes.txt").exists()
+    (out / "notes.txt").unlink()
+    inside = out / "mine.duckdb"
+    shutil.copy(copy, inside)
+    r = run_cli("pyramid", "--db", str(inside), "--out", str(out))
+    assert r.returncode == 2 and inside.exists(), r.stderr
+    inside.unlink()
+    # a path through '..' names the same directory
+    r = run_cli("pyramid", "--db", str(copy), "--out", str(out / ".." / "P"))
+    assert r.returncode == 0 and (out / "index.md").is_file(), r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["P", "g.duckdb"]  # nothing left beside it
+
+
+def test_a_failure_while_writing_pages_leaves_database_and_out_unchanged(graph, tmp_path, monkeypatch):
+    from diting.pyramid import pages
+    db, _ = graph
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    build(copy, [SAMPLES])  # drops the pyramid tables
+    out = tmp_path / "P"
+
+    def boom(p, d):
+        (d / "index.md").write_text("half")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(pages, "write_pages", boom)
+    with pytest.raises(Exception, match="No space left"):
+        build_pyramid(copy, out)
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["g.duckdb"]
+    assert query(copy, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'entry_cards'")[1] == [(0,)]
+
+
+def test_two_profile_sets_of_one_service_keep_apart(graph, estate, tmp_path):
+    db, _ = graph
+    repo, sha = estate
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    out = tmp_path / "ir"
+    scan(repo, sha, ScanOptions(out=out, services=["order-center"], profiles=["prod"], repo_id="fixtures/estate",
+                                quiet=True))
+    build(copy, [out])
+    p = build_pyramid(copy, tmp_path / "pages")
+    for items, key in ((p.cards, "card_id"), (p.rules, "rule_id"), (p.flows, "flow_id"), (p.steps, "step_id")):
+        ids = [x[key] for x in items]
+        assert len(ids) == len(set(ids)), key
+    pages_ = sorted(x.name for x in (tmp_path / "pages" / "services").glob("order-center*.md"))
+    assert len(pages_) == 2, pages_

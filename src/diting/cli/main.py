@@ -552,7 +552,7 @@ def _demo_run(d, workdir: Path):
     rows = [[prof["service_id"], str(len(prof["entries"])),
              str(sum(1 for f in p.flows if f["root_service_id"] == prof["service_id"] and f["hop_count"])),
              ", ".join(sorted({g["code"] for g in prof["gaps"]})) or "-"] for prof in p.profiles]
-    for line in d.format_table(["service", "entries", "flows leaving it", "gaps"], rows):
+    for line in d.format_table(["service", "entries", "flows into other services", "gaps"], rows):
         say(out, line)
     return repo, ir, bad
 

@@ -175,6 +175,13 @@ def checked_coverage(text: str, where: str) -> dict[str, Any]:
     try:
         doc = json.loads(text)
         Coverage.model_validate(doc, strict=True)  # "7" is no count: no coercion
+        missing = sorted((set(NOT_EXAMINED) | {"entries", "files", "sql_statements", "config_keys"})
+                         - set(doc["dimensions"]))
+        if missing:  # a package states every dimension, examined or not (SPEC §7)
+            raise ValueError(f"dimension(s) {', '.join(missing)} missing")
+        big = [k for d in doc["dimensions"].values() for k, v in d.items() if isinstance(v, int) and v >= 2 ** 63]
+        if big:
+            raise ValueError(f"{big[0]} is beyond a 64-bit count")
     except ValueError as exc:  # JSON errors and pydantic's ValidationError (a ValueError) alike
         first = exc.errors()[0] if isinstance(exc, ValidationError) else None
         where_in = ".".join(str(x) for x in first["loc"]) if first else ""

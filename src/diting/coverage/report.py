@@ -155,11 +155,13 @@ def _from_graph(con) -> _Estate:
                 r["edge_kind"] in ("RPC", "HTTP") and r["dst_service"] is None or r["match_basis"] == "NO_PUBLISHER"):
             est.consumers_without_provider.append(r)
     sends: dict[tuple[str, str], int] = {}
-    for svc, urn, msg, first in con.execute("SELECT service_id, urn, message, subject_refs[1].record_id FROM "
-                                            "graph_findings WHERE code = 'ORPHAN_ENTRY' ORDER BY ALL").fetchall():
-        if first and first.startswith("contract:"):  # named with its signature: overloads are separate providers
-            est.providers_without_consumer.append({"service_id": svc, "urn": first.split(":", 2)[2],
-                                                   "message": msg})
+    for svc, urn, msg, kind, sig in con.execute(
+            "SELECT f.service_id, f.urn, f.message, e.kind, CAST(e.signature AS VARCHAR) FROM graph_findings f "
+            "LEFT JOIN entities e ON e.scan_id = f.subject_refs[1].scan_id AND e.record_id = f.subject_refs[1].record_id "
+            "WHERE f.code = 'ORPHAN_ENTRY' ORDER BY ALL").fetchall():
+        if kind == "CONTRACT":  # named with its signature: overloads are separate providers
+            params = ",".join(json.loads(sig or "[]"))
+            est.providers_without_consumer.append({"service_id": svc, "urn": f"{urn}({params})", "message": msg})
         else:  # a topic nobody subscribes to: once per topic, however many methods send it
             sends[(svc, urn or "?")] = sends.get((svc, urn or "?"), 0) + 1
     for (svc, urn), n in sorted(sends.items()):

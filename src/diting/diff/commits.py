@@ -33,16 +33,24 @@ def packages_at(repo: Path, sha: str, work: Path, repo_id: str) -> tuple[Path, b
     if marker.is_file():
         try:
             doc = json.loads(marker.read_text(encoding="utf-8"))
-            if isinstance(doc, dict) and doc.get("key") == key:
-                return out, True
+            if isinstance(doc, dict) and doc.get("key") == key and doc.get("packages") == _listing(out):
+                return out, True  # the same scan, and its packages all still there
         except (OSError, ValueError):
             pass  # an unreadable marker means no reusable scan
-    if marker.exists() and not marker.is_file():
-        raise UserError(f"{marker}: is not a file; remove it or give another --work")
+    if marker.is_symlink() or (marker.exists() and not marker.is_file()):
+        raise UserError(f"{marker}: is not a regular file; remove it or give another --work")
     scan(repo, sha, ScanOptions(out=out, repo_id=repo_id, quiet=True))
     from diting.graph.export import write_text_atomic
-    write_text_atomic(marker, json.dumps({"commit": sha, "key": key}) + "\n")
+    write_text_atomic(marker, json.dumps({"commit": sha, "key": key, "packages": _listing(out)}) + "\n")
     return out, False
+
+
+def _listing(out: Path) -> list[str]:
+    """The package directories of a scan output and their manifests' sha256 (a deleted or altered
+    package makes a finished scan not reusable)."""
+    import hashlib
+    return sorted(f"{p.name}:{hashlib.sha256((p / 'manifest.json').read_bytes()).hexdigest()}"
+                  for p in out.iterdir() if (p / "manifest.json").is_file())
 
 
 def _by_service(d: Path) -> dict[str, Path]:

@@ -63,7 +63,11 @@ def diff(old_dir: Path, new_dir: Path, repo: Path | None = None, db: Path | None
     if repo is not None:
         from diting.source.git import GitRepo
         relation, bases = GitRepo(repo).relation(old.manifest["commit_sha"], new.manifest["commit_sha"])
-    changes = [c.record() for c in compare(old, new)]
+    try:
+        changes = [c.record() for c in compare(old, new)]
+    except (TypeError, KeyError, AttributeError, RecursionError) as exc:  # records of a re-signed package
+        raise UserError(f"a record of {old_dir} or {new_dir} is malformed ({type(exc).__name__}); 'diting verify "
+                        "--deep' names it") from None
     side = lambda p: {"scan_id": p.manifest["scan_id"], "commit_sha": p.manifest["commit_sha"],  # noqa: E731
                       "input_digest": p.manifest["input_digest"]}
     doc = {"schema_version": SCHEMA_VERSION, "service_id": new.manifest["service_id"], "old": side(old),
@@ -90,6 +94,9 @@ def _short(value: Any) -> str:
         if isinstance(value.get("target_ref"), str) or "source_ref" in value:
             target = value.get("target_ref") if isinstance(value.get("target_ref"), str) else "?"
             return f"{target} ({value.get('resolution_status')})"
+        if "config_key" in value:  # a binding: its key, value and how the value resolved
+            return f"{value['config_key']} = {json.dumps(value.get('value'), ensure_ascii=False)} " \
+                   f"({value.get('value_resolution')})"
         for key in ("urn", "value", "name", "resolution_status"):
             if value.get(key) is not None:
                 return str(value[key])
@@ -119,10 +126,29 @@ def describe(change: dict[str, Any], limit: int = 3) -> str:
         if not diffs:
             return f"{_short(after)} (unchanged; its evidence moved)" if change["class"] == "EVIDENCE_MOVED" \
                 else _short(after)
-        shown = [f"{k}: {_clip(json.dumps(a.get(k), ensure_ascii=False), 40)} → "
-                 f"{_clip(json.dumps(b.get(k), ensure_ascii=False), 40)}" for k in diffs[:limit]]
+        shown = [f"{k}: {_delta(a.get(k), b.get(k))}" for k in diffs[:limit]]
         return "; ".join(shown) + (f"; +{len(diffs) - limit} more" if len(diffs) > limit else "")
     return f"{_short(before)} → {_short(after)}"
+
+
+def _delta(a: Any, b: Any, width: int = 60) -> str:
+    """Two values as ``before → after``, showing where they differ: for lists the elements gone and
+    come, for long text the part around the first difference."""
+    if isinstance(a, list) and isinstance(b, list):
+        gone = [x for x in a if x not in b]
+        came = [x for x in b if x not in a]
+        if gone or came:
+            return ", ".join(p for p in (f"- {_clip(json.dumps(gone, ensure_ascii=False), width)}" if gone else "",
+                                          f"+ {_clip(json.dumps(came, ensure_ascii=False), width)}" if came else "")
+                             if p)
+        return f"order {_clip(json.dumps(a, ensure_ascii=False), width)} → {_clip(json.dumps(b, ensure_ascii=False), width)}"
+    ta, tb = json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False)
+    if len(ta) <= width and len(tb) <= width:
+        return f"{ta} → {tb}"
+    start = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
+    cut = max(0, start - width // 3)
+    lead = "…" if cut else ""
+    return f"{lead}{_clip(ta[cut:], width)} → {lead}{_clip(tb[cut:], width)}"
 
 
 def _impacts(doc: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
@@ -136,8 +162,10 @@ def _impacts(doc: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
 def to_markdown(doc: dict[str, Any]) -> str:
     """A pull-request comment: a headline, counts by class, then the changes grouped by class. Text
     from the scanned code is escaped (:func:`diting.graph.export.markdown_text`)."""
-    from diting.graph.export import markdown_code as code
-    from diting.graph.export import markdown_text as text
+    from diting.graph.export import markdown_code, markdown_text as text
+
+    def code(value: object) -> str:  # code spans in headings and list items, never in a table here
+        return markdown_code(value, in_table=False)
     lines = [f"### diting diff — `{code(doc['service_id'])}`", "",
              f"`{doc['old']['commit_sha'][:12]}` → `{doc['new']['commit_sha'][:12]}` "
              f"(commits: **{doc['commit_relation']}**)", ""]

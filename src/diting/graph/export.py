@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,14 +45,15 @@ def markdown_text(text: object) -> str:
     and link marks escaped — it can neither end a cell or a ``<details>`` nor inject markup."""
     import html
     out = html.escape(printable(str(text)), quote=False).replace("|", "\\|").replace("`", "'")
-    return "".join("\\" + ch if ch in "*_[]#" else ch for ch in out)
+    return "".join("\\" + ch if ch in "*_[]#~" else ch for ch in out)
 
 
-def markdown_code(text: object) -> str:
+def markdown_code(text: object, in_table: bool = True) -> str:
     """Text for the inside of a Markdown code span (literal there: no HTML is interpreted):
-    :func:`printable`, backticks made quotes (a backtick would end the span), ``|`` escaped (GFM tables
-    split on it even inside a span)."""
-    return printable(str(text)).replace("`", "'").replace("|", "\\|")
+    :func:`printable`, backticks made quotes (a backtick would end the span), and in a table cell
+    ``|`` escaped (GFM tables split on it even inside a span; elsewhere the backslash would show)."""
+    out = printable(str(text)).replace("`", "'")
+    return out.replace("|", "\\|") if in_table else out
 
 
 def markdown_with_code(text: object) -> str:
@@ -60,7 +62,8 @@ def markdown_with_code(text: object) -> str:
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no span at all
         return markdown_text(text)
-    return "".join(markdown_code(p).join("``") if i % 2 else markdown_text(p) for i, p in enumerate(parts))
+    return "".join(markdown_code(p, in_table=False).join("``") if i % 2 else markdown_text(p)
+                   for i, p in enumerate(parts))
 
 
 def _service_graph(con, service: str | None) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
@@ -134,6 +137,13 @@ def to_graphml(nodes, edges) -> str:
     return "\n".join(nx.generate_graphml(g)) + "\n"
 
 
+def _regular_or_absent(path: Path) -> None:
+    """Refuse to replace anything but a regular file: a device, a FIFO, a socket or a link (and what
+    it points at) is never turned into a file."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise UserError(f"{path}: exists and is not a regular file; diting replaces only regular files")
+
+
 def plain_mode(directory: bool) -> int:
     """The mode a plain ``open``/``mkdir`` would give under the current umask (``mkstemp`` and
     ``mkdtemp`` make 0600/0700)."""
@@ -147,18 +157,15 @@ def write_text_atomic(path: Path, text: str) -> None:
     would give (``mkstemp`` makes it 0600)."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory; give a file name (or '-' for standard output)")
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        # never replace a device, a FIFO, a socket or a link (and what it points at) with a file
-        raise UserError(f"{path}: exists and is not a regular file; give another file name (or '-' for standard "
-                        "output)")
+    _regular_or_absent(path)
     if not path.parent.is_dir():
         raise UserError(f"{path}: no such directory {path.parent}")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".export-", dir=path.parent)
     except OSError as exc:
         raise UserError(f"{path}: cannot write there ({exc.strerror or exc})") from exc
-    try:
-        os.fchmod(fd, plain_mode(directory=False))
+    try:  # an existing file keeps its mode; a new one gets what a plain open would give
+        os.fchmod(fd, stat.S_IMODE(path.stat().st_mode) if path.is_file() else plain_mode(directory=False))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, path)
@@ -207,6 +214,8 @@ def _parquet(con, out: Path, service: str | None) -> list[Path]:
 def _parquet_files(con, out: Path, service: str | None) -> list[Path]:
     names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
                                        "ORDER BY table_name").fetchall()]
+    for name in names:  # refuse before writing anything
+        _regular_or_absent(out / f"{name}.parquet")
     written = []
     for name in names:
         cols = [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()]

@@ -203,6 +203,8 @@ def connect(db: Path, read_only: bool = False):
     import duckdb
     if db.is_dir():
         raise UserError(f"{db}: is a directory, not a graph database file")
+    if db.exists() and not db.is_file():  # a FIFO or a device would block or be destroyed
+        raise UserError(f"{db}: is not a regular file, not a graph database file")
     if read_only and not db.is_file():
         raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
     try:

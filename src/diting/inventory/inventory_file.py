@@ -40,15 +40,16 @@ class InventoryFile:
             if unknown:
                 raise UserError(f"inventory file {path}: entry {e['service_id']} has unknown fields "
                                 f"{', '.join(sorted(unknown))}")
-            bad = sorted(k for k, v in e.items() if not isinstance(v, (str, int, float, bool, type(None))))
-            if bad:
+            bad = sorted(k for k, v in e.items() if not isinstance(v, (str, type(None))))
+            if bad:  # 123, yes, 2024 are YAML numbers and booleans: quote them to mean text
                 raise UserError(f"inventory file {path}: entry #{i + 1} has a value that is not text: "
-                                f"{', '.join(bad)}")
-            entry = {k: (str(v) if v is not None else None) for k, v in e.items()}
+                                f"{', '.join(bad)} (quote it)")
+            entry = {k: (v if v else None) for k, v in e.items()}
             twin = next((x for x in entries if x["service_id"].casefold() == entry["service_id"].casefold()), None)
             if twin is not None:
-                raise UserError(f"inventory file {path}: service_id {entry['service_id']!r} is listed twice "
-                                f"(also as {twin['service_id']!r}); a service is one entry")
+                also = "" if twin["service_id"] == entry["service_id"] else f" (also as {twin['service_id']!r})"
+                raise UserError(f"inventory file {path}: service_id {entry['service_id']!r} is listed twice{also}; "
+                                "a service is one entry")
             entries.append(entry)
         return cls(entries, sha256_hex(data))
 

@@ -309,15 +309,16 @@ class PackageProbes:
     def diag(self, code: str, key: str, message: str, affected: list[str], c: dict[str, Any] | None) -> str:
         return self.rs.diagnostic(code, key, message, [a for a in affected if a], [self.cseg(c)] if c else [])
 
-    def exclude_entry(self, key: str, what: str, affected: list[str], c: dict[str, Any] | None) -> None:
+    def exclude_entry(self, key: str, what: str, affected: list[str], c: dict[str, Any] | None,
+                      why: str = "its class is outside the service's Spring context") -> None:
         """One entry declaration the context does not load (a lib package loads none): counted as
         excluded in coverage, with its ENTRY_NOT_LOADED diagnostic (the record it is counted from)."""
         lib = self.plan.kind != "SERVICE"
         reason = "module_not_deployed" if lib else "not_loaded_by_context"
         self.stats.entries_excluded[reason] = self.stats.entries_excluded.get(reason, 0) + 1
         self.diag("ENTRY_NOT_LOADED", f"{key}|not-loaded", f"{what} is not an entry: " + (
-            "the package deploys nothing (module_not_deployed)" if lib else
-            "its class is outside the service's Spring context (not_loaded_by_context)"), affected, c)
+            "the package deploys nothing (module_not_deployed)" if lib else f"{why} (not_loaded_by_context)"),
+            affected, c)
 
     def entry_failed(self, key: str, message: str, affected: list[str], c: dict[str, Any] | None) -> str:
         """One entry declaration that yields no entry (its interface, handler or path is unknown):

@@ -149,6 +149,13 @@ class Families(PackageProbes):
             self.exclude_entry(f"{c['path']}:{c['lines'][0]}", f"{c['type']['binary']} ({c['path']}:"
                                f"{c['lines'][0]})", [self.owner_rid(c)], c)
             return False
+        if c.get("form") == "annotation" and c["target"] == "METHOD" and not self.ctx.candidates_for(
+                c["type"]["binary"]):
+            # @Scheduled, @EventListener …: Spring runs them on beans only (a commented-out @Component)
+            self.exclude_entry(f"{c['path']}:{c['lines'][0]}", f"{c['type']['binary']} ({c['path']}:"
+                               f"{c['lines'][0]})", [self.owner_rid(c)], c,
+                               why="no bean of its class is in the service's Spring context")
+            return False
         return True
 
     def _contract(self, role: str, urn: str, signature: list[str], c: dict[str, Any], attrs: dict[str, Any]) -> \

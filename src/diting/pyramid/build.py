@@ -65,8 +65,15 @@ class Pyramid:
 
 def derive(con) -> Pyramid:
     """The pyramid of the current service packages of a graph connection."""
-    pkgs = con.execute("SELECT scan_id, service_id, label FROM packages WHERE is_current AND service_id NOT LIKE "
-                       "'lib:%' ORDER BY service_id, label, scan_id").fetchall()
+    rows = con.execute("SELECT scan_id, service_id, label, profile_set FROM packages WHERE is_current AND service_id "
+                       "NOT LIKE 'lib:%' ORDER BY service_id, label, profile_set, scan_id").fetchall()
+    # a service's current packages are told apart by label; where one label has several profile sets,
+    # by the profile set too (ids and pages of one never overwrite another's)
+    per_label: dict[tuple[str, str], int] = {}
+    for _, sid, label, _ in rows:
+        per_label[(sid, label)] = per_label.get((sid, label), 0) + 1
+    pkgs = [(scan_id, sid, label if per_label[(sid, label)] == 1 else f"{label}@{profiles}")
+            for scan_id, sid, label, profiles in rows]
     tables = _estate_tables(con)
     cards, rules, profiles = [], [], []
     infos: dict[tuple[str, str], EntryInfo] = {}
@@ -135,22 +142,33 @@ def _store(con, p: Pyramid) -> None:
         for rec in rows[table]:
             data.append([json.dumps(rec.get(c), sort_keys=True, ensure_ascii=False) if t == "JSON" else rec.get(c)
                          for c, t in cols.items()])
-        if data:
-            marks = ", ".join("?" for _ in cols)
-            con.executemany(f"INSERT INTO {table} VALUES ({marks})", data)
+        row = "(" + ", ".join("?" for _ in cols) + ")"
+        for i in range(0, len(data), 200):  # many rows per statement: executemany runs one statement per row
+            chunk = data[i:i + 200]
+            con.execute(f"INSERT INTO {table} VALUES " + ", ".join([row] * len(chunk)),
+                        [v for r in chunk for v in r])
 
 
 def build_pyramid(db: Path, out: Path | None) -> Pyramid:
     """Derive the pyramid of ``db``, store its tables, and write the pages under ``out`` (if given).
-    Raises :class:`UserError` for a database that is no graph or an ``out`` that cannot be written."""
+
+    One unit of work: the pages are written into a temporary directory, the tables in a
+    transaction; only when both are done is the transaction committed and the directory put in
+    ``out``'s place — a failure or Ctrl-C leaves the database and ``out`` as they were. Raises
+    :class:`UserError` for a database that is no graph or an ``out`` that cannot be written."""
     import duckdb
 
     from diting.graph.store import _check_schema, connect, interrupted
-    if not db.is_file():
-        raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
-    if out is not None:
-        _check_out(out)
+    try:
+        if not db.is_file():
+            raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
+        if out is not None:
+            out = Path(os.path.normpath(out.absolute()))
+            _check_out(out, db)
+    except OSError as exc:
+        raise UserError(f"{exc.filename or db}: cannot be read ({exc.strerror or exc})") from None
     con = connect(db)
+    tmp: Path | None = None
     try:
         _check_schema(con, db)
         if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'packages'").fetchone()[0]:
@@ -159,57 +177,85 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
         try:
             pyramid = derive(con)
             _store(con, pyramid)
+            if out is not None:
+                from diting.pyramid.pages import write_pages
+                tmp = _filled(out, lambda d: write_pages(pyramid, d))
             con.execute("COMMIT")
         except BaseException as exc:
             try:
                 con.execute("ROLLBACK")
             except (duckdb.Error, RuntimeError):
                 pass
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
             if isinstance(exc, duckdb.Error):
-                raise UserError(f"{db}: {str(exc).splitlines()[0]} (rebuild the graph with 'diting graph build')") \
-                    from exc
+                first = str(exc).splitlines()[0]
+                hint = "the database or its directory is not writable" if "Permission denied" in first else \
+                    "rebuild the graph with 'diting graph build'"
+                raise UserError(f"{db}: {first} ({hint})") from exc
             raise
     finally:
         con.close()
-    if out is not None:
-        from diting.pyramid.pages import write_pages
-        _write_dir(out, lambda d: write_pages(pyramid, d))
+    if out is not None and tmp is not None:
+        _swap(tmp, out)
     return pyramid
 
 
-def _check_out(out: Path) -> None:
+#: what a pyramid output holds; a directory with anything else is not replaced
+_OUTPUT_NAMES = {"index.md", "index.json", "services", MARKER}
+
+
+def _check_out(out: Path, db: Path) -> None:
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UserError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise UserError(f"{out}: a non-empty directory that is not a pyramid output; give a new or former --out")
-    if not out.absolute().parent.is_dir():
-        raise UserError(f"{out}: no such directory {out.absolute().parent}")
+    if out.is_dir():
+        names = {p.name for p in out.iterdir()}
+        if names and (MARKER not in names or names - _OUTPUT_NAMES):
+            raise UserError(f"{out}: a directory holding other files than a pyramid output "
+                            f"({', '.join(sorted(names - _OUTPUT_NAMES)[:3]) or 'no ' + MARKER}); give a new or "
+                            "former --out")
+    if Path(os.path.normpath(db.absolute())).is_relative_to(out):
+        raise UserError(f"{out}: the graph database {db} is inside it; give another --out")
+    if not out.parent.is_dir():
+        raise UserError(f"{out}: no such directory {out.parent}")
 
 
-def _write_dir(out: Path, fill) -> None:
-    """Fill a temporary directory beside ``out``, then put it in ``out``'s place."""
-    parent = out.absolute().parent
+def _filled(out: Path, fill) -> Path:
+    """A temporary directory beside ``out`` holding the pages (its mode what ``mkdir`` would give)."""
+    from diting.graph.export import plain_mode
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     except OSError as exc:
         raise UserError(f"{out}: cannot write there ({exc.strerror or exc})") from exc
     try:
-        from diting.graph.export import plain_mode
         os.chmod(tmp, plain_mode(directory=True))
         fill(tmp)
         (tmp / MARKER).write_text("written by diting pyramid\n", encoding="utf-8")
-        old = None
-        if out.exists():
-            old = parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UserError(f"{out}: cannot write there ({exc.strerror or exc})") from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    return tmp
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put ``tmp`` in ``out``'s place; the former output is moved aside first and put back if the
+    move fails."""
+    old = None
+    try:
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+        os.replace(tmp, out)
+    except OSError as exc:
+        if old is not None and not out.exists():
+            os.replace(old, out)
+            old = None
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(f"{out}: cannot write there ({exc.strerror or exc}); the former output is kept") from exc
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

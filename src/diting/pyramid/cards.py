@@ -26,9 +26,12 @@ from diting.pyramid.templates import family, statement
 
 _OUTCOME = {"CONTINUE": "continues", "RETURN": "returns", "THROW": "throws", "BREAK": "leaves the loop",
             "CONTINUE_LOOP": "continues the loop", "ASYNC_SUBMIT": "hands work to another thread"}
-_KIND = {"IF": "if", "ELSE": "otherwise than", "SWITCH_CASE": "case", "CATCH": "on", "FINALLY": "finally",
-         "LOOP": "loop", "RETURN": "exit", "THROW": "throw", "SQL_IF": "SQL fragment",
-         "SQL_WHEN": "SQL fragment", "SQL_OTHERWISE": "SQL fragment", "DISPATCH": "dispatch"}
+_KIND = {"IF": "if", "ELSE": "otherwise than", "CASE": "case", "DEFAULT": "default case of", "CATCH": "on",
+         "FINALLY": "finally", "LOOP": "loop", "RETURN": "exit", "THROW": "throw", "SQL_IF": "SQL fragment",
+         "SQL_WHEN": "SQL fragment", "SQL_OTHERWISE": "SQL fragment", "STRATEGY": "dispatch"}
+#: ledger items that decide something, and so are business rules (a loop, an exit or a finally block is
+#: mapped on the card but is no rule of its own)
+RULE_KINDS = {"IF", "ELSE", "CASE", "DEFAULT", "CATCH", "SQL_IF", "SQL_WHEN", "SQL_OTHERWISE", "STRATEGY", "THROW"}
 _EFFECT_KIND = {"WRITES": "WRITE", "READS": "READ", "PUBLISHES": "PUBLISH"}
 
 
@@ -72,7 +75,7 @@ def rule_id(facts: PackageFacts, label: str, branch_id: str) -> str:
 def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, list[str]],
                   label: str = "") -> dict[str, Any]:
     """The static rule record of one ledger item (seed business-rule 0.2 required fields)."""
-    effects = []
+    effects = [{"kind": "REJECT", "outcome": "THROW", "ref": item["record_id"]}] if item["outcome"] == "THROW" else []
     tables: set[str] = set()
     for rid in item["effects"]:
         r = facts.relations.get(rid)
@@ -200,7 +203,8 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str, guards_into: dic
         stmts.append(statement("DEPENDENCY_SWITCH", [_rel_cite(facts, g)], key=facts.name(rels[g]["source"]),
                                method=facts.name(rels[g]["target"])))
     unresolved = _unresolved(facts, r, unknown)
-    rules = sorted(rule_id(facts, label, facts.ledger[i]["branch_id"]) for i in mapped)
+    rules = sorted(rule_id(facts, label, facts.ledger[i]["branch_id"]) for i in mapped
+                   if facts.ledger[i]["branch_kind"] in RULE_KINDS)
     card = {
         "card_id": f"card:{facts.service_id}{'+' + label if label else ''}/{e['stable_id']}",
         "service_id": facts.service_id,
@@ -267,6 +271,8 @@ def package_cards(facts: PackageFacts, label: str) -> tuple[list[dict[str, Any]]
         cards.append(card)
         reaches[rid] = r
         for item in card["ledger_mapped"]:
+            if facts.ledger[item]["branch_kind"] not in RULE_KINDS:
+                continue
             rule = business_rule(facts, facts.ledger[item], guards_of_branch, label)
             rules.setdefault(rule["rule_id"], rule)
     return cards, [rules[k] for k in sorted(rules)], reaches

@@ -96,7 +96,17 @@ class PackageFacts:
         for rid, r in rels.items():
             if r["guard"] is None and rid in facts.guard_of:
                 r["guard"] = facts.guard_of[rid]
+            r["guard"] = facts.condition_of(r["guard"])
         return facts
+
+    def condition_of(self, branch_rid: str | None) -> str | None:
+        """The branch that decides whether ``branch_rid`` runs: itself when it has a condition, else the
+        nearest ancestor that has one (an exit — ``return``, ``throw`` — is no condition)."""
+        item = self.ledger.get(branch_rid) if branch_rid else None
+        by_branch = self.by_branch()
+        while item is not None and (item["branch_kind"] in ("RETURN", "THROW") or not item["condition"]):
+            item = by_branch.get(item["parent"] or "")
+        return item["record_id"] if item is not None else None
 
     def by_branch(self) -> dict[str, dict[str, Any]]:
         """Ledger items by branch_id (built once)."""
@@ -136,8 +146,29 @@ def code_text(content: str | None, limit: int = 160) -> str | None:
     if content is None:
         return None
     text = _SPACES.sub(" ", content).strip()
-    text = text.removeprefix("}").strip().removesuffix("{").strip().replace("`", "'")
+    text = text.removeprefix("}").strip()
+    text = _condition_only(text).removesuffix("{").strip().replace("`", "'")
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+_HEADS = ("if", "else if", "while", "for", "switch", "catch")
+
+
+def _condition_only(text: str) -> str:
+    """``if (c) { throw …; }`` on one line is quoted as ``if (c)``: a branch's head up to the
+    parenthesis that closes its condition (other text is left as it is)."""
+    if not text.startswith(_HEADS) or "(" not in text:
+        return text
+    depth = 0
+    start = text.index("(")
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[:i + 1]
+    return text
 
 
 @dataclass
@@ -153,6 +184,8 @@ class Reach:
     unknown_calls: list[str]
     #: the walk stopped at the budget
     truncated: bool
+    #: a wrapper's unresolved sends that every caller in the reach resolves (see :func:`_covered_sends`)
+    covered_sends: list[str] = field(default_factory=list)
 
 
 #: methods an entry's reach holds at most (a budget, reported, never a silent cut)
@@ -190,5 +223,28 @@ def reach(facts: PackageFacts, handler: str | None) -> Reach:
             if facts.relations[rid]["status"] != "RESOLVED":
                 unknown.append(rid)
     ledger = [i for src in order + stmts for i in facts.ledger_of.get(src, [])]
-    return Reach(order, stmts, sorted(set(ledger)), {k: sorted(set(v)) for k, v in sorted(effects.items())},
-                 sorted(unknown), truncated)
+    effects = {k: sorted(set(v)) for k, v in sorted(effects.items())}
+    covered = _covered_sends(facts, effects)
+    if covered:
+        effects["PUBLISHES"] = [p for p in effects["PUBLISHES"] if p not in covered]
+    return Reach(order, stmts, sorted(set(ledger)), effects, sorted(unknown), truncated, sorted(covered))
+
+
+def _covered_sends(facts: PackageFacts, effects: dict[str, list[str]]) -> set[str]:
+    """Unresolved sends of a wrapper whose every call in the reach has a resolved send of its own at
+    the call site (the scan resolves a wrapper's topic at each caller): the callers' sends stand for
+    them, so they are no unknown of this reach."""
+    resolved_sites = {facts.relations[p]["callsite"] for p in effects.get("PUBLISHES", [])
+                      if facts.relations[p]["status"] == "RESOLVED" and facts.relations[p]["callsite"]}
+    calls_into: dict[str, list[str | None]] = {}
+    for c in effects.get("CALLS", []):
+        r = facts.relations[c]
+        if r["status"] == "RESOLVED" and r["target"]:
+            calls_into.setdefault(r["target"], []).append(r["callsite"])
+    covered = set()
+    for p in effects.get("PUBLISHES", []):
+        r = facts.relations[p]
+        sites = calls_into.get(r["source"])
+        if r["status"] != "RESOLVED" and sites and all(s in resolved_sites for s in sites):
+            covered.add(p)
+    return covered

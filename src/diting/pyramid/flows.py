@@ -30,6 +30,8 @@ from diting.pyramid.facts import PackageFacts, Reach
 MAX_HOPS = 5
 MAX_STEPS = 2000
 _STATUS_ORDER = ["UNRESOLVED", "AMBIGUOUS", "RESOLVED"]
+#: lines a Mermaid diagram holds at most (Mermaid's default text limit is 50,000 characters)
+MAX_DIAGRAM_LINES = 300
 _EDGE = {"RPC": "SEQUENCE", "HTTP": "SEQUENCE", "MQ": "EVENT_TRIGGER"}
 
 
@@ -65,6 +67,7 @@ class FlowBuilder:
                 continue
             self.by_src_node.setdefault((row["src_scan_id"], row["src_node_ref"]), []).append(row)
             self.by_src_ref.setdefault((row["src_scan_id"], row["src_ref"]), []).append(row)
+        self.variant = {info.scan_id: info.label for info in entries.values()}
         # PROVIDED contract → the entry serving it (equal urn and handler signature)
         self.entry_of_contract: dict[tuple[str, str], str] = {}
         by_pkg: dict[str, list[EntryInfo]] = {}
@@ -178,14 +181,13 @@ class FlowBuilder:
                     queued.add(new_state)
                     queue.append((dst, child, hop["guard"], depth + 1))
             self._local_terminals(flow_id, info, step, add)
-            if not followed:  # the flow ends here: completed only with a write as evidence
-                writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
-                if writes:
-                    step["terminal"] = "COMPLETED"
-                    step["completion_refs"] = writes
-                else:
-                    step["terminal"] = "UNRESOLVED"
-                    step["reason"] = "no state write or receipt: completion is not evidenced"
+            writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
+            if writes:  # this state's work completes with a write as evidence, whatever it hands on
+                step["terminal"] = "COMPLETED"
+                step["completion_refs"] = writes
+            elif not followed:  # the flow ends here and nothing shows the work is done
+                step["terminal"] = "UNRESOLVED"
+                step["reason"] = "no state write or receipt in its reach: read-only, or completion not evidenced"
         truncated = full or any(s["terminal"] == "TRUNCATED" for s in steps)
         if full:
             steps[0]["reason"] = f"budget: {MAX_STEPS} steps; the frontier was not expanded"
@@ -193,7 +195,8 @@ class FlowBuilder:
         weakest = min(statuses, key=_STATUS_ORDER.index)
         flow = {"flow_id": flow_id, "root_entry_ref": {"scan_id": root.scan_id, "record_id": root.entry_rid},
                 "root_service_id": root.service_id, "label": root.label, "weakest_status": weakest,
-                "hop_count": max(s["hop"] for s in steps), "step_count": len(steps), "truncated": truncated,
+                "hop_count": max(s["hop"] for s in steps if s["terminal"] != "TRUNCATED"), "step_count": len(steps),
+                "truncated": truncated,
                 "frontier": sorted(set(frontier))}
         return flow, steps
 
@@ -214,14 +217,16 @@ class FlowBuilder:
                            reason=f"after {info.attributes.get('max_retries', 'the broker default')} retries the "
                                   f"message goes to {dlq}"))
 
-    @staticmethod
-    def _step(flow_id: str, parent: dict[str, Any] | None, service: str | None, node: str, via: str | None,
+    def _step(self, flow_id: str, parent: dict[str, Any] | None, service: str | None, node: str, via: str | None,
               guard: str | None, edge: str, status: str, terminal: str | None = None, back: bool = False,
               reason: str | None = None, scan_id: str | None = None) -> dict[str, Any]:
         pid = parent["step_id"] if parent else None
         hop = (parent["hop"] + (1 if service and parent["service_id"] != service and edge != "RETRY" else 0)
                if parent else 0)
-        return {"flow_id": flow_id, "step_id": _sid(flow_id, pid, via, node, guard, str(back)),
+        # which package of the service the step is in, by its variant (label, profile set): stable across
+        # rescans, unlike the scan_id, yet apart when one service has several current packages
+        where = f"{service}+{self.variant.get(scan_id or '', '')}"
+        return {"flow_id": flow_id, "step_id": _sid(flow_id, pid, via, node, guard, str(back), where),
                 "parent_step_id": pid, "service_id": service, "scan_id": scan_id, "node_ref": node, "via_ref": via,
                 "edge_type": edge, "guard_refs": [guard] if guard else [], "resolution_status": status,
                 "is_back_edge": back, "terminal": terminal, "reason": reason, "hop": hop}
@@ -243,33 +248,52 @@ def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
         if key not in [p[0] for p in parts]:
             parts.append((key, alias))
         return alias
-    by_id = {s["step_id"]: s for s in steps}
-    lines = []
+    children: dict[str | None, list[dict[str, Any]]] = {}
     for s in steps:
-        me = part(s["service_id"])
-        if s["parent_step_id"] is None:
-            lines.append(f"    Note over {me}: {safe(name(s['node_ref']))}")
-            continue
-        src = part(by_id[s["parent_step_id"]]["service_id"])
-        label = safe(name(s["via_ref"]) if s["via_ref"] else "")
-        if s["terminal"] == "REJECTED":
-            lines.append(f"    Note over {src}: rejected - {safe(s['reason'] or '')}")
-            continue
-        if s["terminal"] == "MANUAL_HANDOFF":
-            lines.append(f"    Note over {src}: manual handoff - {safe(s['reason'] or '')}")
-            continue
-        arrow = {"EVENT_TRIGGER": "-)", "ASYNC": "-)"}.get(s["edge_type"], "->>")
-        if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED":
-            arrow = "-x"
-        suffix = f" [{s['resolution_status']}]" if s["resolution_status"] != "RESOLVED" else ""
-        suffix += " (again)" if s["is_back_edge"] else ""
-        suffix += " [TRUNCATED]" if s["terminal"] == "TRUNCATED" else ""
-        lines.append(f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}")
-        if s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED":
-            lines.append(f"    Note over {me}: ends without completion evidence")
-    for s in steps:
+        children.setdefault(s["parent_step_id"], []).append(s)
+    lines: list[str] = []
+
+    def notes(s: dict[str, Any], me: str) -> None:
+        """A state's own endings, right after the arrow into it: rejections (one note per distinct
+        reason), a manual handoff, completion or its absence."""
+        kids = children.get(s["step_id"], [])
+        rejected: dict[str, int] = {}
+        for k in kids:
+            if k["terminal"] == "REJECTED":
+                rejected[safe(k["reason"] or "")] = rejected.get(safe(k["reason"] or ""), 0) + 1
+        for reason, n in rejected.items():
+            lines.append(f"    Note over {me}: rejected - {reason}" + (f" (x{n})" if n > 1 else ""))
+        for k in kids:
+            if k["terminal"] == "MANUAL_HANDOFF":
+                lines.append(f"    Note over {me}: manual handoff - {safe(k['reason'] or '')}")
         if s["terminal"] == "COMPLETED":
-            lines.append(f"    Note over {part(s['service_id'])}: completed - "
+            lines.append(f"    Note over {me}: completed - "
                          f"{safe(', '.join(sorted({name(w) for w in s.get('completion_refs', [])})))}")
+        elif s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED" and not s["is_back_edge"]:
+            lines.append(f"    Note over {me}: ends - no write recorded (read-only, or completion not evidenced)")
+
+    def walk(s: dict[str, Any], src: str | None) -> None:
+        me = part(s["service_id"])
+        if src is None:
+            lines.append(f"    Note over {me}: {safe(name(s['node_ref']))}")
+        else:
+            arrow = {"EVENT_TRIGGER": "-)", "ASYNC": "-)"}.get(s["edge_type"], "->>")
+            if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED":
+                arrow = "-x"
+            suffix = f" [{s['resolution_status']}]" if s["resolution_status"] != "RESOLVED" else ""
+            suffix += " (again)" if s["is_back_edge"] else ""
+            suffix += " [TRUNCATED]" if s["terminal"] == "TRUNCATED" else ""
+            label = safe(name(s["via_ref"]) if s["via_ref"] else "")
+            lines.append(f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}")
+        notes(s, me)
+        for k in children.get(s["step_id"], []):
+            if k["terminal"] not in ("REJECTED", "MANUAL_HANDOFF"):
+                walk(k, me)
+    for root in children.get(None, []):
+        walk(root, None)
+    if len(lines) > MAX_DIAGRAM_LINES:  # Mermaid refuses large texts: the JSON keeps every step
+        more = len(lines) - MAX_DIAGRAM_LINES
+        lines = lines[:MAX_DIAGRAM_LINES] + [f"    Note over {parts[0][1]}: {more} more line(s) not drawn; see the "
+                                             "flow's steps in the JSON"]
     head = ["sequenceDiagram"] + [f"    participant {a} as {safe(k)}" for k, a in parts]
     return "\n".join(head + lines) + "\n"

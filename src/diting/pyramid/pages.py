@@ -22,8 +22,9 @@ _code = markdown_code
 
 
 def _cites(s: dict[str, Any], names: dict[str, str], limit: int = 3) -> str:
+    """The records a statement cites, by name (their record ids are in the JSON)."""
     ids = s["source_ref_ids"]
-    shown = ", ".join(f"`{_code(i)}`" for i in ids[:limit])
+    shown = ", ".join(f"`{_code(names.get(i, i), in_table=False)}`" for i in ids[:limit])
     more = f" +{len(ids) - limit} more" if len(ids) > limit else ""
     return f"<sub>cites {shown}{more}</sub>"
 
@@ -32,9 +33,9 @@ def file_name(service_id: str, label: str) -> str:
     """``service[+label]`` made safe as a file name; a name that needed changes carries a hash."""
     raw = service_id + (f"+{label}" if label else "")
     safe = "".join(ch if ch.isalnum() or ch in "._-+@" else "_" for ch in raw).lstrip(".") or "_"
-    if safe != raw:
-        safe += "-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:8]
-    return safe[:120]
+    if safe != raw or len(safe) > 100:  # changed or cut: the hash of the full name keeps names apart
+        safe = safe[:100] + "-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
+    return safe
 
 
 def _statements(stmts: list[dict[str, Any]], names: dict[str, str]) -> list[str]:
@@ -57,7 +58,8 @@ def _card_md(card: dict[str, Any], rules: dict[str, dict[str, Any]], names: dict
         out += ["", "; ".join(shown) + "."]
     if card["unresolved"]:
         out += ["", "Unresolved:"]
-        out += [f"- `{_code(u['code'])}` {_md(u['reason'])}" for u in card["unresolved"]]
+        out += [f"- `{_code(u['code'])}` `{_code(names.get(u['target'], u['target']))}`: {_md(u['reason'])}"
+                for u in card["unresolved"]]
     out.append("")
     return out
 
@@ -90,12 +92,13 @@ def _profile_md(p: dict[str, Any], names: dict[str, str]) -> list[str]:
     return out
 
 
-def _flow_md(flow: dict[str, Any], steps: list[dict[str, Any]]) -> list[str]:
+def _flow_md(flow: dict[str, Any], steps: list[dict[str, Any]], names: dict[str, str]) -> list[str]:
     terminals: dict[str, int] = {}
     for s in steps:
         if s["terminal"]:
             terminals[s["terminal"]] = terminals.get(s["terminal"], 0) + 1
-    out = [f"### Flow from `{_code(flow['root_entry_ref']['record_id'].split(':', 1)[-1])}`", "",
+    root = flow["root_entry_ref"]["record_id"]
+    out = [f"### Flow from `{_code(names.get(root, root))}`", "",
            f"`{_code(flow['flow_id'])}` — weakest hop **{flow['weakest_status']}**, {flow['hop_count']} service "
            f"hop(s), {flow['step_count']} step(s)" + (", **truncated**" if flow["truncated"] else "") + "; terminals: " +
            (", ".join(f"{k} {v}" for k, v in sorted(terminals.items())) or "none") + ".", "",
@@ -130,19 +133,20 @@ def write_pages(p, out: Path) -> None:
         md += [f"## Entry cards ({len(cards)})", ""]
         for c in cards:
             md += _card_md(c, rules, names)
-        crossing = [f for f in flows if f["hop_count"] or f["step_count"] > 1 and any(
-            s["via_ref"] and not s["via_ref"].startswith("branch:") for s in steps_of.get(f["flow_id"], [])[1:])]
-        local = [f for f in flows if f not in crossing]
-        md += [f"## Flows ({len(flows)}: {len(crossing)} leave the entry's service)", ""]
-        for f in crossing:
-            md += _flow_md(f, steps_of.get(f["flow_id"], []))
-        if local:
-            md += ["Flows that stay inside the service (no remote call or message):", "",
-                   "| entry | steps | terminals |", "|---|---:|---|"]
-            for f in local:
+        # a flow with a hop: a call or a message to another entry (of this service or another), shown or not followed
+        hopping = [f for f in flows if any(s["parent_step_id"] and s["terminal"] not in ("REJECTED", "MANUAL_HANDOFF")
+                                           for s in steps_of.get(f["flow_id"], []))]
+        alone = [f for f in flows if f not in hopping]
+        md += [f"## Flows ({len(flows)}: {len(hopping)} with a call or message to another entry)", ""]
+        for f in hopping:
+            md += _flow_md(f, steps_of.get(f["flow_id"], []), names)
+        if alone:
+            md += ["Flows with no call or message to another entry:", "", "| entry | steps | terminals |",
+                   "|---|---:|---|"]
+            for f in alone:
+                root = f["root_entry_ref"]["record_id"]
                 terms = sorted(s["terminal"] for s in steps_of.get(f["flow_id"], []) if s["terminal"])
-                md.append(f"| `{_code(f['root_entry_ref']['record_id'].split(':', 1)[-1])}` | {f['step_count']} | "
-                          f"{', '.join(terms) or '-'} |")
+                md.append(f"| `{_code(names.get(root, root))}` | {f['step_count']} | {', '.join(terms) or '-'} |")
             md.append("")
         (svc_dir / f"{name}.md").write_text("\n".join(md).rstrip("\n") + "\n", encoding="utf-8")
         index_rows.append({"service_id": prof["service_id"], "label": prof["label"], "page": f"services/{name}.md",

@@ -12,7 +12,6 @@ from diting.pyramid.cards import digest
 from diting.pyramid.facts import PackageFacts
 from diting.pyramid.templates import statement
 
-_OP_WORD = {"WRITE": "writes", "READ": "reads"}
 
 
 def _estate_tables(con) -> dict[tuple[str, str | None], dict[str, set[str]]]:
@@ -35,6 +34,27 @@ def _alignment(con, scan_id: str) -> tuple[list[dict[str, Any]], list[dict[str, 
     return out_rows, in_rows
 
 
+def _contract_groups(facts: PackageFacts, contracts: list[str]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Provided contracts grouped for one statement each: an RPC interface with its methods, an HTTP
+    path's first segment with its endpoints. ``(protocol, group) → [(contract rid, member)]``."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for c in contracts:
+        e = facts.entities[c]
+        urn = e["urn"] or ""
+        protocol = e["attributes"].get("protocol") or urn.split("://", 1)[0] or "?"
+        params = ",".join(p.rsplit(".", 1)[-1] for p in e["signature"])
+        if protocol == "http" and "://" in urn:
+            host_path, _, verb = urn.partition("#")
+            host, _, path = host_path.split("://", 1)[1].partition("/")
+            group = f"http://{host}/{path.split('/', 1)[0]}"
+            member = f"{verb} /{path}"
+        else:
+            group, _, method = urn.partition("#")
+            member = f"{method}({params})"
+        out.setdefault((protocol, group), []).append((c, member))
+    return out
+
+
 def _names(services: set[str] | list[str]) -> str:
     s = sorted(x for x in services if x)
     return ", ".join(s) if s else "nobody in the estate"
@@ -51,16 +71,19 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
     rows_out, rows_in = _alignment(con, facts.scan_id)
     stmts: list[dict[str, Any]] = []
     gaps: list[dict[str, str]] = []
-    if entries:
+    serving = [r for r in entries if ents[r]["entry_kind"] != "MAIN"]  # a main method starts, it serves nothing
+    if serving:
         kinds: dict[str, int] = {}
-        for r in entries:
+        for r in serving:
             kinds[ents[r]["entry_kind"]] = kinds.get(ents[r]["entry_kind"], 0) + 1
-        stmts.append(statement("RESPONSIBILITY_ENTRIES", [(r, "entry") for r in entries], service=svc,
-                               count=len(entries), ies="y" if len(entries) == 1 else "ies",
+        stmts.append(statement("RESPONSIBILITY_ENTRIES", [(r, "entry") for r in serving], service=svc,
+                               count=len(serving), ies="y" if len(serving) == 1 else "ies",
                                kinds=", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))))
-    for c in provided:
-        stmts.append(statement("RESPONSIBILITY_PROVIDES", [(c, "contract")], service=svc, urn=facts.name(c),
-                               protocol=ents[c]["attributes"].get("protocol") or "?"))
+    for (protocol, group), members in sorted(_contract_groups(facts, provided).items()):
+        names = sorted({m for _, m in members})
+        stmts.append(statement("RESPONSIBILITY_PROVIDES", [(c, "contract") for c, _ in members], service=svc,
+                               count=len(members), protocol=protocol, group=group,
+                               members=", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")))
     consumed_out = []
     for c in consumed:
         rows = [r for r in rows_out if r["src_node_ref"] == c]
@@ -77,14 +100,17 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
             gaps.append({"code": f"CONSUMED_{status}", "target": c, "reason": f"{facts.name(c)}: {text}"})
     topics_out = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "PUBLISHES" and r["target"]})
     for t in topics_out:
-        subs = {r["dst_service"] for r in rows_out if r["edge_kind"] == "MQ" and r["urn"] == facts.name(t)
+        sends = {rid for rid, r in facts.relations.items() if r["kind"] == "PUBLISHES" and r["target"] == t}
+        subs = {r["dst_service"] for r in rows_out if r["edge_kind"] == "MQ" and r["src_ref"] in sends
                 and r["resolution_status"] == "RESOLVED"}
         stmts.append(statement("BOUNDARY_PUBLISHES", [(t, "topic")], service=svc, topic=facts.name(t),
                                subscribers=f"{_names(subs)} subscribe{'s' if len(subs) == 1 else ''}" if subs
                                else "no current subscriber"))
     topics_in = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"]})
     for t in topics_in:
-        pubs = {r["src_service"] for r in rows_in if r["edge_kind"] == "MQ" and r["urn"] == facts.name(t)
+        subscribers = {r["source"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"] == t}
+        # joined on the subscribing entry: a RabbitMQ binding or dead-letter route publishes another urn
+        pubs = {r["src_service"] for r in rows_in if r["edge_kind"] == "MQ" and r["dst_ref"] in subscribers
                 and r["resolution_status"] == "RESOLVED"}
         stmts.append(statement("BOUNDARY_SUBSCRIBES", [(t, "topic")], service=svc, topic=facts.name(t),
                                publishers=_names(pubs)))
@@ -96,6 +122,7 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         if e["kind"] == "TABLE":
             by_urn.setdefault(e["urn"], []).append(r)
     written, read, sole, sharded = [], [], [], []
+    shared_said: set[tuple[str, str | None, str]] = set()
     for table, ds, op, is_sharded, key, cands, key_status in accessed:
         item = {"logical_table": table, "datasource": ds}
         (written if op == "WRITE" else read).append(item)
@@ -105,12 +132,19 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
             sole.append(item)
             if rid:
                 stmts.append(statement("RESPONSIBILITY_SOLE_WRITER", [(rid, "table")], service=svc, table=table))
-        elif rid:
-            other_svcs = (others.get("WRITE", set()) | (others.get("READ", set()) if op == "WRITE" else set())) - {svc}
-            if other_svcs:
-                other_op = "write" if others.get("WRITE", set()) - {svc} else "read"
-                stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc, op=_OP_WORD[op],
-                                       table=table, others=_names(other_svcs), others_op=other_op))
+        if rid and (op == "WRITE" or others.get("WRITE", set()) - {svc}) and (table, ds, svc) not in shared_said:
+            # who else touches it, and how: each other writer, and (for a table it writes) each reader
+            said = []
+            for other in sorted((others.get("WRITE", set()) | others.get("READ", set())) - {svc}):
+                if other in others.get("WRITE", set()):
+                    said.append(f"{other} writes it")
+                elif op == "WRITE" or svc in others.get("WRITE", set()):
+                    said.append(f"{other} reads it")
+            if said:
+                shared_said.add((table, ds, svc))
+                verb = "writes" if svc in others.get("WRITE", set()) else "reads"
+                stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc, op=verb,
+                                       table=table, others=", ".join(said)))
         if is_sharded and not any(s["logical_table"] == table and s["datasource"] == ds for s in sharded):
             sharded.append({"logical_table": table, "datasource": ds, "confirmed_shard_key": key,
                             "candidate_shard_keys": json.loads(cands) if isinstance(cands, str) else (cands or []),
@@ -119,8 +153,10 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         "SELECT DISTINCT config_key, value_resolution FROM config_bindings WHERE scan_id = ? ORDER BY ALL",
         [facts.scan_id]).fetchall()]
     caches = sorted({e["urn"] for e in ents.values() if e["kind"] == "CACHE_KEY" and e["urn"]})
-    for code, urn, msg in con.execute("SELECT code, urn, message FROM graph_findings WHERE service_id = ? AND "
-                                      "code IN ('UNRESOLVED_CALL') ORDER BY ALL", [svc]).fetchall():
+    for code, urn, msg in con.execute("SELECT code, urn, message FROM graph_findings WHERE (service_id = ? OR "
+                                      "list_contains(related_services, ?)) AND code IN ('UNRESOLVED_CALL', "
+                                      "'SINGLE_WRITER_VIOLATION', 'CROSS_SERVICE_DATA_ACCESS') ORDER BY ALL",
+                                      [svc, svc]).fetchall():
         if not any(g["reason"].startswith(urn or "\0") for g in gaps):
             gaps.append({"code": code, "target": urn or "?", "reason": msg})
     for code, n in con.execute("SELECT code, count(*) FROM diagnostics WHERE scan_id = ? AND code IN "

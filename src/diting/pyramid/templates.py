@@ -43,14 +43,14 @@ TEMPLATES: dict[str, Template] = {
     # L3 service profiles
     "RESPONSIBILITY_ENTRIES": Template("RESPONSIBILITY", "{service} serves {count} entr{ies}: {kinds}.",
                                        ("entry",)),
-    "RESPONSIBILITY_PROVIDES": Template("RESPONSIBILITY", "{service} provides {urn} ({protocol}).", ("contract",)),
+    "RESPONSIBILITY_PROVIDES": Template("RESPONSIBILITY", "{service} provides {count} {protocol} contract(s) of "
+                                        "{group}: {members}.", ("contract",)),
     "RESPONSIBILITY_SOLE_WRITER": Template("RESPONSIBILITY", "{service} is the only service that writes {table}.",
                                            ("table",)),
     "BOUNDARY_CALLS": Template("BOUNDARY", "{service} hands {urn} to {providers}.", ("contract",)),
     "BOUNDARY_PUBLISHES": Template("BOUNDARY", "{service} publishes {topic}; {subscribers}.", ("topic",)),
     "BOUNDARY_SUBSCRIBES": Template("BOUNDARY", "{service} reacts to {topic} from {publishers}.", ("topic",)),
-    "BOUNDARY_SHARED_TABLE": Template("BOUNDARY", "{service} {op} {table}, which {others} also {others_op}.",
-                                      ("table",)),
+    "BOUNDARY_SHARED_TABLE": Template("BOUNDARY", "{service} {op} {table}; {others}.", ("table",)),
 }
 
 #: card roles (SPEC §10); profiles add RESPONSIBILITY and BOUNDARY
@@ -80,6 +80,8 @@ def statement(template_id: str, cites: list[tuple[str, str]], **fields: Any) -> 
     if bad:
         raise TemplateError(f"{template_id} may cite {', '.join(t.cites)}, not {bad[0]}")
     ids = sorted({rid for rid, _ in cites})
+    # a backtick in a name would open or close a code span the template did not mean
+    fields = {k: v.replace("`", "'") if isinstance(v, str) else v for k, v in fields.items()}
     digest = hashlib.sha256("\n".join([template_id, *ids]).encode("utf-8")).hexdigest()[:16]
     return {"statement_id": f"stmt:{digest}", "role": t.role, "template": template_id,
             "text": t.text.format(**fields), "source_ref_ids": ids}
