@@ -286,9 +286,17 @@ def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
             label = safe(name(s["via_ref"]) if s["via_ref"] else "")
             lines.append(f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}")
         notes(s, me)
-        for k in children.get(s["step_id"], []):
-            if k["terminal"] not in ("REJECTED", "MANUAL_HANDOFF"):
+        hops = [k for k in children.get(s["step_id"], []) if k["terminal"] not in ("REJECTED", "MANUAL_HANDOFF")]
+        guards: dict[str | None, list[dict[str, Any]]] = {}
+        for k in hops:
+            guards.setdefault(k["guard_refs"][0] if k["guard_refs"] else None, []).append(k)
+        for guard, group in guards.items():
+            if guard is not None:  # the hop happens only under its branch's condition
+                lines.append(f"    opt {safe(name(guard)) or 'a branch'}")
+            for k in group:
                 walk(k, me)
+            if guard is not None:
+                lines.append("    end")
     for root in children.get(None, []):
         walk(root, None)
     if len(lines) > MAX_DIAGRAM_LINES:  # Mermaid refuses large texts: the JSON keeps every step
