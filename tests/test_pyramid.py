@@ -401,3 +401,41 @@ def test_two_profile_sets_of_one_service_keep_apart(graph, estate, tmp_path):
         assert len(ids) == len(set(ids)), key
     pages_ = sorted(x.name for x in (tmp_path / "pages" / "services").glob("order-center*.md"))
     assert len(pages_) == 2, pages_
+
+
+def test_a_branch_calling_a_helper_that_always_throws_rejects_under_its_condition(tmp_path):
+    from conftest import BOOT_PLUGIN, make_repo, pom
+    files = {
+        "pom.xml": pom("shop-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/App.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+        "public class App { public static void main(String[] a) { } }\n",
+        "src/main/java/com/example/Asserts.java": "package com.example;\n"
+        "public class Asserts { public static void fail(String m) { throw new IllegalStateException(m); } }\n",
+        "src/main/java/com/example/LoginController.java": "package com.example;\n"
+        "@org.springframework.web.bind.annotation.RestController\n"
+        "public class LoginController {\n"
+        "  @org.springframework.web.bind.annotation.PostMapping(\"/login\")\n"
+        "  public String login(String user) {\n"
+        "    if (user == null) {\n"
+        "      Asserts.fail(\"no user\");\n"
+        "    }\n"
+        "    return user;\n"
+        "  }\n"
+        "}\n",
+    }
+    repo, sha = make_repo(tmp_path, files)
+    scan(repo, sha, ScanOptions(out=tmp_path / "ir", repo_id="t/shop", quiet=True))
+    db = tmp_path / "g.duckdb"
+    build(db, [tmp_path / "ir"])
+    p = build_pyramid(db, None)
+    card = next(c for c in p.cards if c["urn"].endswith("/login#POST"))
+    cond = [s["text"] for s in card["statements"] if s["role"] == "CONDITION" and "user == null" in s["text"]]
+    assert cond and "rejects (calls Asserts#fail(String), which always throws)" in cond[0]
+    rule = next(r for r in p.rules if "user == null" in (r["predicate"]["text"] or ""))
+    assert rule["effects"][0]["kind"] == "REJECT"
+    flow = next(f for f in p.flows if f["flow_id"].endswith("LoginController#login(java.lang.String)"))
+    rejected = [s for s in p.steps if s["flow_id"] == flow["flow_id"] and s["terminal"] == "REJECTED"]
+    # one rejection, at the call, under the if — not the helper's own unguarded throw
+    assert len(rejected) == 1 and rejected[0]["guard_refs"] and rejected[0]["via_ref"].startswith("relation:")
+    assert "Asserts" in rejected[0]["reason"]

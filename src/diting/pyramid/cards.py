@@ -75,7 +75,9 @@ def rule_id(facts: PackageFacts, label: str, branch_id: str) -> str:
 def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, list[str]],
                   label: str = "") -> dict[str, Any]:
     """The static rule record of one ledger item (seed business-rule 0.2 required fields)."""
-    effects = [{"kind": "REJECT", "outcome": "THROW", "ref": item["record_id"]}] if item["outcome"] == "THROW" else []
+    rejects = facts.rejecting_calls(item["effects"])
+    effects = [{"kind": "REJECT", "outcome": "THROW", "ref": rejects[0] if rejects else item["record_id"]}] \
+        if item["outcome"] == "THROW" or rejects else []
     tables: set[str] = set()
     for rid in item["effects"]:
         r = facts.relations.get(rid)
@@ -133,10 +135,12 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
             stmts.append(statement("FAILURE", [(rid, "branch")], method=method, exit=item["exit"] or "?",
                                    when=f" when `{cond}`" if cond else ""))
         else:
+            rejects = facts.rejecting_calls(item["effects"])
+            outcome = (f"rejects (calls {facts.name(facts.relations[rejects[0]]['target'])}, which always throws)"
+                       if rejects else _OUTCOME.get(item["outcome"], item["outcome"].lower()))
             stmts.append(statement("CONDITION", [(rid, "branch")], method=method,
                                    kind=_KIND.get(item["branch_kind"], item["branch_kind"].lower()),
-                                   condition=item["condition"] or item["exit"] or "?",
-                                   outcome=_OUTCOME.get(item["outcome"], item["outcome"].lower())))
+                                   condition=item["condition"] or item["exit"] or "?", outcome=outcome))
         mapped.append(rid)
     return stmts, mapped, excluded, unknown
 

@@ -41,6 +41,7 @@ class PackageFacts:
     #: relation id → the innermost ledger item that lists it as an effect
     guard_of: dict[str, str] = field(default_factory=dict)
     _by_branch: dict[str, dict[str, Any]] | None = None
+    _throws: set[str] | None = None
 
     @classmethod
     def load(cls, con, scan_id: str) -> "PackageFacts":
@@ -107,6 +108,23 @@ class PackageFacts:
         while item is not None and (item["branch_kind"] in ("RETURN", "THROW") or not item["condition"]):
             item = by_branch.get(item["parent"] or "")
         return item["record_id"] if item is not None else None
+
+    def always_throws(self) -> set[str]:
+        """Methods that always throw: their ledger has a throw at the top of the body and no return (a
+        validation helper such as ``Asserts.fail(msg)``); a branch that calls one rejects."""
+        if self._throws is None:
+            self._throws = set()
+            for sym, items in self.ledger_of.items():
+                kinds = [(self.ledger[i]["branch_kind"], self.ledger[i]["parent"]) for i in items]
+                if ("THROW", None) in kinds and not any(k == "RETURN" for k, _ in kinds):
+                    self._throws.add(sym)
+        return self._throws
+
+    def rejecting_calls(self, rids: list[str]) -> list[str]:
+        """The RESOLVED calls among ``rids`` to a method that always throws."""
+        throws = self.always_throws()
+        return [r for r in rids if (rel := self.relations.get(r)) is not None and rel["kind"] == "CALLS"
+                and rel["status"] == "RESOLVED" and rel["target"] in throws]
 
     def by_branch(self) -> dict[str, dict[str, Any]]:
         """Ledger items by branch_id (built once)."""

@@ -204,8 +204,16 @@ class FlowBuilder:
         """REJECTED per throw of the reach, MANUAL_HANDOFF for a dead-letter topic."""
         f = info.facts
         by_branch = f.by_branch()
+        throws = f.always_throws()
+        for call in f.rejecting_calls(info.reach.effects.get("CALLS", [])):
+            rel = f.relations[call]  # a validation helper: the rejection is the caller's, under the caller's guard
+            add(self._step(flow_id, step, info.service_id, call, call, rel["guard"], "SEQUENCE", "RESOLVED",
+                           terminal="REJECTED", scan_id=info.scan_id,
+                           reason=f"{f.name(rel['source'])} calls {f.name(rel['target'])}, which always throws"))
         for rid in info.reach.ledger:
             item = f.ledger[rid]
+            if item["symbol"] in throws:
+                continue  # shown at each call of the helper instead
             if item["branch_kind"] == "THROW" and item["status"] == "RESOLVED" and not item["exclusion_rule_id"]:
                 parent = by_branch.get(item["parent"] or "")
                 add(self._step(flow_id, step, info.service_id, rid, rid, parent["record_id"] if parent else None,
@@ -237,8 +245,10 @@ def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
     def safe(text: str) -> str:
         """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,
         newlines, control characters) becomes a space."""
-        out = "".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?=" else " " for ch in str(text))
-        return " ".join(out.split())[:120]
+        out = " ".join("".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?='+!" else " "
+                                for ch in str(text).replace('"', "'").replace("||", " or ")
+                                .replace("&&", " and ")).split())
+        return out if len(out) <= 120 else out[:119] + "…"
     parts: list[str] = []
 
     def part(svc: str | None) -> str:
@@ -260,15 +270,20 @@ def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
         rejected: dict[str, int] = {}
         for k in kids:
             if k["terminal"] == "REJECTED":
-                rejected[safe(k["reason"] or "")] = rejected.get(safe(k["reason"] or ""), 0) + 1
-        for reason, n in rejected.items():
-            lines.append(f"    Note over {me}: rejected - {reason}" + (f" (x{n})" if n > 1 else ""))
+                when = f"when {safe(name(k['guard_refs'][0]))} " if k["guard_refs"] else ""
+                key = f"rejected {when}- {safe(k['reason'] or '')}"
+                rejected[key] = rejected.get(key, 0) + 1
+        for key, n in list(rejected.items())[:8]:
+            lines.append(f"    Note over {me}: {key}" + (f" (x{n})" if n > 1 else ""))
+        if len(rejected) > 8:
+            lines.append(f"    Note over {me}: and {len(rejected) - 8} more kinds of rejection (see the JSON)")
         for k in kids:
             if k["terminal"] == "MANUAL_HANDOFF":
                 lines.append(f"    Note over {me}: manual handoff - {safe(k['reason'] or '')}")
         if s["terminal"] == "COMPLETED":
-            lines.append(f"    Note over {me}: completed - "
-                         f"{safe(', '.join(sorted({name(w) for w in s.get('completion_refs', [])})))}")
+            written = sorted({name(w).removeprefix("writes ") for w in s.get("completion_refs", [])})
+            shown = ", ".join(written[:4]) + (f" and {len(written) - 4} more" if len(written) > 4 else "")
+            lines.append(f"    Note over {me}: completed - writes {safe(shown)}")
         elif s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED" and not s["is_back_edge"]:
             lines.append(f"    Note over {me}: ends - no write recorded (read-only, or completion not evidenced)")
 
