@@ -439,3 +439,24 @@ def test_a_branch_calling_a_helper_that_always_throws_rejects_under_its_conditio
     # one rejection, at the call, under the if — not the helper's own unguarded throw
     assert len(rejected) == 1 and rejected[0]["guard_refs"] and rejected[0]["via_ref"].startswith("relation:")
     assert "Asserts" in rejected[0]["reason"]
+
+
+def test_data_stores_no_probe_models_are_gaps_not_silence():
+    from diting.pyramid.facts import PackageFacts
+    from diting.pyramid.profiles import _unmodelled_stores
+
+    def rel(rid, kind, src, dst, status="RESOLVED", site=None, mk=None):
+        return {"record_id": rid, "kind": kind, "source": src, "target": dst, "status": status, "candidates": [],
+                "guard": None, "attributes": {}, "callsite": site, "match_keys": mk or {}}
+    rels = {r["record_id"]: r for r in [
+        rel("r1", "CALLS", "method:a", "ext:org.springframework.data.mongodb.repository.MongoRepository#save(?)",
+            site="a@0"),
+        rel("r2", "CALLS", "method:a", "ext:org.springframework.data.redis.core.ValueOperations#get(?)", site="a@1"),
+        rel("r3", "READS", "method:a", "cache:redis://x:", site="a@1"),  # a probe modelled this one
+        rel("r4", "CALLS", "method:b", "ext:org.springframework.data.mongodb.repository.MongoRepository#save(?)",
+            site="b@0"),  # not reached
+        rel("r5", "WRITES", "method:a", None, "UNRESOLVED", "a@2", {"protocol": "redis", "key_expression": "key"})]}
+    f = PackageFacts("s", "svc", "0" * 40, "sv:svc:" + "0" * 40, {}, rels, {})
+    gaps = {g["code"] + ":" + g["target"]: g["reason"] for g in _unmodelled_stores(f, {"method:a"})}
+    assert set(gaps) == {"DATA_STORE_NOT_MODELLED:MongoDB", "CACHE_KEY_UNRESOLVED:s"}
+    assert gaps["DATA_STORE_NOT_MODELLED:MongoDB"].startswith("1 call(s)")

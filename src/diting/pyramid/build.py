@@ -83,7 +83,8 @@ def derive(con) -> Pyramid:
         pc, pr, reaches = package_cards(facts, label)
         cards += pc
         rules += pr
-        profiles.append(service_profile(con, facts, label, pc, tables))
+        reached = {m for r in reaches.values() for m in r.methods}
+        profiles.append(service_profile(con, facts, label, pc, tables, reached))
         for rid, r in reaches.items():
             e = facts.entities[rid]
             infos[(scan_id, rid)] = EntryInfo(scan_id, facts.service_id, label, rid, e["stable_id"], e["urn"],

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from diting.pyramid.facts import PackageFacts, Reach, reach, short_method
@@ -113,6 +114,18 @@ def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, l
     return body
 
 
+_PART = re.compile(r"(\d+)")
+
+
+def source_order(branch_id: str) -> list:
+    """A sort key putting a method's branches in source order: ``then`` before ``else``, indices as numbers."""
+    key: list = []
+    for part in branch_id.split("/"):
+        part = {"then": "0then", "else": "1else"}.get(part, part)
+        key.append([int(x) if x.isdigit() else x for x in _PART.split(part)])
+    return key
+
+
 def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[str], dict[str, list[str]],
                                                                 list[str]]:
     by_branch = facts.by_branch()
@@ -120,7 +133,9 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
     mapped: list[str] = []
     excluded: dict[str, list[str]] = {}
     unknown: list[str] = []
-    for rid in r.ledger:
+    order = {m: i for i, m in enumerate(r.methods + r.statements)}
+    for rid in sorted(r.ledger, key=lambda x: (order.get(facts.ledger[x]["symbol"], len(order)),
+                                               source_order(facts.ledger[x]["branch_id"]))):
         item = facts.ledger[rid]
         if item["exclusion_rule_id"]:
             excluded.setdefault(item["exclusion_rule_id"], []).append(rid)

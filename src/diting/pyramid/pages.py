@@ -68,7 +68,7 @@ def _profile_md(p: dict[str, Any], names: dict[str, str]) -> list[str]:
     out = [f"## Profile — {'complete' if p['complete'] else 'with gaps'}", ""]
     out += _statements(p["statements"], names)
     out.append("")
-    rows = [("entries", len(p["entries"])), ("contracts exposed", len(p["contracts_exposed"])),
+    rows = [("entries (a main method included)", len(p["entries"])), ("contracts exposed", len(p["contracts_exposed"])),
             ("contracts consumed", len(p["contracts_consumed"])), ("topics in", len(p["topics_in"])),
             ("topics out", len(p["topics_out"])), ("tables written", len(p["tables_written"])),
             ("tables read", len(p["tables_read"])), ("sole writer of", len(p["sole_writer_of"])),

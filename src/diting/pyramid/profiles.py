@@ -55,14 +55,52 @@ def _contract_groups(facts: PackageFacts, contracts: list[str]) -> dict[tuple[st
     return out
 
 
+#: library packages of data stores diting does not model as tables or caches: calls into them are
+#: resolved calls, not reads or writes, and a profile says so rather than list no such access
+UNMODELLED_STORES = {"org.springframework.data.mongodb": "MongoDB", "com.mongodb": "MongoDB",
+                     "org.springframework.data.elasticsearch": "Elasticsearch", "org.elasticsearch": "Elasticsearch",
+                     "org.springframework.data.redis": "Redis", "redis.clients": "Redis",
+                     "org.springframework.data.cassandra": "Cassandra"}
+
+
+def _unmodelled_stores(facts: PackageFacts, reached: set[str] | None) -> list[dict[str, str]]:
+    """Gaps for data access the pyramid cannot show, in code an entry reaches (all code without
+    ``reached``): calls into an unmodelled store's library, and cache reads and writes whose key does
+    not fold (a wrapper taking the key as a parameter)."""
+    counts: dict[str, int] = {}
+    # a call a probe turned into a cache or table access is modelled: it has a READS/WRITES at its site
+    modelled = {r["callsite"] for r in facts.relations.values() if r["kind"] in ("READS", "WRITES") and r["callsite"]}
+    for r in facts.relations.values():
+        if r["kind"] == "CALLS" and r["status"] == "RESOLVED" and (r["target"] or "").startswith("ext:") and \
+                r["callsite"] not in modelled and (reached is None or r["source"] in reached):
+            name = r["target"][4:]
+            for prefix, store in UNMODELLED_STORES.items():
+                if name.startswith(prefix + "."):
+                    counts[store] = counts.get(store, 0) + 1
+    gaps = [{"code": "DATA_STORE_NOT_MODELLED", "target": store,
+             "reason": f"{n} call(s) into {store} no probe models; their reads and writes are not in the "
+                       "tables or caches above"}
+            for store, n in sorted(counts.items())]
+    keys = sum(1 for r in facts.relations.values() if r["kind"] in ("READS", "WRITES") and r["status"] != "RESOLVED"
+               and "protocol" in (r["match_keys"] or {}) and "key_expression" in (r["match_keys"] or {})
+               and (reached is None or r["source"] in reached))
+    if keys:
+        gaps.append({"code": "CACHE_KEY_UNRESOLVED", "target": facts.scan_id,
+                     "reason": f"{keys} cache read(s) or write(s) whose key does not fold (often a wrapper taking "
+                               "the key as a parameter); their prefixes are not among the cache prefixes"})
+    return gaps
+
+
 def _names(services: set[str] | list[str]) -> str:
     s = sorted(x for x in services if x)
     return ", ".join(s) if s else "nobody in the estate"
 
 
 def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
-                    tables: dict[tuple[str, str | None], dict[str, set[str]]]) -> dict[str, Any]:
-    """The profile of one service package (``cards``: its entry cards; ``tables``: :func:`_estate_tables`)."""
+                    tables: dict[tuple[str, str | None], dict[str, set[str]]],
+                    reached: set[str] | None = None) -> dict[str, Any]:
+    """The profile of one service package (``cards``: its entry cards; ``tables``: :func:`_estate_tables`;
+    ``reached``: the methods its entries reach, where a gap about code matters)."""
     svc = facts.service_id
     ents = facts.entities
     entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
@@ -164,10 +202,16 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
                                "'ENCODING_FALLBACK', 'BUDGET_EXHAUSTED') GROUP BY ALL ORDER BY ALL",
                                [facts.scan_id]).fetchall():
         gaps.append({"code": code, "target": facts.scan_id, "reason": f"{n} diagnostic(s) of the package"})
-    incomplete = [c["card_id"] for c in cards if not c["complete"]]
+    incomplete = [c for c in cards if not c["complete"]]
     if incomplete:
+        codes: dict[str, int] = {}
+        for c in incomplete:
+            for u in c["unresolved"]:
+                codes[u["code"]] = codes.get(u["code"], 0) + 1
         gaps.append({"code": "CARDS_INCOMPLETE", "target": facts.scan_id,
-                     "reason": f"{len(incomplete)} of {len(cards)} entry cards have unresolved items"})
+                     "reason": f"{len(incomplete)} of {len(cards)} entry cards have unresolved items (" +
+                               ", ".join(f"{k} {n}" for k, n in sorted(codes.items())) + ")"})
+    gaps += _unmodelled_stores(facts, reached)
     if not any(s["role"] == "RESPONSIBILITY" for s in stmts):
         gaps.append({"code": "NO_RESPONSIBILITY_EVIDENCE", "target": facts.scan_id,
                      "reason": "no entry, provided contract or solely written table to state a responsibility from"})
