@@ -344,7 +344,8 @@ def test_a_cycle_between_services_is_kept_as_a_back_edge_and_expanded_once():
     fan = [row(a, next(iter(a.relations)), c, rid) for rid in many]
     flow, steps = FlowBuilder(infos_c, fan).flow(infos_c[("scan:a", "entry:a:onU")])
     assert flow["truncated"] and len(steps) == flows_mod.MAX_STEPS
-    assert len(flow["frontier"]) == 3000 - (flows_mod.MAX_STEPS - 1)  # every entry not shown is on the frontier
+    # every entry not expanded is on the frontier: the 1,001 not shown and the 1,999 shown but still queued
+    assert len(flow["frontier"]) == 3000
 
 
 def test_out_is_replaced_only_when_it_holds_a_former_output_alone(graph, tmp_path):
@@ -460,3 +461,43 @@ def test_data_stores_no_probe_models_are_gaps_not_silence():
     gaps = {g["code"] + ":" + g["target"]: g["reason"] for g in _unmodelled_stores(f, {"method:a"})}
     assert set(gaps) == {"DATA_STORE_NOT_MODELLED:MongoDB", "CACHE_KEY_UNRESOLVED:s"}
     assert gaps["DATA_STORE_NOT_MODELLED:MongoDB"].startswith("1 call(s)")
+
+
+
+def test_out_keeps_user_files_under_services_and_a_database_reached_through_a_link(graph, tmp_path):
+    db, _ = graph
+    out = tmp_path / "out"
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    build_pyramid(copy, out)
+    (out / "services" / "notes.txt").write_text("mine")
+    r = run_cli("pyramid", "--db", str(copy), "--out", str(out))
+    assert r.returncode == 2 and "services/notes.txt" in r.stderr and (out / "services" / "notes.txt").exists()
+    (out / "services" / "notes.txt").unlink()
+    inside = out / "services" / "g.duckdb"
+    shutil.copy(copy, inside)
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(inside)
+    r = run_cli("pyramid", "--db", str(link), "--out", str(out))
+    assert r.returncode == 2 and inside.exists(), r.stderr
+
+
+def test_a_failure_at_commit_puts_the_former_output_back(graph, tmp_path, monkeypatch):
+    from diting.pyramid import build as build_mod
+    db, _ = graph
+    copy = tmp_path / "g.duckdb"
+    shutil.copy(db, copy)
+    out = tmp_path / "out"
+    build_pyramid(copy, out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    (out / "index.md").write_text("former")  # mark the former output
+    real = build_mod._swap
+
+    def swap_then_fail(tmp, o, aside):
+        real(tmp, o, aside)
+        raise KeyboardInterrupt  # as a Ctrl-C between the swap and the commit would
+    monkeypatch.setattr(build_mod, "_swap", swap_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        build_pyramid(copy, out)
+    assert (out / "index.md").read_text() == "former" and len(before) == sum(1 for p in out.rglob("*") if p.is_file())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.duckdb", "out"]

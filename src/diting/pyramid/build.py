@@ -139,15 +139,18 @@ def _store(con, p: Pyramid) -> None:
         "flow_steps": p.steps,
     }
     for table, cols in PYRAMID_TABLES.items():
-        data = []
-        for rec in rows[table]:
-            data.append([json.dumps(rec.get(c), sort_keys=True, ensure_ascii=False) if t == "JSON" else rec.get(c)
-                         for c, t in cols.items()])
-        row = "(" + ", ".join("?" for _ in cols) + ")"
-        for i in range(0, len(data), 200):  # many rows per statement: executemany runs one statement per row
-            chunk = data[i:i + 200]
-            con.execute(f"INSERT INTO {table} VALUES " + ", ".join([row] * len(chunk)),
-                        [v for r in chunk for v in r])
+        if not rows[table]:
+            continue
+        # DuckDB reads newline-delimited JSON far faster than it runs INSERT statements (≈40x at 200k rows)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".jsonl", delete=False) as fh:
+            for rec in rows[table]:
+                fh.write(json.dumps({c: rec.get(c) for c in cols}, sort_keys=True, ensure_ascii=False) + "\n")
+        try:
+            spec = ", ".join(f"'{c}': '{t}'" for c, t in cols.items())
+            con.execute(f"INSERT INTO {table} SELECT {', '.join(chr(34) + c + chr(34) for c in cols)} FROM read_json(?, "
+                        f"format = 'newline_delimited', columns = {{{spec}}})", [fh.name])
+        finally:
+            os.unlink(fh.name)
 
 
 def build_pyramid(db: Path, out: Path | None) -> Pyramid:
@@ -161,6 +164,8 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
 
     from diting.graph.store import _check_schema, connect, interrupted
     try:
+        if db.exists() and not db.is_file():
+            raise UserError(f"{db}: is not a regular file, not a graph database file")
         if not db.is_file():
             raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
         if out is not None:
@@ -170,6 +175,9 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
         raise UserError(f"{exc.filename or db}: cannot be read ({exc.strerror or exc})") from None
     con = connect(db)
     tmp: Path | None = None
+    moving = False
+    aside = out.parent / f".{out.name}.old-{os.getpid()}" if out is not None else None
+    existed = out is not None and out.exists()
     try:
         _check_schema(con, db)
         if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'packages'").fetchone()[0]:
@@ -181,6 +189,9 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
             if out is not None:
                 from diting.pyramid.pages import write_pages
                 tmp = _filled(out, lambda d: write_pages(pyramid, d))
+                moving = True  # from here on, out may hold the new pages and aside the former output
+                _swap(tmp, out, aside)  # pages in place before the commit, undone if the commit fails
+                tmp = None
             con.execute("COMMIT")
         except BaseException as exc:
             try:
@@ -189,6 +200,8 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
                 pass
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+            if moving:  # the pages may have gone in: put the former output back
+                _unswap(out, aside, existed)
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
             if isinstance(exc, duckdb.Error):
@@ -199,8 +212,8 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
             raise
     finally:
         con.close()
-    if out is not None and tmp is not None:
-        _swap(tmp, out)
+    if aside is not None and aside.exists():
+        shutil.rmtree(aside, ignore_errors=True)
     return pyramid
 
 
@@ -209,18 +222,35 @@ _OUTPUT_NAMES = {"index.md", "index.json", "services", MARKER}
 
 
 def _check_out(out: Path, db: Path) -> None:
+    """Refuse an ``out`` that is no directory, that holds anything but a former pyramid output (the
+    files its index names), or that holds the database (paths compared after following links)."""
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise UserError(f"{out}: exists and is not a directory")
+        raise UserError(f"{out}: exists and is not a directory (or is a link)")
+    if db.resolve().is_relative_to(out.resolve()):
+        raise UserError(f"{out}: the graph database {db} is inside it; give another --out")
     if out.is_dir():
         names = {p.name for p in out.iterdir()}
-        if names and (MARKER not in names or names - _OUTPUT_NAMES):
+        foreign = sorted(names - _OUTPUT_NAMES) if MARKER in names else sorted(names)
+        if not foreign and "services" in names:
+            foreign = [f"services/{x}" for x in sorted(_foreign_pages(out))]
+        if foreign:
             raise UserError(f"{out}: a directory holding other files than a pyramid output "
-                            f"({', '.join(sorted(names - _OUTPUT_NAMES)[:3]) or 'no ' + MARKER}); give a new or "
-                            "former --out")
-    if Path(os.path.normpath(db.absolute())).is_relative_to(out):
-        raise UserError(f"{out}: the graph database {db} is inside it; give another --out")
+                            f"({', '.join(foreign[:3])}); give a new or former --out")
     if not out.parent.is_dir():
         raise UserError(f"{out}: no such directory {out.parent}")
+
+
+def _foreign_pages(out: Path) -> set[str]:
+    """Entries of a former output's ``services/`` its index does not name (all of them when the index
+    cannot be read): they are someone's, and a run that would delete them is refused."""
+    entries = {p.name for p in (out / "services").iterdir()}
+    try:
+        index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+        pages = {Path(r["page"]).name for r in index["services"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return entries
+    ours = pages | {p.removesuffix(".md") + ".json" for p in pages}
+    return {e for e in entries if e not in ours or not (out / "services" / e).is_file()}
 
 
 def _filled(out: Path, fill) -> Path:
@@ -243,20 +273,26 @@ def _filled(out: Path, fill) -> Path:
     return tmp
 
 
-def _swap(tmp: Path, out: Path) -> None:
-    """Put ``tmp`` in ``out``'s place; the former output is moved aside first and put back if the
-    move fails."""
-    old = None
+def _swap(tmp: Path, out: Path, aside: Path) -> None:
+    """Put ``tmp`` in ``out``'s place, the former output moved to ``aside`` (removed once the work is
+    committed, or put back); if a move fails the former output is kept."""
+    moved = False
     try:
         if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
+            os.replace(out, aside)
+            moved = True
         os.replace(tmp, out)
     except OSError as exc:
-        if old is not None and not out.exists():
-            os.replace(old, out)
-            old = None
+        if moved and not out.exists():
+            os.replace(aside, out)
         shutil.rmtree(tmp, ignore_errors=True)
         raise UserError(f"{out}: cannot write there ({exc.strerror or exc}); the former output is kept") from exc
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+
+
+def _unswap(out: Path, aside: Path, existed: bool) -> None:
+    """Undo :func:`_swap` after a failure: the new pages go, the former output (if any) comes back."""
+    if aside.exists():
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(aside, out)
+    elif not existed and out.exists():
+        shutil.rmtree(out, ignore_errors=True)

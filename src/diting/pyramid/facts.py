@@ -82,7 +82,8 @@ class PackageFacts:
             (rid, bid, bkind, parent, symbol, outcome, effects, status, excl, cond, exit_, rev) = row
             ledger[rid] = {"record_id": rid, "branch_id": bid, "branch_kind": bkind, "parent": parent,
                            "symbol": symbol, "outcome": outcome, "effects": effects or [], "status": status,
-                           "exclusion_rule_id": excl, "condition": code_text(cond), "exit": code_text(exit_),
+                           "exclusion_rule_id": excl, "condition": code_text(cond, condition=True),
+                           "exit": code_text(exit_),
                            "revision": rev}
         facts = cls(scan_id, service_id, commit, scope, ents, rels, ledger)
         for rid, r in sorted(rels.items()):
@@ -158,14 +159,14 @@ def short_method(stable: str) -> str:
 _SPACES = re.compile(r"\s+")
 
 
-def code_text(content: str | None, limit: int = 160) -> str | None:
+def code_text(content: str | None, limit: int = 160, condition: bool = False) -> str | None:
     """One line of code as a statement quotes it: braces that open or close the block trimmed,
     whitespace collapsed, at most ``limit`` characters (``…`` marks a cut), backticks replaced."""
     if content is None:
         return None
     text = _SPACES.sub(" ", content).strip()
     text = text.removeprefix("}").strip()
-    text = _condition_only(text).removesuffix("{").strip().replace("`", "'")
+    text = (_condition_only(text) if condition else text).removesuffix("{").strip().replace("`", "'")
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

@@ -135,6 +135,9 @@ class FlowBuilder:
             steps.append(step)
             return True
         while queue:
+            if full:  # the budget is spent: what is still queued is the frontier, not expanded
+                frontier += [q[0].entry_rid for q in queue]
+                break
             info, step, guard, depth = queue.popleft()
             expanded.add((info.scan_id, info.entry_rid, guard))
             followed = 0

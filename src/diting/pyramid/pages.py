@@ -32,7 +32,11 @@ def _cites(s: dict[str, Any], names: dict[str, str], limit: int = 3) -> str:
 def file_name(service_id: str, label: str) -> str:
     """``service[+label]`` made safe as a file name; a name that needed changes carries a hash."""
     raw = service_id + (f"+{label}" if label else "")
-    safe = "".join(ch if ch.isalnum() or ch in "._-+@" else "_" for ch in raw).lstrip(".") or "_"
+
+    def clean(text: str) -> str:
+        return "".join(ch if ch.isalnum() or ch in "._-@" else "_" for ch in text)
+    # '+' only ever separates the label: a service id holding one is changed (and hashed)
+    safe = (clean(service_id) + (f"+{clean(label)}" if label else "")).lstrip(".") or "_"
     if safe != raw or len(safe) > 100:  # changed or cut: the hash of the full name keeps names apart
         safe = safe[:100] + "-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
     return safe
@@ -43,8 +47,8 @@ def _statements(stmts: list[dict[str, Any]], names: dict[str, str]) -> list[str]
 
 
 def _card_md(card: dict[str, Any], rules: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
-    out = [f"### {_md(card['entry_kind'])} `{_code(card['urn'])}`", ""]
-    out.append(f"Card `{_code(card['card_id'])}` — {'complete' if card['complete'] else '**incomplete**'}; ledger: "
+    out = [f"### {_md(card['entry_kind'])} `{_code(card['urn'], in_table=False)}`", ""]
+    out.append(f"Card `{_code(card['card_id'], in_table=False)}` — {'complete' if card['complete'] else '**incomplete**'}; ledger: "
                f"{len(card['ledger_mapped'])} mapped, {sum(len(v) for v in card['ledger_excluded'].values())} "
                f"excluded, {len(card['ledger_unknown'])} unknown.")
     out.append("")
@@ -53,12 +57,13 @@ def _card_md(card: dict[str, Any], rules: dict[str, dict[str, Any]], names: dict
     lists = [("reads", card["db_reads"]), ("writes", card["db_writes"]), ("caches", card["cache_keys"]),
              ("calls", card["downstream_calls"]), ("publishes", card["topics_out"]),
              ("config switches", card["config_switches"])]
-    shown = [f"{k}: " + ", ".join(f"`{_code(names.get(x, x))}`" for x in v) for k, v in lists if v]
+    shown = [f"{k}: " + ", ".join(f"`{_code(names.get(x, x), in_table=False)}`" for x in v) for k, v in lists if v]
     if shown:
         out += ["", "; ".join(shown) + "."]
     if card["unresolved"]:
         out += ["", "Unresolved:"]
-        out += [f"- `{_code(u['code'])}` `{_code(names.get(u['target'], u['target']))}`: {_md(u['reason'])}"
+        out += [f"- `{_code(u['code'])}` `{_code(names.get(u['target'], u['target']), in_table=False)}`: "
+                f"{_md(u['reason'])}"
                 for u in card["unresolved"]]
     out.append("")
     return out
@@ -85,10 +90,10 @@ def _profile_md(p: dict[str, Any], names: dict[str, str]) -> list[str]:
                 f"{_md(t['confirmed_shard_key'] or ', '.join(t['candidate_shard_keys']) or '-')} | "
                 f"{t['shard_key_status']} |" for t in p["sharded_tables"]] + [""]
     if p["config_keys"]:
-        out += ["Config keys: " + ", ".join(f"`{_code(c['config_key'])}` ({c['value_resolution']})"
+        out += ["Config keys: " + ", ".join(f"`{_code(c['config_key'], in_table=False)}` ({c['value_resolution']})"
                                            for c in p["config_keys"]), ""]
     if p["gaps"]:
-        out += ["Gaps:"] + [f"- `{_code(g['code'])}` {_md(g['reason'])}" for g in p["gaps"]] + [""]
+        out += ["Gaps:"] + [f"- `{_code(g['code'], in_table=False)}` {_md(g['reason'])}" for g in p["gaps"]] + [""]
     return out
 
 
@@ -98,8 +103,8 @@ def _flow_md(flow: dict[str, Any], steps: list[dict[str, Any]], names: dict[str,
         if s["terminal"]:
             terminals[s["terminal"]] = terminals.get(s["terminal"], 0) + 1
     root = flow["root_entry_ref"]["record_id"]
-    out = [f"### Flow from `{_code(names.get(root, root))}`", "",
-           f"`{_code(flow['flow_id'])}` — weakest hop **{flow['weakest_status']}**, {flow['hop_count']} service "
+    out = [f"### Flow from `{_code(names.get(root, root), in_table=False)}`", "",
+           f"`{_code(flow['flow_id'], in_table=False)}` — weakest hop **{flow['weakest_status']}**, {flow['hop_count']} service "
            f"hop(s), {flow['step_count']} step(s)" + (", **truncated**" if flow["truncated"] else "") + "; terminals: " +
            (", ".join(f"{k} {v}" for k, v in sorted(terminals.items())) or "none") + ".", "",
            "```mermaid", flow["mermaid"].rstrip("\n"), "```", ""]
@@ -126,7 +131,8 @@ def write_pages(p, out: Path) -> None:
                "flows": [dict(f, steps=steps_of.get(f["flow_id"], [])) for f in flows]}
         (svc_dir / f"{name}.json").write_text(_dump(doc), encoding="utf-8")
         title = prof["service_id"] + (f" [{prof['label']}]" if prof["label"] else "")
-        md = [f"# {_md(title)}", "", f"Package `{_code(prof['scan_id'])}`, scope `{_code(prof['implementation_scope'])}`. "
+        md = [f"# {_md(title)}", "", f"Package `{_code(prof['scan_id'], in_table=False)}`, scope "
+              f"`{_code(prof['implementation_scope'], in_table=False)}`. "
               "Every sentence below is rendered from a template (see the index) and cites the records it is built "
               "on; nothing is inferred beyond them.", ""]
         md += _profile_md(prof, names)
