@@ -31,6 +31,7 @@ from graph_scale import _packages, replicate  # noqa: E402
 
 from diting.graph import store  # noqa: E402
 from diting.pyramid.build import build_pyramid  # noqa: E402
+from diting.pyramid.pages import write_pages  # noqa: E402
 
 
 def plain_read(db: Path) -> float:
@@ -70,13 +71,16 @@ def main() -> None:
         t = time.perf_counter()
         p = build_pyramid(db, None)
         derives.append(time.perf_counter() - t)
+        out = work / f"pages-{len(pages)}"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
         t = time.perf_counter()
-        build_pyramid(db, work / "pages")
-        pages.append(time.perf_counter() - t - derives[-1])
+        write_pages(p, out)
+        pages.append(time.perf_counter() - t)
     print(f"estate: {len(pkgs)} packages; pyramid: {len(p.profiles)} profiles, {len(p.cards):,} cards, "
           f"{len(p.rules):,} rules, {len(p.flows):,} flows, {len(p.steps):,} steps")
     print(f"pyramid: {min(derives):.1f} s; reading its records alone: {min(reads):.1f} s; "
-          f"ratio {min(derives) / min(reads):.2f}; pages on top: {max(0.0, min(pages)):.1f} s")
+          f"ratio {min(derives) / min(reads):.2f}; writing the pages: {min(pages):.1f} s")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
