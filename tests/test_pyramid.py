@@ -344,8 +344,10 @@ def test_a_cycle_between_services_is_kept_as_a_back_edge_and_expanded_once():
     fan = [row(a, next(iter(a.relations)), c, rid) for rid in many]
     flow, steps = FlowBuilder(infos_c, fan).flow(infos_c[("scan:a", "entry:a:onU")])
     assert flow["truncated"] and len(steps) == flows_mod.MAX_STEPS
-    # every entry not expanded is on the frontier: the 1,001 not shown and the 1,999 shown but still queued
+    # every entry not expanded is on the frontier: the 1,001 not shown and the 1,999 shown but still queued,
+    # which end TRUNCATED
     assert len(flow["frontier"]) == 3000
+    assert sum(1 for s in steps if s["terminal"] == "TRUNCATED") == flows_mod.MAX_STEPS - 1
 
 
 def test_out_is_replaced_only_when_it_holds_a_former_output_alone(graph, tmp_path):

@@ -156,10 +156,11 @@ def _store(con, p: Pyramid) -> None:
 def build_pyramid(db: Path, out: Path | None) -> Pyramid:
     """Derive the pyramid of ``db``, store its tables, and write the pages under ``out`` (if given).
 
-    One unit of work: the pages are written into a temporary directory, the tables in a
-    transaction; only when both are done is the transaction committed and the directory put in
-    ``out``'s place — a failure or Ctrl-C leaves the database and ``out`` as they were. Raises
-    :class:`UserError` for a database that is no graph or an ``out`` that cannot be written."""
+    One unit of work: the tables are written in a transaction and the pages into a temporary
+    directory; the directory is put in ``out``'s place (the former output moved aside), then the
+    transaction is committed. A failure or Ctrl-C before the commit rolls back and puts the former
+    output back; after it, the former output is removed. Raises :class:`UserError` for a database
+    that is no graph or an ``out`` that cannot be written."""
     import duckdb
 
     from diting.graph.store import _check_schema, connect, interrupted
@@ -175,7 +176,7 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
         raise UserError(f"{exc.filename or db}: cannot be read ({exc.strerror or exc})") from None
     con = connect(db)
     tmp: Path | None = None
-    moving = False
+    moving = committed = False
     aside = out.parent / f".{out.name}.old-{os.getpid()}" if out is not None else None
     existed = out is not None and out.exists()
     try:
@@ -193,7 +194,10 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
                 _swap(tmp, out, aside)  # pages in place before the commit, undone if the commit fails
                 tmp = None
             con.execute("COMMIT")
+            committed = True
         except BaseException as exc:
+            if committed:  # a Ctrl-C just after the commit: the work is done, pages and tables agree
+                raise
             try:
                 con.execute("ROLLBACK")
             except (duckdb.Error, RuntimeError):
@@ -211,9 +215,11 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
                 raise UserError(f"{db}: {first} ({hint})") from exc
             raise
     finally:
-        con.close()
-    if aside is not None and aside.exists():
-        shutil.rmtree(aside, ignore_errors=True)
+        try:
+            con.close()
+        finally:
+            if committed and aside is not None and aside.exists():  # the former output, once the work is in
+                shutil.rmtree(aside, ignore_errors=True)
     return pyramid
 
 

@@ -135,8 +135,11 @@ class FlowBuilder:
             steps.append(step)
             return True
         while queue:
-            if full:  # the budget is spent: what is still queued is the frontier, not expanded
-                frontier += [q[0].entry_rid for q in queue]
+            if full:  # the budget is spent: what is still queued is the frontier, shown but not expanded
+                for q in queue:
+                    frontier.append(q[0].entry_rid)
+                    q[1]["terminal"] = "TRUNCATED"
+                    q[1]["reason"] = f"budget: {MAX_STEPS} steps"
                 break
             info, step, guard, depth = queue.popleft()
             expanded.add((info.scan_id, info.entry_rid, guard))
@@ -248,10 +251,11 @@ def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
     def safe(text: str) -> str:
         """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,
         newlines, control characters) becomes a space."""
-        out = " ".join("".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?='+!" else " "
+        out = " ".join("".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?='+!<>" else " "
                                 for ch in str(text).replace('"', "'").replace("||", " or ")
                                 .replace("&&", " and ")).split())
-        return out if len(out) <= 120 else out[:119] + "…"
+        out = out if len(out) <= 120 else out[:119] + "…"
+        return out.replace("<", "#lt;").replace(">", "#gt;")  # Mermaid's entity codes: no markup
     parts: list[str] = []
 
     def part(svc: str | None) -> str:
