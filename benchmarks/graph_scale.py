@@ -118,16 +118,23 @@ def plain_read(pkgs: list[Path], db: Path) -> float:
     return time.perf_counter() - t
 
 
-def build_figures(args, work: Path, db: Path) -> None:
-    """Replicate the estate, then time the build against a plain read and report the sizes."""
+def estate_packages(bases: list[str], work: Path) -> list[Path]:
+    """The packages of ``--base DIR[:COPIES]`` specs: each DIR's own, then its copies replicated
+    under ``work/estate`` (made anew)."""
     estate = work / "estate"
     if estate.exists():
         shutil.rmtree(estate)
     pkgs: list[Path] = []
-    for spec in args.base:
+    for spec in bases:
         d, _, n = spec.partition(":")
         for k in range(int(n or 1)):
             pkgs += _packages(Path(d)) if k == 0 else replicate(Path(d), k, estate / f"{Path(d).name}-c{k}")
+    return pkgs
+
+
+def build_figures(args, work: Path, db: Path) -> None:
+    """Replicate the estate, then time the build against a plain read and report the sizes."""
+    pkgs = estate_packages(args.base, work)
     services = sum(1 for p in pkgs if not p.name.startswith("lib:"))
     relations = _relations(pkgs)
     print(f"estate: {len(pkgs)} packages, {services} services, {relations:,} relations")

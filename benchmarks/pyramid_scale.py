@@ -27,7 +27,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "src"))
 sys.path.insert(0, str(PROJECT / "benchmarks"))
 
-from graph_scale import _packages, replicate  # noqa: E402
+from graph_scale import estate_packages  # noqa: E402
 
 from diting.graph import store  # noqa: E402
 from diting.pyramid.build import build_pyramid  # noqa: E402
@@ -54,14 +54,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="diting-pyramid-scale-"))
-    estate = work / "estate"
-    if estate.exists():
-        shutil.rmtree(estate)
-    pkgs: list[Path] = []
-    for spec in args.base:
-        d, _, n = spec.partition(":")
-        for k in range(int(n or 1)):
-            pkgs += _packages(Path(d)) if k == 0 else replicate(Path(d), k, estate / f"{Path(d).name}-c{k}")
+    pkgs = estate_packages(args.base, work)
     db = work / "g.duckdb"
     db.unlink(missing_ok=True)
     store.build(db, pkgs)
