@@ -321,6 +321,10 @@ def test_a_report_missing_a_dimension_or_with_an_absurd_count_is_refused(tmp_pat
         _resign(pkg, "coverage.json")
         r = run_cli("coverage", str(pkg))
         assert r.returncode == 2 and "not a valid coverage report" in r.stderr, r.stderr
+        # verify --deep applies the same check: a finding, never an internal error
+        r = run_cli("verify", "--deep", str(pkg))
+        assert r.returncode == 1 and ("missing" if edit == "missing" else "beyond a 64-bit count") in \
+            r.stdout + r.stderr, r.stdout + r.stderr
 
 
 def test_graph_files_that_are_no_regular_files_are_refused(tmp_path):

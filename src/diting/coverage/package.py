@@ -65,7 +65,9 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
     return "failed", None
 
 
-def _dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_examined: list[str]) -> dict[str, Any]:
+def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_examined: list[str]) -> dict[str, Any]:
+    """A dimension of SPEC §7 from its counts by term (resolved, partial, failed) and its excluded
+    items by reason; ``discovered`` is their sum."""
     d = {"discovered": sum(terms.values()) + sum(reasons.values()), "resolved": terms.get("resolved", 0),
          "partial": terms.get("partial", 0), "failed": terms.get("failed", 0), "excluded": sum(reasons.values()),
          "excluded_by_reason": dict(sorted(reasons.items())), "denominator_source": source,
@@ -107,7 +109,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
               for rid, src, ok, _ in listed]
     terms = {"resolved": sum(1 for e in listed if e[2]), "partial": sum(1 for e in listed if not e[2]),
              "failed": probes.entries_failed}
-    dims["entries"] = _dimension(terms, probes.entries_excluded,
+    dims["entries"] = dimension(terms, probes.entries_excluded,
                                  "MAIN methods of the root modules and entry declarations matched by the rules",
                                  ["entry forms no rule describes (add rules with --rules)"])
     kterms: dict[str, int] = {}
@@ -115,12 +117,12 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
         t = _BINDING_TERM[resolution]
         kterms[t] = kterms.get(t, 0) + 1
     kterms["failed"] = kterms.get("failed", 0) + probes.key_reads_failed
-    dims["config_keys"] = _dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
+    dims["config_keys"] = dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
                                      "key reads whose key does not fold",
                                      ["keys read through APIs no rule describes"])
     sql = probes.sql
     if sql is not None:
-        dims["sql_statements"] = _dimension(
+        dims["sql_statements"] = dimension(
             {"resolved": sql.parsed, "partial": sql.partial, "failed": sql.failed},
             dict(sql.excluded),
             "<select|insert|update|delete> elements (and <selectKey>) of the package's MyBatis mapper files, "
@@ -133,7 +135,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     sql_items = sql.ledger_items if sql is not None else 0
     sql_unresolved = sql.ledger_unresolved if sql is not None else 0
     if sql_items or calls.ledger_items:
-        dims["branch_ledger"] = _dimension(
+        dims["branch_ledger"] = dimension(
             {"resolved": sql_items - sql_unresolved + calls.ledger_items - calls.ledger_unresolved,
              "failed": sql_unresolved + calls.ledger_unresolved}, {},
             "branches (if/else, switch cases, early returns, throws, catch/finally, loops, ambiguous dispatch) of "
@@ -143,7 +145,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
                if calls.ledger_truncated else []))
     sites = calls.sites
     if sum(sites[t] for t in ("resolved", "partial", "failed")) or calls.pruned_by_rule:
-        dims["call_sites"] = dict(_dimension(
+        dims["call_sites"] = dict(dimension(
             {t: sites[t] for t in ("resolved", "partial", "failed")}, dict(calls.pruned_by_rule),
             "call sites (calls, new, this(…)/super(…), method references run by a call) of the package's member "
             "bodies; pruned noise is excluded by rule id",
@@ -164,27 +166,35 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     }
 
 
-def checked_coverage(text: str, where: str) -> dict[str, Any]:
-    """``coverage.json`` text parsed and checked against the model (terms add up to ``discovered``,
-    reasons to ``excluded``): the document. Raises :class:`UserError` naming ``where`` for anything
-    else — a re-signed package passes the checksums but not this."""
+def coverage_problem(text: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """``coverage.json`` text parsed and checked against the model, strictly ("7" is no count):
+    terms add up to ``discovered``, reasons to ``excluded``, every dimension is stated, no count
+    is beyond 64 bits. ``(document, None)``, or ``(None, why)``."""
     from pydantic import ValidationError
 
-    from diting.errors import UserError
     from diting.ir.models import Coverage
     try:
         doc = json.loads(text)
-        Coverage.model_validate(doc, strict=True)  # "7" is no count: no coercion
+        Coverage.model_validate(doc, strict=True)
         missing = sorted((set(NOT_EXAMINED) | {"entries", "files", "sql_statements", "config_keys"})
                          - set(doc["dimensions"]))
         if missing:  # a package states every dimension, examined or not (SPEC §7)
-            raise ValueError(f"dimension(s) {', '.join(missing)} missing")
+            return None, f"dimension(s) {', '.join(missing)} missing"
         big = [k for d in doc["dimensions"].values() for k, v in d.items() if isinstance(v, int) and v >= 2 ** 63]
         if big:
-            raise ValueError(f"{big[0]} is beyond a 64-bit count")
-    except ValueError as exc:  # JSON errors and pydantic's ValidationError (a ValueError) alike
+            return None, f"{big[0]} is beyond a 64-bit count"
+    except ValueError as exc:  # JSON and UTF-8 errors and pydantic's ValidationError (a ValueError) alike
         first = exc.errors()[0] if isinstance(exc, ValidationError) else None
         where_in = ".".join(str(x) for x in first["loc"]) if first else ""
-        why = (f"{where_in + ': ' if where_in else ''}{first['msg']}" if first else str(exc).splitlines()[0])
-        raise UserError(f"{where}: not a valid coverage report ({why})") from None
+        return None, (f"{where_in + ': ' if where_in else ''}{first['msg']}" if first else str(exc).splitlines()[0])
+    return doc, None
+
+
+def checked_coverage(text: str, where: str) -> dict[str, Any]:
+    """The document of :func:`coverage_problem`; raises :class:`UserError` naming ``where`` for a
+    report that fails it (a re-signed package passes the checksums but not this)."""
+    from diting.errors import UserError
+    doc, why = coverage_problem(text)
+    if why is not None:
+        raise UserError(f"{where}: not a valid coverage report ({why})")
     return doc

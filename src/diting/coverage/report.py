@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.coverage.model import DIMENSIONS, TERMS
+from diting.coverage.package import dimension
 from diting.errors import UserError
 
 GRAPH_DIMENSIONS = ("applications", "cross_service_edges")
@@ -72,21 +73,14 @@ class _Estate:
 
 
 def _empty(source: str, why: list[str]) -> dict[str, Any]:
-    return {"discovered": 0, **{t: 0 for t in TERMS}, "excluded_by_reason": {}, "denominator_source": source,
-            "not_examined": why}
+    return dimension({}, {}, source, why)
 
 
 def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: list[str]) -> dict[str, Any]:
     """A dimension from its items ``(term, excluded reason)``: every term is a count of items."""
-    d = _empty(source, not_examined)
-    reasons: Counter = Counter()
-    for term, reason in items:
-        d[term] += 1
-        if term == "excluded":
-            reasons[reason or "unspecified"] += 1
-    d["discovered"] = len(items)
-    d["excluded_by_reason"] = dict(sorted(reasons.items()))
-    return d
+    terms = Counter(term for term, _ in items if term != "excluded")
+    reasons = Counter(reason or "unspecified" for term, reason in items if term == "excluded")
+    return dimension(dict(terms), dict(reasons), source, not_examined)
 
 
 # ---------------------------------------------------------------- reading
