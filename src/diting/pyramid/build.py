@@ -20,7 +20,7 @@ from diting.errors import UserError
 from diting.pyramid.cards import package_cards
 from diting.pyramid.facts import PackageFacts
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
-from diting.pyramid.profiles import _estate_tables, service_profile
+from diting.pyramid.profiles import _estate_tables, alignment_rows, service_profile
 
 #: table → columns (JSON for lists and objects)
 PYRAMID_TABLES: dict[str, dict[str, str]] = {
@@ -75,6 +75,7 @@ def derive(con) -> Pyramid:
     pkgs = [(scan_id, sid, label if per_label[(sid, label)] == 1 else f"{label}@{profiles}")
             for scan_id, sid, label, profiles in rows]
     tables = _estate_tables(con)
+    alignment = alignment_rows(con)
     cards, rules, profiles = [], [], []
     infos: dict[tuple[str, str], EntryInfo] = {}
     names: dict[str, str] = {}
@@ -84,7 +85,7 @@ def derive(con) -> Pyramid:
         cards += pc
         rules += pr
         reached = {m for r in reaches.values() for m in r.methods}
-        profiles.append(service_profile(con, facts, label, pc, tables, reached))
+        profiles.append(service_profile(con, facts, label, pc, tables, alignment, reached))
         for rid, r in reaches.items():
             e = facts.entities[rid]
             infos[(scan_id, rid)] = EntryInfo(scan_id, facts.service_id, label, rid, e["stable_id"], e["urn"],
@@ -92,13 +93,7 @@ def derive(con) -> Pyramid:
         for rid in list(facts.entities) + list(facts.relations) + list(facts.ledger):
             names.setdefault(rid, facts.name(rid) if not rid.startswith(("relation:", "branch:")) else
                              _relation_name(facts, rid))
-    cols = ["edge_kind", "urn", "src_service", "src_scan_id", "src_ref", "src_node_ref", "dst_service", "dst_scan_id",
-            "dst_ref", "resolution_status", "match_basis"]
-    rows = [dict(zip(cols, r)) for r in con.execute(
-        "SELECT edge_kind, urn, src_service, src_scan_id, src_ref.record_id, src_node_ref.record_id, dst_service, "
-        "dst_scan_id, dst_ref.record_id, resolution_status, match_basis FROM alignment WHERE edge_kind IN "
-        "('RPC', 'HTTP', 'MQ') ORDER BY ALL").fetchall()]
-    builder = FlowBuilder(infos, rows)
+    builder = FlowBuilder(infos, alignment)
     flows, steps = [], []
     for key in sorted(infos):
         info = infos[key]

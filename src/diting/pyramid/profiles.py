@@ -23,15 +23,15 @@ def _estate_tables(con) -> dict[tuple[str, str | None], dict[str, set[str]]]:
     return out
 
 
-def _alignment(con, scan_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Alignment rows leaving and reaching a package (RPC, HTTP, MQ)."""
+def alignment_rows(con) -> list[dict[str, Any]]:
+    """The RPC, HTTP and MQ alignment rows of the current packages, refs as record ids (read once for
+    every profile and flow)."""
     cols = ["edge_kind", "urn", "src_service", "src_scan_id", "src_ref", "src_node_ref", "dst_service", "dst_scan_id",
             "dst_ref", "resolution_status", "match_basis"]
-    sel = ("SELECT edge_kind, urn, src_service, src_scan_id, src_ref.record_id, src_node_ref.record_id, dst_service, "
-           "dst_scan_id, dst_ref.record_id, resolution_status, match_basis FROM alignment WHERE edge_kind <> 'DATA' AND ")
-    out_rows = [dict(zip(cols, r)) for r in con.execute(sel + "src_scan_id = ? ORDER BY ALL", [scan_id]).fetchall()]
-    in_rows = [dict(zip(cols, r)) for r in con.execute(sel + "dst_scan_id = ? ORDER BY ALL", [scan_id]).fetchall()]
-    return out_rows, in_rows
+    return [dict(zip(cols, r)) for r in con.execute(
+        "SELECT edge_kind, urn, src_service, src_scan_id, src_ref.record_id, src_node_ref.record_id, dst_service, "
+        "dst_scan_id, dst_ref.record_id, resolution_status, match_basis FROM alignment WHERE edge_kind IN "
+        "('RPC', 'HTTP', 'MQ') ORDER BY ALL").fetchall()]
 
 
 def _contract_groups(facts: PackageFacts, contracts: list[str]) -> dict[tuple[str, str], list[tuple[str, str]]]:
@@ -97,16 +97,18 @@ def _names(services: set[str] | list[str]) -> str:
 
 
 def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
-                    tables: dict[tuple[str, str | None], dict[str, set[str]]],
+                    tables: dict[tuple[str, str | None], dict[str, set[str]]], alignment: list[dict[str, Any]],
                     reached: set[str] | None = None) -> dict[str, Any]:
     """The profile of one service package (``cards``: its entry cards; ``tables``: :func:`_estate_tables`;
-    ``reached``: the methods its entries reach, where a gap about code matters)."""
+    ``alignment``: :func:`alignment_rows`; ``reached``: the methods its entries reach, where a gap
+    about code matters)."""
     svc = facts.service_id
     ents = facts.entities
     entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
     provided = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "PROVIDED")
     consumed = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "CONSUMED")
-    rows_out, rows_in = _alignment(con, facts.scan_id)
+    rows_out = [r for r in alignment if r["src_scan_id"] == facts.scan_id]
+    rows_in = [r for r in alignment if r["dst_scan_id"] == facts.scan_id]
     stmts: list[dict[str, Any]] = []
     gaps: list[dict[str, str]] = []
     serving = [r for r in entries if ents[r]["entry_kind"] != "MAIN"]  # a main method starts, it serves nothing
