@@ -8,7 +8,6 @@ goes to stderr.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -25,13 +24,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 # markup is off everywhere: text from a scanned repository (paths, ids, URLs) is never markup
 err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 out = Console(soft_wrap=True, markup=False, highlight=False)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _safe(value: object) -> str:
-    """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                        f"\\u{ord(m.group()):04x}", str(value))
+    """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``, lines kept."""
+    from diting.graph.export import printable
+    return printable(str(value), lines=True)
 
 
 def say(console: Console, *parts: str | tuple[str, str]) -> None:

@@ -29,14 +29,17 @@ UNKNOWN = "?"
 #: control characters — newlines and tabs too: one value, one line — and the bidirectional overrides and
 #: isolates that make text read in another order than it is stored
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: the same, but a tab or a newline stays (a multi-line message on a terminal)
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def printable(text: str) -> str:
-    """A service id or label as it may appear in a diagram file: control characters (a newline would
-    end a Mermaid line; XML forbids most of them) and bidirectional overrides written as ``\\xNN`` /
-    ``\\uNNNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                        f"\\u{ord(m.group()):04x}", text)
+def printable(text: str, lines: bool = False) -> str:
+    """Text from scanned code made safe to show: control characters (a newline would end a Mermaid
+    line or a table cell; XML forbids most of them; escape sequences drive a terminal) and
+    bidirectional overrides written as ``\\xNN`` / ``\\uNNNN``; with ``lines``, tabs and newlines
+    are kept."""
+    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
 def markdown_text(text: object) -> str:
