@@ -167,7 +167,7 @@ def _from_graph(con) -> _Estate:
 # ---------------------------------------------------------------- computing
 
 
-def _sum(dims: list[dict[str, Any]], name: str, count: int) -> dict[str, Any]:
+def _sum(dims: list[dict[str, Any]], count: int) -> dict[str, Any]:
     """Estate total of one per-package dimension over ``count`` packages."""
     total = _empty(f"sum over {count} service package(s) of their coverage.json, lib: packages not included "
                    f"({dims[0]['denominator_source']})" if dims else "no service package", [])
@@ -292,7 +292,7 @@ def build_report(est: _Estate, inventory=None, inventory_path: Path | None = Non
                          "commit_sha": p.commit_sha, "status": p.status, "dimensions": dims})
     # the estate is its deployables: lib: packages keep their own figures but are not summed
     deployed = [s for s in services if s["kind"] == "SERVICE"]
-    totals = {d: _sum([s["dimensions"][d] for s in deployed if d in s["dimensions"]], d, len(deployed))
+    totals = {d: _sum([s["dimensions"][d] for s in deployed if d in s["dimensions"]], len(deployed))
               for d in DIMENSIONS if d not in GRAPH_DIMENSIONS}
     apps_dim, apps, diffs = _applications(est, inventory)
     edges_dim, edge_diffs = _edges(est)

@@ -100,7 +100,7 @@ def derive(con) -> Pyramid:
         if info.facts.entities[info.entry_rid]["entry_kind"] in NO_FLOW_KINDS:
             continue
         flow, fsteps = builder.flow(info)
-        flow["mermaid"] = mermaid(flow, fsteps, lambda r: names.get(r, r.split(":", 1)[-1] if r else "?"))
+        flow["mermaid"] = mermaid(fsteps, lambda r: names.get(r, r.split(":", 1)[-1] if r else "?"))
         flows.append(flow)
         steps += fsteps
     return Pyramid(cards, rules, profiles, flows, steps, names)

@@ -160,10 +160,10 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
     return stmts, mapped, excluded, unknown
 
 
-def entry_card(facts: PackageFacts, entry_rid: str, label: str, guards_into: dict[str, list[str]],
-               guards_of_branch: dict[str, list[str]]) -> tuple[dict[str, Any], Reach]:
+def entry_card(facts: PackageFacts, entry_rid: str, label: str,
+               guards_into: dict[str, list[str]]) -> tuple[dict[str, Any], Reach]:
     """The card of one entry and the entry's reach. ``guards_into``: method rid → GUARDS relations
-    onto it; ``guards_of_branch``: branch rid → GUARDS relations naming it as their guard."""
+    onto it."""
     e = facts.entities[entry_rid]
     handler = e["handler"]
     r = reach(facts, handler)
@@ -286,7 +286,7 @@ def package_cards(facts: PackageFacts, label: str) -> tuple[list[dict[str, Any]]
     cards, reaches = [], {}
     rules: dict[str, dict[str, Any]] = {}
     for rid in sorted(x for x, e in facts.entities.items() if e["kind"] == "ENTRY"):
-        card, r = entry_card(facts, rid, label, guards_into, guards_of_branch)
+        card, r = entry_card(facts, rid, label, guards_into)
         cards.append(card)
         reaches[rid] = r
         for item in card["ledger_mapped"]:

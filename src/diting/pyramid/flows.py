@@ -246,7 +246,7 @@ class FlowBuilder:
                 "is_back_edge": back, "terminal": terminal, "reason": reason, "hop": hop}
 
 
-def mermaid(flow: dict[str, Any], steps: list[dict[str, Any]], name) -> str:
+def mermaid(steps: list[dict[str, Any]], name) -> str:
     """A Mermaid sequence diagram of a flow; ``name(record_id)`` gives a readable node name."""
     def safe(text: str) -> str:
         """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,

@@ -46,7 +46,7 @@ def _statements(stmts: list[dict[str, Any]], names: dict[str, str]) -> list[str]
     return [f"- **{s['role']}** {markdown_with_code(s['text'])} {_cites(s, names)}" for s in stmts]
 
 
-def _card_md(card: dict[str, Any], rules: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
+def _card_md(card: dict[str, Any], names: dict[str, str]) -> list[str]:
     out = [f"### {_md(card['entry_kind'])} `{_code(card['urn'], in_table=False)}`", ""]
     out.append(f"Card `{_code(card['card_id'], in_table=False)}` — {'complete' if card['complete'] else '**incomplete**'}; ledger: "
                f"{len(card['ledger_mapped'])} mapped, {sum(len(v) for v in card['ledger_excluded'].values())} "
@@ -138,7 +138,7 @@ def write_pages(p, out: Path) -> None:
         md += _profile_md(prof, names)
         md += [f"## Entry cards ({len(cards)})", ""]
         for c in cards:
-            md += _card_md(c, rules, names)
+            md += _card_md(c, names)
         # a flow with a hop: a call or a message to another entry (of this service or another), shown or not followed
         hopping = [f for f in flows if any(s["parent_step_id"] and s["terminal"] not in ("REJECTED", "MANUAL_HANDOFF")
                                            for s in steps_of.get(f["flow_id"], []))]
