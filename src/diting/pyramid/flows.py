@@ -68,6 +68,7 @@ class FlowBuilder:
             self.by_src_node.setdefault((row["src_scan_id"], row["src_node_ref"]), []).append(row)
             self.by_src_ref.setdefault((row["src_scan_id"], row["src_ref"]), []).append(row)
         self.variant = {info.scan_id: info.label for info in entries.values()}
+        self._hop_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
         # PROVIDED contract → the entry serving it (equal urn and handler signature)
         self.entry_of_contract: dict[tuple[str, str], str] = {}
         by_pkg: dict[str, list[EntryInfo]] = {}
@@ -87,7 +88,14 @@ class FlowBuilder:
 
     # ------------------------------------------------------------ hops
     def _hops(self, info: EntryInfo) -> list[dict[str, Any]]:
-        """The remote effects of a state's reach with their alignment rows (or none)."""
+        """The remote effects of a state's reach with their alignment rows (or none); an entry's are
+        the same in every flow that reaches it, so they are worked out once."""
+        key = (info.scan_id, info.entry_rid)
+        if key not in self._hop_cache:
+            self._hop_cache[key] = self._entry_hops(info)
+        return self._hop_cache[key]
+
+    def _entry_hops(self, info: EntryInfo) -> list[dict[str, Any]]:
         f = info.facts
         hops = []
         for rid in info.reach.effects.get("CALLS", []):
