@@ -268,3 +268,59 @@ def test_sends_inside_a_transaction_and_after_commit(pkg):
     assert closed["attributes"]["transaction_roots"] == [f"{M}/com.ex.Checkout#close(java.util.List,com.ex.Status)"]
     paid = sends["topic:rocketmq://order_paid"]
     assert paid["attributes"]["after_commit"] is True and "in_transaction" not in paid["attributes"]
+
+
+LOCAL_GUARD_FILES = {
+    **SHOP_FILES,
+    "src/main/java/com/jd/laf/config/Property.java": "package com.jd.laf.config;\n"
+    "public class Property { public String getString() { return null; } }\n",
+    "src/main/java/com/jd/laf/config/ConfiguratorManager.java": "package com.jd.laf.config;\n"
+    "public class ConfiguratorManager {\n"
+    "    public static ConfiguratorManager getInstance() { return null; }\n"
+    "    public Property getProperty(String key) { return null; }\n}\n",
+    "src/main/java/com/ex/Switches.java": """package com.ex;
+
+import com.jd.laf.config.ConfiguratorManager;
+import com.jd.laf.config.Property;
+
+@org.springframework.stereotype.Service
+public class Switches {
+    public int tested() {
+        Property p = ConfiguratorManager.getInstance().getProperty("promo.gate");
+        if (p == null || p.getString() == null) {
+            return 0;
+        }
+        return 1;
+    }
+
+    public int reassigned() {
+        Property p = ConfiguratorManager.getInstance().getProperty("promo.other");
+        p = null;
+        if (p == null) {
+            return 0;
+        }
+        return 1;
+    }
+
+    public int plain() {
+        String s = String.valueOf(3);
+        if (s == null) {
+            return 0;
+        }
+        return 1;
+    }
+}
+""",
+}
+
+
+def test_a_config_value_read_into_a_local_guards_the_branch_that_tests_it(tmp_path):
+    repo, sha = make_repo(tmp_path, LOCAL_GUARD_FILES)
+    result = scan(repo, sha, ScanOptions(out=tmp_path / "out", repo_id="t/local-guard", quiet=True, jobs=1))
+    rels = [json.loads(x) for x in (Path(result.packages[0].path) / "relations.jsonl").read_text().splitlines() if x]
+    guards = [r for r in rels if r["kind"] == "GUARDS"]
+    # only the local never reassigned guards; a local from a call that reads no config guards nothing
+    assert [(g["source_ref"]["record_id"], g["target_ref"]["record_id"]) for g in guards] == [
+        ("config:ducc://promo.gate", f"method:{M}/com.ex.Switches#tested()")]
+    assert guards[0]["attributes"]["reads"] == "local p = getProperty()"
+    assert guards[0]["guard_ref"]["record_id"].endswith("#tested()/if[0]/then")

@@ -15,7 +15,9 @@ implementation chosen at run time is a branch). ``branch_id`` = ``{METHOD stable
 
 GUARDS: an IF/ELSE/CASE/DEFAULT/LOOP whose condition reads config — a field with a config binding
 (``@Value``, ``@LafValue``), a getter returning such a field, a method that is itself a config
-consumer (``ConfiguratorManager`` reads), or a call that reads a CONFIG_KEY directly — gives one
+consumer (``ConfiguratorManager`` reads), a call that reads a CONFIG_KEY directly, or a local never
+reassigned whose initializer makes such a call (``Property p = …getProperty("k"); if (p == null)``,
+``reads`` = ``local p = getProperty()``) — gives one
 GUARDS relation CONFIG_KEY → METHOD per key and construct, ``guard_ref`` the construct's first arm.
 """
 
@@ -156,11 +158,19 @@ class JavaLedger:
                 continue
             construct = arm["path"].rsplit("/", 1)[0] if arm["kind"] not in ("LOOP",) else arm["path"]
             keys: dict[str, str] = {}  # CONFIG_KEY rid → what the condition reads
+            via_local: dict[int, str] = {}  # call ordinal → the local its result initialises
             for name in arm["cond_names"]:
                 if name.startswith("this."):
                     name = name[5:]
                 elif any(pos < arm["cond_pos"] for pos in b["shadow"].get(name, ())):
-                    continue  # a parameter, or a local or lambda parameter declared before: no field is read
+                    # a parameter, or a local or lambda parameter declared before: no field is read —
+                    # but a local never reassigned tests what its initializer's calls return
+                    nearest = max(pos for pos in b["shadow"][name] if pos < arm["cond_pos"])
+                    for pos, ords in b.get("local_reads", {}).get(name, ()):
+                        if pos == nearest:
+                            for o in ords:
+                                via_local.setdefault(o, name)
+                    continue
                 for owner in owners:
                     frid = ids.entity_record_id("FIELD", f"{ns}/{owner}.{name}")
                     if frid not in self.g.known:
@@ -168,26 +178,29 @@ class JavaLedger:
                     for k in self.config_of.get(frid, ()):
                         keys.setdefault(k, f"field {name}")
                     break  # the innermost type declaring the field is the one read
-            receivers = {calls[o]["rc"] for o in arm["cond_calls"] if o in calls}
-            for o in arm["cond_calls"]:
+            tested = list(arm["cond_calls"]) + [o for o in sorted(via_local) if o not in arm["cond_calls"]]
+            receivers = {calls[o]["rc"] for o in tested if o in calls}
+            for o in tested:
                 c = calls.get(o)
                 if c is None or o in receivers:
                     continue  # ``props.getLocal().getPath()``: the value tested is the last call's
+                how = f"local {via_local[o]} = {c['n']}()" if o in via_local and o not in arm["cond_calls"] \
+                    else f"call {c['n']}()"
                 for t in c["t"]:
                     r = self.g._method_rid(t)
                     if r is not None:
                         for k in self.config_of.get(r[0], ()):
-                            keys.setdefault(k, f"call {c['n']}()")
+                            keys.setdefault(k, how)
                 if c.get("gf"):
                     m, owner, fname = c["gf"]
                     frid = ids.entity_record_id("FIELD", f"{self.p.s.inv.ns.get(m, ns)}/{owner}.{fname}")
                     for k in self.config_of.get(frid, ()):
-                        keys.setdefault(k, f"getter {c['n']}()")
+                        keys.setdefault(k, how if o in via_local else f"getter {c['n']}()")
                 for rid in self.effects.get(f"{b['stable']}@{o}", []):
                     rec = self.rs.relations[rid]
                     if rec["kind"] == "READS" and rec["target_ref"] is not None and \
                             rec["target_ref"].rid.startswith("config:"):
-                        keys.setdefault(rec["target_ref"].rid, f"call {c['n']}()")
+                        keys.setdefault(rec["target_ref"].rid, how)
             if not keys or construct in seen_constructs:
                 continue
             seen_constructs.add(construct)

@@ -380,7 +380,8 @@ class PackageProbes:
             if consumer_rid.startswith("method:"):
                 self.rs.relation("READS", consumer_rid, consumer_stable, target_rid=kid, target_key=urn,
                                  status="RESOLVED", evidence=[ev], attributes={"value_resolution": resolution},
-                                 ordinal=c.get("call", {}).get("ordinal", 0) if c.get("call") else 0)
+                                 ordinal=c.get("call", {}).get("ordinal", 0) if c.get("call") else 0,
+                                 callsite_id=c["call"].get("callsite_id") if c.get("call") else None)
             out.append(kid)
         return out
 

@@ -78,6 +78,35 @@ def _declared_names(md: MethodDecl, body: Any) -> dict[str, list[int]]:
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
+def _call_ordinals(expr: Any, out: list[int], budget: int = 256) -> list[int]:
+    """The ordinals of the calls an expression tree (``expr_json``) holds, in tree order; at most
+    ``budget`` nodes are visited (an iterative walk: trees from hostile input can be deep)."""
+    stack = [expr]
+    while stack and budget > 0:
+        budget -= 1
+        e = stack.pop()
+        if isinstance(e, dict):
+            if e.get("kind") == "callref" and isinstance(e.get("ordinal"), int):
+                out.append(e["ordinal"])
+            stack.extend(reversed([v for v in e.values() if isinstance(v, (dict, list))]))
+        elif isinstance(e, list):
+            stack.extend(reversed([v for v in e if isinstance(v, (dict, list))]))
+    return out
+
+
+def _local_reads(body: Any) -> dict[str, list[list]]:
+    """Locals never assigned after their declaration whose initializer makes calls: name →
+    ``[[declaration start byte, [call ordinals]]]`` (what a condition testing the local tests)."""
+    out: dict[str, list[list]] = {}
+    for lv in body.locals:
+        if lv.init is None or lv.assigned:
+            continue
+        ords = _call_ordinals(lv.init, [])
+        if ords:
+            out.setdefault(lv.name, []).append([lv.pos, sorted(set(ords))])
+    return out
+
+
 class ModuleCallSites:
     """Call facts and branch arms of one module's member bodies (see the module docstring).
 
@@ -159,6 +188,8 @@ class ModuleCallSites:
                     # names a condition may read that are no field: name → where each local or lambda
                     # parameter of that name is declared (a parameter: -1)
                     "shadow": _declared_names(md, body),
+                    # a local a condition tests stands for the calls of its initializer
+                    "local_reads": _local_reads(body),
                     "reassigned": sorted(body.reassigned),
                     "calls": [self._call(call, ctx) for call in body.calls],
                 })
