@@ -49,6 +49,8 @@ class Estate:
     commit: str
     features: list[str] = field(default_factory=list)
     scan: dict = field(default_factory=dict)
+    #: what tests/test_corpus.py holds the estate to: {precision, recall} at the pair level
+    floor: dict = field(default_factory=dict)
 
     @property
     def mirror(self) -> Path:
@@ -152,6 +154,7 @@ def run_estate(estate: Estate, work: Path) -> dict:
     reasons: Counter = Counter()
     predicted: set = set()
     predicted_contracts: set = set()
+    ambiguous_pairs: set = set()
     for src, dst, kind, urn, status, basis in rows:
         if kind not in SCORED_KINDS:
             continue
@@ -164,6 +167,8 @@ def run_estate(estate: Estate, work: Path) -> dict:
             predicted_contracts.add((src, dst, kind, c))
         elif status != "RESOLVED":
             reasons[f"{kind} {status} {basis}"] += 1
+            if status == "AMBIGUOUS" and src and dst:
+                ambiguous_pairs.add((src, dst, kind))
     report: dict = {
         "estate": estate.name, "repo": estate.repo, "commit": estate.commit,
         "seconds": {"scan": round(t_scan, 1), "build": round(t_build, 1)},
@@ -179,6 +184,7 @@ def run_estate(estate: Estate, work: Path) -> dict:
         expected_contracts = {(e["from"], e["to"], e["kind"], normal_contract(e["kind"], e.get("contract", "*")))
                               for e in key.get("edges") or [] if str(e.get("contract", "*")) != "*"}
         must_not = {(e["from"], e["to"], e["kind"]) for e in key.get("must_not") or []}
+        keyed_ambiguous = {(e["from"], e["to"], e["kind"]) for e in key.get("ambiguous") or []} - expected
         keyed_services = {s["id"] for s in key.get("services") or []}
         s = score(predicted, expected)
         cs = score({c for c in predicted_contracts if c[3] is not None and (c[0], c[1], c[2]) in expected
@@ -193,6 +199,8 @@ def run_estate(estate: Estate, work: Path) -> dict:
             "missed": sorted(map(list, expected - predicted)),
             "not_in_key": sorted(map(list, predicted - expected)),
             "must_not_drawn": sorted(map(list, predicted & must_not)),
+            "ambiguous": {"keyed": len(keyed_ambiguous), "said_ambiguous": len(keyed_ambiguous & ambiguous_pairs),
+                          "drawn_resolved": sorted(map(list, keyed_ambiguous & predicted))},
         }
         if report["key"]["must_not_drawn"]:
             flags.append(f"must-not edges drawn: {report['key']['must_not_drawn']}")
@@ -236,6 +244,10 @@ def print_report(r: dict) -> None:
         print(f"   pairs: P {_fmt(p['precision'])} R {_fmt(p['recall'])} F1 {_fmt(p['f1'])} "
               f"(tp {p['tp']} fp {p['fp']} fn {p['fn']});  contracts: P {_fmt(c['precision'])} "
               f"R {_fmt(c['recall'])} (tp {c['tp']} fn {c['fn']})")
+        if k["ambiguous"]["keyed"]:
+            a = k["ambiguous"]
+            print(f"   ambiguous in key: {a['keyed']}, said AMBIGUOUS {a['said_ambiguous']}, drawn RESOLVED "
+                  f"{len(a['drawn_resolved'])}")
         for e in k["missed"]:
             print(f"   missed      {e[0]} -> {e[1]} {e[2]}")
         for e in k["not_in_key"]:
