@@ -8,13 +8,16 @@ classes named by ``@Import`` of loaded classes, auto-configurations listed in
 ``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
 or an ``XmlApplicationContext`` created by the package's own code; the classes
 an ``AnnotationConfigApplicationContext`` the package's code creates registers; Feign
-clients covered by ``@EnableFeignClients``. Computed to a fixpoint.
+clients covered by ``@EnableFeignClients``. Computed to a fixpoint. Locations as Spring reads
+them (``classpath:``, ``classpath*:``, Ant patterns, ``${}``; an ``<import resource>`` relative to
+the importing file); scan base packages may be Ant patterns (:class:`PackagePatterns`).
 
 **Beans**: stereotype classes, ``@Bean`` methods of loaded configuration
 classes, XML ``<bean>``, RPC consumer beans, Feign clients. **Injection**
 (``@Autowired``, ``@Resource``, ``@Inject``, constructor and setter injection,
 Lombok constructors) resolved by type, narrowed by ``@Qualifier`` /
-``@Resource(name)``, then ``@Primary``, then the field or parameter name; more
+``@Resource(name)``, then ``@Primary`` (a Feign client's proxy is primary), then the field or
+parameter name, the deciding step kept as the resolution's ``basis``; more
 than one candidate left is AMBIGUOUS with every candidate; Map/List injection
 and factories keyed by strings are POLYMORPHIC_ROUTING.
 """
@@ -121,12 +124,6 @@ class PackagePatterns:
             if "." not in pkg:
                 return False
             pkg = pkg.rsplit(".", 1)[0]
-
-    def __bool__(self) -> bool:
-        return bool(self.plain or self.patterns)
-
-    def __iter__(self):
-        return iter(sorted(self.plain) + sorted(self.patterns))
 
 
 @dataclass
@@ -356,7 +353,9 @@ class SpringContext:
             rel = self.classpath_path(c["path"])
             location = relative_location(rel, location) if rel is not None else location
         got = self.resolve_resource(location)
-        if not got and (c, location) not in self.missing:
+        seen = self.__dict__.setdefault("_missing_keys", set())
+        if not got and (id(c), location) not in seen:
+            seen.add((id(c), location))
             self.missing.append((c, location))
         return got
 
