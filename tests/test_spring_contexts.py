@@ -175,3 +175,26 @@ def test_web_xml_root_and_servlet_contexts(tmp_path):
     scan_repo(repo, out, sha)
     loaded = {r["name"]: r["attributes"]["loaded"] for r in _records(out) if r.get("kind") == "BEAN"}
     assert loaded == {"rootBean": True, "apiBean": True, "adminBean": True, "otherBean": False}
+
+
+def test_mapper_scan_names_its_factory(tmp_path):
+    """@MapperScan(sqlSessionFactoryRef) routes its mappers' annotation statements to that factory's
+    datasource; a scan naming a factory that is not declared routes nothing."""
+    ds = ('  <bean id="{0}Ds" class="com.alibaba.druid.pool.DruidDataSource">\n'
+          '    <property name="url" value="jdbc:mysql://db/{0}"/>\n  </bean>\n'
+          '  <bean id="{0}Factory" class="org.mybatis.spring.SqlSessionFactoryBean">\n'
+          '    <property name="dataSource" ref="{0}Ds"/>\n  </bean>\n')
+    mapper = ("package com.example.{0};\npublic interface {1} {{\n"
+              "    @org.apache.ibatis.annotations.Select(\"select count(*) from {2}\") int count();\n}}\n")
+    recs = _scan(tmp_path, {
+        "src/main/resources/spring/app.xml": _beans(ds.format("trade") + ds.format("pay")),
+        "src/main/java/com/example/DaoConfig.java":
+            "package com.example;\n@org.springframework.context.annotation.Configuration\n"
+            "@org.mybatis.spring.annotation.MapperScan(basePackages = \"com.example.trade\", "
+            "sqlSessionFactoryRef = \"tradeFactory\")\n"
+            "@org.mybatis.spring.annotation.MapperScan(basePackages = \"com.example.audit\", "
+            "sqlSessionFactoryRef = \"auditFactory\")\npublic class DaoConfig { }\n",
+        "src/main/java/com/example/trade/OrderMapper.java": mapper.format("trade", "OrderMapper", "t_order"),
+        "src/main/java/com/example/audit/AuditMapper.java": mapper.format("audit", "AuditMapper", "t_audit"),
+    })
+    assert _tables(recs) == ["table://t_audit@?", "table://t_order@trade"]

@@ -348,9 +348,9 @@ class SqlStage:
     def _factory_routes(self) -> tuple[dict[str, str], list[tuple[Any, str]]]:
         """Which datasource feeds which mappers, when a loaded XML ``SqlSessionFactoryBean`` (or
         MyBatis-Plus ``MybatisSqlSessionFactoryBean``) names its ``dataSource`` by ``ref``: the mapper
-        files of its ``mapperLocations``, and the mapper interfaces of the ``basePackage`` of a
-        ``MapperScannerConfigurer`` whose ``sqlSessionFactoryBeanName`` (or ``sqlSessionFactory``
-        ref) names it — the only factory when it names none. Returns (mapper file path → database,
+        files of its ``mapperLocations``, and the mapper interfaces of the packages of a mapper scan
+        (``MapperScannerConfigurer`` ``sqlSessionFactoryBeanName``, ``@MapperScan(sqlSessionFactoryRef)``,
+        ``<mybatis:scan factory-ref>``) that names it — the only factory when it names none. Returns (mapper file path → database,
         [(packages, database)]); only datasources whose database is known route."""
         factories: dict[str, str] = {}  # factory bean name → database
         by_file: dict[str, str] = {}
@@ -370,18 +370,17 @@ class SqlStage:
                 for path in self.p.ctx.resolve_resource(pat):
                     by_file.setdefault(path, db)
         by_package: list[tuple[Any, str]] = []
-        for bean in self.p.ctx.beans:
-            if not bean.loaded or bean.kind != "XML" or not bean.type.endswith("MapperScannerConfigurer"):
+        ctx = self.p.ctx
+        for c in ctx.by_emit.get("PROXY_SCAN", []):  # @MapperScan, <mybatis:scan>, MapperScannerConfigurer
+            if not ctx.cand_loaded(c):
                 continue
-            props = bean.properties
-            name = (props.get("sqlSessionFactoryBeanName") or {}).get("value") or \
-                (props.get("sqlSessionFactory") or {}).get("ref")
+            props = (c.get("xml") or {}).get("properties", {})
+            name = next(iter(ctx.vals(c, "ref")), None) or (props.get("sqlSessionFactoryBeanName") or {}).get(
+                "value") or (props.get("sqlSessionFactory") or {}).get("ref") or \
+                (c.get("xml") or {}).get("attributes", {}).get("factory-ref")
             db = factories.get(name) if name else (next(iter(factories.values())) if len(factories) == 1 else None)
-            base = (props.get("basePackage") or {}).get("value")
-            rt = self.p.resolve({"value": base, "vtype": "java.lang.String", "basis": "XML",
-                                 "placeholders": "${" in base}) if base else None
-            if db is not None and rt is not None and rt.value:
-                by_package.append((PackagePatterns(split_list(rt.value.replace(";", ","))), db))
+            if db is not None:
+                by_package.append((PackagePatterns(ctx.packages_of(c)), db))
         return by_file, by_package
 
     def routed_db(self, namespace: str, path: str) -> str | None:
