@@ -198,3 +198,37 @@ def test_mapper_scan_names_its_factory(tmp_path):
         "src/main/java/com/example/audit/AuditMapper.java": mapper.format("audit", "AuditMapper", "t_audit"),
     })
     assert _tables(recs) == ["table://t_audit@?", "table://t_order@trade"]
+
+
+def test_bean_method_datasources_and_factories_of_a_two_database_service(tmp_path):
+    """Spring Boot's multi-datasource form: @Bean @ConfigurationProperties(prefix) datasources,
+    @Bean SqlSessionFactory methods taking a @Qualifier'd (or same-named) DataSource, and
+    @MapperScan(sqlSessionFactoryRef) per package."""
+    factory = ("    @Bean public org.apache.ibatis.session.SqlSessionFactory {0}Factory({1}javax.sql.DataSource {2})"
+               " throws Exception {{\n"
+               "        org.mybatis.spring.SqlSessionFactoryBean b = new org.mybatis.spring.SqlSessionFactoryBean();\n"
+               "        b.setDataSource({2});\n        return b.getObject();\n    }}\n")
+    mapper = ("package com.example.{0};\npublic interface {1} {{\n"
+              "    @org.apache.ibatis.annotations.Select(\"select count(*) from {2}\") int count();\n}}\n")
+    recs = _scan(tmp_path, {
+        "src/main/resources/application.yml":
+            "app:\n  db:\n    trade:\n      jdbc-url: jdbc:mysql://db1/trade\n    pay:\n      url: jdbc:mysql://db2/pay\n",
+        "src/main/resources/spring/app.xml": _beans(""),
+        "src/main/java/com/example/DbConfig.java":
+            "package com.example;\nimport org.springframework.context.annotation.Bean;\n"
+            "import org.springframework.boot.context.properties.ConfigurationProperties;\n"
+            "@org.springframework.context.annotation.Configuration\n"
+            "@org.mybatis.spring.annotation.MapperScan(basePackages = \"com.example.trade\", "
+            "sqlSessionFactoryRef = \"tradeFactory\")\n"
+            "@org.mybatis.spring.annotation.MapperScan(basePackages = \"com.example.pay\", "
+            "sqlSessionFactoryRef = \"payFactory\")\npublic class DbConfig {\n"
+            "    @Bean @ConfigurationProperties(prefix = \"app.db.trade\") public javax.sql.DataSource tradeDs() {\n"
+            "        return org.springframework.boot.jdbc.DataSourceBuilder.create().build();\n    }\n"
+            "    @Bean @ConfigurationProperties(\"app.db.pay\") public javax.sql.DataSource payDs() {\n"
+            "        return org.springframework.boot.jdbc.DataSourceBuilder.create().build();\n    }\n"
+            + factory.format("trade", "@org.springframework.beans.factory.annotation.Qualifier(\"tradeDs\") ", "ds")
+            + factory.format("pay", "", "payDs") + "}\n",
+        "src/main/java/com/example/trade/OrderMapper.java": mapper.format("trade", "OrderMapper", "t_order"),
+        "src/main/java/com/example/pay/PayMapper.java": mapper.format("pay", "PayMapper", "t_pay"),
+    })
+    assert _tables(recs) == ["table://t_order@trade", "table://t_pay@pay"]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from diting.config.sources import parse_yaml
+from diting.config.sources import canonical_key, parse_yaml
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import dialect, shards
@@ -326,10 +326,17 @@ class SqlStage:
         package's config. Bean name (and aliases) → ``(database name, JDBC kind)`` from
         :func:`dialect.jdbc_database`; a URL that does not resolve names no datasource."""
         out: dict[str, tuple[str | None, str]] = {}
+        prefixes = {c["member"]["stable"]: c for c in self.p.ctx.by_emit.get("CONFIG_PROPERTIES", [])
+                    if c["target"] == "METHOD" and c.get("member")}
         for bean in self.p.ctx.beans:
             if not bean.loaded or bean.kind not in ("XML", "BEAN_METHOD"):
                 continue
             prop = next((bean.properties[k] for k in _URL_PROPERTIES if k in bean.properties), None)
+            bound = prefixes.get((bean.cand.get("member") or {}).get("stable", ""))
+            if prop is None and bound is not None:  # @Bean @ConfigurationProperties(prefix): prefix.url / jdbc-url
+                prefix = next(iter(self.p.ctx.vals(bound, "prefix")), None)
+                prop = next(({"value": "${" + key + "}"} for key in (canonical_key(f"{prefix}.{k}") for k in
+                             _URL_PROPERTIES) if prefix and self.p.lookup("config", key).value), None)
             if prop is None:
                 continue
             value = prop.get("value")
@@ -347,7 +354,8 @@ class SqlStage:
 
     def _factory_routes(self) -> tuple[dict[str, str], list[tuple[Any, str]]]:
         """Which datasource feeds which mappers, when a loaded XML ``SqlSessionFactoryBean`` (or
-        MyBatis-Plus ``MybatisSqlSessionFactoryBean``) names its ``dataSource`` by ``ref``: the mapper
+        MyBatis-Plus ``MybatisSqlSessionFactoryBean``) names its ``dataSource`` by ``ref`` (a
+        ``@Bean`` SqlSessionFactory method by its ``DataSource`` parameter): the mapper
         files of its ``mapperLocations``, and the mapper interfaces of the packages of a mapper scan
         (``MapperScannerConfigurer`` ``sqlSessionFactoryBeanName``, ``@MapperScan(sqlSessionFactoryRef)``,
         ``<mybatis:scan factory-ref>``) that names it — the only factory when it names none. Returns (mapper file path → database,
@@ -355,9 +363,10 @@ class SqlStage:
         factories: dict[str, str] = {}  # factory bean name → database
         by_file: dict[str, str] = {}
         for bean in self.p.ctx.beans:
-            if not bean.loaded or bean.kind != "XML" or not bean.type.endswith("SqlSessionFactoryBean"):
+            if not bean.loaded or not bean.type.endswith(("SqlSessionFactoryBean", "SqlSessionFactory")):
                 continue
-            ref = (bean.properties.get("dataSource") or {}).get("ref")
+            ref = (bean.properties.get("dataSource") or {}).get("ref") if bean.kind == "XML" else \
+                self._datasource_param(bean) if bean.kind == "BEAN_METHOD" else None
             db = self.datasource_beans.get(ref, (None, None))[0] if ref else None
             if db is None:
                 continue
@@ -382,6 +391,21 @@ class SqlStage:
             if db is not None:
                 by_package.append((PackagePatterns(ctx.packages_of(c)), db))
         return by_file, by_package
+
+    def _datasource_param(self, bean: Any) -> str | None:
+        """The datasource bean a ``@Bean`` SqlSessionFactory method receives: its ``DataSource``
+        parameter's ``@Qualifier``, else the parameter's name when a datasource bean has it, else
+        the package's one datasource bean; None when that does not decide."""
+        params = [p for p in (bean.cand.get("member") or {}).get("params", []) if p["type"] == "javax.sql.DataSource"]
+        if len(params) != 1:
+            return None
+        p = params[0]
+        if p.get("qualifier"):
+            return p["qualifier"]
+        if p["name"] in self.datasource_beans:
+            return p["name"]
+        by_db = {got: name for name, got in self.datasource_beans.items()}  # aliases of one bean count once
+        return next(iter(by_db.values())) if len(by_db) == 1 else None
 
     def routed_db(self, namespace: str, path: str) -> str | None:
         """The database of the datasource bean the statements of mapper ``namespace`` (file
