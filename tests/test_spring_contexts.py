@@ -158,6 +158,9 @@ def test_web_xml_root_and_servlet_contexts(tmp_path):
            "      <param-value>/WEB-INF/spring/api-*.xml</param-value></init-param></servlet>\n"
            "  <servlet><servlet-name>admin</servlet-name>\n"
            "    <servlet-class>org.springframework.web.servlet.DispatcherServlet</servlet-class></servlet>\n"
+           # another library's DispatcherServlet (Dubbo's) loads no Spring context of its own
+           "  <servlet><servlet-name>other</servlet-name>\n"
+           "    <servlet-class>org.apache.dubbo.remoting.http.servlet.DispatcherServlet</servlet-class></servlet>\n"
            "</web-app>\n")
     bean = '  <bean id="{0}" class="com.acme.impl.{1}"/>\n'
     files = {
@@ -166,7 +169,7 @@ def test_web_xml_root_and_servlet_contexts(tmp_path):
         "src/main/resources/spring/root.xml": _beans(bean.format("rootBean", "RootBean")),
         "src/main/webapp/WEB-INF/spring/api-beans.xml": _beans(bean.format("apiBean", "ApiBean")),
         "src/main/webapp/WEB-INF/admin-servlet.xml": _beans(bean.format("adminBean", "AdminBean")),
-        "src/main/webapp/WEB-INF/other.xml": _beans(bean.format("otherBean", "OtherBean")),
+        "src/main/webapp/WEB-INF/other-servlet.xml": _beans(bean.format("otherBean", "OtherBean")),
     }
     for cls in ("RootBean", "ApiBean", "AdminBean", "OtherBean"):
         files[f"src/main/java/com/acme/impl/{cls}.java"] = f"package com.acme.impl;\npublic class {cls} {{ }}\n"

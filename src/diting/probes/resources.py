@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 AUTO_CONFIG_KEY = "org.springframework.boot.autoconfigure.EnableAutoConfiguration"
 #: Spring's default root context file of a web application
 DEFAULT_WEB_CONTEXT = "/WEB-INF/applicationContext.xml"
+#: Spring MVC's front controller (another library's DispatcherServlet loads no Spring context)
+SPRING_DISPATCHER = "org.springframework.web.servlet.DispatcherServlet"
 
 
 @dataclass
@@ -88,7 +90,7 @@ def web_context_locations(data: bytes) -> list[str]:
         own = locations(servlet, "init-param")
         if own is not None:
             out.extend(own)
-        elif text(servlet, "servlet-class").endswith(".DispatcherServlet") and text(servlet, "servlet-name"):
+        elif text(servlet, "servlet-class") == SPRING_DISPATCHER and text(servlet, "servlet-name"):
             out.append(f"/WEB-INF/{text(servlet, 'servlet-name')}-servlet.xml")
     return out
 
