@@ -757,7 +757,8 @@ class XmlProbe:
                         role = xm.properties.get(child.get("name"))
                         if role and pv is not None:
                             roles.setdefault(role, []).extend(
-                                literal_outcome(v) for v in (split_list(pv) if role == "resource" else [pv]))
+                                literal_outcome(v) for v in (split_list(pv) if role in ("resource", "base_packages")
+                                                             else [pv]))
                         elif role and pr is not None:
                             roles.setdefault(role, []).append({"ref": pr})
                     elif cname in xm.children and (child.text or "").strip():

@@ -431,6 +431,10 @@ class PackageProbes:
             self.diag("CONFIG_VALUE_UNKNOWN", f"{c['path']}:{c['lines'][0]}|property-source|{loc}",
                       f"{c['path']}:{c['lines'][0]}: property source {loc} names no file of the package; the "
                       "values it would supply are unknown", [self.owner_rid(c)], c)
+        for c, loc in self.ctx.missing:
+            self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|resource-missing|{loc}",
+                      f"{c['path']}:{c['lines'][0]}: context location {loc} names no file of the package (a "
+                      "library's jar may hold it); the beans it would declare are not loaded", [self.owner_rid(c)], c)
         for c, role, expr in self.ctx.unfolded:
             if role not in ("base_packages", "base_classes", "classes", "resource") or (
                     not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):
@@ -538,6 +542,7 @@ class PackageProbes:
             key = f"{ip.type}:{ip.name}"
             if res.status == "RESOLVED" and len(res.beans) == 1:
                 b = res.beans[0]
+                attrs["basis"] = res.basis
                 self.rs.relation("INJECTS", src_rid, src_stable, target_rid=self.bean_rids[id(b)],
                                  target_key=b.stable, status="RESOLVED", evidence=[ev],
                                  attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))

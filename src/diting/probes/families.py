@@ -926,6 +926,8 @@ class Families(PackageProbes):
                                      status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                      match_keys={"key_expression": rt.expression, "scheme": scheme})
         for c in self.ctx.by_emit.get("CONFIG_PROPERTIES", []):
+            if c["target"] != "TYPE":  # on a @Bean method: the built object's properties (sql/emit.py datasources)
+                continue
             prefix = (self._text(self.role(c, "prefix")) or [""])[0]
             detail = c.get("type_detail", {})
             for f in detail.get("fields", []):

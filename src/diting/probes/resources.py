@@ -3,8 +3,8 @@
 XML resources go through the XML rules (beans, RPC providers and consumers,
 MQ listeners, imports, component scans); ``META-INF/spring.factories`` and
 ``META-INF/spring/*.imports`` list auto-configuration classes; ``web.xml``
-names the context's XML files (``contextConfigLocation``, else Spring's default
-``/WEB-INF/applicationContext.xml`` when a ``ContextLoaderListener`` is declared).
+names the context's XML files (``contextConfigLocation`` of the root context and of each servlet,
+else the defaults of a ``ContextLoaderListener`` and a ``DispatcherServlet``).
 Runs once per module (in the worker that builds the module's first chunk).
 """
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 AUTO_CONFIG_KEY = "org.springframework.boot.autoconfigure.EnableAutoConfiguration"
 #: Spring's default root context file of a web application
 DEFAULT_WEB_CONTEXT = "/WEB-INF/applicationContext.xml"
+#: Spring MVC's front controller (another library's DispatcherServlet loads no Spring context)
+SPRING_DISPATCHER = "org.springframework.web.servlet.DispatcherServlet"
 
 
 @dataclass
@@ -61,26 +63,35 @@ def auto_configurations(path: str, text: str) -> list[dict[str, Any]]:
 
 def web_context_locations(data: bytes) -> list[str]:
     """Context XML locations a ``web.xml`` names: every ``contextConfigLocation`` parameter
-    (context and servlet init parameters), or the default file when a context loader listener
-    is declared without one."""
+    (``<context-param>`` for the root context, a servlet's ``<init-param>`` for its own), the
+    default ``/WEB-INF/applicationContext.xml`` of a context loader listener declared without a
+    context parameter, and ``/WEB-INF/{servlet-name}-servlet.xml`` of a ``DispatcherServlet``
+    declared without an init parameter."""
     doc = parse_xml(data)
     if doc.root is None:
         return []
-    out: list[str] = []
-    has_loader = False
-    for el in doc.root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        name = local_name(el)
-        if name in ("context-param", "init-param"):
-            pname = next((c.text or "" for c in el if isinstance(c.tag, str) and local_name(c) == "param-name"), "")
-            pvalue = next((c.text or "" for c in el if isinstance(c.tag, str) and local_name(c) == "param-value"), "")
-            if pname.strip() == "contextConfigLocation":
-                out.extend(split_list(pvalue))
-        elif name == "listener-class" and (el.text or "").strip().endswith("ContextLoaderListener"):
-            has_loader = True
-    if not out and has_loader:
+
+    def kids(el: Any, name: str) -> list[Any]:
+        return [k for k in el if isinstance(k.tag, str) and local_name(k) == name]
+
+    def text(el: Any, name: str) -> str:
+        return next(((k.text or "").strip() for k in kids(el, name)), "")
+
+    def locations(el: Any, param: str) -> list[str] | None:
+        got = [text(p, "param-value") for p in kids(el, param) if text(p, "param-name") == "contextConfigLocation"]
+        return [loc for v in got for loc in split_list(v)] if got else None
+
+    root = locations(doc.root, "context-param")
+    out: list[str] = list(root or [])
+    if root is None and any(text(lst, "listener-class").endswith("ContextLoaderListener")
+                            for lst in kids(doc.root, "listener")):
         out.append(DEFAULT_WEB_CONTEXT)
+    for servlet in kids(doc.root, "servlet"):
+        own = locations(servlet, "init-param")
+        if own is not None:
+            out.extend(own)
+        elif text(servlet, "servlet-class") == SPRING_DISPATCHER and text(servlet, "servlet-name"):
+            out.append(f"/WEB-INF/{text(servlet, 'servlet-name')}-servlet.xml")
     return out
 
 

@@ -8,19 +8,23 @@ classes named by ``@Import`` of loaded classes, auto-configurations listed in
 ``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
 or an ``XmlApplicationContext`` created by the package's own code; the classes
 an ``AnnotationConfigApplicationContext`` the package's code creates registers; Feign
-clients covered by ``@EnableFeignClients``. Computed to a fixpoint.
+clients covered by ``@EnableFeignClients``. Computed to a fixpoint. Locations as Spring reads
+them (``classpath:``, ``classpath*:``, Ant patterns, ``${}``; an ``<import resource>`` relative to
+the importing file); scan base packages may be Ant patterns (:class:`PackagePatterns`).
 
 **Beans**: stereotype classes, ``@Bean`` methods of loaded configuration
 classes, XML ``<bean>``, RPC consumer beans, Feign clients. **Injection**
 (``@Autowired``, ``@Resource``, ``@Inject``, constructor and setter injection,
 Lombok constructors) resolved by type, narrowed by ``@Qualifier`` /
-``@Resource(name)``, then ``@Primary``, then the field or parameter name; more
+``@Resource(name)``, then ``@Primary`` (a Feign client's proxy is primary), then the field or
+parameter name, the deciding step kept as the resolution's ``basis``; more
 than one candidate left is AMBIGUOUS with every candidate; Map/List injection
 and factories keyed by strings are POLYMORPHIC_ROUTING.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -67,6 +71,59 @@ def ant_pattern(location: str) -> "re.Pattern[str]":
             out.append(re.escape(location[i]))
             i += 1
     return re.compile("".join(out) + r"\Z")
+
+
+#: a location Spring reads as absolute: a ``classpath:`` / ``classpath*:`` prefix or any URL scheme
+_ABSOLUTE_LOCATION = re.compile(r"[A-Za-z][A-Za-z0-9+.*-]*:")
+
+
+def relative_location(base: str, location: str) -> str:
+    """Where ``<import resource="location">`` of the XML file at classpath-relative ``base`` points:
+    an absolute location (``classpath:``, ``classpath*:``, a URL) as written, else the location
+    relative to the importing file's folder, a leading ``/`` ignored (Spring's
+    ``Resource.createRelative`` and ``StringUtils.applyRelativePath``; ``..`` folded as ``cleanPath``
+    does)."""
+    loc = location.strip()
+    if _ABSOLUTE_LOCATION.match(loc):
+        return loc
+    folder = base.rsplit("/", 1)[0] if "/" in base else ""
+    joined = posixpath.normpath(f"{folder}/{loc.lstrip('/')}" if folder else loc.lstrip("/"))
+    return "classpath:" + joined.lstrip("/")
+
+
+class PackagePatterns:
+    """Base packages of a scan (``@ComponentScan``, ``@EnableFeignClients``, ``@MapperScan``):
+    Spring scans ``classpath*:{package as path}/**/*.class``, so a package is covered when it is a
+    base package or below one; a base package may hold Ant patterns (``com.acme.**.feign``,
+    ``com.acme.*.api``), matched against the package's path and its ancestors."""
+
+    def __init__(self, packages: "set[str] | list[str]" = ()) -> None:
+        self.plain: set[str] = set()
+        self.patterns: dict[str, "re.Pattern[str]"] = {}
+        self.update(packages)
+
+    def update(self, packages: "set[str] | list[str]") -> bool:
+        """Add base packages; True when one was new."""
+        new = False
+        for p in packages:
+            p = p.strip().strip(".")
+            if "*" in p or "?" in p:
+                if p not in self.patterns:
+                    self.patterns[p] = ant_pattern(p.replace(".", "/"))
+                    new = True
+            elif p not in self.plain:
+                self.plain.add(p)
+                new = True
+        return new
+
+    def __contains__(self, pkg: str) -> bool:
+        """Whether classes of package ``pkg`` are scanned (linear in its depth for plain packages)."""
+        while True:
+            if pkg in self.plain or any(r.match(pkg.replace(".", "/")) for r in self.patterns.values()):
+                return True
+            if "." not in pkg:
+                return False
+            pkg = pkg.rsplit(".", 1)[0]
 
 
 @dataclass
@@ -119,6 +176,11 @@ class Resolution:
     polymorphic: bool = False
     reason: str = ""
     type: str | None = None  # the bean type looked for (the element type of a collection)
+    #: what decided a RESOLVED injection, as Spring decides it: TYPE (the one loaded bean of the
+    #: type), RESOURCE_NAME (``@Resource`` by name), QUALIFIER, PRIMARY (``@Primary``,
+    #: ``primary="true"``, a Feign client's proxy), BEAN_NAME (the field or parameter name is
+    #: the bean's name), COLLECTION (every bean of the type); None when not decided
+    basis: str | None = None
 
 
 def _assign_stable_ids(beans: list[Bean]) -> None:
@@ -172,11 +234,13 @@ class SpringContext:
         self.class_packages = class_packages
         self.supertypes = supertypes
         self.resources = resources
-        self.scan_packages: set[str] = set(app_packages)
+        self.scan_packages = PackagePatterns(app_packages)
         self.loaded_classes: set[str] = set()
         self.loaded_xml: set[str] = set()
-        self.feign_scan: list[tuple[str, dict[str, Any]]] = []
+        self.feign_scan = PackagePatterns()
         self.feign_clients: set[str] = set()
+        #: (declaration, location) of loaded context-loading declarations whose location names no file
+        self.missing: list[tuple[dict[str, Any], str]] = []
         #: class → the @Import-like declaration that put it into the context (it is a bean of its own)
         self.imported_by: dict[str, dict[str, Any]] = {}
         self.by_emit: dict[str, list[dict[str, Any]]] = {}
@@ -248,14 +312,7 @@ class SpringContext:
     def in_scan(self, binary: str) -> bool:
         """Whether the class's package is a scanned package or below one (checked by walking up
         the package's own ancestors: linear in its depth, whatever the number of scans)."""
-        pkg = self.class_packages.get(binary, (None, ""))[1]
-        if pkg in self.scan_packages:
-            return True
-        while "." in pkg:
-            pkg = pkg.rsplit(".", 1)[0]
-            if pkg in self.scan_packages:
-                return True
-        return False
+        return self.class_packages.get(binary, (None, ""))[1] in self.scan_packages
 
     def class_loaded(self, binary: str) -> bool:
         """A class the context loads (scanned, imported or auto-configured); nested classes follow
@@ -287,6 +344,29 @@ class SpringContext:
         memo[location] = tuple(got)
         return got
 
+    def located(self, c: dict[str, Any], location: str) -> list[str]:
+        """Files of the package a context-loading declaration's location names: an XML
+        ``<import resource>`` relative to the importing file (:func:`relative_location`), an
+        annotation's or a call's from the classpath root. A location naming no file (a missing
+        ``classpath:`` file, a relative path that leads nowhere) is kept in :attr:`missing`."""
+        if c.get("form") == "xml":
+            rel = self.classpath_path(c["path"])
+            location = relative_location(rel, location) if rel is not None else location
+        got = self.resolve_resource(location)
+        seen = self.__dict__.setdefault("_missing_keys", set())
+        if not got and (id(c), location) not in seen:
+            seen.add((id(c), location))
+            self.missing.append((c, location))
+        return got
+
+    def classpath_path(self, path: str) -> str | None:
+        """The classpath-relative path (or web-application-relative, under ``src/main/webapp``) of
+        one of the package's resource files; None for a file outside its resource roots."""
+        rel_of = self.__dict__.get("_rel_of")
+        if rel_of is None:
+            rel_of = self.__dict__["_rel_of"] = {p: rel for rel, ps in sorted(self.resources.items()) for p in ps}
+        return rel_of.get(path)
+
     def _resolve_resource(self, location: str) -> list[str]:
         loc = location.strip()
         for prefix in ("classpath*:", "classpath:"):
@@ -311,7 +391,7 @@ class SpringContext:
             self.loaded_xml.update(self.resolve_resource(loc))
         for c in self.by_emit.get("XML_CONTEXT", []):
             for loc in self.vals(c, "resource"):
-                self.loaded_xml.update(self.resolve_resource(loc))
+                self.loaded_xml.update(self.located(c, loc))
         for c in self.by_emit.get("DEPLOYABLE_APPLICATION", []):
             if c["type"]["binary"] in self.app_classes:
                 self.scan_packages.update(self.packages_of(c))
@@ -327,8 +407,7 @@ class SpringContext:
                 if not pkgs and c["form"] == "annotation":
                     pkgs.add(c["type_detail"]["package"] if "type_detail" in c else
                              self.class_packages.get(c["type"]["binary"], (None, ""))[1])
-                if not pkgs <= self.scan_packages:
-                    self.scan_packages |= pkgs
+                if self.scan_packages.update(pkgs):
                     changed = True
             for c in self.by_emit.get("IMPORT", []):
                 # a context the package's own code creates (new AnnotationConfigApplicationContext(
@@ -344,23 +423,29 @@ class SpringContext:
                 if id(c) not in done and self.cand_loaded(c):
                     done.add(id(c))
                     for loc in self.vals(c, "resource"):
-                        for p in self.resolve_resource(loc):
+                        for p in self.located(c, loc):
                             if p not in self.loaded_xml:
                                 self.loaded_xml.add(p)
                                 changed = True
         for c in self.by_emit.get("FEIGN_SCAN", []):
             if not self.cand_loaded(c):
                 continue
-            for cls in self.vals(c, "classes"):
-                self.feign_clients.add(cls)
-            pkgs = sorted(self.packages_of(c))
-            if not pkgs and not self.vals(c, "classes"):
-                pkgs = [self.class_packages.get(c["type"]["binary"], (None, ""))[1]]
-            self.feign_scan.extend((p, c) for p in pkgs)
+            # FeignClientsRegistrar: listed clients replace the package scan; without packages
+            # (value, basePackages, basePackageClasses) the annotated class's package is scanned
+            # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED)
+            roles = c.get("roles", {})
+            self.feign_clients.update(self.vals(c, "classes"))
+            if roles.get("classes"):
+                continue
+            pkgs = self.packages_of(c)
+            if not pkgs and not roles.get("base_packages") and not roles.get("base_classes"):
+                pkgs = {self.class_packages.get(c["type"]["binary"], (None, ""))[1]}
+            self.feign_scan.update(pkgs)
 
     def feign_loaded(self, binary: str) -> bool:
-        pkg = self.class_packages.get(binary, (None, ""))[1]
-        return binary in self.feign_clients or any(pkg == p or pkg.startswith(p + ".") for p, _ in self.feign_scan)
+        """A Feign client ``@EnableFeignClients`` registers: listed in ``clients``, else in (or
+        below) one of its base packages."""
+        return binary in self.feign_clients or self.class_packages.get(binary, (None, ""))[1] in self.feign_scan
 
     # ------------------------------------------------------------ beans
     def _beans(self) -> list[Bean]:
@@ -399,11 +484,9 @@ class SpringContext:
         for c in self.by_emit.get("PROXY_SCAN", []):
             if not self.cand_loaded(c):
                 continue
-            pkgs = self.packages_of(c)
+            pkgs = PackagePatterns(self.packages_of(c))
             for binary, mods in sorted(self.class_modules.items()):
-                pkg = self.class_packages[binary][1]
-                if self.type_kinds.get(binary) != "INTERFACE" or "$" in binary or \
-                        not any(pkg == p or pkg.startswith(p + ".") for p in pkgs):
+                if self.type_kinds.get(binary) != "INTERFACE" or "$" in binary or self.class_packages[binary][1] not in pkgs:
                     continue
                 for module in mods:
                     if (module, binary) in seen:
@@ -445,8 +528,11 @@ class SpringContext:
         for c in self.by_emit.get("FEIGN_CLIENT", []):
             t = c["type"]
             names = self.vals(c, "context_id") or self.vals(c, "service_name")
+            # FeignClientsRegistrar registers the client's proxy as the primary bean of its interface
+            # (so a fallback bean implementing it does not compete), unless primary = false
+            primary = not any(v.strip().lower() == "false" for v in self.vals(c, "primary"))
             beans.append(Bean(f"{t['binary']}", t["binary"], c["module"], "FEIGN_CLIENT", c,
-                              self.feign_loaded(t["binary"]),
+                              self.feign_loaded(t["binary"]), primary,
                               supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]},
                               aliases=names))
         # @Bean methods count where a loaded bean is of the declaring class or a subclass of it
@@ -487,29 +573,34 @@ class SpringContext:
         if ip.by_name:
             named = [b for b in self.by_name.get(ip.by_name, []) if b.loaded]
             if len(named) == 1:
-                return Resolution("RESOLVED", named)
+                return Resolution("RESOLVED", named, basis="RESOURCE_NAME")
             if len(named) > 1:
                 return Resolution("AMBIGUOUS", named, reason=f"several beans are named {ip.by_name}")
         cands = self.candidates_for(t)
         if polymorphic:
             return Resolution("AMBIGUOUS" if len(cands) > 1 else "RESOLVED" if cands else "UNRESOLVED", cands, True,
-                              "a collection or map receives every bean of the type")
+                              "a collection or map receives every bean of the type", basis="COLLECTION")
+        basis = "TYPE"
         if ip.qualifier:
             q = [b for b in cands if ip.qualifier in [b.name] + b.aliases]
-            if q:
-                cands = q
-            else:
+            if not q:
                 return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t} is named {ip.qualifier}")
+            cands, basis = q, "QUALIFIER"
+        # DefaultListableBeanFactory.determineAutowireCandidate: the one primary bean, else the
+        # bean whose name (or alias) is the field's or parameter's name
         if len(cands) > 1:
             prim = [b for b in cands if b.primary]
             if len(prim) == 1:
-                cands = prim
+                cands, basis = prim, "PRIMARY"
+            elif len(prim) > 1:  # Spring refuses to choose ("more than one 'primary' bean found")
+                return Resolution("AMBIGUOUS", prim, reason=f"{len(prim)} of the {len(cands)} loaded beans of type "
+                                  f"{t} are primary")
         if len(cands) > 1:
             named = [b for b in cands if ip.name in [b.name] + b.aliases]
             if len(named) == 1:
-                cands = named
+                cands, basis = named, "BEAN_NAME"
         if len(cands) == 1:
-            return Resolution("RESOLVED", cands)
+            return Resolution("RESOLVED", cands, basis=basis)
         if not cands:
             return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}", type=t)
         return Resolution("AMBIGUOUS", cands, reason=f"{len(cands)} loaded beans of type {t}")

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from diting.config.sources import parse_yaml
+from diting.config.sources import canonical_key, parse_yaml
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.sql import dialect, shards
@@ -25,6 +25,7 @@ from diting.sql.dynamic import (MARKER, MAX_RENDER_ELEMENTS, MAX_RENDER_NESTING,
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 from diting.probes.candidates import split_list
+from diting.resolve.spring import PackagePatterns
 from diting.sql.plus import PlusStatements
 from diting.source.text import decode_bytes
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 #: resultMap ``extends`` links followed at most
 MAX_RESULT_MAP_CHAIN = 32
 _MAPPER_LOCATION_KEYS = ("mybatis.mapper-locations", "mybatis-plus.mapper-locations")
+#: the bean properties that hold a datasource's JDBC URL (Druid, DBCP, Spring: url; Hikari, c3p0: jdbcUrl)
+_URL_PROPERTIES = ("url", "jdbcUrl")
 #: a ShardingSphere sharding-rule property in canonical form — ``rule``: the rule's prefix,
 #: ``table``/``prop`` for a table (``tables`` or 5.x ``auto-tables``), ``default`` for a rule-level
 #: default strategy or column. The Spring Boot starter (5.x ``rules.sharding``, 4.x ``sharding``) …
@@ -108,6 +111,8 @@ class _Use:
     name_basis: str | None = None  # TABLE_NAME, CONVENTION: how a MyBatis-Plus entity names its table
     dynamic_db: str | None = None  # the ${} that names the table's schema (its datasource is not known)
     display: str | None = None  # how a dynamic name shows when it is no ${} (an unfolded Java expression)
+    #: the database of the datasource bean its statement's SqlSessionFactory is fed (None: the package's)
+    routed_db: str | None = None
 
 
 @dataclass
@@ -259,8 +264,11 @@ class SqlStage:
         #: the datasource URL values of the configuration, read once for the routing files and the JDBC kind
         self.url_values = self._datasource_url_values()
         self.sharding_files = self._sharding_files()
+        #: datasource bean name → (database name or None, JDBC kind), from its JDBC URL property
+        self.datasource_beans: dict[str, tuple[str | None, str]] = self._datasource_beans()
         self.datasource, self.dialect, self.dialect_basis = self._datasource()
         self.located, self.location_patterns = self._mapper_locations()
+        self.routes_by_file, self.routes_by_package = self._factory_routes()
         #: statement ids recorded so far (a repeat is a duplicate: :meth:`_first`)
         self.declared: set[str] = set()
         self.routing = self._routing()
@@ -305,9 +313,108 @@ class SqlStage:
             got = dialect.jdbc_database(url)
             if got is not None:
                 found.add(got)
+        found.update(got for got in self.datasource_beans.values() if got[0] is not None)
         if len(found) != 1:
             return None, None
         return next(iter(found))
+
+    def _datasource_beans(self) -> dict[str, tuple[str | None, str]]:
+        """Loaded beans that are datasources: an XML ``<bean>`` or a ``@Bean`` method whose
+        ``url`` / ``jdbcUrl`` property (``<property>``, a setter on the object it builds) is a JDBC
+        URL — Druid ``DruidDataSource``, Hikari ``HikariDataSource``, DBCP ``BasicDataSource``,
+        c3p0, Spring's ``DriverManagerDataSource`` alike; ``${}`` placeholders resolve from the
+        package's config. Bean name (and aliases) → ``(database name, JDBC kind)`` from
+        :func:`dialect.jdbc_database`; a URL that does not resolve names no datasource."""
+        out: dict[str, tuple[str | None, str]] = {}
+        prefixes = {c["member"]["stable"]: c for c in self.p.ctx.by_emit.get("CONFIG_PROPERTIES", [])
+                    if c["target"] == "METHOD" and c.get("member")}
+        for bean in self.p.ctx.beans:
+            if not bean.loaded or bean.kind not in ("XML", "BEAN_METHOD"):
+                continue
+            prop = next((bean.properties[k] for k in _URL_PROPERTIES if k in bean.properties), None)
+            bound = prefixes.get((bean.cand.get("member") or {}).get("stable", ""))
+            if prop is None and bound is not None:  # @Bean @ConfigurationProperties(prefix): prefix.url / jdbc-url
+                prefix = next(iter(self.p.ctx.vals(bound, "prefix")), None)
+                prop = next(({"value": "${" + key + "}"} for key in (canonical_key(f"{prefix}.{k}") for k in
+                             _URL_PROPERTIES) if prefix and self.p.lookup("config", key).value), None)
+            if prop is None:
+                continue
+            value = prop.get("value")
+            if value is not None and "${" in value:
+                value = self.p.resolve({"value": value, "vtype": "java.lang.String", "basis": "XML",
+                                        "placeholders": True}).value
+            elif value is None and prop.get("outcome") is not None:
+                value = self.p.resolve(prop["outcome"]).value
+            got = dialect.jdbc_database(value) if value else None
+            if got is None:
+                continue  # no JDBC URL (or one whose placeholder does not resolve): no datasource known
+            for name in [bean.name] + bean.aliases:
+                out.setdefault(name, got)
+        return out
+
+    def _factory_routes(self) -> tuple[dict[str, str], list[tuple[Any, str]]]:
+        """Which datasource feeds which mappers, when a loaded XML ``SqlSessionFactoryBean`` (or
+        MyBatis-Plus ``MybatisSqlSessionFactoryBean``) names its ``dataSource`` by ``ref`` (a
+        ``@Bean`` SqlSessionFactory method by its ``DataSource`` parameter): the mapper
+        files of its ``mapperLocations``, and the mapper interfaces of the packages of a mapper scan
+        (``MapperScannerConfigurer`` ``sqlSessionFactoryBeanName``, ``@MapperScan(sqlSessionFactoryRef)``,
+        ``<mybatis:scan factory-ref>``) that names it — the only factory when it names none. Returns (mapper file path → database,
+        [(packages, database)]); only datasources whose database is known route."""
+        factories: dict[str, str] = {}  # factory bean name → database
+        by_file: dict[str, str] = {}
+        for bean in self.p.ctx.beans:
+            if not bean.loaded or not bean.type.endswith(("SqlSessionFactoryBean", "SqlSessionFactory")):
+                continue
+            ref = (bean.properties.get("dataSource") or {}).get("ref") if bean.kind == "XML" else \
+                self._datasource_param(bean) if bean.kind == "BEAN_METHOD" else None
+            db = self.datasource_beans.get(ref, (None, None))[0] if ref else None
+            if db is None:
+                continue
+            for name in [bean.name] + bean.aliases:
+                factories.setdefault(name, db)
+            value = (bean.properties.get("mapperLocations") or {}).get("value")
+            rt = self.p.resolve({"value": value, "vtype": "java.lang.String", "basis": "XML",
+                                 "placeholders": "${" in value}) if value else None
+            for pat in split_list(rt.value) if rt is not None and rt.value else []:
+                for path in self.p.ctx.resolve_resource(pat):
+                    by_file.setdefault(path, db)
+        by_package: list[tuple[Any, str]] = []
+        ctx = self.p.ctx
+        for c in ctx.by_emit.get("PROXY_SCAN", []):  # @MapperScan, <mybatis:scan>, MapperScannerConfigurer
+            if not ctx.cand_loaded(c):
+                continue
+            props = (c.get("xml") or {}).get("properties", {})
+            name = next(iter(ctx.vals(c, "ref")), None) or (props.get("sqlSessionFactoryBeanName") or {}).get(
+                "value") or (props.get("sqlSessionFactory") or {}).get("ref") or \
+                (c.get("xml") or {}).get("attributes", {}).get("factory-ref")
+            db = factories.get(name) if name else (next(iter(factories.values())) if len(factories) == 1 else None)
+            if db is not None:
+                by_package.append((PackagePatterns(ctx.packages_of(c)), db))
+        return by_file, by_package
+
+    def _datasource_param(self, bean: Any) -> str | None:
+        """The datasource bean a ``@Bean`` SqlSessionFactory method receives: its ``DataSource``
+        parameter's ``@Qualifier``, else the parameter's name when a datasource bean has it, else
+        the package's one datasource bean; None when that does not decide."""
+        params = [p for p in (bean.cand.get("member") or {}).get("params", []) if p["type"] == "javax.sql.DataSource"]
+        if len(params) != 1:
+            return None
+        p = params[0]
+        if p.get("qualifier"):
+            return p["qualifier"]
+        if p["name"] in self.datasource_beans:
+            return p["name"]
+        by_db = {got: name for name, got in self.datasource_beans.items()}  # aliases of one bean count once
+        return next(iter(by_db.values())) if len(by_db) == 1 else None
+
+    def routed_db(self, namespace: str, path: str) -> str | None:
+        """The database of the datasource bean the statements of mapper ``namespace`` (file
+        ``path``) reach through their SqlSessionFactory (:meth:`_factory_routes`); None when no
+        factory routes them (the package's datasource applies)."""
+        if path in self.routes_by_file:
+            return self.routes_by_file[path]
+        pkg = namespace.rsplit(".", 1)[0] if "." in namespace else ""
+        return next((db for pkgs, db in self.routes_by_package if pkg in pkgs), None)
 
     def _sharding_files(self) -> list[tuple[str, Any]]:
         """``(path, entry)`` of every entry of the ShardingSphere routing files the package's
@@ -674,6 +781,9 @@ class SqlStage:
                 continue
             for u in r.tables:
                 s.uses.append(self._use(u, v, exp_))
+        routed = self.routed_db(ns, mf.path) if self.routes_by_file or self.routes_by_package else None
+        for u in s.uses:
+            u.routed_db = routed
         if any(u.physical is None for u in s.uses) and s.status == "PARSED":
             s.status = "PARTIAL"
             s.reason = "a dynamic table name does not fold"
@@ -689,7 +799,7 @@ class SqlStage:
 
     def _ds(self, u: _Use) -> str | None:
         """The datasource of a table use: its schema, else the package's; None when a ``${}`` names it."""
-        return None if u.dynamic_db else (u.db or self.datasource)
+        return None if u.dynamic_db else (u.db or u.routed_db or self.datasource)
 
     def _use(self, u, v, exp_: Expansion) -> _Use:
         got = self._use_of(u, v, exp_)
