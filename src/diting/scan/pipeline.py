@@ -493,26 +493,7 @@ class Scanner:
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
             plans.append(plan)
-        # collisions
-        by_id: dict[str, list[PackagePlan]] = {}
-        for p in plans:
-            by_id.setdefault(p.service_id, []).append(p)
-        for sid, group in by_id.items():
-            if len(group) < 2:
-                continue
-            for p in group:
-                mod = model.modules[p.roots[0]]
-                new = f"{sid}~{mod.artifact_id}"
-                if sum(1 for q in group if model.modules[q.roots[0]].artifact_id == mod.artifact_id) > 1:
-                    new = f"{sid}~{mod.group_id}:{mod.artifact_id}"
-                others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
-                span = mod.raw.artifact_span
-                p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
-                                          f"deployable module(s) {others}; this one is named {new!r}",
-                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
-                                          mod.pom_path, f"collision|{sid}"))
-                p.id_basis = dict(p.id_basis, collided_with=sid)
-                p.service_id = new
+        self._disambiguate(plans)
         # lib packages: modules outside every service closure, one per top-level reactor
         in_service: set[str] = set()
         for p in plans:
@@ -569,6 +550,49 @@ class Scanner:
             plans = chosen
         plans.sort(key=lambda p: p.service_id)
         return plans, excluded, unmapped
+
+    def _disambiguate(self, plans: list[PackagePlan]) -> None:
+        """Give deployables that share a service id unique, deterministic ids (SERVICE_ID_COLLISION on
+        each): ``{id}~{artifactId}``, else ``{id}~{groupId}:{artifactId}`` when the artifactId is
+        shared too, else ``{id}~{module path}`` (``/`` written ``.``) when the coordinates collide
+        (one project copied into several folders)."""
+        model = self.inv.model
+        by_id: dict[str, list[PackagePlan]] = {}
+        for p in plans:
+            by_id.setdefault(p.service_id, []).append(p)
+        taken = {p.service_id for p in plans}
+        for sid, group in sorted(by_id.items()):
+            if len(group) < 2:
+                continue
+            mods = {id(p): model.modules[p.roots[0]] for p in group}
+
+            def shared(key) -> bool:
+                return len({id(q) for q in group if key(mods[id(q)]) == key(mods[id(p)])}) > 1
+
+            renamed: dict[int, str] = {}
+            for p in group:
+                mod = mods[id(p)]
+                if not shared(lambda m: m.artifact_id):
+                    new = f"{sid}~{mod.artifact_id}"
+                elif not shared(lambda m: (m.group_id, m.artifact_id)):
+                    new = f"{sid}~{mod.group_id}:{mod.artifact_id}"
+                else:
+                    new = f"{sid}~{(mod.dir or 'root').replace('/', '.')}"
+                renamed[id(p)] = clean_service_id(new)
+            for p in group:
+                new = renamed[id(p)]
+                if new in taken and new != p.service_id:  # another deployable already has that id
+                    new = clean_service_id(f"{new}~{(mods[id(p)].dir or 'root').replace('/', '.')}")
+                mod = mods[id(p)]
+                others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
+                span = mod.raw.artifact_span
+                p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
+                                          f"deployable module(s) {others}; this one is named {new!r}",
+                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
+                                          mod.pom_path, f"collision|{sid}"))
+                p.id_basis = dict(p.id_basis, collided_with=sid)
+                p.service_id = new
+                taken.add(new)
 
     def _spring_config(self, mod, profiles: list[str] | None) -> SpringConfig:
         paths = [f.path for f in self.inv.files_by_module.get(mod.pom_path, []) if f.kind == CONFIG]
