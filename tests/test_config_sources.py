@@ -39,3 +39,85 @@ def test_colliding_coordinates_in_copied_projects_get_unique_ids_by_module_path(
     assert first == ["currency-conversion~03.micro.conv", "currency-conversion~04.docker.conv",
                      "currency-conversion~05.k8s.conv", "currency-conversion~conv-other", "solo"]
     assert _ids(scan_repo(repo, tmp_path / "o2", sha, jobs=1)) == first       # deterministic
+
+
+def test_remote_config_files_bind_only_from_layouts_that_say_so():
+    from diting.config.remote import remote_file_index
+    paths = ["config/admin/mall-admin-dev.yaml", "document/docker/some-server/application.yml",
+             "docker/nacos/conf/application.properties", "nacos/public/DEFAULT_GROUP/app.yaml",
+             "ops/export/DEFAULT_GROUP/app.yaml", "config-center/app.yaml", "config-center/pom.xml",
+             "m/src/main/resources/application.yml", "config/a/b/c/deep.yaml", ".git-ish/config/x.yaml"]
+    index = remote_file_index(paths, ["", "config-center", "m"])
+    got = {(f.path, f.layout, f.group) for fs in index.values() for f in fs}
+    assert ("config/admin/mall-admin-dev.yaml", "config-folder", None) in got
+    assert ("nacos/public/DEFAULT_GROUP/app.yaml", "config-folder", None) in got
+    assert ("ops/export/DEFAULT_GROUP/app.yaml", "export-tree", "DEFAULT_GROUP") in got
+    # a third-party server's own config, a config server install, a module named config, too deep:
+    # only ever an export tree of a group named like their folder
+    for path, folder in [("document/docker/some-server/application.yml", "some-server"),
+                         ("docker/nacos/conf/application.properties", "conf"), ("config-center/app.yaml", "config-center"),
+                         ("config/a/b/c/deep.yaml", "c")]:
+        assert (path, "export-tree", folder) in got
+    assert not any("src/" in p or p.startswith(".") for p, _, _ in got)
+    named = remote_file_index(paths, ["", "config-center", "m"], ["ops"])      # --config-dir: only that folder
+    assert {f.path for fs in named.values() for f in fs} == {"ops/export/DEFAULT_GROUP/app.yaml"}
+
+
+def _nacos_service(d: str, name: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return _service(d, d.rsplit("/", 1)[-1], {
+        f"{RES}/application.yml": f"spring:\n  application:\n    name: {name}\n  config:\n"
+                                  "    import: optional:nacos:application.yml\n"
+                                  "  cloud:\n    nacos:\n      config:\n        server-addr: nacos:8848\n"
+                                  "        file-extension: yaml\n", **(extra or {})})
+
+
+def _diags(out: Path, code: str) -> list[dict]:
+    return [d for p in sorted(out.iterdir()) if (p / "diagnostics.jsonl").is_file()
+            for d in map(json.loads, (p / "diagnostics.jsonl").read_text().splitlines()) if d["code"] == code]
+
+
+def _inputs(out: Path, sid: str) -> dict:
+    (pkg,) = [p for p in out.iterdir() if p.name.startswith(sid + "@")]
+    return json.loads((pkg / "analysis_input.json").read_text())
+
+
+def test_a_third_party_servers_application_yml_is_no_nacos_export_and_names_no_service(tmp_path):
+    files = {**_nacos_service("svc-a", "svc-a"), **_nacos_service("svc-b", "svc-b"),
+             "doc/docker/some-server/application.yml": "spring:\n  application:\n    name: some-server\n",
+             # an export of the service's own data id that names another service: chosen by the name,
+             # so it never supplies the name (it still supplies values)
+             "nacos/DEFAULT_GROUP/svc-a.yaml": "spring:\n  application:\n    name: not-a\nx: from-nacos\n"}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    assert _ids(scan_repo(repo, out, sha)) == ["svc-a", "svc-b"]
+    read = [f["path"] for f in _inputs(out, "svc-a")["config_files"]]
+    assert "nacos/DEFAULT_GROUP/svc-a.yaml" in read and not any(p.startswith("doc/") for p in read)
+    assert not _diags(out, "SERVICE_ID_SHARED")
+
+
+def test_a_shared_data_id_that_names_every_service_is_a_loud_diagnostic(tmp_path):
+    files = {**_nacos_service("svc-a", "svc-a"), **_nacos_service("svc-b", "svc-b"),
+             **_nacos_service("svc-c", "svc-c"),
+             "config/application.yml": "spring:\n  application:\n    name: some-server\n"}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    assert _ids(scan_repo(repo, out, sha)) == ["some-server~svc-a", "some-server~svc-b", "some-server~svc-c"]
+    shared = _diags(out, "SERVICE_ID_SHARED")
+    assert len(shared) == 3 and all(d["severity"] == "ERROR" and "'some-server'" in d["message"]
+                                    and "config/application.yml" in d["message"] for d in shared)
+
+
+def test_config_dir_option_names_the_export_folder(tmp_path):
+    files = {**_nacos_service("svc-a", "svc-a"),
+             "ops/centre/svc-a.yaml": "x: named\n", "config/svc-a.yaml": "x: guessed\n"}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha, config_dirs=["./ops/"])
+    read = [f["path"] for f in _inputs(out, "svc-a")["config_files"]]
+    assert "ops/centre/svc-a.yaml" in read and "config/svc-a.yaml" not in read
+    import pytest
+    from diting.errors import UserError
+    with pytest.raises(UserError, match="no such folder"):
+        scan_repo(repo, tmp_path / "o2", sha, config_dirs=["nowhere"])
+    with pytest.raises(UserError, match="relative to its root"):
+        scan_repo(repo, tmp_path / "o3", sha, config_dirs=["../up"])

@@ -59,6 +59,8 @@ class _Source:
     path: str
     file: ConfigFile
     profile: str | None
+    #: chosen by ``spring.application.name`` (a Nacos data id or config-server file named after it)
+    by_name: bool = False
 
 
 @dataclass
@@ -73,17 +75,24 @@ class SpringConfig:
     unfiltered: list[tuple[str, str]] = field(default_factory=list)
 
     def add_source(self, path: str, file: ConfigFile, blob: str, tier: int, order: int,
-                   profile: str | None = None) -> None:
-        """Add a parsed file as a source of rank ``(tier, order)``: tier -1 for committed
-        remote-config files (SPEC §4.4 rank 2), 4 for property-source files (rank 6); a lower
-        ``order`` wins inside a tier. Resolution starts afresh (memoised values are dropped)."""
+                   profile: str | None = None, by_name: bool = False) -> None:
+        """Add a parsed file as a source of rank ``(tier, order)``: tier -2 for config-server files,
+        -1 for committed remote-config files (SPEC §4.4 rank 2), 4 for property-source files
+        (rank 6); a lower ``order`` wins inside a tier. ``by_name``: the file was chosen by
+        ``spring.application.name`` (it never supplies that name). Resolution starts afresh
+        (memoised values are dropped)."""
         ext = 0 if path.endswith(".properties") else 1
-        self.sources.append(_Source((tier, order, 0, ext), path, file, profile))
+        self.sources.append(_Source((tier, order, 0, ext), path, file, profile, by_name))
         self.sources.sort(key=lambda s: (s.rank, s.path))
         if all(r.path != path for r in self.files_read):
             self.files_read.append(ConfigFileRef(path, blob))
             self.files_read.sort(key=lambda r: r.path)
         self.__dict__.pop("_memo", None)
+
+    def not_chosen_by_name(self) -> "SpringConfig":
+        """This configuration without the sources chosen by ``spring.application.name`` — where the
+        name itself is read from (a file found by the name cannot say what the name is)."""
+        return SpringConfig(self.profiles, self.profile_basis, [s for s in self.sources if not s.by_name])
 
     def entries_of(self, key: str) -> list[tuple[str, ConfigEntry]]:
         """Every active entry of ``key`` and of its indexed forms (``key[0]``, ``key[1]``…) in

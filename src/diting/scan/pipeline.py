@@ -104,6 +104,8 @@ class ScanOptions:
     quiet: bool = False
     #: ``--sql-dialect`` values: ``DIALECT`` (every datasource) or ``DATASOURCE=DIALECT``
     sql_dialects: list[str] = field(default_factory=list)
+    #: ``--config-dir`` values: repository folders holding config-centre exports (config/remote.py)
+    config_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -493,6 +495,7 @@ class Scanner:
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
             plans.append(plan)
+        self._shared_id(plans)
         self._disambiguate(plans)
         # lib packages: modules outside every service closure, one per top-level reactor
         in_service: set[str] = set()
@@ -550,6 +553,26 @@ class Scanner:
             plans = chosen
         plans.sort(key=lambda p: p.service_id)
         return plans, excluded, unmapped
+
+    def _shared_id(self, plans: list[PackagePlan]) -> None:
+        """SERVICE_ID_SHARED on every service when all of an estate's services (two or more) got one id
+        from ``spring.application.name`` — one file read by every service (two or more), or three or
+        more services: the name came from a source that is not each service's own."""
+        named = [p for p in plans if p.id_basis.get("source") == "spring.application.name"]
+        if len(named) < 2 or len(named) != len(plans) or len({p.service_id for p in named}) != 1:
+            return
+        paths = sorted({str(p.id_basis.get("path")) for p in named})
+        if len(named) < 3 and len(paths) == len(named):
+            return
+        sid = named[0].service_id
+        for p in named:
+            mod = self.inv.model.modules[p.roots[0]]
+            p.findings.append(Finding(
+                "SERVICE_ID_SHARED", f"every service of the repository ({len(named)}) is named {sid!r} by "
+                f"spring.application.name in {', '.join(paths)}, a source that is not each service's own; the "
+                "services are told apart by artifactId only", str(p.id_basis.get("path")),
+                int(p.id_basis.get("line") or 0), int(p.id_basis.get("line") or 0), mod.pom_path,
+                f"shared-id|{sid}", "CONFIG"))
 
     def _disambiguate(self, plans: list[PackagePlan]) -> None:
         """Give deployables that share a service id unique, deterministic ids (SERVICE_ID_COLLISION on
@@ -609,12 +632,31 @@ class Scanner:
 
         cfg = load_spring_config(files, read_text, maven_lookup, profiles)
         if "_remote_index" not in self.__dict__:
-            self._remote_index = remote_file_index(self.snapshot.by_path)
+            module_dirs = [m.dir for m in self.inv.model.modules.values()]
+            self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self._config_dirs())
         add_remote_sources(cfg, self._remote_index, read_text)
         return cfg
 
+    def _config_dirs(self) -> list[str]:
+        """The ``--config-dir`` folders, repository-relative. Raises :class:`UserError` for a path that
+        leaves the repository or names no folder of the tree at the commit."""
+        out = []
+        for raw in self.options.config_dirs:
+            d = raw.strip().replace("\\", "/").strip("/")
+            while d.startswith("./"):
+                d = d[2:]
+            d = "" if d == "." else d
+            if raw.strip().startswith("/") or any(seg == ".." for seg in d.split("/")):
+                raise UserError(f"--config-dir {raw}: write a folder of the repository, relative to its root")
+            if d and not any(p.startswith(d + "/") for p in self.snapshot.by_path):
+                raise UserError(f"--config-dir {raw}: no such folder in the tree at {self.commit[:12]}")
+            out.append(d)
+        return out
+
     def _service_id(self, mod, cfg: SpringConfig) -> tuple[str, dict]:
-        rv = cfg.get("spring.application.name")
+        """The service id from ``spring.application.name`` of the sources not chosen by that name,
+        else the artifactId; with its basis."""
+        rv = cfg.not_chosen_by_name().get("spring.application.name")
         if rv.status == "RESOLVED" and rv.value and rv.value.strip() and "@" not in rv.value:
             basis = {"source": "spring.application.name", "path": rv.path, "line": rv.entry.line if rv.entry else 0,
                      "value_basis": rv.basis}
