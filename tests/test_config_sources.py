@@ -121,3 +121,85 @@ def test_config_dir_option_names_the_export_folder(tmp_path):
         scan_repo(repo, tmp_path / "o2", sha, config_dirs=["nowhere"])
     with pytest.raises(UserError, match="relative to its root"):
         scan_repo(repo, tmp_path / "o3", sha, config_dirs=["../up"])
+
+
+def _cfg(files: dict[str, str], profiles=None, extra: dict[str, str] | None = None):
+    """A module ``m`` whose config files are ``files``; ``extra`` are other repository files
+    (``spring.config.import`` targets), resolved as the scanner does for classpath:/file:."""
+    from diting.config.spring import load_spring_config, spring_config_files
+    everything = {**files, **(extra or {})}
+    root = "m/src/main/resources"
+
+    def resolve(loc: str):
+        if loc.startswith("file:"):
+            p = "m/" + loc[len("file:"):].removeprefix("./")
+        else:
+            p = f"{root}/" + loc.removeprefix("classpath:").lstrip("/")
+        return p if p in everything else None
+
+    found = spring_config_files(sorted(files), [root])
+    return load_spring_config(found, lambda p: (everything[p], "0" * 40), lambda n: None, profiles, resolve)
+
+
+def test_profiles_include_and_groups_expand_the_active_set():
+    files = {
+        "m/src/main/resources/application.yml": "spring:\n  profiles:\n    active: prod\n    include: sharding\n"
+                                                "    group:\n      prod: [proddb, prodmq]\n",
+        "m/src/main/resources/application-sharding.yml": "who: sharding\nonly.sharding: yes\n",
+        "m/src/main/resources/application-proddb.yml": "who: proddb\ndb: primary\n",
+        "m/src/main/resources/application-prodmq.yml": "mq: rabbit\n",
+        "m/src/main/resources/application-prod.yml": "who: prod\n",
+        "m/src/main/resources/application-dev.yml": "db: dev\n",
+    }
+    cfg = _cfg(files)
+    assert cfg.profiles == ["prod", "proddb", "prodmq", "sharding"]   # active (its group after it), then included
+    assert cfg.get("only.sharding").value == "yes" and cfg.get("db").value == "primary"
+    rv = cfg.get("who")
+    assert (rv.value, rv.path) == ("sharding", "m/src/main/resources/application-sharding.yml")  # the last listed wins
+    assert "spring.profiles.include" in cfg.profile_basis and "spring.profiles.group" in cfg.profile_basis
+    assert _cfg(files, ["dev"]).profiles == ["dev", "sharding"]        # --profile: still included
+    legacy = {"m/src/main/resources/application.yml": "spring.profiles.active: dev\n",
+              "m/src/main/resources/application-dev.yml": "spring.profiles.include: extra\n",   # Boot < 2.4
+              "m/src/main/resources/application-extra.yml": "x: from-extra\n"}
+    assert _cfg(legacy).get("x").value == "from-extra"
+
+
+def test_config_import_of_classpath_and_file_locations_ranks_above_its_importer():
+    files = {"m/src/main/resources/application.yml":
+             "spring:\n  config:\n    import:\n      - optional:classpath:/extra/a.yml\n"
+             "      - classpath:extra/b.properties\n      - optional:file:./conf/c.yml\n"
+             "      - optional:nacos:ignored.yml\n      - optional:classpath:missing.yml\n"
+             "x: local\ny: local\nz: local\nw: local\n",
+             "m/src/main/resources/config/application.yml": "w: config-dir\n"}
+    extra = {"m/src/main/resources/extra/a.yml": "x: a\ny: a\nw: a\n",
+             "m/src/main/resources/extra/b.properties": "y=b\n",
+             "m/conf/c.yml": "z: c\n"}
+    cfg = _cfg(files, extra=extra)
+    assert (cfg.get("x").value, cfg.get("x").path) == ("a", "m/src/main/resources/extra/a.yml")
+    assert cfg.get("y").value == "b"                # a later import beats an earlier one
+    assert cfg.get("z").value == "c"                # file: relative to the module
+    assert cfg.get("w").value == "config-dir"       # config/application.yml still beats application.yml's imports
+    assert "m/conf/c.yml" in [r.path for r in cfg.files_read]
+
+
+def test_an_included_sharding_profile_confirms_the_shard_key(tmp_path):
+    files = _service(".", "trade", {
+        f"{RES}/application.yml": "spring:\n  profiles:\n    include: sharding\n  datasource:\n"
+                                  "    url: jdbc:mysql://db.example:3306/trade\n",
+        f"{RES}/application-sharding.yml": "spring:\n  shardingsphere:\n    rules:\n      sharding:\n"
+        "        tables:\n          t_order:\n            actual-data-nodes: ds$->{0..1}.t_order_$->{0..1}\n"
+        "            table-strategy:\n              standard:\n                sharding-column: user_id\n",
+        f"{RES}/mapper/OrderMapper.xml": '<?xml version="1.0"?>\n<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper '
+        '3.0//EN" "http://mybatis.org/dtd/mybatis-3-mapper.dtd">\n<mapper namespace="com.example.OrderMapper">\n'
+        '  <select id="byUser">select * from t_order where user_id = #{u}</select>\n</mapper>\n',
+        "src/main/java/com/example/OrderMapper.java": "package com.example;\n@org.apache.ibatis.annotations.Mapper\n"
+        "public interface OrderMapper { Object byUser(long u); }\n"})
+    files = {k.removeprefix("./"): v for k, v in files.items()}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha)
+    (pkg,) = [p for p in out.iterdir() if p.name.startswith("trade@")]
+    tables = {e["name"]: e for e in map(json.loads, (pkg / "entities.jsonl").read_text().splitlines())
+              if e["kind"] == "TABLE"}
+    assert tables["t_order"]["confirmed_shard_key"] == "user_id"
+    assert json.loads((pkg / "analysis_input.json").read_text())["spring_profiles"] == ["sharding"]

@@ -15,6 +15,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import posixpath
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -630,12 +631,37 @@ class Scanner:
         def maven_lookup(name: str):
             return self.inv.model.lookup(name, mod, None)
 
-        cfg = load_spring_config(files, read_text, maven_lookup, profiles)
+        cfg = load_spring_config(files, read_text, maven_lookup, profiles, lambda loc: self._import_path(mod, loc))
         if "_remote_index" not in self.__dict__:
             module_dirs = [m.dir for m in self.inv.model.modules.values()]
             self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self._config_dirs())
         add_remote_sources(cfg, self._remote_index, read_text)
         return cfg
+
+    def _import_path(self, mod, location: str) -> str | None:
+        """The repository file a ``spring.config.import`` location names for module ``mod``, or None:
+        ``classpath:x`` (and a bare ``x``) in the resource roots of the module, then of the modules
+        it depends on; ``file:x`` relative to the module's folder, then to the repository root
+        (never outside the repository)."""
+        if location.startswith("file:"):
+            rel = location[len("file:"):].strip()
+            if rel.startswith("/") or "\\" in rel:
+                return None
+            for base in (mod.dir, ""):
+                p = posixpath.normpath(posixpath.join(base, rel)) if base else posixpath.normpath(rel)
+                if not p.startswith("../") and p != ".." and p in self.snapshot.by_path:
+                    return p
+            return None
+        rel = location[len("classpath:"):] if location.startswith("classpath:") else location
+        rel = posixpath.normpath(rel.strip().lstrip("/"))
+        if rel.startswith("..") or rel == ".":
+            return None
+        for m in [mod.pom_path] + [d for d in self.closures.get(mod.pom_path, []) if d != mod.pom_path]:
+            for root in self.inv.model.modules[m].resource_roots:
+                p = f"{root}/{rel}" if root else rel
+                if p in self.snapshot.by_path:
+                    return p
+        return None
 
     def _config_dirs(self) -> list[str]:
         """The ``--config-dir`` folders, repository-relative. Raises :class:`UserError` for a path that
