@@ -203,3 +203,37 @@ def test_an_included_sharding_profile_confirms_the_shard_key(tmp_path):
               if e["kind"] == "TABLE"}
     assert tables["t_order"]["confirmed_shard_key"] == "user_id"
     assert json.loads((pkg / "analysis_input.json").read_text())["spring_profiles"] == ["sharding"]
+
+
+def _bindings(out: Path, sid: str) -> dict[tuple[str, str], dict]:
+    (pkg,) = [p for p in out.iterdir() if p.name.startswith(sid + "@")]
+    return {(b["consumer_ref"]["record_id"].rsplit(".", 1)[-1], b["config_key"]): b
+            for b in map(json.loads, (pkg / "config_bindings.jsonl").read_text().splitlines())}
+
+
+def test_a_value_in_the_services_config_beats_the_code_default_for_every_reader(tmp_path):
+    v = "org.springframework.beans.factory.annotation.Value"
+    laf = "com.jd.laf.config.spring.annotation.LafValue"
+    files = _service(".", "locks", {
+        f"{RES}/bootstrap.yml": "spring:\n  application:\n    name: locks\n  cloud:\n    nacos:\n      config:\n"
+                                "        server-addr: nacos:8848\n",
+        f"{RES}/application.yml": "lock:\n  ttl: 900\n",
+        "src/main/java/com/example/Locks.java": f"package com.example;\n@org.springframework.stereotype.Component\n"
+        f"public class Locks {{\n  @{v}(\"${{lock.ttl:600}}\") private long ttl;\n"
+        f"  @{laf}(\"${{lock.ttl:600}}\") private long lafTtl;\n"
+        "  @org.springframework.beans.factory.annotation.Autowired com.jd.laf.config.ConfiguratorManager m;\n"
+        "  public String read() { return m.getProperty(\"lock.ttl\", \"600\"); }\n"
+        f"  @{v}(\"${{lock.wait:3}}\") private long wait;\n}}\n"})
+    repo, sha = make_repo(tmp_path, {k.removeprefix("./"): val for k, val in files.items()})
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha)
+    b = _bindings(out, "locks")
+    for consumer, key in [("ttl", "config://lock.ttl"), ("lafTtl", "ducc://lock.ttl"), ("Locks#read()", "ducc://lock.ttl")]:
+        got = b[(consumer, key)]
+        assert (got["value_resolution"], got["value"], got["attributes"]["default_in_code"]) == ("RESOLVED", "900", "600")
+        assert got["source_refs"], consumer            # names the file (a segment of application.yml)
+    assert b[("ttl", "config://lock.ttl")]["attributes"]["config_centre_may_override"] == ["nacos"]
+    assert b[("lafTtl", "ducc://lock.ttl")]["attributes"]["config_centre_may_override"] == ["ducc"]
+    wait = b[("wait", "config://lock.wait")]
+    assert (wait["value_resolution"], wait["default_value"], wait["attributes"]["config_centre_may_override"]) == \
+        ("DEFAULT_ONLY", "3", ["nacos"])

@@ -114,6 +114,21 @@ def nacos_data_ids(cfg: SpringConfig) -> list[str]:
     return [r.data_id for r in nacos_requests(cfg)]
 
 
+def config_centres(cfg: SpringConfig) -> list[str]:
+    """The config centres the configuration reads at run time (``nacos``, ``spring-cloud-config``,
+    ``apollo``): values they hold may override what committed files say."""
+    imports = " ".join(e.value for _, e in cfg.entries_of("spring.config.import"))
+    out = []
+    if "nacos:" in imports or (cfg.has_prefix(NACOS_CONFIG) and _enabled(cfg)):
+        out.append("nacos")
+    if "configserver:" in imports or _value(cfg, "spring.cloud.config.uri") or \
+            (_value(cfg, "spring.cloud.config.discovery.enabled") or "").lower() == "true":
+        out.append("spring-cloud-config")
+    if (_value(cfg, "apollo.bootstrap.enabled") or "").lower() == "true" or _value(cfg, "apollo.meta"):
+        out.append("apollo")
+    return out
+
+
 def _enabled(cfg: SpringConfig) -> bool:
     v = _value(cfg, f"{NACOS_CONFIG}.enabled")
     return v is None or v.strip().lower() != "false"
