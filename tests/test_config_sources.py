@@ -237,3 +237,83 @@ def test_a_value_in_the_services_config_beats_the_code_default_for_every_reader(
     wait = b[("wait", "config://lock.wait")]
     assert (wait["value_resolution"], wait["default_value"], wait["attributes"]["config_centre_may_override"]) == \
         ("DEFAULT_ONLY", "3", ["nacos"])
+
+
+CTRL = ("package com.example;\n@org.springframework.web.bind.annotation.RestController\n"
+        "@org.springframework.web.bind.annotation.RequestMapping(\"/users\")\npublic class Users {\n"
+        "  @org.springframework.web.bind.annotation.GetMapping(\"/current\") public String current() { return \"\"; }\n}\n")
+SERVER_POM_BODY = ("<dependencies><dependency><groupId>org.springframework.cloud</groupId>"
+                   "<artifactId>spring-cloud-config-server</artifactId></dependency></dependencies>" + BOOT_PLUGIN)
+CLIENT_POM_BODY = ("<dependencies><dependency><groupId>org.springframework.cloud</groupId>"
+                   "<artifactId>spring-cloud-starter-config</artifactId></dependency></dependencies>" + BOOT_PLUGIN)
+
+
+def _endpoints(out: Path, sid: str) -> list[str]:
+    (pkg,) = [p for p in out.iterdir() if p.name.startswith(sid + "@")]
+    return sorted(e["urn"] for e in map(json.loads, (pkg / "entities.jsonl").read_text().splitlines())
+                  if e["kind"] == "CONTRACT" and (e.get("urn") or "").startswith("http://"))
+
+
+def test_a_native_config_server_serves_its_search_locations_to_its_clients(tmp_path):
+    server = {f"{RES}/application.yml": "server:\n  port: 8888\nspring:\n  application:\n    name: config\n"
+                                        "  profiles:\n    active: native\n  cloud:\n    config:\n      server:\n"
+                                        "        native:\n          search-locations: classpath:/shared\n",
+              f"{RES}/shared/application.yml": "who: shared-application\nx: shared-application\nonly.app: a\n",
+              f"{RES}/shared/application-dev.yml": "who: shared-application-dev\nx: shared-application-dev\n",
+              f"{RES}/shared/auth-service.yml": "server:\n  servlet:\n    context-path: /uaa\n"
+                                                "who: shared-auth\nspring:\n  application:\n    name: not-auth\n",
+              f"{RES}/shared/auth-service-dev.yml": "who: shared-auth-dev\n",
+              f"{RES}/shared/other-service.yml": "server:\n  servlet:\n    context-path: /other\n"}
+    files = {**_service("config", "config", server, body=SERVER_POM_BODY),
+             **_service("auth", "auth", {
+                 f"{RES}/bootstrap.yml": "spring:\n  application:\n    name: auth-service\n  profiles:\n"
+                                         "    active: dev\n  cloud:\n    config:\n      uri: http://config:8888\n",
+                 f"{RES}/application.yml": "who: local\nx: local\nlocal.only: here\n",
+                 "src/main/java/com/example/Users.java": CTRL}),
+             # a client by its dependency alone (the estate's one config server), Boot 2.4+ style
+             **_service("plain", "plain", {f"{RES}/application.yml": "spring:\n  application:\n    name: plain\n"
+                                           "x: local\n", "src/main/java/com/example/Users.java": CTRL},
+                        body=CLIENT_POM_BODY),
+             # not a client: reads no config server
+             **_service("alone", "alone", {f"{RES}/application.yml": "spring:\n  application:\n    name: alone\n",
+                                           "src/main/java/com/example/Users.java": CTRL})}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    assert _ids(scan_repo(repo, out, sha)) == ["alone", "auth-service", "config", "plain"]
+    assert _endpoints(out, "auth-service") == ["http://auth-service/uaa/users/current#GET"]
+    assert _endpoints(out, "alone") == ["http://alone/users/current#GET"]
+    read = [f["path"] for f in _inputs(out, "auth-service")["config_files"]]
+    assert read[:4] == ["config/src/main/resources/shared/auth-service-dev.yml",
+                        "config/src/main/resources/shared/auth-service.yml",
+                        "config/src/main/resources/shared/application-dev.yml",
+                        "config/src/main/resources/shared/application.yml"]          # precedence order
+    assert "config/src/main/resources/application.yml" not in read     # the server's own file is never served
+    assert "shared/other-service.yml" not in " ".join(read)
+    plain = [f["path"] for f in _inputs(out, "plain")["config_files"]]
+    assert plain[0] == "config/src/main/resources/shared/application.yml"
+    assert not any("shared" in f["path"] for f in _inputs(out, "alone")["config_files"])
+
+
+def test_config_server_precedence_for_one_client():
+    from diting.config.configserver import NativeServer, served_files
+    srv = NativeServer("config/pom.xml", "config", "8888", ["r/shared", "r/more/{application}"])
+    paths = {"r/shared/app.yml", "r/shared/app-dev.yml", "r/shared/application.yml", "r/shared/application-dev.yml",
+             "r/more/app/app.yml", "r/shared/app-prod.yml"}
+    assert served_files(srv, "app", ["dev"], paths) == [
+        (1, "r/shared/app-dev.yml"), (2, "r/more/app/app.yml"), (3, "r/shared/app.yml"),   # a later location wins
+        (5, "r/shared/application-dev.yml"), (7, "r/shared/application.yml")]
+
+
+def test_snapshot_values_feed_endpoint_paths(tmp_path):
+    files = _service(".", "shop", {f"{RES}/application.yml": "server:\n  servlet:\n    context-path: /file\n",
+                                   "src/main/java/com/example/Users.java": CTRL})
+    repo, sha = make_repo(tmp_path, {k.removeprefix("./"): v for k, v in files.items()})
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps({"snapshot_id": "s1", "environment": "prod", "captured_at": "now", "entries": [
+        {"scheme": "config", "key": "server.servlet.context-path", "value": "/shop"},
+        {"scheme": "config", "key": "spring.mvc.servlet.path", "value": "/api"}]}))
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha, config_snapshot=snap)
+    assert _endpoints(out, "shop") == ["http://shop/shop/api/users/current#GET"]
+    scan_repo(repo, tmp_path / "o2", sha)
+    assert _endpoints(tmp_path / "o2", "shop") == ["http://shop/file/users/current#GET"]

@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from diting.config.sources import ConfigEntry, canonical_key, parse_config
-from diting.config.spring import SpringConfig
+from diting.config.sources import ConfigEntry, canonical_key
+from diting.config.spring import SpringConfig, add_file_sources
 
 NACOS_CONFIG = "spring.cloud.nacos.config"
 DEFAULT_GROUP = "DEFAULT_GROUP"
@@ -223,21 +223,7 @@ def committed_remote_files(requests: list[DataIdRequest], index: dict[str, list[
 def add_remote_sources(cfg: SpringConfig, index: dict[str, list[RemoteFile]],
                        read_text: Callable[[str], tuple[str, str] | None]) -> list[str]:
     """Add the committed Nacos files of ``cfg``'s data ids (found in ``index``, from
-    :func:`remote_file_index`) as rank-2 sources; returns their paths.
-    ``read_text(path)`` gives ``(text, blob_sha)`` or None (unreadable files are skipped, and
-    listed in ``cfg.unreadable`` when they do not parse)."""
-    added: list[str] = []
-    for order, path, req in committed_remote_files(nacos_requests(cfg), index):
-        got = read_text(path)
-        if got is None:
-            cfg.unreadable.append((path, "the file could not be read as text (binary, too large, or not a blob)",
-                                   None))
-            continue
-        text, blob = got
-        cf = parse_config(path, text)
-        if cf.error:
-            cfg.unreadable.append((path, cf.error, cf.error_line))
-            continue
-        cfg.add_source(path, cf, blob, -1, order, by_name=req.by_name)
-        added.append(path)
-    return added
+    :func:`remote_file_index`) as rank-2 sources; returns their paths (see
+    :func:`~diting.config.spring.add_file_sources` for ``read_text``)."""
+    found = committed_remote_files(nacos_requests(cfg), index)
+    return add_file_sources(cfg, [(order, path, req.by_name) for order, path, req in found], read_text, -1)

@@ -301,6 +301,28 @@ def spring_config_files(paths: list[str], resource_roots: list[str]) -> list[tup
     return sorted(out)
 
 
+def add_file_sources(cfg: SpringConfig, items: list[tuple[int, str, bool]], read_text, tier: int) -> list[str]:
+    """Read, parse and add ``(order, path, by_name)`` files as sources of ``tier`` (see
+    :meth:`SpringConfig.add_source`); returns the paths added. ``read_text(path)`` gives
+    ``(text, blob_sha)`` or None; a file that cannot be read or parsed is listed in
+    ``cfg.unreadable`` instead."""
+    added: list[str] = []
+    for order, path, by_name in items:
+        got = read_text(path)
+        if got is None:
+            cfg.unreadable.append((path, "the file could not be read as text (binary, too large, or not a blob)",
+                                   None))
+            continue
+        text, blob = got
+        cf = parse_config(path, text)
+        if cf.error:
+            cfg.unreadable.append((path, cf.error, cf.error_line))
+            continue
+        cfg.add_source(path, cf, blob, tier, order, by_name=by_name)
+        added.append(path)
+    return added
+
+
 #: rounds of ``spring.profiles.include`` read from profile-specific files (Boot < 2.4) at most
 MAX_PROFILE_ROUNDS = 8
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")

@@ -21,13 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diting.config.configserver import (
+    CLIENT_ARTIFACTS,
+    SERVER_ANNOTATION,
+    SERVER_ARTIFACT,
+    choose_server,
+    client_request,
+    native_server,
+    served_files,
+    uses_config_server,
+)
 from diting.config.remote import add_remote_sources, remote_file_index
 from diting.sql.dialect import parse_overrides as parse_dialect_overrides
 from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
-from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
+from diting.config.spring import SpringConfig, add_file_sources, load_spring_config, spring_config_files
 from diting.errors import UserError
 from diting.findings import Finding
 from diting.inventory.inventory_file import InventoryFile
@@ -496,6 +506,7 @@ class Scanner:
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
             plans.append(plan)
+        self._config_server_sources(plans)
         self._shared_id(plans)
         self._disambiguate(plans)
         # lib packages: modules outside every service closure, one per top-level reactor
@@ -618,15 +629,69 @@ class Scanner:
                 p.service_id = new
                 taken.add(new)
 
+    def _is_config_server(self, pom_path: str) -> bool:
+        """Whether a module is a Spring Cloud Config server: it depends on spring-cloud-config-server
+        or one of its classes is annotated ``@EnableConfigServer``."""
+        mod = self.inv.model.modules[pom_path]
+        if any(d.ga == SERVER_ARTIFACT for d in mod.dependencies):
+            return True
+        pkg, simple = SERVER_ANNOTATION.rsplit(".", 1)
+        for f in self.inv.files_by_module.get(pom_path, []):
+            facts = self.facts.get(f.path) if f.kind == JAVA else None
+            if facts is None:
+                continue
+            imported = any((i.name == SERVER_ANNOTATION and not i.wildcard) or (i.wildcard and i.name.removesuffix(".*")
+                                                                                == pkg) for i in facts.imports)
+            if any(a.name == SERVER_ANNOTATION or (a.name == simple and (imported or facts.package == pkg))
+                   for td in facts.types for a in td.annotations):
+                return True
+        return False
+
+    def _config_server_sources(self, plans: list[PackagePlan]) -> None:
+        """Add to each client service the files a native config server of the repository serves it
+        (config/configserver.py), above its own files. The client's name is read before (the files
+        are chosen by it)."""
+        model = self.inv.model
+        servers = [srv for p in plans if p.config is not None and self._is_config_server(p.roots[0])
+                   for srv in [native_server(p.roots[0], p.config, model.modules[p.roots[0]].resource_roots)] if srv]
+        if not servers:
+            return
+        own = {srv.module for srv in servers}
+        for p in plans:
+            if p.config is None or p.roots[0] in own:
+                continue
+            depends = any(d.ga in CLIENT_ARTIFACTS for m in p.modules for d in model.modules[m].dependencies)
+            client, uri, service_id = uses_config_server(p.config, depends)
+            if not client:
+                continue
+            srv = choose_server(servers, uri, service_id)
+            mod = model.modules[p.roots[0]]
+            if srv is None:
+                via = uri or service_id or "its dependency on the config client"
+                p.findings.append(Finding(
+                    "CONFIG_VALUE_UNKNOWN", f"{p.roots[0]} reads a config server ({via}) and {len(servers)} native "
+                    f"config servers could serve it ({', '.join(sorted(s.module for s in servers))}): their files "
+                    "are not read", mod.pom_path, 0, 0, mod.pom_path, "config-server|choice", "CONFIG"))
+                continue
+            name = p.config.not_chosen_by_name().get("spring.application.name")
+            app, profiles = client_request(p.config, (name.value or "").strip() if name.status == "RESOLVED" and
+                                           name.value and name.value.strip() else "application")
+            served = served_files(srv, app, profiles, self.snapshot.by_path)
+            add_file_sources(p.config, [(order, path, True) for order, path in served], self._read_text, -2)
+            if served:
+                p.config.profile_basis += f"; config server {srv.module} (native) serves {app}"
+
+    def _read_text(self, path: str) -> tuple[str, str] | None:
+        """A repository file as text with its blob sha, or None (not a readable blob)."""
+        got = self.snapshot.read(path)
+        if got.data is None:
+            return None
+        return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
+
     def _spring_config(self, mod, profiles: list[str] | None) -> SpringConfig:
         paths = [f.path for f in self.inv.files_by_module.get(mod.pom_path, []) if f.kind == CONFIG]
         files = spring_config_files(paths, mod.resource_roots)
-
-        def read_text(path: str):
-            got = self.snapshot.read(path)
-            if got.data is None:
-                return None
-            return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
+        read_text = self._read_text
 
         def maven_lookup(name: str):
             return self.inv.model.lookup(name, mod, None)
