@@ -467,7 +467,8 @@ def _add_imports(cfg: SpringConfig, resolve_import, parse) -> None:
             if m and m.group(0) not in ("classpath:", "file:"):
                 continue  # nacos:, configserver:, apollo: … are not files
             path = resolve_import(loc)
-            if path is None or path == src.path or not path.endswith((".properties", ".yml", ".yaml")):
+            if path is None or any(path == x.path for x in cfg.sources + added) or \
+                    not path.endswith((".properties", ".yml", ".yaml")):
                 continue
             cf = parse(path)
             if cf is None or cf.error:
