@@ -317,3 +317,18 @@ def test_snapshot_values_feed_endpoint_paths(tmp_path):
     assert _endpoints(out, "shop") == ["http://shop/shop/api/users/current#GET"]
     scan_repo(repo, tmp_path / "o2", sha)
     assert _endpoints(tmp_path / "o2", "shop") == ["http://shop/file/users/current#GET"]
+
+
+def test_a_client_is_served_by_the_native_server_its_uri_or_discovery_id_names():
+    from diting.config.configserver import NativeServer, choose_server, uses_config_server
+    a, b = NativeServer("a/pom.xml", "config-a", "8888"), NativeServer("b/pom.xml", "config-b", "9999")
+    assert choose_server([a], None, None) is a                             # the estate's one server
+    assert choose_server([a, b], "http://config-b:8080", None) is b         # by host
+    assert choose_server([a, b], "http://localhost:9999", None) is b        # by port
+    assert choose_server([a, b], None, "CONFIG-A") is a                     # by discovery service id
+    assert choose_server([a, b], "http://elsewhere:1", None) is None        # neither: none, never a guess
+    cfg = _cfg({"m/src/main/resources/application.yml":
+                "spring:\n  config:\n    import: optional:configserver:http://config-b:8080\n"})
+    assert uses_config_server(cfg, False) == (True, "http://config-b:8080", None)
+    off = _cfg({"m/src/main/resources/application.yml": "spring.cloud.config.enabled: false\n"})
+    assert uses_config_server(off, True)[0] is False                       # a starter switched off

@@ -23,9 +23,9 @@ anywhere in the tree:
   most :data:`MAX_FOLDER_DEPTH` folders below it (``config/admin/mall-admin-dev.yaml``).
 
 Never under a module's ``src/``, a build output or a hidden folder; a config-centre folder never
-under a folder of deployment or documentation material (:data:`NOT_EXPORTS`: ``docker``, ``doc``/``docs``/``document``, ``deploy``,
-``k8s``, ``helm``, ``conf`` — a config server's own install, ``docker/nacos/conf/application.properties``,
-is not an export of its data). Two committed files of one data id are equal-rank sources (a
+under a folder of deployment or documentation material (:data:`NOT_EXPORTS`: ``docker``,
+``doc``/``docs``/``document``, ``deploy``, ``k8s``, ``helm``, ``conf`` — a config server's own
+install, ``docker/nacos/conf/application.properties``, is not an export of its data). Two committed files of one data id are equal-rank sources (a
 disagreement between them is AMBIGUOUS). Only data ids of the active profiles are looked for, so
 the files of other environments are never read. A data id derived from ``spring.application.name``
 is marked ``by_name``: such a file never supplies the name itself (it was chosen by it).

@@ -55,7 +55,8 @@ class ResolvedValue:
 
 @dataclass
 class _Source:
-    rank: tuple[int, int, int, int]
+    #: (tier, profile order, location — odd for a location, fractions below it for its imports, extension)
+    rank: tuple[int, int, float, int]
     path: str
     file: ConfigFile
     profile: str | None
@@ -381,7 +382,7 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
         parsed[path] = cf
         return cf
 
-    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, int, int]:
+    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, float, int]:
         base_rank = 0 if base == "application" else 2
         if profile is None:
             tier = base_rank + 1
