@@ -332,3 +332,11 @@ def test_a_client_is_served_by_the_native_server_its_uri_or_discovery_id_names()
     assert uses_config_server(cfg, False) == (True, "http://config-b:8080", None)
     off = _cfg({"m/src/main/resources/application.yml": "spring.cloud.config.enabled: false\n"})
     assert uses_config_server(off, True)[0] is False                       # a starter switched off
+
+
+def test_an_include_inside_an_active_profile_document_activates_its_profile():
+    files = {"m/src/main/resources/application.yml": "spring.profiles.active: dev\n---\nspring:\n  profiles: dev\n"
+                                                     "  profiles.include: mq\n",
+             "m/src/main/resources/application-mq.yml": "mq: on\n"}
+    cfg = _cfg(files)
+    assert cfg.profiles == ["dev", "mq"] and cfg.get("mq").value == "on"

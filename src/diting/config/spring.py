@@ -436,13 +436,14 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
                 cfg.sources.append(_Source(rank_of(b, profile, ext, loc, profiles), path, cf, profile))
         cfg.sources.sort(key=lambda s: (s.rank, s.path))
         cfg.__dict__.pop("_memo", None)
-        more = [p for src in cfg.sources if src.profile is not None
-                for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
-                if p not in included and p not in profiles]
+        # Boot < 2.4 also read an include of a profile-specific file or document
+        more = list(dict.fromkeys(p for src in cfg.sources
+                                  for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
+                                  if p not in included and p not in profiles))
         if not more:
             break
         included += more
-        notes.append("spring.profiles.include of profile-specific files")
+        notes.append("spring.profiles.include of profile-specific files or documents")
     if groups and any(p in groups for p in cfg.profiles):
         notes.append("spring.profiles.group")
     if notes:
