@@ -234,6 +234,7 @@ class Scanner:
             if not entries:
                 raise UserError(f"commit {self.commit[:12]} has an empty tree: nothing to scan")
             self.snapshot = Snapshot(self.repo, self.commit, entries, self.options.max_file_bytes)
+            self.config_dirs = self._config_dirs()  # a bad --config-dir is refused before any work
             self.progress.stage("reading Maven modules")
             self.inv: Inventory = build_inventory(self.snapshot, self.rules)
             self.links: dict[str, ModuleLinks] = link_dependencies(self.inv.model)
@@ -699,7 +700,7 @@ class Scanner:
         cfg = load_spring_config(files, read_text, maven_lookup, profiles, lambda loc: self._import_path(mod, loc))
         if "_remote_index" not in self.__dict__:
             module_dirs = [m.dir for m in self.inv.model.modules.values()]
-            self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self._config_dirs())
+            self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self.config_dirs)
         add_remote_sources(cfg, self._remote_index, read_text)
         return cfg
 
