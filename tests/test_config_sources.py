@@ -340,3 +340,21 @@ def test_an_include_inside_an_active_profile_document_activates_its_profile():
              "m/src/main/resources/application-mq.yml": "mq: on\n"}
     cfg = _cfg(files)
     assert cfg.profiles == ["dev", "mq"] and cfg.get("mq").value == "on"
+
+
+def test_a_client_of_the_estates_git_backed_server_reads_no_native_files(tmp_path):
+    native = {f"{RES}/application.yml": "spring:\n  application:\n    name: cfg-native\n  profiles:\n"
+                                        "    active: native\n", f"{RES}/config/app.yml": "x: native\n"}
+    git = {f"{RES}/application.yml": "server:\n  port: 9999\nspring:\n  application:\n    name: cfg-git\n"
+                                     "  cloud:\n    config:\n      server:\n        git:\n          uri: https://g/x\n"}
+    client = {f"{RES}/application.yml": "spring:\n  application:\n    name: app\n  config:\n"
+                                        "    import: configserver:http://cfg-git:9999\nx: local\n"}
+    by_dependency = {f"{RES}/application.yml": "spring:\n  application:\n    name: dep\nx: local\n"}
+    files = {**_service("n", "n", native, body=SERVER_POM_BODY), **_service("g", "g", git, body=SERVER_POM_BODY),
+             **_service("c", "c", client), **_service("d", "d", by_dependency, body=CLIENT_POM_BODY)}
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha)
+    for sid in ("app", "dep"):       # by URI: the git server (nothing here); by dependency: two servers, none chosen
+        assert not any("config/app.yml" in f["path"] for f in _inputs(out, sid)["config_files"])
+    assert [d for d in _diags(out, "CONFIG_VALUE_UNKNOWN") if "2 config servers could serve it" in d["message"]]

@@ -18,8 +18,9 @@ client itself (SPEC §4.4 rank 2).
 A service is a client when it imports ``[optional:]configserver:``, sets
 ``spring.cloud.config.uri`` or ``spring.cloud.config.discovery.enabled``, or depends on
 ``spring-cloud-starter-config`` / ``spring-cloud-config-client`` (and does not set
-``spring.cloud.config.enabled: false``). With several native servers in the repository the one
-named by the client (the URI's host or port, the discovery service id) serves it; otherwise none.
+``spring.cloud.config.enabled: false``). With several config servers in the repository (of any
+backend) the one named by the client (the URI's host or port, the discovery service id) serves it;
+otherwise none. A server of another backend (git, JDBC …) serves nothing from the repository.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class NativeServer:
     locations: list[str] = field(default_factory=list)
     own_files: set[str] = field(default_factory=set)
     skipped: list[str] = field(default_factory=list)
+    #: False for a server with another backend (git, JDBC …): it serves nothing from the repository
+    native: bool = True
 
 
 def _value(cfg: SpringConfig, key: str) -> str | None:
@@ -57,14 +60,15 @@ def _value(cfg: SpringConfig, key: str) -> str | None:
     return rv.value.strip() if rv.status == "RESOLVED" and rv.value and rv.value.strip() else None
 
 
-def native_server(module: str, cfg: SpringConfig, resource_roots: list[str]) -> NativeServer | None:
-    """The native backend of a config-server module (None when ``native`` is not an active profile)."""
-    if "native" not in cfg.profiles:
-        return None
+def native_server(module: str, cfg: SpringConfig, resource_roots: list[str]) -> NativeServer:
+    """A config-server module as a server: its native backend's locations, or ``native`` False
+    when ``native`` is not an active profile (its files lie elsewhere)."""
+    server = NativeServer(module, _value(cfg, "spring.application.name"), _value(cfg, "server.port") or "8888",
+                          own_files={s.path for s in cfg.sources}, native="native" in cfg.profiles)
+    if not server.native:
+        return server
     raw = _value(cfg, _SEARCH)
     locs = [x.strip() for x in raw.split(",") if x.strip()] if raw else list(DEFAULT_LOCATIONS)
-    server = NativeServer(module, _value(cfg, "spring.application.name"), _value(cfg, "server.port") or "8888",
-                          own_files={s.path for s in cfg.sources})
     for loc in locs:
         if not loc.startswith("classpath:"):
             server.skipped.append(loc)

@@ -653,9 +653,9 @@ class Scanner:
         (config/configserver.py), above its own files. The client's name is read before (the files
         are chosen by it)."""
         model = self.inv.model
-        servers = [srv for p in plans if p.config is not None and self._is_config_server(p.roots[0])
-                   for srv in [native_server(p.roots[0], p.config, model.modules[p.roots[0]].resource_roots)] if srv]
-        if not servers:
+        servers = [native_server(p.roots[0], p.config, model.modules[p.roots[0]].resource_roots) for p in plans
+                   if p.config is not None and self._is_config_server(p.roots[0])]
+        if not any(srv.native for srv in servers):
             return
         own = {srv.module for srv in servers}
         for p in plans:
@@ -667,10 +667,12 @@ class Scanner:
                 continue
             srv = choose_server(servers, uri, service_id)
             mod = model.modules[p.roots[0]]
+            if srv is not None and not srv.native:
+                continue  # its files are in the server's git (or other) backend, not here
             if srv is None:
                 via = uri or service_id or "its dependency on the config client"
                 p.findings.append(Finding(
-                    "CONFIG_VALUE_UNKNOWN", f"{p.roots[0]} reads a config server ({via}) and {len(servers)} native "
+                    "CONFIG_VALUE_UNKNOWN", f"{p.roots[0]} reads a config server ({via}) and {len(servers)} "
                     f"config servers could serve it ({', '.join(sorted(s.module for s in servers))}): their files "
                     "are not read", mod.pom_path, 0, 0, mod.pom_path, "config-server|choice", "CONFIG"))
                 continue
