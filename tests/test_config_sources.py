@@ -242,6 +242,12 @@ def test_a_value_in_the_services_config_beats_the_code_default_for_every_reader(
 CTRL = ("package com.example;\n@org.springframework.web.bind.annotation.RestController\n"
         "@org.springframework.web.bind.annotation.RequestMapping(\"/users\")\npublic class Users {\n"
         "  @org.springframework.web.bind.annotation.GetMapping(\"/current\") public String current() { return \"\"; }\n}\n")
+FEIGN = ("package com.example;\n@org.springframework.cloud.openfeign.FeignClient(name = \"auth-service\")\n"
+         "public interface AuthClient {\n  @org.springframework.web.bind.annotation.GetMapping(\"/uaa/users/current\")\n"
+         "  String current();\n}\n")
+CALLER = ("package com.example;\n@org.springframework.stereotype.Service\npublic class Me {\n"
+          "  @org.springframework.beans.factory.annotation.Autowired AuthClient auth;\n"
+          "  public String me() { return auth.current(); }\n}\n")
 SERVER_POM_BODY = ("<dependencies><dependency><groupId>org.springframework.cloud</groupId>"
                    "<artifactId>spring-cloud-config-server</artifactId></dependency></dependencies>" + BOOT_PLUGIN)
 CLIENT_POM_BODY = ("<dependencies><dependency><groupId>org.springframework.cloud</groupId>"
@@ -274,14 +280,24 @@ def test_a_native_config_server_serves_its_search_locations_to_its_clients(tmp_p
              **_service("plain", "plain", {f"{RES}/application.yml": "spring:\n  application:\n    name: plain\n"
                                            "x: local\n", "src/main/java/com/example/Users.java": CTRL},
                         body=CLIENT_POM_BODY),
-             # not a client: reads no config server
+             # not a client: reads no config server; it calls auth-service by its Feign name
              **_service("alone", "alone", {f"{RES}/application.yml": "spring:\n  application:\n    name: alone\n",
-                                           "src/main/java/com/example/Users.java": CTRL})}
+                                           "src/main/java/com/example/Users.java": CTRL,
+                                           "src/main/java/com/example/AuthClient.java": FEIGN,
+                                           "src/main/java/com/example/Me.java": CALLER,
+                                           "src/main/java/com/example/App.java": APP.replace(
+                                               "@org.springframework.boot", "@org.springframework.cloud.openfeign."
+                                               "EnableFeignClients\n@org.springframework.boot")})}
     repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
     assert _ids(scan_repo(repo, out, sha)) == ["alone", "auth-service", "config", "plain"]
     assert _endpoints(out, "auth-service") == ["http://auth-service/uaa/users/current#GET"]
-    assert _endpoints(out, "alone") == ["http://alone/users/current#GET"]
+    assert "http://alone/users/current#GET" in _endpoints(out, "alone")
+    from diting.graph.store import build, query
+    build(tmp_path / "g.duckdb", [out])
+    _, rows = query(tmp_path / "g.duckdb", "SELECT src_service, dst_service, resolution_status FROM "
+                    "cross_service_edges WHERE urn = 'http://auth-service/uaa/users/current#GET'")
+    assert rows == [("alone", "auth-service", "RESOLVED")]          # was PATH_NOT_FOUND without the server's file
     read = [f["path"] for f in _inputs(out, "auth-service")["config_files"]]
     assert read[:4] == ["config/src/main/resources/shared/auth-service-dev.yml",
                         "config/src/main/resources/shared/auth-service.yml",
