@@ -570,7 +570,8 @@ class Scanner:
     def _shared_id(self, plans: list[PackagePlan]) -> None:
         """SERVICE_ID_SHARED on every service when all of an estate's services (two or more) got one id
         from ``spring.application.name`` — one file read by every service (two or more), or three or
-        more services: the name came from a source that is not each service's own."""
+        more services: the name came from a source that is not each service's own (a shared or
+        misbound config file), and every id after :meth:`_disambiguate` is only a module's name."""
         named = [p for p in plans if p.id_basis.get("source") == "spring.application.name"]
         if len(named) < 2 or len(named) != len(plans) or len({p.service_id for p in named}) != 1:
             return
@@ -583,7 +584,7 @@ class Scanner:
             p.findings.append(Finding(
                 "SERVICE_ID_SHARED", f"every service of the repository ({len(named)}) is named {sid!r} by "
                 f"spring.application.name in {', '.join(paths)}, a source that is not each service's own; the "
-                "services are told apart by artifactId only", str(p.id_basis.get("path")),
+                "services are told apart by their modules only", str(p.id_basis.get("path")),
                 int(p.id_basis.get("line") or 0), int(p.id_basis.get("line") or 0), mod.pom_path,
                 f"shared-id|{sid}", "CONFIG"))
 
