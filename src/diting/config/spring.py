@@ -1,17 +1,19 @@
 """Spring Boot configuration of one deployable module, with the precedence of SPEC §4.4.
 
-Sources, first wins: (2) remote-config files committed in the repository and
-bound by a naming rule (config/remote.py); (3) ``application-{p}`` of the active
-profiles, last listed first; (4) ``application``; (5) ``bootstrap-{p}``, then
-``bootstrap``; (6) ``@PropertySource`` / ``<context:property-placeholder>`` /
-placeholder-configurer files, added by the probes stage once the Spring context
-is known. Within a rank ``config/`` beats the resource root and ``.properties``
-beats ``.yml``; a disagreement between equal ranks is AMBIGUOUS. Files of
-inactive profiles are never read for values, and environments are never merged.
-The snapshot (rank 1) is consulted before this object by probes/emit.py.
+Sources, first wins: (2) remote config committed in the repository — files a native Spring Cloud
+Config server serves (config/configserver.py), then Nacos exports bound by a naming rule
+(config/remote.py); (3) ``application-{p}`` of the active profiles, last listed first; (4)
+``application``; (5) ``bootstrap-{p}``, then ``bootstrap``; (6) ``@PropertySource`` /
+``<context:property-placeholder>`` / placeholder-configurer files, added by the probes stage once
+the Spring context is known. Within a rank ``config/`` beats the resource root and ``.properties``
+beats ``.yml``; a file named by ``spring.config.import`` (``classpath:``/``file:``) ranks just above
+its importer; a disagreement between equal ranks is AMBIGUOUS. Files of inactive profiles are never
+read for values, and environments are never merged. The snapshot (rank 1) is consulted before this
+object by probes/emit.py.
 
-The active profile set is ``--profile``, else ``spring.profiles.active`` of the
-base application/bootstrap file, else ``default``.
+The active profile set is ``--profile``, else ``spring.profiles.active`` of the base
+application/bootstrap file, then ``spring.profiles.include``, expanded by
+``spring.profiles.group``; else ``default`` (see :func:`load_spring_config`).
 """
 
 from __future__ import annotations
