@@ -46,7 +46,8 @@ def test_remote_config_files_bind_only_from_layouts_that_say_so():
     paths = ["config/admin/mall-admin-dev.yaml", "document/docker/some-server/application.yml",
              "docker/nacos/conf/application.properties", "nacos/public/DEFAULT_GROUP/app.yaml",
              "ops/export/DEFAULT_GROUP/app.yaml", "config-center/app.yaml", "config-center/pom.xml",
-             "m/src/main/resources/application.yml", "config/a/b/c/deep.yaml", ".git-ish/config/x.yaml"]
+             "m/src/main/resources/application.yml", "config/a/b/c/deep.yaml", ".git-ish/config/x.yaml",
+             "infra/nacos/data/naming/meta.properties"]
     index = remote_file_index(paths, ["", "config-center", "m"])
     got = {(f.path, f.layout, f.group) for fs in index.values() for f in fs}
     assert ("config/admin/mall-admin-dev.yaml", "config-folder", None) in got
@@ -56,7 +57,7 @@ def test_remote_config_files_bind_only_from_layouts_that_say_so():
     # only ever an export tree of a group named like their folder
     for path, folder in [("document/docker/some-server/application.yml", "some-server"),
                          ("docker/nacos/conf/application.properties", "conf"), ("config-center/app.yaml", "config-center"),
-                         ("config/a/b/c/deep.yaml", "c")]:
+                         ("config/a/b/c/deep.yaml", "c"), ("infra/nacos/data/naming/meta.properties", "naming")]:
         assert (path, "export-tree", folder) in got
     assert not any("src/" in p or p.startswith(".") for p, _, _ in got)
     named = remote_file_index(paths, ["", "config-center", "m"], ["ops"])      # --config-dir: only that folder

@@ -24,8 +24,9 @@ anywhere in the tree:
 
 Never under a module's ``src/``, a build output or a hidden folder; a config-centre folder never
 under a folder of deployment or documentation material (:data:`NOT_EXPORTS`: ``docker``,
-``doc``/``docs``/``document``, ``deploy``, ``k8s``, ``helm``, ``conf`` — a config server's own
-install, ``docker/nacos/conf/application.properties``, is not an export of its data). Two committed files of one data id are equal-rank sources (a
+``doc``/``docs``/``document``, ``deploy``, ``k8s``, ``helm``, and a config server's own install
+``conf``/``data``/``bin``/``logs`` — ``docker/nacos/conf/application.properties`` is not an export of
+its data). Two committed files of one data id are equal-rank sources (a
 disagreement between them is AMBIGUOUS). Only data ids of the active profiles are looked for, so
 the files of other environments are never read. A data id derived from ``spring.application.name``
 is marked ``by_name``: such a file never supplies the name itself (it was chosen by it).
@@ -51,8 +52,10 @@ CONFIG_FOLDERS = frozenset({"nacos", "nacos-config", "nacos_config", "nacos-conf
 MAX_FOLDER_DEPTH = 2
 #: folders of deployment or documentation material, never exports of a config centre
 NOT_EXPORTS = frozenset({"docker", "doc", "docs", "document", "documents", "documentation", "deploy",
-                         "deployment", "deployments", "k8s", "kubernetes", "helm", "charts", "conf", "script",
-                         "scripts", "sql", "db"})
+                         "deployment", "deployments", "k8s", "kubernetes", "helm", "charts", "script", "scripts",
+                         "sql", "db",
+                         # the folders of a config server's own install (nacos/conf/application.properties)
+                         "conf", "bin", "data", "logs"})
 _NAME_KEY = "spring.application.name"
 
 
