@@ -425,3 +425,16 @@ def test_a_delay_queue_dead_letters_to_its_consumer():
     routes.add("amqp-queue://q2", "amqp://x/k")
     assert routes.queues("amqp://x/k") == [("amqp-queue://q1", "RABBIT_BINDING"),
                                            ("amqp-queue://q2", "RABBIT_DEAD_LETTER")]
+
+
+def test_http_deployables_renamed_after_a_collision_are_each_candidates_of_the_shared_name():
+    e = Estate()
+    caller = e.package("conv")
+    a, b = e.package("exchange~03.ex"), e.package("exchange~04.ex")
+    for scan in (a, b):
+        e.entity(scan, "service:x", "SERVICE", attributes={"service_id_basis": {"collided_with": "exchange"}})
+        e.http(scan, "PROVIDED", f"http://{'exchange~03.ex' if scan == a else 'exchange~04.ex'}/rate#GET")
+    e.http(caller, "CONSUMED", "http://exchange/rate#GET")
+    rows, _ = e.align()
+    assert sorted((r["dst_service"], r["resolution_status"]) for r in rows) == [
+        ("exchange~03.ex", "AMBIGUOUS"), ("exchange~04.ex", "AMBIGUOUS")]

@@ -111,15 +111,16 @@ def test_committed_nacos_files_rank_above_local_config_for_active_profiles_only(
         "config/nacos/order-center-dev.yaml": "order:\n  timeout: 30\n",
         "config/nacos/order-center-prod.yaml": "order:\n  timeout: 99\n  retries: 9\n",   # another environment
         "config/nacos/order-center.yaml": "order:\n  retries: 3\n",
-        "backup/order-center.yaml": "order:\n  retries: 4\n",                            # same data id: equal rank
+        "backup/DEFAULT_GROUP/order-center.yaml": "order:\n  retries: 4\n",              # same data id: equal rank
+        "backup/order-center.yaml": "order:\n  retries: 5\n",                 # a file of that name, no export layout
         "config/nacos/common.yaml": "shared: yes\norder:\n  timeout: 1\n",
         "m/src/main/resources/order-center-dev.yaml": "order:\n  timeout: 77\n",        # a module resource: not remote
     }
     cfg = _cfg(files)
     assert nacos_data_ids(cfg) == ["order-center-dev.yaml", "order-center.yaml", "order-center", "common.yaml"]
     added = add_remote_sources(cfg, remote_file_index(sorted(repo)), lambda p: (repo[p], "blob-" + p))
-    assert added == ["config/nacos/order-center-dev.yaml", "backup/order-center.yaml", "config/nacos/order-center.yaml",
-                     "config/nacos/common.yaml"]
+    assert added == ["config/nacos/order-center-dev.yaml", "backup/DEFAULT_GROUP/order-center.yaml",
+                     "config/nacos/order-center.yaml", "config/nacos/common.yaml"]
     rv = cfg.get("order.timeout")
     assert (rv.status, rv.value, rv.path) == ("RESOLVED", "30", "config/nacos/order-center-dev.yaml")
     assert cfg.get("order.retries").status == "AMBIGUOUS"          # two committed copies of one data id disagree

@@ -248,7 +248,7 @@ def test_ducc_keys_without_a_snapshot_are_unknown(order):
     for b, by in ((field, "@LafValue"), (read, "getProperty")):
         assert (b["value_resolution"], b["value"], b["default_value"]) == ("UNKNOWN", None, None)
         assert b["attributes"]["read_by"] == by
-        assert b["attributes"]["missing"] == "no config snapshot"
+        assert b["attributes"]["missing"] == "no config snapshot, and no config file of the active profiles has the key"
         assert b["source_refs"] == []
     (reads,) = [r for r in order.relations("READS") if r["source_ref"]["record_id"] == f"method:{SWITCHES}#auditPermille()"]
     assert (_target(reads), reads["resolution_status"]) == ("config:ducc://order.audit.permille", "RESOLVED")
@@ -295,7 +295,8 @@ def test_ducc_key_in_the_snapshot_resolves_and_the_missing_one_stays_unknown(ord
 
 def test_ducc_key_missing_from_a_given_snapshot_names_the_snapshot(order_with_snapshot):
     missing = order_with_snapshot.bindings()[(f"method:{SWITCHES}#auditPermille()", "ducc://order.audit.permille")]
-    assert missing["attributes"]["missing"] == f"config snapshot {SNAPSHOT_ID} has no such key"
+    assert missing["attributes"]["missing"] == \
+        f"neither config snapshot {SNAPSHOT_ID} nor any config file of the active profiles has the key"
 
 
 # ------------------------------------------------------------------ JimDB

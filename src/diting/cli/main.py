@@ -73,6 +73,9 @@ def scan(
     sql_dialect: Annotated[Optional[list[str]], typer.Option(
         "--sql-dialect", help="SQL dialect of every datasource (postgres) or of one (trade=oracle); repeatable. "
                               "Default: each datasource's JDBC URL, else mysql.")] = None,
+    config_dir: Annotated[Optional[list[str]], typer.Option(
+        "--config-dir", help="Repository folder of config-centre exports (Nacos data ids); repeatable. "
+                             "Default: export trees and config-centre folders.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -83,7 +86,7 @@ def scan(
                        profiles=[p.strip() for p in profile.split(",") if p.strip()] if profile else None,
                        repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,
                        rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json,
-                       sql_dialects=sql_dialect or [])
+                       sql_dialects=sql_dialect or [], config_dirs=config_dir or [])
     try:
         result = run_scan(repo, commit, opts)
     except UserError as exc:

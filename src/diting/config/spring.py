@@ -1,17 +1,19 @@
 """Spring Boot configuration of one deployable module, with the precedence of SPEC §4.4.
 
-Sources, first wins: (2) remote-config files committed in the repository and
-bound by a naming rule (config/remote.py); (3) ``application-{p}`` of the active
-profiles, last listed first; (4) ``application``; (5) ``bootstrap-{p}``, then
-``bootstrap``; (6) ``@PropertySource`` / ``<context:property-placeholder>`` /
-placeholder-configurer files, added by the probes stage once the Spring context
-is known. Within a rank ``config/`` beats the resource root and ``.properties``
-beats ``.yml``; a disagreement between equal ranks is AMBIGUOUS. Files of
-inactive profiles are never read for values, and environments are never merged.
-The snapshot (rank 1) is consulted before this object by probes/emit.py.
+Sources, first wins: (2) remote config committed in the repository — files a native Spring Cloud
+Config server serves (config/configserver.py), then Nacos exports bound by a naming rule
+(config/remote.py); (3) ``application-{p}`` of the active profiles, last listed first; (4)
+``application``; (5) ``bootstrap-{p}``, then ``bootstrap``; (6) ``@PropertySource`` /
+``<context:property-placeholder>`` / placeholder-configurer files, added by the probes stage once
+the Spring context is known. Within a rank ``config/`` beats the resource root and ``.properties``
+beats ``.yml``; a file named by ``spring.config.import`` (``classpath:``/``file:``) ranks just above
+its importer; a disagreement between equal ranks is AMBIGUOUS. Files of inactive profiles are never
+read for values, and environments are never merged. The snapshot (rank 1) is consulted before this
+object by probes/emit.py.
 
-The active profile set is ``--profile``, else ``spring.profiles.active`` of the
-base application/bootstrap file, else ``default``.
+The active profile set is ``--profile``, else ``spring.profiles.active`` of the base
+application/bootstrap file, then ``spring.profiles.include``, expanded by
+``spring.profiles.group``; else ``default`` (see :func:`load_spring_config`).
 """
 
 from __future__ import annotations
@@ -55,10 +57,13 @@ class ResolvedValue:
 
 @dataclass
 class _Source:
-    rank: tuple[int, int, int, int]
+    #: (tier, profile order, location — odd for a location, fractions below it for its imports, extension)
+    rank: tuple[int, int, float, int]
     path: str
     file: ConfigFile
     profile: str | None
+    #: chosen by ``spring.application.name`` (a Nacos data id or config-server file named after it)
+    by_name: bool = False
 
 
 @dataclass
@@ -73,17 +78,24 @@ class SpringConfig:
     unfiltered: list[tuple[str, str]] = field(default_factory=list)
 
     def add_source(self, path: str, file: ConfigFile, blob: str, tier: int, order: int,
-                   profile: str | None = None) -> None:
-        """Add a parsed file as a source of rank ``(tier, order)``: tier -1 for committed
-        remote-config files (SPEC §4.4 rank 2), 4 for property-source files (rank 6); a lower
-        ``order`` wins inside a tier. Resolution starts afresh (memoised values are dropped)."""
+                   profile: str | None = None, by_name: bool = False) -> None:
+        """Add a parsed file as a source of rank ``(tier, order)``: tier -2 for config-server files,
+        -1 for committed remote-config files (SPEC §4.4 rank 2), 4 for property-source files
+        (rank 6); a lower ``order`` wins inside a tier. ``by_name``: the file was chosen by
+        ``spring.application.name`` (it never supplies that name). Resolution starts afresh
+        (memoised values are dropped)."""
         ext = 0 if path.endswith(".properties") else 1
-        self.sources.append(_Source((tier, order, 0, ext), path, file, profile))
+        self.sources.append(_Source((tier, order, 0, ext), path, file, profile, by_name))
         self.sources.sort(key=lambda s: (s.rank, s.path))
         if all(r.path != path for r in self.files_read):
             self.files_read.append(ConfigFileRef(path, blob))
             self.files_read.sort(key=lambda r: r.path)
         self.__dict__.pop("_memo", None)
+
+    def not_chosen_by_name(self) -> "SpringConfig":
+        """This configuration without the sources chosen by ``spring.application.name`` — where the
+        name itself is read from (a file found by the name cannot say what the name is)."""
+        return SpringConfig(self.profiles, self.profile_basis, [s for s in self.sources if not s.by_name])
 
     def entries_of(self, key: str) -> list[tuple[str, ConfigEntry]]:
         """Every active entry of ``key`` and of its indexed forms (``key[0]``, ``key[1]``…) in
@@ -292,12 +304,65 @@ def spring_config_files(paths: list[str], resource_roots: list[str]) -> list[tup
     return sorted(out)
 
 
+def add_file_sources(cfg: SpringConfig, items: list[tuple[int, str, bool]], read_text, tier: int) -> list[str]:
+    """Read, parse and add ``(order, path, by_name)`` files as sources of ``tier`` (see
+    :meth:`SpringConfig.add_source`); returns the paths added. ``read_text(path)`` gives
+    ``(text, blob_sha)`` or None; a file that cannot be read or parsed is listed in
+    ``cfg.unreadable`` instead."""
+    added: list[str] = []
+    for order, path, by_name in items:
+        got = read_text(path)
+        if got is None:
+            cfg.unreadable.append((path, "the file could not be read as text (binary, too large, or not a blob)",
+                                   None))
+            continue
+        text, blob = got
+        cf = parse_config(path, text)
+        if cf.error:
+            cfg.unreadable.append((path, cf.error, cf.error_line))
+            continue
+        cfg.add_source(path, cf, blob, tier, order, by_name=by_name)
+        added.append(path)
+    return added
+
+
+#: rounds of ``spring.profiles.include`` read from profile-specific files (Boot < 2.4) at most
+MAX_PROFILE_ROUNDS = 8
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def _listed(rv: ResolvedValue) -> list[str]:
+    return [p.strip() for p in (rv.value or "").split(",") if p.strip()] if rv.status == "RESOLVED" else []
+
+
+def expand_profiles(profiles: list[str], groups: dict[str, list[str]]) -> list[str]:
+    """Spring Boot's profile-group expansion: each profile is followed by the members of its group
+    (``spring.profiles.group.{name}``), recursively, each profile once."""
+    stack = list(reversed(profiles))
+    out: list[str] = []
+    while stack:
+        cur = stack.pop()
+        if cur not in out:
+            out.append(cur)
+            stack.extend(reversed(groups.get(cur, [])))
+    return out
+
+
 def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_text, maven_lookup,
-                       explicit_profiles: list[str] | None) -> SpringConfig:
+                       explicit_profiles: list[str] | None, resolve_import=None) -> SpringConfig:
     """Build the :class:`SpringConfig` of one module.
 
     ``read_text(path)`` returns ``(text, blob_sha)`` or None; ``maven_lookup(name)``
     resolves ``@name@`` tokens (Maven resource filtering with default profiles).
+    ``resolve_import(location)`` gives the repository path a ``spring.config.import`` location
+    (``classpath:x.yml``, ``file:./x.yml``, ``x.yml``) names, or None (not in the repository).
+
+    The active profiles are ``explicit_profiles`` or ``spring.profiles.active``, then
+    ``spring.profiles.include`` (of the base files, and of active profile-specific files as
+    Spring Boot before 2.4 read them), expanded by ``spring.profiles.group.{p}`` (Boot 2.4+ order:
+    active, then included, each followed by its group); ``default`` when none.
+    Each imported file ranks just above the file that imports it (a later import above an
+    earlier one); imports are followed one level deep.
     """
     parsed: dict[str, ConfigFile] = {}
     cfg = SpringConfig([], "default")
@@ -319,7 +384,7 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
         parsed[path] = cf
         return cf
 
-    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, int, int]:
+    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, float, int]:
         base_rank = 0 if base == "application" else 2
         if profile is None:
             tier = base_rank + 1
@@ -327,34 +392,94 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
         else:
             tier = base_rank
             pidx = -profiles.index(profile)  # last listed first
-        return (tier, pidx, loc, 0 if ext == "properties" else 1)
+        # odd: a file of a location; even and just below: the files it imports
+        return (tier, pidx, 2 * loc + 1, 0 if ext == "properties" else 1)
 
-    # the active profile set
+    base = SpringConfig([], "default")
+    for path, b, profile, ext, loc in files:
+        if profile is None:
+            cf = parse(path)
+            if cf is not None:
+                base.sources.append(_Source(rank_of(b, None, ext, loc, []), path, cf, None))
+    base.sources.sort(key=lambda s: (s.rank, s.path))
+    notes: list[str] = []
     if explicit_profiles:
-        cfg.profiles = list(explicit_profiles)
+        active = list(explicit_profiles)
         cfg.profile_basis = "--profile"
     else:
-        base = SpringConfig([], "default")
+        rv = base.get("spring.profiles.active")
+        active = _listed(rv)
+        if active:
+            cfg.profile_basis = f"spring.profiles.active in {rv.path}:{rv.entry.line if rv.entry else 0}"
+    groups: dict[str, list[str]] = {}
+    group_prefix = "spring.profiles.group."
+    for src in reversed(base.sources):  # a higher source's group replaces a lower one's
+        for doc in src.file.documents:
+            for e in doc.entries:
+                if e.key.startswith(group_prefix):
+                    name = e.key[len(group_prefix):].split("[", 1)[0]
+                    rv = base.get(group_prefix + name)
+                    if rv.status == "RESOLVED" and name and "." not in name:
+                        groups[name] = _listed(rv)
+    included: list[str] = []
+    rv = base.get("spring.profiles.include")
+    if _listed(rv):
+        included = _listed(rv)
+        notes.append(f"spring.profiles.include in {rv.path}:{rv.entry.line if rv.entry else 0}")
+    for _ in range(MAX_PROFILE_ROUNDS):
+        profiles = expand_profiles(list(dict.fromkeys(active + included)), groups) or ["default"]
+        cfg.profiles = profiles
+        cfg.sources = []
         for path, b, profile, ext, loc in files:
-            if profile is None:
-                cf = parse(path)
-                if cf is not None:
-                    base.sources.append(_Source(rank_of(b, None, ext, loc, []), path, cf, None))
-        base.sources.sort(key=lambda s: s.rank)
-        for key in ("spring.profiles.active",):
-            rv = base.get(key)
-            if rv.status == "RESOLVED" and rv.value and rv.value.strip():
-                cfg.profiles = [p.strip() for p in rv.value.split(",") if p.strip()]
-                cfg.profile_basis = f"spring.profiles.active in {rv.path}:{rv.entry.line if rv.entry else 0}"
-        if not cfg.profiles:
-            cfg.profiles = ["default"]
-            cfg.profile_basis = "default"
-    for path, b, profile, ext, loc in files:
-        if profile is not None and profile not in cfg.profiles:
-            continue
-        cf = parse(path)
-        if cf is not None:
-            cfg.sources.append(_Source(rank_of(b, profile, ext, loc, cfg.profiles), path, cf, profile))
-    cfg.sources.sort(key=lambda s: (s.rank, s.path))
+            if profile is not None and profile not in profiles:
+                continue
+            cf = parse(path)
+            if cf is not None:
+                cfg.sources.append(_Source(rank_of(b, profile, ext, loc, profiles), path, cf, profile))
+        cfg.sources.sort(key=lambda s: (s.rank, s.path))
+        cfg.__dict__.pop("_memo", None)
+        # Boot < 2.4 also read an include of a profile-specific file or document
+        more = list(dict.fromkeys(p for src in cfg.sources
+                                  for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
+                                  if p not in included and p not in profiles))
+        if not more:
+            break
+        included += more
+        notes.append("spring.profiles.include of profile-specific files or documents")
+    if groups and any(p in groups for p in cfg.profiles):
+        notes.append("spring.profiles.group")
+    if notes:
+        cfg.profile_basis = "; ".join([cfg.profile_basis] + notes)
+    if resolve_import is not None:
+        _add_imports(cfg, resolve_import, parse)
     cfg.files_read.sort(key=lambda r: r.path)
     return cfg
+
+
+def _add_imports(cfg: SpringConfig, resolve_import, parse) -> None:
+    """The ``classpath:``/``file:`` files of each source's ``spring.config.import`` (one level),
+    each ranked just above its importer, a later import above an earlier one."""
+    added: list[_Source] = []
+    for src in list(cfg.sources):
+        one = SpringConfig(cfg.profiles, "", [src])
+        hits = one._entries("spring.config.import")
+        raw = cfg.expand(hits[0][1].value) if hits else None
+        items = [x.strip() for x in (raw or "").split(",") if x.strip()]
+        for i, item in enumerate(items):
+            loc = item[len("optional:"):] if item.startswith("optional:") else item
+            m = _SCHEME.match(loc)
+            if m and m.group(0) not in ("classpath:", "file:"):
+                continue  # nacos:, configserver:, apollo: … are not files
+            path = resolve_import(loc)
+            if path is None or any(path == x.path for x in cfg.sources + added) or \
+                    not path.endswith((".properties", ".yml", ".yaml")):
+                continue
+            cf = parse(path)
+            if cf is None or cf.error:
+                continue
+            tier, pidx, loc_rank, _ = src.rank
+            rank = (tier, pidx, loc_rank - (i + 1) / (len(items) + 1), 0 if path.endswith(".properties") else 1)
+            added.append(_Source(rank, path, cf, src.profile))  # type: ignore[arg-type]
+    if added:
+        cfg.sources = sorted(cfg.sources + added, key=lambda s: (s.rank, s.path))
+        cfg.__dict__.pop("_memo", None)

@@ -40,7 +40,8 @@ The rules, as SPEC §9 states them:
   contract → RESOLVED; several → AMBIGUOUS, one row per candidate; none → UNRESOLVED.
 * **HTTP**: the consumer's urn names a service (its folded Feign name), a path and a method. RESOLVED
   iff exactly one current package has that service_id (compared case-insensitively, as service
-  registries do) and exactly one of its endpoints has an equal path and a compatible method (equal,
+  registries do; deployables renamed ``{name}~…`` because they collided on ``name`` each count as
+  ``name``, so a call to it is AMBIGUOUS among them) and exactly one of its endpoints has an equal path and a compatible method (equal,
   or either side ``ANY``); a service found without the path is UNRESOLVED with match_keys
   ``{service, path, method}`` and never becomes a service-level edge; a Feign ``url=`` or a host that
   is an address (IP, ``host:port``, a dotted host name) is UNRESOLVED with ``URL_ONLY``.
@@ -363,11 +364,21 @@ def methods_compatible(a: str, b: str) -> bool:
     return a == b or a == "ANY" or b == "ANY"
 
 
+_COLLIDED = f"""
+SELECT s.service_id, s.scan_id, e.attributes FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
+WHERE e.kind = 'SERVICE' AND e.attributes->'service_id_basis'->>'collided_with' IS NOT NULL ORDER BY 1, 2"""
+
+
 def align_http(con) -> tuple[list[Row], list[Finding]]:
     """The HTTP rule over Feign / load-balanced consumer bindings and HTTP endpoints."""
     services: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folded service id → [(service_id, scan)]
     for sid, scan in con.execute(f"SELECT service_id, scan_id FROM ({_SERVICES}) ORDER BY 1, 2").fetchall():
         services[sid.lower()].append((sid, scan))
+    # deployables that collided on one name (renamed {name}~…) are each still that name to a caller
+    for sid, scan, attrs in con.execute(_COLLIDED).fetchall():
+        name = str(_attrs(attrs).get("service_id_basis", {}).get("collided_with") or "")
+        if name and name.lower() != sid.lower() and (sid, scan) not in services[name.lower()]:
+            services[name.lower()].append((sid, scan))
     endpoints: dict[str, list[dict[str, Any]]] = defaultdict(list)  # scan → provided http contracts
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
         if _protocol(p) == "http":

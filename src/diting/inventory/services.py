@@ -10,7 +10,10 @@
   through compile, provided, runtime or system dependencies, at any depth.
 * ``service_id`` = ``spring.application.name`` with the config precedence of
   SPEC §4.4 after ``@…@`` filtering, else the artifactId. Two deployables with
-  one id become ``{name}~{artifactId}`` with SERVICE_ID_COLLISION.
+  one id become ``{name}~{artifactId}`` with SERVICE_ID_COLLISION (``{name}~{groupId}:{artifactId}``
+  when the artifactId is shared too, ``{name}~{module.path}`` when the coordinates are; see
+  ``Scanner._disambiguate``). When every service of the repository gets one id (from one shared
+  file, or three or more services), each also gets SERVICE_ID_SHARED (ERROR).
 * Modules outside every service form one ``lib:{artifactId}`` package per
   top-level reactor, counted as ``module_not_deployed``.
 """

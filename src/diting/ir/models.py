@@ -196,6 +196,9 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # a MyBatis databaseId variant for another database than the one the package runs on (coverage:
     # sql_statements, excluded as other_database_id)
     "SQL_OTHER_DATABASE": Severity.INFO,
+    # every service of the repository got one service id from spring.application.name (a source that
+    # is not each service's own: a shared or misbound config file); ids are told apart by module only
+    "SERVICE_ID_SHARED": Severity.ERROR,
 }
 
 # ---------------------------------------------------------------- shared parts

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from diting.config.remote import config_centres
 from diting.config.sources import canonical_key, parse_config
 from diting.config.spring import MAX_NESTING, placeholders
 from diting.ir import ids
@@ -160,10 +161,19 @@ class PackageProbes:
     def _missing_source(self, scheme: str) -> str:
         """Which source lacks a key that resolved to nothing (SPEC §3.4 ``missing``)."""
         snap = self.s.config_snapshot
-        if scheme == "ducc":
-            return f"config snapshot {snap.snapshot_id} has no such key" if snap else "no config snapshot"
         files = "no config file of the active profiles has the key"
+        if scheme == "ducc" and not snap:
+            return f"no config snapshot, and {files}"
         return f"neither config snapshot {snap.snapshot_id} nor any {files[3:]}" if snap else files
+
+    def _centres(self, scheme: str) -> list[str] | None:
+        """The config centres that may override a value not taken from the snapshot: Ducc for a
+        ``ducc`` key, else those the package's configuration reads (None when there is none)."""
+        if scheme == "ducc":
+            return ["ducc"]
+        if "_centre_list" not in self.__dict__:
+            self._centre_list = config_centres(self.config) if self.config is not None else []
+        return self._centre_list or None
 
     def property_sources(self) -> None:
         """Add the files of loaded ``@PropertySource`` / ``<context:property-placeholder>`` /
@@ -290,7 +300,8 @@ class PackageProbes:
                 value = self.config.expand(value) if self.config is not None else None
                 status = status if value is not None else "UNKNOWN"
             got = ConfigLookup(status, value, snapshot=True, candidates=tuple(snap.candidates))
-        elif scheme == "config" and self.config is not None:
+        elif self.config is not None:
+            # a Ducc/LAF key falls back to the Spring environment, as a config key does
             rv = self.config.get(key)
             got = ConfigLookup(rv.status if rv.status in ("RESOLVED", "AMBIGUOUS") else "UNKNOWN",
                                rv.value if rv.status == "RESOLVED" else None, rv=rv)
@@ -362,8 +373,12 @@ class PackageProbes:
                    "evidence_refs": [RefTo(ev)],
                    "attributes": {"read_by": what, "default_in_code": default,
                                   "snapshot_id": self.s.config_snapshot.snapshot_id if got.snapshot else None,
+
                                   "missing": None if resolution != "UNKNOWN" else
                                   self._missing_source(scheme)}}
+            centres = None if got.snapshot or resolution not in ("RESOLVED", "DEFAULT_ONLY") else self._centres(scheme)
+            if centres:  # a config centre's run-time value may override the file's (or the code default)
+                rec["attributes"]["config_centre_may_override"] = centres
             if brid not in self.rs.bindings:
                 self.rs.binding(rec)
                 self.stats.bindings[brid] = resolution

@@ -436,13 +436,20 @@ class Families(PackageProbes):
         return out
 
     def context_path(self) -> str:
-        if self.config is None:
-            return ""
-        for key in ("server.servlet.context-path", "server.context-path"):
-            rv = self.config.get(key)
-            if rv.status == "RESOLVED" and rv.value:
-                return rv.value
-        return ""
+        """The prefix of every handler path: the servlet context path (``server.servlet.context-path``,
+        Boot 1's ``server.context-path``), then the DispatcherServlet's path (``spring.mvc.servlet.path``,
+        Boot 1's ``server.servlet-path``) — each from the config snapshot first, then the files."""
+        parts = []
+        for keys in (("server.servlet.context-path", "server.context-path"),
+                     ("spring.mvc.servlet.path", "server.servlet-path")):
+            for key in keys:
+                got = self.lookup("config", key)
+                value = (got.value or "").strip().removesuffix("/*") if got.status == "RESOLVED" else ""
+                if value:
+                    parts.append(value)
+                    break
+        joined = normalize_path("/".join(parts)) if parts else ""
+        return "" if joined == "/" else joined
 
     def _unfolded_path(self, c: dict[str, Any], bad: ResolvedText, what: str, owner_rid: str, owner_stable: str) -> str:
         code = "CONFIG_VALUE_UNKNOWN" if bad.keys else "CONSTANT_UNRESOLVED"

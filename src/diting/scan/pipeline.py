@@ -15,18 +15,29 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import posixpath
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diting.config.configserver import (
+    CLIENT_ARTIFACTS,
+    SERVER_ANNOTATION,
+    SERVER_ARTIFACT,
+    choose_server,
+    client_request,
+    native_server,
+    served_files,
+    uses_config_server,
+)
 from diting.config.remote import add_remote_sources, remote_file_index
 from diting.sql.dialect import parse_overrides as parse_dialect_overrides
 from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
-from diting.config.spring import SpringConfig, load_spring_config, spring_config_files
+from diting.config.spring import SpringConfig, add_file_sources, load_spring_config, spring_config_files
 from diting.errors import UserError
 from diting.findings import Finding
 from diting.inventory.inventory_file import InventoryFile
@@ -104,6 +115,8 @@ class ScanOptions:
     quiet: bool = False
     #: ``--sql-dialect`` values: ``DIALECT`` (every datasource) or ``DATASOURCE=DIALECT``
     sql_dialects: list[str] = field(default_factory=list)
+    #: ``--config-dir`` values: repository folders holding config-centre exports (config/remote.py)
+    config_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -221,6 +234,7 @@ class Scanner:
             if not entries:
                 raise UserError(f"commit {self.commit[:12]} has an empty tree: nothing to scan")
             self.snapshot = Snapshot(self.repo, self.commit, entries, self.options.max_file_bytes)
+            self.config_dirs = self._config_dirs()  # a bad --config-dir is refused before any work
             self.progress.stage("reading Maven modules")
             self.inv: Inventory = build_inventory(self.snapshot, self.rules)
             self.links: dict[str, ModuleLinks] = link_dependencies(self.inv.model)
@@ -493,26 +507,9 @@ class Scanner:
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
             plans.append(plan)
-        # collisions
-        by_id: dict[str, list[PackagePlan]] = {}
-        for p in plans:
-            by_id.setdefault(p.service_id, []).append(p)
-        for sid, group in by_id.items():
-            if len(group) < 2:
-                continue
-            for p in group:
-                mod = model.modules[p.roots[0]]
-                new = f"{sid}~{mod.artifact_id}"
-                if sum(1 for q in group if model.modules[q.roots[0]].artifact_id == mod.artifact_id) > 1:
-                    new = f"{sid}~{mod.group_id}:{mod.artifact_id}"
-                others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
-                span = mod.raw.artifact_span
-                p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
-                                          f"deployable module(s) {others}; this one is named {new!r}",
-                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
-                                          mod.pom_path, f"collision|{sid}"))
-                p.id_basis = dict(p.id_basis, collided_with=sid)
-                p.service_id = new
+        self._config_server_sources(plans)
+        self._shared_id(plans)
+        self._disambiguate(plans)
         # lib packages: modules outside every service closure, one per top-level reactor
         in_service: set[str] = set()
         for p in plans:
@@ -570,27 +567,191 @@ class Scanner:
         plans.sort(key=lambda p: p.service_id)
         return plans, excluded, unmapped
 
+    def _shared_id(self, plans: list[PackagePlan]) -> None:
+        """SERVICE_ID_SHARED on every service when all of an estate's services (two or more) got one id
+        from ``spring.application.name`` — one file read by every service (two or more), or three or
+        more services: the name came from a source that is not each service's own (a shared or
+        misbound config file), and every id after :meth:`_disambiguate` is only a module's name."""
+        named = [p for p in plans if p.id_basis.get("source") == "spring.application.name"]
+        if len(named) < 2 or len(named) != len(plans) or len({p.service_id for p in named}) != 1:
+            return
+        paths = sorted({str(p.id_basis.get("path")) for p in named})
+        if len(named) < 3 and len(paths) == len(named):
+            return
+        sid = named[0].service_id
+        for p in named:
+            mod = self.inv.model.modules[p.roots[0]]
+            p.findings.append(Finding(
+                "SERVICE_ID_SHARED", f"every service of the repository ({len(named)}) is named {sid!r} by "
+                f"spring.application.name in {', '.join(paths)}, a source that is not each service's own; the "
+                "services are told apart by their modules only", str(p.id_basis.get("path")),
+                int(p.id_basis.get("line") or 0), int(p.id_basis.get("line") or 0), mod.pom_path,
+                f"shared-id|{sid}", "CONFIG"))
+
+    def _disambiguate(self, plans: list[PackagePlan]) -> None:
+        """Give deployables that share a service id unique, deterministic ids (SERVICE_ID_COLLISION on
+        each): ``{id}~{artifactId}``, else ``{id}~{groupId}:{artifactId}`` when the artifactId is
+        shared too, else ``{id}~{module path}`` (``/`` written ``.``) when the coordinates collide
+        (one project copied into several folders)."""
+        model = self.inv.model
+        by_id: dict[str, list[PackagePlan]] = {}
+        for p in plans:
+            by_id.setdefault(p.service_id, []).append(p)
+        taken = {p.service_id for p in plans}
+        for sid, group in sorted(by_id.items()):
+            if len(group) < 2:
+                continue
+            mods = {id(p): model.modules[p.roots[0]] for p in group}
+
+            def shared(key) -> bool:
+                return len({id(q) for q in group if key(mods[id(q)]) == key(mods[id(p)])}) > 1
+
+            renamed: dict[int, str] = {}
+            for p in group:
+                mod = mods[id(p)]
+                if not shared(lambda m: m.artifact_id):
+                    new = f"{sid}~{mod.artifact_id}"
+                elif not shared(lambda m: (m.group_id, m.artifact_id)):
+                    new = f"{sid}~{mod.group_id}:{mod.artifact_id}"
+                else:
+                    new = f"{sid}~{(mod.dir or 'root').replace('/', '.')}"
+                renamed[id(p)] = clean_service_id(new)
+            for p in group:
+                new = renamed[id(p)]
+                if new in taken and new != p.service_id:  # another deployable already has that id
+                    new = clean_service_id(f"{new}~{(mods[id(p)].dir or 'root').replace('/', '.')}")
+                mod = mods[id(p)]
+                others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
+                span = mod.raw.artifact_span
+                p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
+                                          f"deployable module(s) {others}; this one is named {new!r}",
+                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
+                                          mod.pom_path, f"collision|{sid}"))
+                p.id_basis = dict(p.id_basis, collided_with=sid)
+                p.service_id = new
+                taken.add(new)
+
+    def _is_config_server(self, pom_path: str) -> bool:
+        """Whether a module is a Spring Cloud Config server: it depends on spring-cloud-config-server
+        or one of its classes is annotated ``@EnableConfigServer``."""
+        mod = self.inv.model.modules[pom_path]
+        if any(d.ga == SERVER_ARTIFACT for d in mod.dependencies):
+            return True
+        pkg, simple = SERVER_ANNOTATION.rsplit(".", 1)
+        for f in self.inv.files_by_module.get(pom_path, []):
+            facts = self.facts.get(f.path) if f.kind == JAVA else None
+            if facts is None:
+                continue
+            imported = any((i.name == SERVER_ANNOTATION and not i.wildcard) or (i.wildcard and i.name.removesuffix(".*")
+                                                                                == pkg) for i in facts.imports)
+            if any(a.name == SERVER_ANNOTATION or (a.name == simple and (imported or facts.package == pkg))
+                   for td in facts.types for a in td.annotations):
+                return True
+        return False
+
+    def _config_server_sources(self, plans: list[PackagePlan]) -> None:
+        """Add to each client service the files a native config server of the repository serves it
+        (config/configserver.py), above its own files. The client's name is read before (the files
+        are chosen by it)."""
+        model = self.inv.model
+        servers = [native_server(p.roots[0], p.config, model.modules[p.roots[0]].resource_roots) for p in plans
+                   if p.config is not None and self._is_config_server(p.roots[0])]
+        if not any(srv.native for srv in servers):
+            return
+        own = {srv.module for srv in servers}
+        for p in plans:
+            if p.config is None or p.roots[0] in own:
+                continue
+            depends = any(d.ga in CLIENT_ARTIFACTS for m in p.modules for d in model.modules[m].dependencies)
+            client, uri, service_id = uses_config_server(p.config, depends)
+            if not client:
+                continue
+            srv = choose_server(servers, uri, service_id)
+            mod = model.modules[p.roots[0]]
+            if srv is not None and not srv.native:
+                continue  # its files are in the server's git (or other) backend, not here
+            if srv is None:
+                via = uri or service_id or "its dependency on the config client"
+                p.findings.append(Finding(
+                    "CONFIG_VALUE_UNKNOWN", f"{p.roots[0]} reads a config server ({via}) and {len(servers)} "
+                    f"config servers could serve it ({', '.join(sorted(s.module for s in servers))}): their files "
+                    "are not read", mod.pom_path, 0, 0, mod.pom_path, "config-server|choice", "CONFIG"))
+                continue
+            name = p.config.not_chosen_by_name().get("spring.application.name")
+            app, profiles = client_request(p.config, (name.value or "").strip() if name.status == "RESOLVED" and
+                                           name.value and name.value.strip() else "application")
+            served = served_files(srv, app, profiles, self.snapshot.by_path)
+            add_file_sources(p.config, [(order, path, True) for order, path in served], self._read_text, -2)
+            if served:
+                p.config.profile_basis += f"; config server {srv.module} (native) serves {app}"
+
+    def _read_text(self, path: str) -> tuple[str, str] | None:
+        """A repository file as text with its blob sha, or None (not a readable blob)."""
+        got = self.snapshot.read(path)
+        if got.data is None:
+            return None
+        return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
+
     def _spring_config(self, mod, profiles: list[str] | None) -> SpringConfig:
         paths = [f.path for f in self.inv.files_by_module.get(mod.pom_path, []) if f.kind == CONFIG]
         files = spring_config_files(paths, mod.resource_roots)
-
-        def read_text(path: str):
-            got = self.snapshot.read(path)
-            if got.data is None:
-                return None
-            return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
+        read_text = self._read_text
 
         def maven_lookup(name: str):
             return self.inv.model.lookup(name, mod, None)
 
-        cfg = load_spring_config(files, read_text, maven_lookup, profiles)
+        cfg = load_spring_config(files, read_text, maven_lookup, profiles, lambda loc: self._import_path(mod, loc))
         if "_remote_index" not in self.__dict__:
-            self._remote_index = remote_file_index(self.snapshot.by_path)
+            module_dirs = [m.dir for m in self.inv.model.modules.values()]
+            self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self.config_dirs)
         add_remote_sources(cfg, self._remote_index, read_text)
         return cfg
 
+    def _import_path(self, mod, location: str) -> str | None:
+        """The repository file a ``spring.config.import`` location names for module ``mod``, or None:
+        ``classpath:x`` (and a bare ``x``) in the resource roots of the module, then of the modules
+        it depends on; ``file:x`` relative to the module's folder, then to the repository root
+        (never outside the repository)."""
+        if location.startswith("file:"):
+            rel = location[len("file:"):].strip()
+            if rel.startswith("/") or "\\" in rel:
+                return None
+            for base in (mod.dir, ""):
+                p = posixpath.normpath(posixpath.join(base, rel)) if base else posixpath.normpath(rel)
+                if not p.startswith("../") and p != ".." and p in self.snapshot.by_path:
+                    return p
+            return None
+        rel = location[len("classpath:"):] if location.startswith("classpath:") else location
+        rel = posixpath.normpath(rel.strip().lstrip("/"))
+        if rel.startswith("..") or rel == ".":
+            return None
+        for m in [mod.pom_path] + [d for d in self.closures.get(mod.pom_path, []) if d != mod.pom_path]:
+            for root in self.inv.model.modules[m].resource_roots:
+                p = f"{root}/{rel}" if root else rel
+                if p in self.snapshot.by_path:
+                    return p
+        return None
+
+    def _config_dirs(self) -> list[str]:
+        """The ``--config-dir`` folders, repository-relative. Raises :class:`UserError` for a path that
+        leaves the repository or names no folder of the tree at the commit."""
+        out = []
+        for raw in self.options.config_dirs:
+            d = raw.strip().replace("\\", "/").strip("/")
+            while d.startswith("./"):
+                d = d[2:]
+            d = "" if d == "." else d
+            if raw.strip().startswith("/") or any(seg == ".." for seg in d.split("/")):
+                raise UserError(f"--config-dir {raw}: write a folder of the repository, relative to its root")
+            if d and not any(p.startswith(d + "/") for p in self.snapshot.by_path):
+                raise UserError(f"--config-dir {raw}: no such folder in the tree at {self.commit[:12]}")
+            out.append(d)
+        return out
+
     def _service_id(self, mod, cfg: SpringConfig) -> tuple[str, dict]:
-        rv = cfg.get("spring.application.name")
+        """The service id from ``spring.application.name`` of the sources not chosen by that name,
+        else the artifactId; with its basis."""
+        rv = cfg.not_chosen_by_name().get("spring.application.name")
         if rv.status == "RESOLVED" and rv.value and rv.value.strip() and "@" not in rv.value:
             basis = {"source": "spring.application.name", "path": rv.path, "line": rv.entry.line if rv.entry else 0,
                      "value_basis": rv.basis}
