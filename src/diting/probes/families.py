@@ -737,6 +737,10 @@ class Families(PackageProbes):
                 topics = self.role(c, "topic")
                 if not topics and rule.match.call.receiver_properties:
                     topics = self._wrapper_topic(c)
+                default_key = rule.emits.attributes.get("default_topic_key")
+                if not topics and default_key:  # the template's default destination from Boot's property
+                    topics = [self.resolve({"value": "${" + default_key + "}", "vtype": "java.lang.String",
+                                            "basis": "CONFIG", "placeholders": True})]
                 tags = self.role(c, "tag")
                 if not topics:
                     msg = c.get("attrs", {}).get("message_expression")

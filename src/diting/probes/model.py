@@ -161,7 +161,7 @@ class Emits(_Strict):
 
     kind: EmitKind
     protocol: Literal["jsf", "dubbo", "http", "jmq", "rocketmq", "kafka", "amqp", "amqp-queue", "config", "ducc",
-                      "jimdb", "redis", "event"] | None = None
+                      "jimdb", "redis", "event", "jms"] | None = None
     urn_template: str | None = None
     entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "MQ_CONSUMER", "SCHEDULED_JOB",
                         "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
