@@ -396,6 +396,7 @@ class PackageProbes:
         self.http_client_calls()
         self.mq_listeners()
         self.mq_sends()
+        self.mq_streams()
         self.mq_bindings()
         self.config_keys()
         self.cache_ops()

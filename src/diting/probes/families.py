@@ -17,6 +17,7 @@ from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.syntax import TypeRef
 from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
+from diting.probes.stream import Streams
 from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
 from diting.resolve.spring import values
 
@@ -780,6 +781,10 @@ class Families(PackageProbes):
                                  ordinal=call["ordinal"],
                                  callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
+
+    def mq_streams(self) -> None:
+        """Spring Cloud Stream bindings (probes/stream.py)."""
+        Streams(self).run()
 
     def _wrapper_topic(self, c: dict[str, Any]) -> list[ResolvedText]:
         """A wrapper producer bean's configured topic: the receiver field's injected bean's property."""
