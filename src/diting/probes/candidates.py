@@ -377,7 +377,9 @@ class ModuleProbe:
         self.out.append({"rule": rule.id, "emit": rule.emits.kind, "form": "bean_class", "module": self.module,
                          "path": facts.path, "lines": [md.start_line, md.end_line], "target": "METHOD",
                          "type": self._type_info(td, scope.binary_of(td)), "member": minfo, "roles": roles,
-                         "attrs": {"bean_type": minfo["return_type"]}})
+                         "attrs": {"bean_type": minfo["return_type"],
+                                   "bean_type_args": [scope.resolve(a, ctx.chain, ctx.type_vars).name
+                                                      for a in (md.return_type.args if md.return_type else [])]}})
 
     def _bean_ref(self, expr: dict[str, Any], ctx: MemberContext) -> list[dict[str, Any]] | None:
         """A bean reference: a parameter of the @Bean method (injected by type and name) or a call

@@ -63,7 +63,7 @@ class Streams:
         attrs: dict[str, Any] = {}
         for r in f.s.rules.by_id.values():
             if r.emits.kind == "MQ_STREAM":
-                for k in ("binders", "binder_types", "builtin", "constants"):
+                for k in ("binders", "binder_types", "binder_by_type", "builtin", "constants"):
                     attrs.setdefault(k, {}).update(r.emits.attributes.get(k, {}))
                 attrs.setdefault("stream_artifacts", []).extend(r.emits.attributes.get("stream_artifacts", []))
         self.tables = attrs
@@ -80,10 +80,15 @@ class Streams:
         return self.f.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
                                "placeholders": True})
 
-    def protocol(self, binding: str) -> tuple[str | None, str, list[ResolvedText]]:
-        """``(scheme, how, config read)`` of a binding's binder; scheme None when unknown (``how`` says why)."""
+    def protocol(self, binding: str, c: dict[str, Any] | None = None) -> tuple[str | None, str, list[ResolvedText]]:
+        """``(scheme, how, config read)`` of a binding's binder; scheme None when unknown (``how`` says why).
+        A function candidate ``c`` whose type arguments are Kafka Streams types is bound by that binder."""
         types = self.tables.get("binder_types", {})
         read: list[ResolvedText] = []
+        by_type = self.tables.get("binder_by_type", {})
+        typed = next((by_type[t] for t in (c or {}).get("attrs", {}).get("bean_type_args", []) if t in by_type), None)
+        if typed is not None:
+            return types.get(typed), "FUNCTION_TYPE", read
         for key in (f"{_PREFIX}.bindings.{binding}.binder", f"{_PREFIX}.default-binder"):
             name = self.conf(key)
             if name is None or name.value is None:
@@ -277,12 +282,19 @@ class Streams:
             proto = self.classpath_binders[0] if len(self.classpath_binders) == 1 else "stream"
             self.f._subscribe(c, proto, handler, name, [], [], read)
             return
-        proto, how, pread = self.protocol(name.value)
+        proto, how, pread = self.protocol(name.value, c)
         if proto is None:
             self.f.entry_failed(f"{handler['stable']}|stream|{name.value}", f"stream binding {name.value} at "
                                 f"{c['path']}:{c['lines'][0]}: the protocol is unknown ({how})", [handler["rid"]], c)
             return
         dests, dread = self.destinations(name.value, consumer=True)
+        pattern_keys = [f"{_PREFIX}.{b}.bindings.{name.value}.consumer.destination-is-pattern"
+                        for b in ("kafka", "kafka.streams")]
+        flag = next((r for r in map(self.conf, pattern_keys) if r is not None and (r.value or "").strip() == "true"), None)
+        if flag is not None:  # a regular expression over topic names: no one topic
+            dests = [ResolvedText("UNKNOWN", None, flag.keys, expression=d.value or d.expression,
+                                  reason="the destination is a topic pattern") for d in dests]
+            dread.append(flag)
         group = self.conf(f"{_PREFIX}.bindings.{name.value}.group")
         groups = [group.value] if group is not None and group.value else []
         read += pread + dread + ([group] if group is not None else [])
@@ -314,7 +326,7 @@ class Streams:
     def publish(self, c: dict[str, Any], member: dict[str, Any], binding: str, how: str,
                 read: list[ResolvedText]) -> None:
         """PUBLISHES from ``member`` to the destination of output binding ``binding``."""
-        proto, basis, pread = self.protocol(binding)
+        proto, basis, pread = self.protocol(binding, c)
         if proto is None:
             self._unresolved_send(c, None, binding, f"the protocol is unknown ({basis})", read + pread, member)
             return
