@@ -544,6 +544,10 @@ class ModuleProbe:
                 attrs["key_prefix"] = self._prefix(call.args[i], ctx)
             elif role == "topic" and rule.emits.tag_separator:
                 attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
+            if role == "topic":
+                acc = _parameter_accessor(call.args[i], ctx)
+                if acc is not None:  # topicEnum.getTopic(): each caller's argument names the topic
+                    attrs["topic_accessor"] = acc
             if role == "payload" and rule.emits.message is not None:
                 built = self._message_roles(rule, call.args[i], ctx, roles)
                 if built is not None and built[0] != call.line:
@@ -706,6 +710,24 @@ class ModuleProbe:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""
         fr = self.oracle.receiver_field(receiver, ctx)
         return None if fr is None else {"module": fr.module, "binary": fr.binary, "field": fr.field.name}
+
+
+def _parameter_accessor(expr: dict[str, Any], ctx: MemberContext) -> dict[str, Any] | None:
+    """``p.getX()`` (a getter called without arguments) or ``p.x`` on a parameter ``p`` of the method:
+    ``{"parameter": p's index, "name": p, "getter": getX}`` / ``{…, "field": x}``, else None."""
+    if ctx.method is None:
+        return None
+    names = [p.name for p in ctx.method.params]
+    if expr.get("kind") == "field" and len(expr["parts"]) == 2 and expr["parts"][0] in names:
+        return {"parameter": names.index(expr["parts"][0]), "name": expr["parts"][0], "field": expr["parts"][1]}
+    if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):
+        return None
+    call = ctx.body.calls[expr["ordinal"]]
+    r = call.receiver or {}
+    if call.kind == "CALL" and call.arity == 0 and r.get("kind") == "name" and len(r["parts"]) == 1 and \
+            r["parts"][0] in names and ctx.local(r["parts"][0]) is None:
+        return {"parameter": names.index(r["parts"][0]), "name": r["parts"][0], "getter": call.name}
+    return None
 
 
 class XmlProbe:

@@ -817,8 +817,12 @@ class Families(PackageProbes):
         call = c["call"]
         attrs: dict[str, Any] = {"protocol": proto, "send_method": call["name"]}
         params = [p["name"] for p in m.get("params", [])]
+        acc = c.get("attrs", {}).get("topic_accessor")
         if expression in params:  # a wrapper method: its callers name the destination
             attrs["topic_parameter"] = params.index(expression)
+        elif acc is not None and rt is not None and rt.value is None:  # topicEnum.getTopic(): likewise, through it
+            attrs["topic_parameter"] = acc["parameter"]
+            attrs["topic_accessor"] = {k: acc[k] for k in ("name", "getter", "field") if k in acc}
         d = self.diag("TOPIC_UNRESOLVED", f"{call['callsite_id']}|send", f"{proto} send at {c['path']}:"
                       f"{c['lines'][0]}: destination {expression} does not resolve ({reason})", [m["rid"]], c)
         self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?" + (expression or ""),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
 from diting.java.syntax import type_chain
-from diting.probes.candidates import ModuleProbe, erased_signature
+from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
@@ -49,7 +49,9 @@ class WrapperSends:
             if cand is None:
                 continue
             wrapper = bodies.get(rec["source_ref"].rid)
-            if wrapper is None or (rec.get("match_keys") or {}).get("topic_expression") in wrapper["reassigned"]:
+            param = (rec["attributes"].get("topic_accessor") or {}).get("name") or \
+                (rec.get("match_keys") or {}).get("topic_expression")
+            if wrapper is None or param in wrapper["reassigned"]:
                 continue  # the parameter is rewritten before the send (topic = prefix + topic): not what callers pass
             for site in callers.get(rec["source_ref"].rid, []):
                 self._caller_send(site, rec, cand)
@@ -88,7 +90,12 @@ class WrapperSends:
         proto = send["attributes"]["protocol"]
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
         call_ev = {"path": b["path"], "lines": c["l"]}
-        for outcome in self._probe(b["module"]).fold_value(expr, ctx, None, "topic"):
+        acc = send["attributes"].get("topic_accessor")
+        if acc is not None:  # the wrapper reads the topic off its parameter (topicEnum.getTopic())
+            outcomes = outcome_json(self.s.expr_folder.accessor(expr, ctx, acc.get("getter"), acc.get("field")))
+        else:
+            outcomes = self._probe(b["module"]).fold_value(expr, ctx, None, "topic")
+        for outcome in outcomes:
             rt = self.f.resolve(outcome)
             if rt.value is None:
                 continue
