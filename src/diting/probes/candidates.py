@@ -96,13 +96,19 @@ class RuleIndex:
     by_bean_class: dict[str, list[Rule]] = field(default_factory=dict)
     type_rules: list[Rule] = field(default_factory=list)
     config_annotations: dict[str, str] = field(default_factory=dict)
+    #: annotation rules by simple-name suffix (ENTRY_HINT), and the packages every other rule names
+    suffix_rules: list[Rule] = field(default_factory=list)
+    known_packages: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, rules: list[Rule]) -> "RuleIndex":
         idx = cls()
         for r in rules:
             m = r.match
-            if m.annotation is not None:
+            idx.known_packages.update(_rule_packages(r))
+            if m.annotation is not None and m.annotation.name_suffixes:
+                idx.suffix_rules.append(r)
+            elif m.annotation is not None:
                 if m.annotation.fqn:
                     idx.by_annotation.setdefault(m.annotation.fqn, []).append(r)
                 else:
@@ -121,6 +127,24 @@ class RuleIndex:
             elif m.type is not None:
                 idx.type_rules.append(r)
         return idx
+
+
+def _rule_packages(r: Rule) -> set[str]:
+    """Packages a rule names (of annotation, receiver, bean and super types; package prefixes)."""
+    m = r.match
+    names: list[str] = []
+    if m.annotation is not None:
+        names += [m.annotation.fqn] if m.annotation.fqn else []
+        return {n.rsplit(".", 1)[0] for n in names} | set(m.annotation.package_prefixes)
+    if m.call is not None:
+        names += m.call.receiver_type if isinstance(m.call.receiver_type, list) else [m.call.receiver_type]
+    if m.bean_class is not None:
+        names += m.bean_class.fqn if isinstance(m.bean_class.fqn, list) else [m.bean_class.fqn]
+    if m.type is not None:
+        names.append(m.type.supertype)
+    if m.package:
+        return {m.package}
+    return {n.rsplit(".", 1)[0] for n in names if "." in n}
 
 
 def erased_signature(facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl) -> list[str]:
@@ -164,7 +188,7 @@ class ModuleProbe:
             if pkg is not None:
                 hits.append(AnnotationHit(rule, f"{pkg}.{simple}", usage))
         if hits or r is None or not r.infos:
-            return hits
+            return hits or self._suffix_hits(a, fqn, scope, usage)
         info = r.infos[0]
         for meta in self._meta_rules(info.module, info.binary, 0):
             args = dict(meta.args)
@@ -174,7 +198,18 @@ class ModuleProbe:
                 elif default is not None:
                     args[attr] = default
             hits.append(AnnotationHit(meta.rule, meta.fqn, args, via=fqn))
-        return hits
+        return hits or self._suffix_hits(a, fqn, scope, usage)
+
+    def _suffix_hits(self, a: Annotation, fqn: str | None, scope: FileScope,
+                     usage: dict[str, tuple[dict[str, Any], "MemberContext | None"]]) -> list[AnnotationHit]:
+        """ENTRY_HINT rules for an annotation no other rule matched: its simple name ends in one of the
+        rule's suffixes and its package (or, unresolved, every wildcard-imported one) is named by no rule."""
+        simple = a.name.rsplit(".", 1)[-1]
+        pkgs = [fqn.rsplit(".", 1)[0]] if fqn and "." in fqn else list(scope.wildcards) or [""]
+        if any(p in self.index.known_packages for p in pkgs):
+            return []
+        return [AnnotationHit(rule, fqn or a.name, usage) for rule in self.index.suffix_rules
+                if simple.endswith(tuple(rule.match.annotation.name_suffixes))]
 
     def _meta_rules(self, module: str, binary: str, depth: int) -> list["MetaRule"]:
         """Rule annotations an in-repo annotation type carries (memoised; two levels deep)."""

@@ -403,6 +403,7 @@ class PackageProbes:
         self.jobs()
         self.events()
         self.dynamic_calls()
+        self.entry_hints()
         sql = SqlStage(self)  # type: ignore[arg-type]  # run() executes on the Families subclass
         self.stats.sql = sql.run()
         self.stats.sql_datasource = sql.datasource

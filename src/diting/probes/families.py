@@ -1116,6 +1116,44 @@ class Families(PackageProbes):
                                  target_key=urn, status="RESOLVED", evidence=[self.cseg(c)],
                                  attributes={"protocol": "event"})
 
+    # ------------------------------------------------------------ silent entries
+    def entry_hints(self) -> None:
+        """ENTRY_UNRESOLVED for a concrete class that looks like an entry and yields none: it implements
+        a listener or handler interface an ENTRY_HINT type rule names, or carries an annotation whose
+        name ends like a listener's (ENTRY_HINT annotation rule) from a package no rule knows. A class
+        with an entry, or already diagnosed as an unresolved or unloaded entry, is left alone; a
+        ``lib:`` package (no context) reports nothing — the services holding the class do."""
+        if not self.ctx.deployed:
+            return
+        told: set[str] = set()
+        for d in self.rs.diagnostics.values():
+            if d["code"] in ("ENTRY_UNRESOLVED", "ENTRY_NOT_LOADED"):
+                told.update(r.rid if hasattr(r, "rid") else r["record_id"] for r in d["affected_refs"])
+        handled = {e["handler_ref"].rid for e in self.rs.entities.values()
+                   if e.get("kind") == "ENTRY" and e.get("handler_ref") is not None}
+        for c in sorted(self.ctx.by_emit.get("ENTRY_HINT", []), key=lambda c: (c["path"], c["lines"][0])):
+            t = c["type"]
+            if t.get("abstract") or t["kind"] in ("INTERFACE", "ANNOTATION"):
+                continue
+            methods = f"method:{c['ns']}/{t['binary']}#"
+            if any(r.startswith(methods) for r in handled) or t["rid"] in told or \
+                    any(r.startswith(methods) for r in told):
+                continue
+            where = f"{c['path']}:{c['lines'][0]}"
+            if c["form"] == "type":
+                what = f"implements {c['attrs']['supertype']}"
+                need = ("a rule for how it is registered — the annotation or XML element that names its topic "
+                        "(MQ_LISTENER with handler), or a type rule with its handler method")
+            else:
+                what = f"carries @{c['annotation']}, which no rule knows"
+                need = (f"a rule matching annotation {c['annotation']} (MQ_LISTENER with its topic attribute, "
+                        "SCHEDULED, or EVENT_LISTENER)")
+            loaded = "" if self.ctx.class_loaded(t["binary"]) else " (its class is not loaded by the context)"
+            rid = c["member"]["rid"] if c.get("member") else t["rid"]
+            self.entry_failed(f"{where}|hint", f"{t['binary']} at {where} {what} but yields no entry{loaded}; "
+                              f"{need} would make it one (README: Entries no rule makes)", [rid], c)
+            told.add(t["rid"])
+
     # ------------------------------------------------------------ dynamic
     def dynamic_calls(self) -> None:
         for c in self.ctx.by_emit.get("DYNAMIC_CALL", []):

@@ -41,7 +41,7 @@ EmitKind = Literal[
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
     "EVENT_PUBLISH", "EVENT_LISTENER",
-    "DYNAMIC_CALL", "NOISE",
+    "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
 ]
 
 Target = Literal["TYPE", "METHOD", "FIELD", "PARAMETER"]
@@ -57,13 +57,16 @@ class AnnotationMatch(_Strict):
     fqn: str | None = None
     simple_name: str | None = None
     package_prefixes: list[str] = Field(default_factory=list)
+    name_suffixes: list[str] = Field(
+        default_factory=list, description="any annotation whose simple name ends so, from a package no other rule "
+                                          "names and matched by no other rule (ENTRY_HINT rules)")
     targets: list[Target] = Field(default_factory=list, description="where the annotation may sit (empty: anywhere)")
     attributes: dict[str, Role] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _name(self) -> "AnnotationMatch":
-        if not self.fqn and not (self.simple_name and self.package_prefixes):
-            raise ValueError("an annotation match needs fqn, or simple_name with package_prefixes")
+        if not self.fqn and not (self.simple_name and self.package_prefixes) and not self.name_suffixes:
+            raise ValueError("an annotation match needs fqn, simple_name with package_prefixes, or name_suffixes")
         return self
 
 
@@ -234,7 +237,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
     "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
-    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
+    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"}, "ENTRY_HINT": {"annotation", "type"},
 }
 
 
