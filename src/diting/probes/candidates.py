@@ -583,6 +583,8 @@ class ModuleProbe:
                 acc = _parameter_accessor(call.args[i], ctx)
                 if acc is not None:  # topicEnum.getTopic(): each caller's argument names the topic
                     attrs["topic_accessor"] = acc
+            if role == "payload" and call.args[i].get("kind") == "name" and len(call.args[i]["parts"]) == 1:
+                attrs["payload_name"] = call.args[i]["parts"][0]  # a parameter: a publishing helper's callers
             if role == "payload" and rule.emits.message is not None:
                 built = self._message_roles(rule, call.args[i], ctx, roles)
                 if built is not None and built[0] != call.line:

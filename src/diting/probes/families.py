@@ -1078,10 +1078,15 @@ class Families(PackageProbes):
             if not etype or etype.startswith("?") or etype in _GENERIC_EVENT_TYPES:
                 d = self.diag("EVENT_TYPE_UNRESOLVED", f"{call['callsite_id']}|event", f"event published at "
                               f"{c['path']}:{c['lines'][0]} has no known type", [m["rid"]], c)
+                attrs: dict[str, Any] = {"protocol": "event", "send_method": call["name"]}
+                params = [p["name"] for p in m.get("params", [])]
+                arg = c.get("attrs", {}).get("payload_name")
+                if arg in params:  # a publishing helper: its callers' arguments have the event types
+                    attrs["payload_parameter"] = params.index(arg)
                 self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?event",
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
-                                 match_keys={"payload_expression": call["expression"]})
+                                 match_keys={"payload_expression": call["expression"]}, attributes=attrs)
                 continue
             urn = f"event://{etype}"
             erid = self._topic(urn, c, {"protocol": "event"}, kind="EVENT")

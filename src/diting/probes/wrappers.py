@@ -1,5 +1,8 @@
 """Sends through wrapper methods whose callers name the destination (SPEC §4.6, §4.9).
 
+An event published by a helper whose event is its parameter (``publishEvent(ApplicationEvent e)``,
+``attributes.payload_parameter``) is published by each caller as its argument's static type.
+
 A send whose topic is a parameter of its method (``void send(String topic, Object body)``; the send
 stays UNRESOLVED with ``attributes.topic_parameter``) is a wrapper method: each call of it the call
 graph resolves is a send by the caller. The caller's argument is folded in the caller's body like any
@@ -35,7 +38,8 @@ class WrapperSends:
         self._probes: dict[str, ModuleProbe] = {}
 
     def run(self) -> None:
-        sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", [])}
+        sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", []) +
+                 self.f.ctx.by_emit.get("EVENT_PUBLISH", [])}
         bodies = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.g.bodies}
         callers: dict[str, list[str]] = {}
         for site, rid in sorted(self.g.site_rel.items()):
@@ -43,14 +47,15 @@ class WrapperSends:
             if rec["kind"] == "CALLS" and rec["target_ref"] is not None:
                 callers.setdefault(rec["target_ref"].rid, []).append(site)
         for rec in sorted((r for r in self.rs.relations.values() if r["kind"] == "PUBLISHES"
-                           and r["resolution_status"] == "UNRESOLVED" and "topic_parameter" in r["attributes"]),
+                           and r["resolution_status"] == "UNRESOLVED" and ("topic_parameter" in r["attributes"]
+                                                                          or "payload_parameter" in r["attributes"])),
                           key=lambda r: r["record_id"]):
             cand = sends.get(rec.get("callsite_id") or "")
             if cand is None:
                 continue
             wrapper = bodies.get(rec["source_ref"].rid)
             param = (rec["attributes"].get("topic_accessor") or {}).get("name") or \
-                (rec.get("match_keys") or {}).get("topic_expression")
+                (rec.get("match_keys") or {}).get("topic_expression") or cand.get("attrs", {}).get("payload_name")
             if wrapper is None or param in wrapper["reassigned"]:
                 continue  # the parameter is rewritten before the send (topic = prefix + topic): not what callers pass
             for site in callers.get(rec["source_ref"].rid, []):
@@ -80,7 +85,31 @@ class WrapperSends:
         ctx = MemberContext(scope, chain, b["module"], md, md.body, scope.type_vars_for(chain, md.type_params))
         return call.args[index], ctx
 
+    def _caller_event(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
+        """A caller of an event-publishing helper publishes its argument's static type (when specific)."""
+        from diting.probes.families import _GENERIC_EVENT_TYPES
+        b, c = self.g.site_fact[site]
+        got = self._argument(b, c["o"], send["attributes"]["payload_parameter"])
+        if got is None:
+            return
+        expr, ctx = got
+        t = self.s.oracle.expr_type(expr, ctx)
+        if t is None or t.name.startswith("?") or t.name in _GENERIC_EVENT_TYPES or t.name == \
+                cand["call"].get("arg_types", {}).get("payload"):
+            return
+        caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
+        call_ev = {"path": b["path"], "lines": c["l"]}
+        urn = f"event://{t.name}"
+        erid = self.f._topic(urn, call_ev, {"protocol": "event"}, kind="EVENT")
+        self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=erid, target_key=urn, status="RESOLVED",
+                         evidence=[self.f.cseg(call_ev), self.f.cseg(cand)], ordinal=c["o"], callsite_id=site,
+                         attributes={"protocol": "event", "via_wrapper": send["stable_id"].split("|")[1],
+                                     "loaded": self.f.ctx.class_loaded(b["binary"])})
+
     def _caller_send(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
+        if "payload_parameter" in send["attributes"]:
+            self._caller_event(site, send, cand)
+            return
         b, c = self.g.site_fact[site]
         got = self._argument(b, c["o"], send["attributes"]["topic_parameter"])
         if got is None:
