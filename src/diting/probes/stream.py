@@ -298,7 +298,18 @@ class Streams:
         group = self.conf(f"{_PREFIX}.bindings.{name.value}.group")
         groups = [group.value] if group is not None and group.value else []
         read += pread + dread + ([group] if group is not None else [])
-        extra = {"stream_binding": name.value, "binder_basis": how}
+        extra: dict[str, Any] = {"stream_binding": name.value, "binder_basis": how}
+        if proto == "rocketmq":  # the RocketMQ binder's tag or SQL92 subscription
+            sub = self.conf(f"{_PREFIX}.rocketmq.bindings.{name.value}.consumer.subscription")
+            if sub is not None:
+                read.append(sub)
+                text = (sub.value or "").strip()
+                if sub.value is None:
+                    extra.update(tag_filter=None, tag_filter_resolution="UNKNOWN", tag_filter_expression=sub.expression)
+                elif text.lower().startswith("sql:"):
+                    extra.update(tag_filter=text[4:].strip(), tag_filter_type="SQL92")
+                elif text:
+                    extra.update(tag_filter=text, tag_filter_type="TAG")
         for d in dests:
             if d.value is None or proto != "amqp":
                 self._subscribe(c, proto, handler, d, groups, read, extra)
@@ -341,6 +352,8 @@ class Streams:
         attrs = {"protocol": proto, "tag": None, "event_type": (call.get("arg_types") or {}).get("payload"),
                  "value_basis": d.status, "send_method": how, "stream_binding": binding, "binder_basis": basis,
                  "loaded": self.f.ctx.class_loaded(c["type"]["binary"])}
+        if proto == "rocketmq":  # a stream message's tag travels in a header: not known
+            attrs.update(tag_resolution="UNKNOWN")
         self.f.rs.relation("PUBLISHES", member["rid"], member["stable"], target_rid=trid, target_key=urn,
                            status="RESOLVED", evidence=[self.f.cseg(c)], ordinal=call.get("ordinal", 0),
                            callsite_id=call.get("callsite_id"), attributes=attrs)
