@@ -579,10 +579,10 @@ class ModuleProbe:
                 attrs["key_prefix"] = self._prefix(call.args[i], ctx)
             elif role == "topic" and rule.emits.tag_separator:
                 attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
-            if role == "topic":
+            if role in ("topic", "exchange", "routing_key"):
                 acc = _parameter_accessor(call.args[i], ctx)
-                if acc is not None:  # topicEnum.getTopic(): each caller's argument names the topic
-                    attrs["topic_accessor"] = acc
+                if acc is not None:  # topic, topicEnum.getTopic(): each caller's argument names the destination
+                    attrs.setdefault("parameters", {})[role] = acc
             if role == "payload" and call.args[i].get("kind") == "name" and len(call.args[i]["parts"]) == 1:
                 attrs["payload_name"] = call.args[i]["parts"][0]  # a parameter: a publishing helper's callers
             if role == "payload" and rule.emits.message is not None:
@@ -750,11 +750,14 @@ class ModuleProbe:
 
 
 def _parameter_accessor(expr: dict[str, Any], ctx: MemberContext) -> dict[str, Any] | None:
-    """``p.getX()`` (a getter called without arguments) or ``p.x`` on a parameter ``p`` of the method:
-    ``{"parameter": p's index, "name": p, "getter": getX}`` / ``{…, "field": x}``, else None."""
+    """A parameter ``p`` of the method (``{"parameter": p's index, "name": p}``), ``p.getX()`` (a getter
+    called without arguments; ``"getter": getX`` added) or ``p.x`` (``"field": x``), else None."""
     if ctx.method is None:
         return None
     names = [p.name for p in ctx.method.params]
+    if expr.get("kind") == "name" and len(expr["parts"]) == 1 and expr["parts"][0] in names and \
+            ctx.local(expr["parts"][0]) is None:
+        return {"parameter": names.index(expr["parts"][0]), "name": expr["parts"][0]}
     if expr.get("kind") == "field" and len(expr["parts"]) == 2 and expr["parts"][0] in names:
         return {"parameter": names.index(expr["parts"][0]), "name": expr["parts"][0], "field": expr["parts"][1]}
     if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):

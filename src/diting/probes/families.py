@@ -729,7 +729,8 @@ class Families(PackageProbes):
                 parts = [ex or ResolvedText("RESOLVED", ""), rk]
                 if rk is None or any(p is None or p.value is None for p in parts):
                     bad = next((p for p in parts if p is None or p.value is None), None)
-                    self._unresolved_send(c, proto, bad.expression if bad else "routing key", bad.reason if bad else "")
+                    self._unresolved_send(c, proto, bad.expression if bad else "routing key", bad.reason if bad else "",
+                                          parts={"exchange": ex, "routing_key": rk} if rk is not None else None)
                     continue
                 urn = f"amqp://{ex.value if ex else ''}/{rk.value}"
                 status = "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in parts if p) else "RESOLVED"
@@ -812,17 +813,35 @@ class Families(PackageProbes):
         return out
 
     def _unresolved_send(self, c: dict[str, Any], proto: str, expression: str | None, reason: str,
-                         rt: ResolvedText | None = None) -> None:
+                         rt: ResolvedText | None = None, parts: dict[str, ResolvedText | None] | None = None) -> None:
+        """An UNRESOLVED PUBLISHES with TOPIC_UNRESOLVED. A destination that is a parameter of the method, or
+        a parameter's getter or field (``topicEnum.getTopic()``), makes the method a wrapper its callers
+        resolve (probes/wrappers.py): ``topic_parameter`` (and ``topic_accessor``); for an AMQP
+        send ``destination_parts`` gives each of exchange and routing key as a value or a parameter."""
         m = c["member"]
         call = c["call"]
         attrs: dict[str, Any] = {"protocol": proto, "send_method": call["name"]}
-        params = [p["name"] for p in m.get("params", [])]
-        acc = c.get("attrs", {}).get("topic_accessor")
-        if expression in params:  # a wrapper method: its callers name the destination
+        given = c.get("attrs", {}).get("parameters", {})
+        acc = given.get("topic")
+        if parts is not None:
+            dest: dict[str, Any] = {}
+            for role, part in parts.items():
+                if part is not None and part.value is not None:
+                    dest[role] = {"value": part.value}
+                elif role in given:
+                    dest[role] = {k: given[role][k] for k in ("parameter", "name", "getter", "field") if k in given[role]}
+                else:
+                    dest = {}
+                    break
+            if dest:
+                attrs["topic_parameter"] = next(d["parameter"] for d in dest.values() if "parameter" in d)
+                attrs["destination_parts"] = dest
+        elif acc is not None and (rt is None or rt.value is None) and expression is not None:
+            attrs["topic_parameter"] = acc["parameter"]  # a wrapper method: its callers name the destination
+            if "getter" in acc or "field" in acc:  # topicEnum.getTopic(): likewise, through it
+                attrs["topic_accessor"] = {k: acc[k] for k in ("name", "getter", "field") if k in acc}
+        elif expression in (params := [p["name"] for p in m.get("params", [])]):  # a message's topic setter
             attrs["topic_parameter"] = params.index(expression)
-        elif acc is not None and rt is not None and rt.value is None:  # topicEnum.getTopic(): likewise, through it
-            attrs["topic_parameter"] = acc["parameter"]
-            attrs["topic_accessor"] = {k: acc[k] for k in ("name", "getter", "field") if k in acc}
         d = self.diag("TOPIC_UNRESOLVED", f"{call['callsite_id']}|send", f"{proto} send at {c['path']}:"
                       f"{c['lines'][0]}: destination {expression} does not resolve ({reason})", [m["rid"]], c)
         self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?" + (expression or ""),

@@ -10,7 +10,9 @@ rule role (constants, enum accessors, ``${…}`` placeholders of the package's c
 destination gives a PUBLISHES from the caller with ``attributes.via_wrapper`` (the wrapper method)
 and, as evidence, the call of the wrapper and the wrapper's send. An argument that does not fold, or
 a wrapper that assigns the parameter before it sends (``topic = prefix + topic``), leaves only the
-wrapper's own UNRESOLVED send.
+wrapper's own UNRESOLVED send. The wrapper may read the topic off its parameter (``topicEnum.getTopic()``
+or ``.topic``: ``attributes.topic_accessor``), folded through the caller's enum constant; an AMQP wrapper's
+``attributes.destination_parts`` gives exchange and routing key each as a value or such a parameter.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.java.syntax import type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
+from diting.probes.emit import ResolvedText
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
@@ -54,9 +57,10 @@ class WrapperSends:
             if cand is None:
                 continue
             wrapper = bodies.get(rec["source_ref"].rid)
-            param = (rec["attributes"].get("topic_accessor") or {}).get("name") or \
-                (rec.get("match_keys") or {}).get("topic_expression") or cand.get("attrs", {}).get("payload_name")
-            if wrapper is None or param in wrapper["reassigned"]:
+            names = {d.get("name") for d in (rec["attributes"].get("destination_parts") or {}).values()} | {
+                (rec["attributes"].get("topic_accessor") or {}).get("name") or
+                (rec.get("match_keys") or {}).get("topic_expression") or cand.get("attrs", {}).get("payload_name")}
+            if wrapper is None or names & set(wrapper["reassigned"]):
                 continue  # the parameter is rewritten before the send (topic = prefix + topic): not what callers pass
             for site in callers.get(rec["source_ref"].rid, []):
                 self._caller_send(site, rec, cand)
@@ -106,37 +110,54 @@ class WrapperSends:
                          attributes={"protocol": "event", "via_wrapper": send["stable_id"].split("|")[1],
                                      "loaded": self.f.ctx.class_loaded(b["binary"])})
 
+    def _fold(self, b: dict[str, Any], ordinal: int, acc: dict[str, Any]) -> list[ResolvedText]:
+        """The caller's argument for a wrapper's parameter (``acc``: its index, and the getter or field
+        the wrapper reads off it) folded in the caller's body, as resolved texts."""
+        got = self._argument(b, ordinal, acc["parameter"])
+        if got is None:
+            return []
+        expr, ctx = got
+        if acc.get("getter") or acc.get("field"):  # the wrapper reads the topic off its parameter
+            outcomes = outcome_json(self.s.expr_folder.accessor(expr, ctx, acc.get("getter"), acc.get("field")))
+        else:
+            outcomes = self._probe(b["module"]).fold_value(expr, ctx, None, "topic")
+        return [self.f.resolve(o) for o in outcomes]
+
     def _caller_send(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
         if "payload_parameter" in send["attributes"]:
             self._caller_event(site, send, cand)
             return
         b, c = self.g.site_fact[site]
-        got = self._argument(b, c["o"], send["attributes"]["topic_parameter"])
-        if got is None:
-            return
-        expr, ctx = got
         rule = self.s.rules.by_id[cand["rule"]]
         proto = send["attributes"]["protocol"]
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
         call_ev = {"path": b["path"], "lines": c["l"]}
-        acc = send["attributes"].get("topic_accessor")
-        if acc is not None:  # the wrapper reads the topic off its parameter (topicEnum.getTopic())
-            outcomes = outcome_json(self.s.expr_folder.accessor(expr, ctx, acc.get("getter"), acc.get("field")))
+        parts = send["attributes"].get("destination_parts")
+        if parts:  # AMQP: exchange and routing key, each a value or a parameter
+            got = {role: [ResolvedText("RESOLVED", d["value"])] if "value" in d else self._fold(b, c["o"], d)
+                   for role, d in parts.items()}
+            if any(len(v) != 1 or v[0].value is None for v in got.values()):
+                return
+            ex, rk = got.get("exchange", [None])[0], got["routing_key"][0]
+            rts = [r for r in (ex, rk) if r is not None and r.keys]
+            urn = f"amqp://{ex.value if ex is not None else ''}/{rk.value}"
+            status = "DEFAULT_ONLY" if any(r.status == "DEFAULT_ONLY" for r in rts) else "RESOLVED"
+            resolved = [(urn, None, status, rts)]
         else:
-            outcomes = self._probe(b["module"]).fold_value(expr, ctx, None, "topic")
-        for outcome in outcomes:
-            rt = self.f.resolve(outcome)
-            if rt.value is None:
-                continue
-            topic, tag = self.f._split_tag(rt.value, rule.emits.tag_separator)
-            urn = f"{proto}://{topic}"
+            resolved = []
+            acc = dict(send["attributes"].get("topic_accessor") or {}, parameter=send["attributes"]["topic_parameter"])
+            for rt in self._fold(b, c["o"], acc):
+                if rt.value is not None:
+                    topic, tag = self.f._split_tag(rt.value, rule.emits.tag_separator)
+                    resolved.append((f"{proto}://{topic}", tag, rt.status, [rt]))
+        for urn, tag, status, rts in resolved:
             trid = self.f._topic(urn, call_ev, {"protocol": proto, "tags": [tag] if tag else [], "event_types": []})
             self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=trid, target_key=urn,
                              status="RESOLVED", evidence=[self.f.cseg(call_ev), self.f.cseg(cand)],
                              ordinal=c["o"], callsite_id=site,
-                             attributes={"protocol": proto, "tag": tag, "value_basis": rt.status,
+                             attributes={"protocol": proto, "tag": tag, "value_basis": status,
                                          "send_method": send["attributes"].get("send_method"),
                                          "via_wrapper": send["stable_id"].split("|")[1],
                                          "loaded": self.f.ctx.class_loaded(b["binary"])})
-            self.f._note_keys(caller_rid, b["stable"], [rt], {**cand, "path": b["path"], "lines": c["l"]},
+            self.f._note_keys(caller_rid, b["stable"], rts, {**cand, "path": b["path"], "lines": c["l"]},
                               "send destination")
