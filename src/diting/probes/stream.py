@@ -143,7 +143,7 @@ class Streams:
                 channels.setdefault(c["type"]["binary"], {})[c["member"]["name"]] = (name, direction)
         builtin = self.tables.get("builtin", {})
         bound: dict[str, str] = {}  # binding → direction
-        self.channel_methods: dict[str, str] = {}  # method name of a bound interface → binding (outputs)
+        self.channel_methods: dict[str, set[str]] = {}  # method name of a bound interface → bindings
         for c in self.by.get("enable", []):
             if not self.f.ctx.class_loaded(c["type"]["binary"]):
                 continue
@@ -154,10 +154,10 @@ class Streams:
                     for meth, name in builtin.get(t, {}).items():
                         direction = "input" if meth == "input" else "output"
                         bound[name] = direction
-                        self.channel_methods.setdefault(meth, name)
+                        self.channel_methods.setdefault(meth, set()).add(name)
                     for meth, (name, direction) in channels.get(t, {}).items():
                         bound[name] = direction
-                        self.channel_methods.setdefault(meth, name)
+                        self.channel_methods.setdefault(meth, set()).add(name)
         self.bound = bound
         sends_to: dict[str, list[dict[str, Any]]] = {}
         for c in self.by.get("send_to", []):
@@ -194,7 +194,12 @@ class Streams:
             name = None
             inner = call.get("receiver_call")
             if inner and inner["arity"] == 0 and inner["name"] in self.channel_methods:
-                name = self.channel_methods[inner["name"]]  # source.output().send(…)
+                names = sorted(self.channel_methods[inner["name"]])  # source.output().send(…)
+                if len(names) > 1:  # two bound interfaces have a channel method of this name
+                    self._unresolved_send(c, None, f"{inner['name']}()", "bound interfaces name "
+                                          f"{inner['name']}() for bindings {', '.join(names)}", [])
+                    continue
+                name = names[0]
             recv = call.get("receiver")
             if name is None and recv:
                 key = (recv["binary"], recv["field"])
