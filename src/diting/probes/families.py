@@ -1160,7 +1160,10 @@ class Families(PackageProbes):
             if t.get("abstract") or t["kind"] in ("INTERFACE", "ANNOTATION"):
                 continue
             methods = f"method:{c['ns']}/{t['binary']}#"
-            if any(r.startswith(methods) for r in handled) or t["rid"] in told or \
+            if c.get("member"):  # a method's annotation: that method is an entry, or was diagnosed as none
+                if c["member"]["rid"] in handled or c["member"]["rid"] in told or t["rid"] in told:
+                    continue
+            elif any(r.startswith(methods) for r in handled) or t["rid"] in told or \
                     any(r.startswith(methods) for r in told):
                 continue
             where = f"{c['path']}:{c['lines'][0]}"
