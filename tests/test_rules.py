@@ -158,7 +158,7 @@ def test_rules_command_checks_a_user_directory(tmp_path):
     r = run_cli("rules", "--rules", str(EXAMPLES), "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    assert report["rules"] == 2 and report["samples"] == 10 and report["failed"] == []
+    assert report["rules"] == 3 and report["samples"] == 15 and report["failed"] == []
     broken = tmp_path / "broken"
     broken.mkdir()
     text = (EXAMPLES / "acme-mq.yaml").read_text(encoding="utf-8").replace(
@@ -179,7 +179,7 @@ def test_rule_digests_enter_the_input_digest(tmp_path):
     with_example = load_rules([EXAMPLES])
     ids = {e["id"] for e in with_example.digest_entries()}
     assert {"acme.mq-helper-send", "acme.producer-send"} <= ids
-    assert len(ids) == len(base.digest_entries()) + 2
+    assert len(ids) == len(base.digest_entries()) + 3
     assert all(len(e["sha256"]) == 64 for e in base.digest_entries())
 
 

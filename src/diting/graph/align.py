@@ -54,7 +54,8 @@ The rules, as SPEC §9 states them:
   AMBIGUOUS (``TOPIC_ONLY``), as is a filter that did not fold, an SQL92 selector, or a filter that
   is not a plain ``a || b`` tag list. A publisher no
   subscriber admits gives a row with dst NULL, a subscriber no publisher feeds one with src NULL;
-  both UNRESOLVED. Spring application events (``event://``) are in-process and are not aligned.
+  both UNRESOLVED. Spring application events (``event://``, and event publishes of unknown type) are
+  in-process and are not aligned.
 * **DATA**: services share a table iff logical table and datasource are equal (an unknown datasource
   on either side → AMBIGUOUS, ``TABLE_ONLY``). One row per (writer, other accessor), src = writer;
   reader–reader pairs give no row; only counted accesses take part (a statement no loaded method of
@@ -563,6 +564,8 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
         attrs = _attrs(p["rel_attrs"])
         src, src_ref = (p["service_id"], p["scan_id"]), _ref(p["scan_id"], p["rel_id"])
         node = dict(p["source_ref"]) if p["source_ref"] else None
+        if attrs.get("protocol") == "event":
+            continue  # an application event stays inside its service (resolved or not): no cross-service row
         if p["resolution_status"] != "RESOLVED" or not p["urn"]:
             rows.append(Row("MQ", None, src, src_ref, node, None, None, None, "UNRESOLVED", "SOURCE_UNRESOLVED",
                             [], _attrs(p["match_keys"]) or None))

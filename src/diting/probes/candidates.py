@@ -96,13 +96,19 @@ class RuleIndex:
     by_bean_class: dict[str, list[Rule]] = field(default_factory=dict)
     type_rules: list[Rule] = field(default_factory=list)
     config_annotations: dict[str, str] = field(default_factory=dict)
+    #: annotation rules by simple-name suffix (ENTRY_HINT), and the packages every other rule names
+    suffix_rules: list[Rule] = field(default_factory=list)
+    known_packages: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, rules: list[Rule]) -> "RuleIndex":
         idx = cls()
         for r in rules:
             m = r.match
-            if m.annotation is not None:
+            idx.known_packages.update(_rule_packages(r))
+            if m.annotation is not None and m.annotation.name_suffixes:
+                idx.suffix_rules.append(r)
+            elif m.annotation is not None:
                 if m.annotation.fqn:
                     idx.by_annotation.setdefault(m.annotation.fqn, []).append(r)
                 else:
@@ -121,6 +127,24 @@ class RuleIndex:
             elif m.type is not None:
                 idx.type_rules.append(r)
         return idx
+
+
+def _rule_packages(r: Rule) -> set[str]:
+    """Packages a rule names (of annotation, receiver, bean and super types; package prefixes)."""
+    m = r.match
+    names: list[str] = []
+    if m.annotation is not None:
+        names += [m.annotation.fqn] if m.annotation.fqn else []
+        return {n.rsplit(".", 1)[0] for n in names} | set(m.annotation.package_prefixes)
+    if m.call is not None:
+        names += m.call.receiver_type if isinstance(m.call.receiver_type, list) else [m.call.receiver_type]
+    if m.bean_class is not None:
+        names += m.bean_class.fqn if isinstance(m.bean_class.fqn, list) else [m.bean_class.fqn]
+    if m.type is not None:
+        names.append(m.type.supertype)
+    if m.package:
+        return {m.package}
+    return {n.rsplit(".", 1)[0] for n in names if "." in n}
 
 
 def erased_signature(facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl) -> list[str]:
@@ -164,7 +188,7 @@ class ModuleProbe:
             if pkg is not None:
                 hits.append(AnnotationHit(rule, f"{pkg}.{simple}", usage))
         if hits or r is None or not r.infos:
-            return hits
+            return hits or self._suffix_hits(a, fqn, scope, usage)
         info = r.infos[0]
         for meta in self._meta_rules(info.module, info.binary, 0):
             args = dict(meta.args)
@@ -174,7 +198,18 @@ class ModuleProbe:
                 elif default is not None:
                     args[attr] = default
             hits.append(AnnotationHit(meta.rule, meta.fqn, args, via=fqn))
-        return hits
+        return hits or self._suffix_hits(a, fqn, scope, usage)
+
+    def _suffix_hits(self, a: Annotation, fqn: str | None, scope: FileScope,
+                     usage: dict[str, tuple[dict[str, Any], "MemberContext | None"]]) -> list[AnnotationHit]:
+        """ENTRY_HINT rules for an annotation no other rule matched: its simple name ends in one of the
+        rule's suffixes and its package (or, unresolved, every wildcard-imported one) is named by no rule."""
+        simple = a.name.rsplit(".", 1)[-1]
+        pkgs = [fqn.rsplit(".", 1)[0]] if fqn and "." in fqn else list(scope.wildcards) or [""]
+        if any(p in self.index.known_packages for p in pkgs):
+            return []
+        return [AnnotationHit(rule, fqn or a.name, usage) for rule in self.index.suffix_rules
+                if simple.endswith(tuple(rule.match.annotation.name_suffixes))]
 
     def _meta_rules(self, module: str, binary: str, depth: int) -> list["MetaRule"]:
         """Rule annotations an in-repo annotation type carries (memoised; two levels deep)."""
@@ -377,7 +412,9 @@ class ModuleProbe:
         self.out.append({"rule": rule.id, "emit": rule.emits.kind, "form": "bean_class", "module": self.module,
                          "path": facts.path, "lines": [md.start_line, md.end_line], "target": "METHOD",
                          "type": self._type_info(td, scope.binary_of(td)), "member": minfo, "roles": roles,
-                         "attrs": {"bean_type": minfo["return_type"]}})
+                         "attrs": {"bean_type": minfo["return_type"],
+                                   "bean_type_args": [scope.resolve(a, ctx.chain, ctx.type_vars).name
+                                                      for a in (md.return_type.args if md.return_type else [])]}})
 
     def _bean_ref(self, expr: dict[str, Any], ctx: MemberContext) -> list[dict[str, Any]] | None:
         """A bean reference: a parameter of the @Bean method (injected by type and name) or a call
@@ -542,6 +579,12 @@ class ModuleProbe:
                 attrs["key_prefix"] = self._prefix(call.args[i], ctx)
             elif role == "topic" and rule.emits.tag_separator:
                 attrs["topic_prefix"] = self._prefix(call.args[i], ctx)  # "topic:" + tag → the topic is known
+            if role in ("topic", "exchange", "routing_key"):
+                acc = _parameter_accessor(call.args[i], ctx)
+                if acc is not None:  # topic, topicEnum.getTopic(): each caller's argument names the destination
+                    attrs.setdefault("parameters", {})[role] = acc
+            if role == "payload" and call.args[i].get("kind") == "name" and len(call.args[i]["parts"]) == 1:
+                attrs["payload_name"] = call.args[i]["parts"][0]  # a parameter: a publishing helper's callers
             if role == "payload" and rule.emits.message is not None:
                 built = self._message_roles(rule, call.args[i], ctx, roles)
                 if built is not None and built[0] != call.line:
@@ -704,6 +747,27 @@ class ModuleProbe:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""
         fr = self.oracle.receiver_field(receiver, ctx)
         return None if fr is None else {"module": fr.module, "binary": fr.binary, "field": fr.field.name}
+
+
+def _parameter_accessor(expr: dict[str, Any], ctx: MemberContext) -> dict[str, Any] | None:
+    """A parameter ``p`` of the method (``{"parameter": p's index, "name": p}``), ``p.getX()`` (a getter
+    called without arguments; ``"getter": getX`` added) or ``p.x`` (``"field": x``), else None."""
+    if ctx.method is None:
+        return None
+    names = [p.name for p in ctx.method.params]
+    if expr.get("kind") == "name" and len(expr["parts"]) == 1 and expr["parts"][0] in names and \
+            ctx.local(expr["parts"][0]) is None:
+        return {"parameter": names.index(expr["parts"][0]), "name": expr["parts"][0]}
+    if expr.get("kind") == "field" and len(expr["parts"]) == 2 and expr["parts"][0] in names:
+        return {"parameter": names.index(expr["parts"][0]), "name": expr["parts"][0], "field": expr["parts"][1]}
+    if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):
+        return None
+    call = ctx.body.calls[expr["ordinal"]]
+    r = call.receiver or {}
+    if call.kind == "CALL" and call.arity == 0 and r.get("kind") == "name" and len(r["parts"]) == 1 and \
+            r["parts"][0] in names and ctx.local(r["parts"][0]) is None:
+        return {"parameter": names.index(r["parts"][0]), "name": r["parts"][0], "getter": call.name}
+    return None
 
 
 class XmlProbe:

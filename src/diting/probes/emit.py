@@ -412,12 +412,14 @@ class PackageProbes:
         self.http_client_calls()
         self.mq_listeners()
         self.mq_sends()
+        self.mq_streams()
         self.mq_bindings()
         self.config_keys()
         self.cache_ops()
         self.jobs()
         self.events()
         self.dynamic_calls()
+        self.entry_hints()
         sql = SqlStage(self)  # type: ignore[arg-type]  # run() executes on the Families subclass
         self.stats.sql = sql.run()
         self.stats.sql_datasource = sql.datasource

@@ -17,6 +17,7 @@ from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.syntax import TypeRef
 from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
+from diting.probes.stream import Streams
 from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
 from diting.resolve.spring import values
 
@@ -735,7 +736,8 @@ class Families(PackageProbes):
                 parts = [ex or ResolvedText("RESOLVED", ""), rk]
                 if rk is None or any(p is None or p.value is None for p in parts):
                     bad = next((p for p in parts if p is None or p.value is None), None)
-                    self._unresolved_send(c, proto, bad.expression if bad else "routing key", bad.reason if bad else "")
+                    self._unresolved_send(c, proto, bad.expression if bad else "routing key", bad.reason if bad else "",
+                                          parts={"exchange": ex, "routing_key": rk} if rk is not None else None)
                     continue
                 urn = f"amqp://{ex.value if ex else ''}/{rk.value}"
                 status = "DEFAULT_ONLY" if any(p.status == "DEFAULT_ONLY" for p in parts if p) else "RESOLVED"
@@ -744,6 +746,10 @@ class Families(PackageProbes):
                 topics = self.role(c, "topic")
                 if not topics and rule.match.call.receiver_properties:
                     topics = self._wrapper_topic(c)
+                default_key = rule.emits.attributes.get("default_topic_key")
+                if not topics and default_key:  # the template's default destination from Boot's property
+                    topics = [self.resolve({"value": "${" + default_key + "}", "vtype": "java.lang.String",
+                                            "basis": "CONFIG", "placeholders": True})]
                 tags = self.role(c, "tag")
                 if not topics:
                     msg = c.get("attrs", {}).get("message_expression")
@@ -784,6 +790,10 @@ class Families(PackageProbes):
                                  callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
 
+    def mq_streams(self) -> None:
+        """Spring Cloud Stream bindings (probes/stream.py)."""
+        Streams(self).run()
+
     def _wrapper_topic(self, c: dict[str, Any]) -> list[ResolvedText]:
         """A wrapper producer bean's configured topic: the receiver field's injected bean's property."""
         rule = self.s.rules.by_id[c["rule"]]
@@ -810,12 +820,34 @@ class Families(PackageProbes):
         return out
 
     def _unresolved_send(self, c: dict[str, Any], proto: str, expression: str | None, reason: str,
-                         rt: ResolvedText | None = None) -> None:
+                         rt: ResolvedText | None = None, parts: dict[str, ResolvedText | None] | None = None) -> None:
+        """An UNRESOLVED PUBLISHES with TOPIC_UNRESOLVED. A destination that is a parameter of the method, or
+        a parameter's getter or field (``topicEnum.getTopic()``), makes the method a wrapper its callers
+        resolve (probes/wrappers.py): ``topic_parameter`` (and ``topic_accessor``); for an AMQP
+        send ``destination_parts`` gives each of exchange and routing key as a value or a parameter."""
         m = c["member"]
         call = c["call"]
         attrs: dict[str, Any] = {"protocol": proto, "send_method": call["name"]}
-        params = [p["name"] for p in m.get("params", [])]
-        if expression in params:  # a wrapper method: its callers name the destination
+        given = c.get("attrs", {}).get("parameters", {})
+        acc = given.get("topic")
+        if parts is not None:
+            dest: dict[str, Any] = {}
+            for role, part in parts.items():
+                if part is not None and part.value is not None:
+                    dest[role] = {"value": part.value}
+                elif role in given:
+                    dest[role] = {k: given[role][k] for k in ("parameter", "name", "getter", "field") if k in given[role]}
+                else:
+                    dest = {}
+                    break
+            if dest:
+                attrs["topic_parameter"] = next(d["parameter"] for d in dest.values() if "parameter" in d)
+                attrs["destination_parts"] = dest
+        elif acc is not None and (rt is None or rt.value is None) and expression is not None:
+            attrs["topic_parameter"] = acc["parameter"]  # a wrapper method: its callers name the destination
+            if "getter" in acc or "field" in acc:  # topicEnum.getTopic(): likewise, through it
+                attrs["topic_accessor"] = {k: acc[k] for k in ("name", "getter", "field") if k in acc}
+        elif expression in (params := [p["name"] for p in m.get("params", [])]):  # a message's topic setter
             attrs["topic_parameter"] = params.index(expression)
         d = self.diag("TOPIC_UNRESOLVED", f"{call['callsite_id']}|send", f"{proto} send at {c['path']}:"
                       f"{c['lines'][0]}: destination {expression} does not resolve ({reason})", [m["rid"]], c)
@@ -1074,10 +1106,15 @@ class Families(PackageProbes):
             if not etype or etype.startswith("?") or etype in _GENERIC_EVENT_TYPES:
                 d = self.diag("EVENT_TYPE_UNRESOLVED", f"{call['callsite_id']}|event", f"event published at "
                               f"{c['path']}:{c['lines'][0]} has no known type", [m["rid"]], c)
+                attrs: dict[str, Any] = {"protocol": "event", "send_method": call["name"]}
+                params = [p["name"] for p in m.get("params", [])]
+                arg = c.get("attrs", {}).get("payload_name")
+                if arg in params:  # a publishing helper: its callers' arguments have the event types
+                    attrs["payload_parameter"] = params.index(arg)
                 self.rs.relation("PUBLISHES", m["rid"], m["stable"], target_rid=None, target_key="?event",
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
-                                 match_keys={"payload_expression": call["expression"]})
+                                 match_keys={"payload_expression": call["expression"]}, attributes=attrs)
                 continue
             urn = f"event://{etype}"
             erid = self._topic(urn, c, {"protocol": "event"}, kind="EVENT")
@@ -1111,6 +1148,47 @@ class Families(PackageProbes):
                 self.rs.relation("SUBSCRIBES", entry, self.rs.entities[entry]["stable_id"], target_rid=erid,
                                  target_key=urn, status="RESOLVED", evidence=[self.cseg(c)],
                                  attributes={"protocol": "event"})
+
+    # ------------------------------------------------------------ silent entries
+    def entry_hints(self) -> None:
+        """ENTRY_UNRESOLVED for a concrete class that looks like an entry and yields none: it implements
+        a listener or handler interface an ENTRY_HINT type rule names, or carries an annotation whose
+        name ends like a listener's (ENTRY_HINT annotation rule) from a package no rule knows. A class
+        with an entry, or already diagnosed as an unresolved or unloaded entry, is left alone; a
+        ``lib:`` package (no context) reports nothing — the services holding the class do."""
+        if not self.ctx.deployed:
+            return
+        told: set[str] = set()
+        for d in self.rs.diagnostics.values():
+            if d["code"] in ("ENTRY_UNRESOLVED", "ENTRY_NOT_LOADED"):
+                told.update(r.rid if hasattr(r, "rid") else r["record_id"] for r in d["affected_refs"])
+        handled = {e["handler_ref"].rid for e in self.rs.entities.values()
+                   if e.get("kind") == "ENTRY" and e.get("handler_ref") is not None}
+        for c in sorted(self.ctx.by_emit.get("ENTRY_HINT", []), key=lambda c: (c["path"], c["lines"][0])):
+            t = c["type"]
+            if t.get("abstract") or t["kind"] in ("INTERFACE", "ANNOTATION"):
+                continue
+            methods = f"method:{c['ns']}/{t['binary']}#"
+            if c.get("member"):  # a method's annotation: that method is an entry, or was diagnosed as none
+                if c["member"]["rid"] in handled or c["member"]["rid"] in told or t["rid"] in told:
+                    continue
+            elif any(r.startswith(methods) for r in handled) or t["rid"] in told or \
+                    any(r.startswith(methods) for r in told):
+                continue
+            where = f"{c['path']}:{c['lines'][0]}"
+            if c["form"] == "type":
+                what = f"implements {c['attrs']['supertype']}"
+                need = ("a rule for how it is registered — the annotation or XML element that names its topic "
+                        "(MQ_LISTENER with handler), or a type rule with its handler method")
+            else:
+                what = f"carries @{c['annotation']}, which no rule knows"
+                need = (f"a rule matching annotation {c['annotation']} (MQ_LISTENER with its topic attribute, "
+                        "SCHEDULED, or EVENT_LISTENER)")
+            loaded = "" if self.ctx.class_loaded(t["binary"]) else " (its class is not loaded by the context)"
+            rid = c["member"]["rid"] if c.get("member") else t["rid"]
+            self.entry_failed(f"{where}|hint", f"{t['binary']} at {where} {what} but yields no entry{loaded}; "
+                              f"{need} would make it one (README: Entries no rule makes)", [rid], c)
+            told.add(t["rid"])
 
     # ------------------------------------------------------------ dynamic
     def dynamic_calls(self) -> None:

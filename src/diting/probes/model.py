@@ -35,13 +35,13 @@ EmitKind = Literal[
     "XML_CONTEXT", "FEIGN_SCAN", "PROXY_SCAN",
     "RPC_PROVIDER", "RPC_CONSUMER",
     "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED",
-    "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE",
+    "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE", "MQ_STREAM",
     "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
     "EVENT_PUBLISH", "EVENT_LISTENER",
-    "DYNAMIC_CALL", "NOISE",
+    "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
 ]
 
 Target = Literal["TYPE", "METHOD", "FIELD", "PARAMETER"]
@@ -57,13 +57,16 @@ class AnnotationMatch(_Strict):
     fqn: str | None = None
     simple_name: str | None = None
     package_prefixes: list[str] = Field(default_factory=list)
+    name_suffixes: list[str] = Field(
+        default_factory=list, description="any annotation whose simple name ends so, from a package no other rule "
+                                          "names and matched by no other rule (ENTRY_HINT rules)")
     targets: list[Target] = Field(default_factory=list, description="where the annotation may sit (empty: anywhere)")
     attributes: dict[str, Role] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _name(self) -> "AnnotationMatch":
-        if not self.fqn and not (self.simple_name and self.package_prefixes):
-            raise ValueError("an annotation match needs fqn, or simple_name with package_prefixes")
+        if not self.fqn and not (self.simple_name and self.package_prefixes) and not self.name_suffixes:
+            raise ValueError("an annotation match needs fqn, simple_name with package_prefixes, or name_suffixes")
         return self
 
 
@@ -161,7 +164,7 @@ class Emits(_Strict):
 
     kind: EmitKind
     protocol: Literal["jsf", "dubbo", "http", "jmq", "rocketmq", "kafka", "amqp", "amqp-queue", "config", "ducc",
-                      "jimdb", "redis", "event"] | None = None
+                      "jimdb", "redis", "event", "jms"] | None = None
     urn_template: str | None = None
     entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "MQ_CONSUMER", "SCHEDULED_JOB",
                         "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
@@ -227,14 +230,14 @@ EMIT_FORMS: dict[str, set[str]] = {
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
     "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"},
     "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
-    "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"},
+    "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
     "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
     "SQL_MAPPER_BASE": {"type"}, "SQL_TABLE_NAME": {"annotation"}, "SQL_INHERITED_CALL": {"call"}, "SQL_CALL": {"call"},
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
     "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
-    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
+    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"}, "ENTRY_HINT": {"annotation", "type"},
 }
 
 

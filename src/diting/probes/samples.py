@@ -10,8 +10,9 @@ deterministically and scanned; every record of every package is collected.
 Matching an expected record: each given top-level field must equal the
 record's (``status`` is a relation's ``resolution_status`` or a binding's
 ``value_resolution``; ``target`` / ``source`` / ``consumer`` are the record ids
-of ``target_ref`` / ``source_ref`` / ``consumer_ref``; ``candidates`` the
-record ids of ``candidate_target_refs``); ``attributes`` and ``match_keys``
+of ``target_ref`` / ``source_ref`` / ``consumer_ref``; ``candidates`` and
+``affected`` the record ids of ``candidate_target_refs`` / a diagnostic's
+``affected_refs``); ``attributes`` and ``match_keys``
 match as subsets (every listed key equal). ``expect_none`` entries must match
 no record.
 """
@@ -85,8 +86,9 @@ def _value(record: dict[str, Any], key: str) -> Any:
     if key in _REF_FIELDS:
         ref = record.get(_REF_FIELDS[key])
         return ref.get("record_id") if isinstance(ref, dict) else None
-    if key == "candidates":
-        return sorted(r["record_id"] for r in record.get("candidate_target_refs") or [])
+    if key in ("candidates", "affected"):
+        return sorted(r["record_id"] for r in record.get("candidate_target_refs" if key == "candidates" else
+                                                           "affected_refs") or [])
     if key == "status":
         return record.get("resolution_status", record.get("value_resolution"))
     if key == "kind" and "code" in record:
@@ -101,7 +103,7 @@ def matches(expected: dict[str, Any], record: dict[str, Any]) -> bool:
             have = record.get(key) or {}
             if not isinstance(want, dict) or any(have.get(k) != v for k, v in want.items()):
                 return False
-        elif key == "candidates":
+        elif key in ("candidates", "affected"):
             if _value(record, key) != sorted(want):
                 return False
         elif _value(record, key) != want:

@@ -269,6 +269,16 @@ class ExpressionFolder:
                 return Folded(r.values, "java.lang.String", r.basis, r.placeholders) if isinstance(r, Folded) else r
         return Unfolded(text, f"the value returned by {name}() is not known statically")
 
+    def accessor(self, expr: dict[str, Any] | None, ctx: MemberContext, getter: str | None = None,
+                 field: str | None = None) -> FoldOutcome:
+        """What ``expr.getter()`` or ``expr.field`` holds when ``expr`` folds to one enum constant:
+        the constructor argument the getter (declared or Lombok) or field is assigned from."""
+        text = f"{render(expr, ctx)}.{getter + '()' if getter else field}"
+        got = self.fold(expr, ctx)
+        if not isinstance(got, Folded) or not got.vtype.startswith("enum:") or len(got.values) != 1:
+            return Unfolded(text, "not one enum constant")
+        return self._enum_member((got.value, got.vtype), field, getter, ctx, text)
+
     def _format(self, args: list[dict[str, Any]], ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
         folded = [self.fold(a, ctx, depth + 1) for a in args]
         if any(isinstance(f, Unfolded) or len(f.values) > 1 for f in folded):
@@ -313,7 +323,7 @@ class ExpressionFolder:
         ec = next((e for e in td.enum_constants if e.name == const[0]), None)
         if ec is None:
             return Unfolded(text, "unknown enum constant")
-        for arity, mapping in td.ctor_field_params:
+        for arity, mapping in td.ctor_field_params + _lombok_ctor_fields(td, scope, idx):
             if arity == len(ec.args) and field_name in mapping:
                 arg = ec.args[mapping[field_name]]
                 v = self.constants.fold(arg, scope, scope._chain_of(idx))
@@ -333,6 +343,15 @@ def _lombok_getter_field(td, getter: str, scope, idx: int) -> str | None:
                 if any(f.name == name for f in td.fields):
                     return name
     return None
+
+
+def _lombok_ctor_fields(td, scope, idx: int) -> list[tuple[int, dict[str, int]]]:
+    """``(arity, {field: parameter index})`` of the constructors Lombok generates (``@AllArgsConstructor``,
+    ``@RequiredArgsConstructor``): each parameter is the field of its name."""
+    from diting.java.lombok import synthesize
+    fields = {f.name for f in td.fields}
+    return [(len(sm.params), {n: i for i, (n, _) in enumerate(sm.params) if n in fields})
+            for sm in synthesize(td, scope, scope._chain_of(idx)) if sm.kind == "METHOD" and sm.name == "<init>"]
 
 
 def fold_type(outcome: FoldOutcome) -> str | None:

@@ -1,0 +1,122 @@
+"""Spring Cloud Stream, JMS and parameter-getter wrappers end to end: a small estate of services scanned,
+built into a graph, and its cross-service MQ edges (probes/stream.py, rules/spring-cloud-stream.yaml,
+rules/jms.yaml, probes/wrappers.py, graph/align.py)."""
+
+from __future__ import annotations
+
+from diting.graph.store import build, query
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+
+
+def _deps(*artifacts: str) -> str:
+    return "<dependencies>" + "".join(f"<dependency><groupId>org.springframework.cloud</groupId><artifactId>{a}"
+                                      "</artifactId></dependency>" for a in artifacts) + "</dependencies>"
+
+
+def _service(name: str, binder: str, files: dict[str, str]) -> dict[str, str]:
+    pkg = name.replace("-", "")
+    out = {f"{name}/pom.xml": pom(name, body=_deps(binder) + BOOT_PLUGIN),
+           f"{name}/src/main/java/com/example/{pkg}/App.java":
+               f"package com.example.{pkg};\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+               "public class App { public static void main(String[] a) { } }\n"}
+    out.update({f"{name}/{k}": v.replace("PKG", pkg) for k, v in files.items()})
+    return out
+
+
+ESTATE = {
+    "pom.xml": pom("shop-parent", parent=None, packaging="pom",
+                   body="<modules><module>stock-source</module><module>stock-sink</module>"
+                        "<module>audit-bridge</module><module>audit-sink</module><module>refund-jms</module>"
+                        "<module>refund-listener</module></modules>"),
+    # RabbitMQ binder, functional Supplier → exchange "stock", routing key "stock"
+    **_service("stock-source", "spring-cloud-starter-stream-rabbit", {
+        "src/main/resources/application.yml": "spring.cloud.stream.bindings.restock-out-0.destination: stock\n",
+        "src/main/java/com/example/PKG/Functions.java": """package com.example.PKG;
+@org.springframework.context.annotation.Configuration
+public class Functions {
+    @org.springframework.context.annotation.Bean
+    public java.util.function.Supplier<String> restock() { return () -> "sku"; }
+}
+"""}),
+    # RabbitMQ binder, annotation model: Sink listener in group "trade" → queue stock.trade bound with '#'
+    **_service("stock-sink", "spring-cloud-starter-stream-rabbit", {
+        "src/main/resources/application.properties": "spring.cloud.stream.bindings.input.destination=stock\n"
+                                                     "spring.cloud.stream.bindings.input.group=trade\n",
+        "src/main/java/com/example/PKG/StockListener.java": """package com.example.PKG;
+import org.springframework.cloud.stream.annotation.*;
+import org.springframework.cloud.stream.messaging.Sink;
+@EnableBinding(Sink.class)
+public class StockListener {
+    @StreamListener(Sink.INPUT) public void onStock(String sku) { }
+}
+"""}),
+    # Kafka binder: StreamBridge.send to a binding whose destination is configured
+    **_service("audit-bridge", "spring-cloud-stream-binder-kafka", {
+        "src/main/resources/application.yml": "spring.cloud.stream.bindings.audit-out-0.destination: audit-log\n",
+        "src/main/java/com/example/PKG/Auditor.java": """package com.example.PKG;
+@org.springframework.stereotype.Service
+public class Auditor {
+    @javax.annotation.Resource private org.springframework.cloud.stream.function.StreamBridge bridge;
+    public void audit(String line) { bridge.send("audit-out-0", line); }
+}
+"""}),
+    # Kafka binder: the only functional Consumer (no definition) consumes audit-log
+    **_service("audit-sink", "spring-cloud-stream-binder-kafka", {
+        "src/main/resources/application.yml": "spring.cloud.stream.bindings.store-in-0.destination: audit-log\n",
+        "src/main/java/com/example/PKG/Functions.java": """package com.example.PKG;
+@org.springframework.context.annotation.Configuration
+public class Functions {
+    @org.springframework.context.annotation.Bean
+    public java.util.function.Consumer<String> store() { return s -> { }; }
+}
+"""}),
+    # JMS through a bean wrapper whose topic is an enum parameter's (Lombok) getter
+    **_service("refund-jms", "spring-boot-starter-activemq", {
+        "src/main/java/com/example/PKG/Queue.java": """package com.example.PKG;
+@lombok.Getter @lombok.AllArgsConstructor
+public enum Queue { REFUND_DONE("refund.done"), REFUND_FAILED("refund.failed"); private final String destination; }
+""",
+        "src/main/java/com/example/PKG/JmsSender.java": """package com.example.PKG;
+@org.springframework.stereotype.Component
+public class JmsSender {
+    @org.springframework.beans.factory.annotation.Autowired private org.springframework.jms.core.JmsTemplate jmsTemplate;
+    public void send(Queue queue, Object body) { jmsTemplate.convertAndSend(queue.getDestination(), body); }
+}
+""",
+        "src/main/java/com/example/PKG/RefundService.java": """package com.example.PKG;
+@org.springframework.stereotype.Service
+public class RefundService {
+    @org.springframework.beans.factory.annotation.Autowired private JmsSender sender;
+    public void done(String id) { sender.send(Queue.REFUND_DONE, id); }
+}
+"""}),
+    **_service("refund-listener", "spring-boot-starter-activemq", {
+        "src/main/java/com/example/PKG/RefundListener.java": """package com.example.PKG;
+@org.springframework.stereotype.Component
+public class RefundListener {
+    @org.springframework.jms.annotation.JmsListener(destination = "refund.done") public void on(String id) { }
+}
+""",
+        "src/main/java/com/example/PKG/LegacyListener.java": """package com.example.PKG;
+@org.springframework.stereotype.Component
+public class LegacyListener implements javax.jms.MessageListener { public void onMessage(javax.jms.Message m) { } }
+"""}),
+}
+
+
+def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
+    repo, sha = make_repo(tmp_path, ESTATE)
+    out = tmp_path / "ir"
+    scan_repo(repo, out, sha)
+    db = tmp_path / "g.duckdb"
+    build(db, [out])
+    rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis FROM alignment "
+                     "WHERE edge_kind = 'MQ' AND src_service IS NOT NULL AND dst_service IS NOT NULL "
+                     "ORDER BY ALL")[1]
+    assert [tuple(r) for r in rows] == [
+        ("audit-bridge", "audit-sink", "kafka://audit-log", "RESOLVED", "TOPIC"),
+        ("refund-jms", "refund-listener", "jms://refund.done", "RESOLVED", "TOPIC"),
+        ("stock-source", "stock-sink", "amqp://stock/stock", "RESOLVED", "RABBIT_BINDING"),
+    ]
+    hints = query(db, "SELECT DISTINCT message FROM diagnostics WHERE code = 'ENTRY_UNRESOLVED'")[1]
+    assert len(hints) == 1 and "LegacyListener" in hints[0][0] and "javax.jms.MessageListener" in hints[0][0]
