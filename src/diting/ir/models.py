@@ -50,6 +50,8 @@ class EntryKind(str, Enum):
     JSF_PROVIDER = "JSF_PROVIDER"
     DUBBO_PROVIDER = "DUBBO_PROVIDER"
     HTTP_ENDPOINT = "HTTP_ENDPOINT"
+    #: an API gateway route (Spring Cloud Gateway, Zuul): the incoming path pattern it forwards
+    GATEWAY_ROUTE = "GATEWAY_ROUTE"
     MQ_CONSUMER = "MQ_CONSUMER"
     SCHEDULED_JOB = "SCHEDULED_JOB"
     EVENT_LISTENER = "EVENT_LISTENER"
