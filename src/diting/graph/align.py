@@ -276,11 +276,13 @@ FROM c JOIN r ON r.scan_id = c.scan_id AND r.target = c.record_id
 WHERE r.kind = 'BINDS_TO' OR NOT EXISTS (SELECT 1 FROM bound b WHERE b.scan_id = c.scan_id AND b.target = c.record_id)
 ORDER BY c.scan_id, r.record_id"""
 
-#: remote calls the scan could not fold to a contract (their consumer binding is unknown)
+#: remote calls the scan could not fold to a contract (their consumer binding is unknown), and gateway
+#: routes whose target did not fold
 _UNRESOLVED_REMOTE = f"""
 SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.source_ref, r.match_keys, r.attributes AS rel_attrs
 FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
-WHERE r.kind = 'CALLS' AND r.resolution_status = 'UNRESOLVED' AND r.attributes->>'dispatch_kind' = 'RPC'
+WHERE r.resolution_status = 'UNRESOLVED' AND (r.kind = 'CALLS' AND r.attributes->>'dispatch_kind' = 'RPC'
+      OR r.kind = 'BINDS_TO' AND r.attributes->>'gateway_route' IS NOT NULL)
 ORDER BY r.scan_id, r.record_id"""
 
 
@@ -404,6 +406,11 @@ def paths_match(consumer: str, provider: str) -> bool:
     return len(cs) == len(ps) and all(_segment_match(c, p) for c, p in zip(cs, ps))
 
 
+def _specificity(consumer: str, provider: str) -> int:
+    """How many segments of a matched pair are equal as written (holes included)."""
+    return sum(c == p for c, p in zip(_segments(consumer.split("?", 1)[0]), _segments(provider)))
+
+
 def path_covers(pattern: str, path: str) -> bool:
     """Whether a gateway's forwarded path pattern admits an endpoint path: as :func:`paths_match`,
     a last ``**`` admitting any rest (none included)."""
@@ -461,6 +468,9 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
                 pp = split_http_urn(p["urn"])
                 if pp and paths_match(path, pp[1]) and methods_compatible(method, pp[2]):
                     found.append((sid, scan, p))
+        if found:  # as Spring MVC, the most specific mapping wins: most segments equal as written
+            best = max(_specificity(path, split_http_urn(p["urn"])[1]) for _, _, p in found)
+            found = [f for f in found if _specificity(path, split_http_urn(f[2]["urn"])[1]) == best]
         if not found:
             basis = "PATH_NOT_FOUND" if pkgs else "NO_PROVIDER"
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", basis, [], keys))

@@ -634,7 +634,10 @@ class ModuleProbe:
         if not 0 <= r["ordinal"] < len(ctx.body.calls):
             return None
         inner = ctx.body.calls[r["ordinal"]]
-        return {"name": inner.name, "arity": inner.arity}
+        out: dict[str, Any] = {"name": inner.name, "arity": inner.arity}
+        if inner.name == "method" and inner.args:  # webClient.method(HttpMethod.PATCH).uri(…)
+            out["http_method"] = self.fold_value(inner.args[0], ctx, role="http_method")
+        return out
 
     def _prefix(self, expr: dict[str, Any], ctx: MemberContext) -> str | None:
         """The constant leading part of a key expression (``"lock:" + id`` → ``lock:``); it may

@@ -579,7 +579,8 @@ class Families(PackageProbes):
                            (call.get("receiver"), call.get("receiver_root")) if r)
             url = self.first(c, "url")
             verb = self._client_verb(c)
-            parsed = _service_url(url.value) if url is not None and url.value is not None else None
+            # a load-balancer resolves the host alone; a plain client's port says it is an address
+            parsed = _service_url(url.value, port=not balanced) if url is not None and url.value is not None else None
             if parsed is None or "{" in parsed[0]:
                 if not balanced or (url is not None and url.value is not None and parsed is None):
                     continue  # a plain client's unknown target, or a relative URL: no service name to align on
@@ -623,9 +624,10 @@ class Families(PackageProbes):
     def gateway_routes(self) -> None:
         """API gateway routes (SPEC §4.6, probes/gateway.py): each route of the gateway's
         configuration (``config`` rules, by dialect) or of a ``RouteLocator`` builder in code
-        (``call`` rules) is a GATEWAY_ROUTE entry per incoming pattern, and a CALLS from it to the
+        (``call`` rules) is a GATEWAY_ROUTE entry per incoming pattern, bound to the
         CONSUMED contract ``http://{target}{forwarded pattern}#{method}`` the graph aligns (a route
-        whose uri does not fold is an UNRESOLVED call). A discovery locator (every registered
+        whose uri does not fold is UNRESOLVED). The entry BINDS_TO that contract, as a consumer
+        bean does (a route is no call site of the package's code). A discovery locator (every registered
         service routed by its id) is one entry with an UNDETERMINED_DYNAMIC_EDGE diagnostic."""
         if self.plan.kind != "SERVICE" or self.service_rid is None:
             return
@@ -769,14 +771,17 @@ class Families(PackageProbes):
                          "gateway": dialect}
                 erid = self._entry("GATEWAY_ROUTE", urn, handler, c, attrs, "GATEWAY_ROUTE")
                 estable = self.rs.entities[erid]["stable_id"]
-                base = {"dispatch_kind": "RPC", "protocol": "http", "loaded": True, "gateway_route": route.route_id,
+                # the route binds its entry to what it forwards to (a BINDS_TO, as a consumer bean's; it is
+                # no call site of the package's code)
+                base = {"protocol": "http", "loaded": True, "gateway_route": route.route_id,
                         "binding_evidence": f"gateway route {route.route_id}"}
                 if route.uri is None:
                     d = self.diag("CONFIG_VALUE_UNKNOWN" if "${" in (route.uri_expression or "") else "CONSTANT_UNRESOLVED",
                                   f"{c['path']}:{c['lines'][0]}|route-uri:{route.route_id}",
                                   f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: uri "
                                   f"{route.uri_expression} does not resolve", [erid], c)
-                    self.rs.relation("CALLS", erid, estable, target_rid=None, target_key="?" + (route.uri_expression or ""),
+                    self.rs.relation("BINDS_TO", erid, estable, target_rid=None,
+                                     target_key="?" + (route.uri_expression or ""),
                                      status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                      match_keys={"route_id": route.route_id, "uri_expression": route.uri_expression,
                                                  "path": incoming, "http_method": verb},
@@ -796,7 +801,7 @@ class Families(PackageProbes):
                     "protocol": "http", "path": fwd or "/**", "http_method": verb, "loaded": True,
                     "gateway_route": route.route_id, "route_pattern": incoming, "forward_known": fwd is not None,
                     "url": route.uri if kind == "URL" else None, "load_balanced": kind == "SERVICE"})
-                self.rs.relation("CALLS", erid, estable, target_rid=crid, target_key=cstable, status="RESOLVED",
+                self.rs.relation("BINDS_TO", erid, estable, target_rid=crid, target_key=cstable, status="RESOLVED",
                                  evidence=[self.cseg(c)], attributes=dict(base, declared_target=target_urn))
 
     def _discovery_locator(self, rule_id: str, key: str, service: dict[str, Any]) -> None:
@@ -821,11 +826,17 @@ class Families(PackageProbes):
         if named and named[0] in _HTTP_METHODS:
             return named[0]
         call = c["call"]
+        named = [self.resolve(o).value for o in (call.get("receiver_call") or {}).get("http_method", [])]
+        if named and named[0] and named[0].rsplit(".", 1)[-1].upper() in _HTTP_METHODS:
+            return named[0].rsplit(".", 1)[-1].upper()
         for name in ([call["receiver_call"]["name"]] if call.get("receiver_call") else []) + [call["name"]]:
             low = name.lower()
             for verb in ("get", "post", "put", "delete", "patch", "head", "options"):
                 if low.startswith(verb):
                     return verb.upper()
+        for name in call.get("chain", []):  # a request builder: new Request.Builder().url(u).post(body)
+            if name.upper() in _HTTP_METHODS:
+                return name.upper()
         return "ANY"
 
     # ------------------------------------------------------------ MQ
@@ -1325,13 +1336,13 @@ class Families(PackageProbes):
                                          "binding_evidence": None})
 
 
-def _service_url(url: str) -> tuple[str, str] | None:
+def _service_url(url: str, port: bool = False) -> tuple[str, str] | None:
     """``(host, path)`` of an absolute ``http(s)://host[:port]/path?query`` URL (query and
-    fragment dropped), or None."""
-    m = re.match(r"^https?://([^/?#:]+)(?::\d+)?([^?#]*)", url.strip())
+    fragment dropped; the port kept on the host when ``port``), or None."""
+    m = re.match(r"^https?://([^/?#:]+)(:\d+)?([^?#]*)", url.strip())
     if m is None or not m.group(1):
         return None
-    return m.group(1), m.group(2) or "/"
+    return m.group(1) + (m.group(2) or "" if port else ""), m.group(3) or "/"
 
 
 def _stable_ordinal(text: str) -> int:
