@@ -663,8 +663,12 @@ class Families(PackageProbes):
 
     def _config_routes(self, rule_id: str, prefix: str) -> list[tuple[gateway.Route, dict[str, Any]]]:
         """Spring Cloud Gateway routes of a ``routes`` list: predicates and filters in the shortcut
-        form (``Path=/a/**,/b/**``) or the long form (``name: Path``, ``args: {pattern: …}``)."""
+        form (``Path=/a/**,/b/**``) or the long form (``name: Path``, ``args: {pattern: …}``); the
+        ``default-filters`` beside the list (shortcut form) apply to every route first."""
         out = []
+        defaults = [f for f in (gateway.shortcut(self._config_text(e)[0] or e.value) for _, e in
+                                self.config.entries_of(prefix.rsplit(".", 1)[0] + ".default-filters"))
+                    if f[0] in gateway.PATH_FILTERS]  # shortcut form; they run before a route's own
         for n, (path, item) in enumerate(self.config.list_items(prefix)):
             def listed(what: str) -> list[tuple[str, list[str]]]:
                 got: dict[int, tuple[str, list[str]]] = {}
@@ -689,7 +693,7 @@ class Families(PackageProbes):
             rid = item["id"].value if "id" in item else f"{prefix}[{n}]"
             route = gateway.Route(rid, [p for name, args in preds if name == "Path" for p in args],
                                   uri, sorted({a.upper() for name, args in preds if name == "Method" for a in args}),
-                                  [f for f in listed("filters") if f[0] in gateway.PATH_FILTERS],
+                                  defaults + [f for f in listed("filters") if f[0] in gateway.PATH_FILTERS],
                                   uri_expression=expr)
             if any(name == "Path" for name, _ in preds) and not route.patterns:
                 route.patterns = ["?"]
