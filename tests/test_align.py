@@ -237,6 +237,8 @@ def test_http_holes_plain_clients_and_collided_ids():
     e.http(web, "CONSUMED", "http://billing/pay#POST", load_balanced=False)   # plain client, no such service
     e.http(web, "CONSUMED", "http://localhost/users/1#GET")                # an address
     e.http(web, "CONSUMED", "http://rates/rates#GET")                      # two deployables named rates
+    e.http(users, "PROVIDED", "http://users/ping#GET")
+    e.http(web, "CONSUMED", "http://users/{}#GET")          # "http://users/" + path: a path of holes names nothing
     rows, _ = e.align()
     got = sorted((r["urn"], r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows)
     assert got == sorted([
@@ -247,6 +249,7 @@ def test_http_holes_plain_clients_and_collided_ids():
         ("http://localhost/users/1#GET", None, "UNRESOLVED", "URL_ONLY"),
         ("http://rates/rates#GET", "rates~rates-v1", "AMBIGUOUS", "PATH_METHOD"),
         ("http://rates/rates#GET", "rates~rates-v2", "AMBIGUOUS", "PATH_METHOD"),
+        ("http://users/{}#GET", None, "UNRESOLVED", "PATH_NOT_FOUND"),
     ])
 
 

@@ -403,6 +403,8 @@ def paths_match(consumer: str, provider: str) -> bool:
     """A consumer's path template against an endpoint path: segment by segment, a hole ``{}``
     matching one segment on either side; a query string is dropped (SPEC §9 HTTP)."""
     cs, ps = _segments(consumer.split("?", 1)[0]), _segments(provider)
+    if cs and all(c == "{}" for c in cs) and not all(p == "{}" for p in ps):
+        return False  # a path that is holes only (the URL's path did not fold) names no endpoint
     return len(cs) == len(ps) and all(_segment_match(c, p) for c, p in zip(cs, ps))
 
 

@@ -630,7 +630,9 @@ LEGAL_RELATIONS: dict[str, set[tuple[str, str]]] = {
     "INJECTS": {("FIELD", "BEAN"), ("METHOD", "BEAN")},
     "CALLS": {("METHOD", "METHOD"), ("METHOD", "CONTRACT"), ("METHOD", "EXTERNAL")},
     "EXPOSES": {("BEAN", "CONTRACT"), ("METHOD", "CONTRACT")},
-    "BINDS_TO": {("BEAN", "CONTRACT"), ("METHOD", "SQL_STATEMENT"), ("BEAN", "TYPE"), ("TOPIC", "TOPIC")},
+    # ENTRY → CONTRACT: a GATEWAY_ROUTE entry bound to the consumed contract it forwards to
+    "BINDS_TO": {("BEAN", "CONTRACT"), ("METHOD", "SQL_STATEMENT"), ("BEAN", "TYPE"), ("TOPIC", "TOPIC"),
+                 ("ENTRY", "CONTRACT")},
     "PUBLISHES": {("METHOD", "TOPIC"), ("METHOD", "EVENT")},
     "SUBSCRIBES": {("ENTRY", "TOPIC"), ("ENTRY", "EVENT")},
     "READS": {("SQL_STATEMENT", "TABLE"), ("METHOD", "TABLE"), ("METHOD", "CONFIG_KEY"), ("METHOD", "CACHE_KEY")},

@@ -603,7 +603,8 @@ class Families(PackageProbes):
                                                                      "http_method": verb, "loaded": True,
                                                                      "client": call["receiver_type"],
                                                                      "load_balanced": balanced,
-                                                                     "value_basis": url.status})
+                                                                     "value_basis": url.status,
+                                                                     "fold_basis": c["roles"]["url"][0].get("basis")})
             self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=crid, target_key=cstable, status="RESOLVED",
                              evidence=[self.cseg(c)], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
                              attributes={"dispatch_kind": "RPC", "protocol": "http", "declared_target": urn,
@@ -711,13 +712,14 @@ class Families(PackageProbes):
         for element, raw in self.config.map_keys(prefix):
             base = f"{prefix}.{element}"
             pv = self.config.get(f"{base}.path")
-            pv = pv if pv.status != "UNKNOWN" or pv.entry is not None else self.config.get(base)
-            if pv.entry is None:
-                continue
+            pv = pv if pv.entry is not None else self.config.get(base)
             sid, url = self.config.get(f"{base}.service-id"), self.config.get(f"{base}.url")
             strip = self.config.get(f"{base}.strip-prefix")
             entries = [r.entry for r in (pv, sid, url, strip) if r.entry is not None]
-            pattern = pv.value or "?"
+            if not entries:
+                continue
+            # a route without a path answers at /{NAME}/**, as Zuul's
+            pattern = (pv.value or "?") if pv.entry is not None else f"/{raw}/**"
             filters: list[tuple[str, list[str]]] = []
             if (strip.value or "true").strip().lower() == "true":
                 filters.append(("StripPrefix", [str(gateway.fixed_segments(pattern))]))
@@ -731,8 +733,10 @@ class Families(PackageProbes):
                 uri, expr = (f"lb://{sid.value}" if sid.value else None), sid.entry.value
             else:
                 uri, expr = f"lb://{raw}", raw
+            where = next(r.path for r in (pv, sid, url, strip) if r.entry is not None)
+            entries = [r.entry for r in (pv, sid, url, strip) if r.entry is not None and r.path == where]
             out.append((gateway.Route(raw, [pattern], uri, [], filters, uri_expression=expr),
-                        self._config_cand(rule_id, pv.path or "", entries)))
+                        self._config_cand(rule_id, where or "", entries)))
         return out
 
     def _java_route(self, c: dict[str, Any]) -> gateway.Route:
