@@ -583,7 +583,8 @@ class ModuleProbe:
             inside.add(c.ordinal)
             ctx.at = c.pos
             out.append({"name": c.name, "via": ctx.body.calls[c.handed_to].name, "line": c.line,
-                        "args": [self.fold_value(a, ctx) for a in (c.args or [])]})
+                        "args": [self.fold_value(a, ctx, role="http_method" if c.name == "method" else None)
+                                 for a in (c.args or [])]})
         ctx.at = call.pos
         return out
 
