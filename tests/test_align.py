@@ -264,8 +264,10 @@ def test_gateway_routes_align_by_prefix_or_to_the_service():
     e.http(gw, "CONSUMED", "http://admin/**#ANY", gateway_route="b", route_pattern="/b/**", **route)
     e.http(gw, "CONSUMED", "http://admin/nothing/**#ANY", gateway_route="c", route_pattern="/c/**", **route)
     e.http(gw, "CONSUMED", "http://ghost/**#ANY", gateway_route="d", route_pattern="/d/**", **route)
-    e.http(gw, "CONSUMED", "http://localhost:8080/get#ANY", url="http://localhost:8080", gateway_route="e",
+    e.http(gw, "CONSUMED", "http://localhost:8080/get#ANY", gateway_route="e",
            route_pattern="/get", load_balanced=False, forward_known=True)
+    e.http(gw, "CONSUMED", "http://admin/health#ANY", gateway_route="f",     # grayLb://admin: the host is a service id
+           route_pattern="/health", load_balanced=False, forward_known=True)
     rows, _ = e.align()
     got = sorted((r["urn"], r["dst_service"], r["dst_ref"]["record_id"] if r["dst_ref"] else None,
                   r["resolution_status"], r["match_basis"]) for r in rows)
@@ -278,7 +280,10 @@ def test_gateway_routes_align_by_prefix_or_to_the_service():
         ("http://admin/nothing/**#ANY", "admin", None, "RESOLVED", "ROUTE_SERVICE"),
         ("http://ghost/**#ANY", None, None, "UNRESOLVED", "NO_PROVIDER"),
         ("http://localhost:8080/get#ANY", None, None, "UNRESOLVED", "URL_ONLY"),
+        ("http://admin/health#ANY", "admin", "contract:PROVIDED:http://admin/health#GET()", "RESOLVED", "ROUTE_PREFIX"),
     ])
+    health = next(r for r in rows if r["urn"] == "http://admin/health#ANY")
+    assert json.loads(health["match_keys"])["service_basis"] == "HOST_SERVICE_ID"
     nothing = next(r for r in rows if r["urn"] == "http://admin/nothing/**#ANY")
     assert json.loads(nothing["match_keys"])["endpoints_covered"] == 0
 
@@ -293,8 +298,9 @@ def test_gateway_forwarded_paths():
     assert forward("/v3/api-docs/**", [("RewritePath", ["/v3/api-docs/(?<p>.*)", "/${p}/v3/api-docs"])]) is None
     assert target("lb://order-center") == ("SERVICE", "order-center")
     assert target("lb:ws://chat") == ("SERVICE", "chat")
-    assert target("http://localhost:8080") == ("URL", "localhost:8080")
-    assert target("forward:/fallback") == ("OTHER", None)
+    assert target("http://localhost:8080") == ("HOST", "localhost:8080")
+    assert target("grayLb://system-server") == ("HOST", "system-server")
+    assert target("forward:/fallback") == ("OTHER", None) and target("no://op") == ("OTHER", None)
 
 
 # ------------------------------------------------------------------------------------------- MQ

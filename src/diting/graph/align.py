@@ -51,7 +51,8 @@ The rules, as SPEC §9 states them:
   A gateway route (a consumed contract with ``gateway_route``) to a current service is RESOLVED:
   one ``ROUTE_PREFIX`` row per endpoint its forwarded pattern covers (``**`` last: any rest), else
   one ``ROUTE_SERVICE`` row whose dst_ref is the target's SERVICE; to no current service,
-  ``NO_PROVIDER``.
+  ``NO_PROVIDER``. A route whose uri is no ``lb://`` is a plain client: aligned only by a host
+  equal to a service id (``service_basis: HOST_SERVICE_ID`` in match_keys), else ``URL_ONLY``.
 * **MQ**: each (publisher relation, subscriber entry) pair on one topic urn — or joined through a
   RabbitMQ binding (``amqp://{exchange}/{key}`` → ``amqp-queue://{queue}``, the key a topic-exchange
   pattern when it holds ``*`` or ``#``), and on through the dead-letter routes of the queues it
@@ -502,6 +503,8 @@ def _route_rows(c: dict[str, Any], src: tuple[str, str], src_ref, node, pkgs: li
     that is not known, or no endpoint under the prefix); AMBIGUOUS when several packages have the id."""
     keys = {"route_id": cattrs.get("gateway_route"), "route_pattern": cattrs.get("route_pattern"),
             "forward_pattern": pattern if cattrs.get("forward_known", True) else None, "method": method}
+    if cattrs.get("load_balanced") is False:  # a uri that is no lb:// names the service by its host
+        keys["service_basis"] = "HOST_SERVICE_ID"
     out: list[tuple[str, str, dict[str, Any] | None]] = []
     whole = pattern == "/**" or not cattrs.get("forward_known", True)
     for sid, scan in pkgs:

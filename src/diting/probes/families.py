@@ -808,7 +808,7 @@ class Families(PackageProbes):
                 crid, cstable = self._contract("CONSUMED", target_urn, [], c, {
                     "protocol": "http", "path": fwd or "/**", "http_method": verb, "loaded": True,
                     "gateway_route": route.route_id, "route_pattern": incoming, "forward_known": fwd is not None,
-                    "url": route.uri if kind == "URL" else None, "load_balanced": kind == "SERVICE"})
+                    "uri": route.uri, "load_balanced": kind == "SERVICE"})
                 self.rs.relation("BINDS_TO", erid, estable, target_rid=crid, target_key=cstable, status="RESOLVED",
                                  evidence=[self.cseg(c)], attributes=dict(base, declared_target=target_urn))
 

@@ -4,8 +4,9 @@ Pure functions over route declarations already read from configuration or code; 
 (``families.py``) turns each :class:`Route` into a GATEWAY_ROUTE entry and a consumed contract.
 
 * A route matches incoming path patterns (``Path=/api/x/**``; none: every path, ``/**``) and
-  forwards to a ``uri``: ``lb://svc`` (a service id), ``http(s)://host`` (an address), or
-  something else (``forward:``, ``no://op``) that leaves the estate.
+  forwards to a ``uri``: ``lb://svc`` (a service id), ``scheme://host`` (an address, or a host the
+  graph aligns only when it equals a service id), or something the gateway handles itself
+  (``forward:``, ``no://op``).
 * The forwarded path is the pattern after the filters, in order: ``StripPrefix=N`` drops the first
   N segments, ``PrefixPath=/p`` prepends, ``RewritePath=regex, replacement`` rewrites (the regex
   applied to the pattern text, Java named groups and ``${name}`` translated). A forwarded pattern
@@ -43,15 +44,17 @@ def shortcut(text: str) -> tuple[str, list[str]]:
 
 
 def target(uri: str) -> tuple[str, str | None]:
-    """``("SERVICE", id)`` for ``lb://id`` (also ``lb:ws://id``), ``("URL", host)`` for an
-    http(s)/ws(s) URL, ``("OTHER", None)`` for anything else."""
+    """``("SERVICE", id)`` for ``lb://id`` (also ``lb:ws://id``); ``("HOST", host[:port])`` for
+    any other ``scheme://host`` (an address, or a name the graph aligns only when it equals a
+    service id — an in-house load-balancing scheme such as ``grayLb://svc`` included);
+    ``("OTHER", None)`` for ``forward:``, ``no://op`` and anything without a host."""
     u = uri.strip()
     m = re.match(r"^lb:(?:(?:ws|wss|http|https):)?//([^/?#:]+)", u, re.I)
     if m:
         return "SERVICE", m.group(1)
-    m = re.match(r"^(?:https?|wss?)://([^/?#]+)", u, re.I)
-    if m:
-        return "URL", m.group(1)
+    m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]+)", u)
+    if m and m.group(1).lower() != "no":
+        return "HOST", m.group(2)
     return "OTHER", None
 
 
