@@ -53,10 +53,10 @@ class Estate:
                       attributes={"protocol": urn.split("://")[0], **(binding or {})})
         return crid
 
-    def http(self, scan: str, role: str, urn: str, url: str | None = None) -> str:
+    def http(self, scan: str, role: str, urn: str, url: str | None = None, **attrs) -> str:
         crid = f"contract:{role}:{urn}()"
         self.entity(scan, crid, "CONTRACT", urn=urn, role=role, signature=[],
-                    attributes={"protocol": "http", "loaded": True, "url": url})
+                    attributes={"protocol": "http", "loaded": True, "url": url, **attrs})
         self.relation(scan, "BINDS_TO" if role == "CONSUMED" else "EXPOSES", "bean:x", crid,
                       attributes={"protocol": "http"})
         return crid
@@ -221,6 +221,88 @@ def test_http_two_packages_of_one_service_are_ambiguous():
     rows, _ = e.align()
     assert [(r["dst_scan_id"], r["resolution_status"]) for r in rows] == [(a, "AMBIGUOUS"), (b, "AMBIGUOUS")] or \
         sorted((r["dst_scan_id"], r["resolution_status"]) for r in rows) == [(a, "AMBIGUOUS"), (b, "AMBIGUOUS")]
+
+
+def test_http_holes_plain_clients_and_collided_ids():
+    e = Estate()
+    web, users, ex1, ex2 = e.package("web"), e.package("users"), e.package("rates~rates-v1"), e.package("rates~rates-v2")
+    e.http(users, "PROVIDED", "http://users/users/{}#GET")
+    e.http(users, "PROVIDED", "http://users/users/{}/orders#GET")
+    e.http(users, "PROVIDED", "http://users/users/v{}#PUT")
+    e.http(ex1, "PROVIDED", "http://rates~rates-v1/rates#GET")
+    e.http(ex2, "PROVIDED", "http://rates~rates-v2/rates#GET")
+    for scan in (ex1, ex2):  # as a scan renames deployables that collided on one name
+        e.entity(scan, "service:rates", "SERVICE", attributes={"service_id_basis": {"collided_with": "rates"}})
+    e.http(web, "CONSUMED", "http://users/users/{}/orders#GET")           # a hole from an unfolded id
+    e.http(web, "CONSUMED", "http://users/users/42#GET", load_balanced=False)  # plain client, host is a service id
+    e.http(web, "CONSUMED", "http://users/users/v2#PUT")                   # a literal against a partial hole
+    e.http(web, "CONSUMED", "http://billing/pay#POST", load_balanced=False)   # plain client, no such service
+    e.http(web, "CONSUMED", "http://localhost/users/1#GET")                # an address
+    e.http(web, "CONSUMED", "http://rates/rates#GET")                      # two deployables named rates
+    e.http(users, "PROVIDED", "http://users/ping#GET")
+    e.http(web, "CONSUMED", "http://users/{}#GET")          # "http://users/" + path: a path of holes names nothing
+    rows, _ = e.align()
+    got = sorted((r["urn"], r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows)
+    assert got == sorted([
+        ("http://users/users/{}/orders#GET", "users", "RESOLVED", "PATH_METHOD"),
+        ("http://users/users/42#GET", "users", "RESOLVED", "HOST_SERVICE_ID"),
+        ("http://users/users/v2#PUT", "users", "RESOLVED", "PATH_METHOD"),
+        ("http://billing/pay#POST", None, "UNRESOLVED", "URL_ONLY"),
+        ("http://localhost/users/1#GET", None, "UNRESOLVED", "URL_ONLY"),
+        ("http://rates/rates#GET", "rates~rates-v1", "AMBIGUOUS", "PATH_METHOD"),
+        ("http://rates/rates#GET", "rates~rates-v2", "AMBIGUOUS", "PATH_METHOD"),
+        ("http://users/{}#GET", None, "UNRESOLVED", "PATH_NOT_FOUND"),
+    ])
+
+
+def test_gateway_routes_align_by_prefix_or_to_the_service():
+    e = Estate()
+    gw, admin = e.package("edge"), e.package("admin")
+    e.http(admin, "PROVIDED", "http://admin/admin/users#GET")
+    e.http(admin, "PROVIDED", "http://admin/admin/users/{}#DELETE")
+    e.http(admin, "PROVIDED", "http://admin/health#GET")
+    route = {"load_balanced": True, "forward_known": True}
+    e.http(gw, "CONSUMED", "http://admin/admin/**#ANY", gateway_route="a", route_pattern="/admin/**", **route)
+    e.http(gw, "CONSUMED", "http://admin/**#ANY", gateway_route="b", route_pattern="/b/**", **route)
+    e.http(gw, "CONSUMED", "http://admin/nothing/**#ANY", gateway_route="c", route_pattern="/c/**", **route)
+    e.http(gw, "CONSUMED", "http://ghost/**#ANY", gateway_route="d", route_pattern="/d/**", **route)
+    e.http(gw, "CONSUMED", "http://localhost:8080/get#ANY", gateway_route="e",
+           route_pattern="/get", load_balanced=False, forward_known=True)
+    e.http(gw, "CONSUMED", "http://admin/health#ANY", gateway_route="f",     # grayLb://admin: the host is a service id
+           route_pattern="/health", load_balanced=False, forward_known=True)
+    rows, _ = e.align()
+    got = sorted((r["urn"], r["dst_service"], r["dst_ref"]["record_id"] if r["dst_ref"] else None,
+                  r["resolution_status"], r["match_basis"]) for r in rows)
+    assert got == sorted([
+        ("http://admin/admin/**#ANY", "admin", "contract:PROVIDED:http://admin/admin/users#GET()", "RESOLVED",
+         "ROUTE_PREFIX"),
+        ("http://admin/admin/**#ANY", "admin", "contract:PROVIDED:http://admin/admin/users/{}#DELETE()", "RESOLVED",
+         "ROUTE_PREFIX"),
+        ("http://admin/**#ANY", "admin", None, "RESOLVED", "ROUTE_SERVICE"),   # no SERVICE entity in this graph
+        ("http://admin/nothing/**#ANY", "admin", None, "RESOLVED", "ROUTE_SERVICE"),
+        ("http://ghost/**#ANY", None, None, "UNRESOLVED", "NO_PROVIDER"),
+        ("http://localhost:8080/get#ANY", None, None, "UNRESOLVED", "URL_ONLY"),
+        ("http://admin/health#ANY", "admin", "contract:PROVIDED:http://admin/health#GET()", "RESOLVED", "ROUTE_PREFIX"),
+    ])
+    health = next(r for r in rows if r["urn"] == "http://admin/health#ANY")
+    assert json.loads(health["match_keys"])["service_basis"] == "HOST_SERVICE_ID"
+    nothing = next(r for r in rows if r["urn"] == "http://admin/nothing/**#ANY")
+    assert json.loads(nothing["match_keys"])["endpoints_covered"] == 0
+
+
+def test_gateway_forwarded_paths():
+    from diting.probes.gateway import forward, target
+    assert forward("/api/orders/**", [("StripPrefix", ["1"])]) == "/orders/**"
+    assert forward("/mall-admin/**", [("StripPrefix", ["1"])]) == "/**"
+    assert forward("/x/**", [("PrefixPath", ["/v1"])]) == "/v1/x/**"
+    assert forward("/new/**", [("RewritePath", ["/new/(?<s>.*)", "/old/$\\{s}"])]) == "/old/**"
+    assert forward("/**", [("StripPrefix", ["1"])]) is None  # a segment dropped from a **
+    assert forward("/v3/api-docs/**", [("RewritePath", ["/v3/api-docs/(?<p>.*)", "/${p}/v3/api-docs"])]) is None
+    assert target("lb://order-center") == ("SERVICE", "order-center")
+    assert target("lb:ws://chat") == ("SERVICE", "chat")
+    assert target("http://localhost:8080") == ("HOST", "localhost:8080")
+    assert target("grayLb://system-server") == ("HOST", "system-server")
+    assert target("forward:/fallback") == ("OTHER", None) and target("no://op") == ("OTHER", None)
 
 
 # ------------------------------------------------------------------------------------------- MQ

@@ -55,25 +55,41 @@ FEIGN = [  # every Feign call of mall-swarm, and the endpoint it reaches
 ]
 
 
+#: mall-gateway's routes (mall-gateway/src/main/resources/application.yml): Path=/mall-x/** with StripPrefix=1 to
+#: lb://mall-x forwards every path of the service
+GATEWAY = [("mall-gateway", s, "HTTP", f"http://{s}/**#ANY", "RESOLVED", "ROUTE_SERVICE")
+           for s in ("mall-admin", "mall-auth", "mall-demo", "mall-portal", "mall-search")]
+
+
 @pytest.mark.realrepo
 def test_mall_swarm_feign_calls_and_a_mutated_path(tmp_path):
     repo, _, db = _scan_and_build(MALL_SWARM, tmp_path, "github.com/macrozheng/mall-swarm")
-    assert _edges(db, "edge_kind = 'HTTP'") == FEIGN
-    # each RESOLVED row points at the endpoint of equal path and method
+    assert _edges(db, "edge_kind = 'HTTP'") == sorted(FEIGN + GATEWAY)
+    # each Feign row points at the endpoint of equal path and method
     _, rows = query(db, "SELECT a.urn, p.urn, p.attributes->>'path', c.attributes->>'path' FROM alignment a "
                         "JOIN entities p ON p.scan_id = a.dst_ref.scan_id AND p.record_id = a.dst_ref.record_id "
                         "JOIN entities c ON c.scan_id = a.src_node_ref.scan_id AND c.record_id = a.src_node_ref.record_id "
-                        "WHERE a.edge_kind = 'HTTP'")
+                        "WHERE a.edge_kind = 'HTTP' AND a.match_basis = 'PATH_METHOD'")
     assert len(rows) == 7 and all(r[0] == r[1] and r[2] == r[3] for r in rows)
+    # each route row points at the target's SERVICE entity
+    _, rows = query(db, "SELECT a.dst_service, p.kind, p.name FROM alignment a JOIN entities p ON "
+                        "p.scan_id = a.dst_ref.scan_id AND p.record_id = a.dst_ref.record_id "
+                        "WHERE a.match_basis = 'ROUTE_SERVICE' ORDER BY 1")
+    assert [(r[0], r[1]) for r in rows] == [(g[1], "SERVICE") for g in GATEWAY]
+    # the discovery locator (spring.cloud.gateway.discovery.locator.enabled) is one entry, no edge
+    _, rows = query(db, "SELECT e.urn FROM entities e WHERE e.entry_kind = 'GATEWAY_ROUTE' AND "
+                        "e.attributes->>'gateway' = 'discovery-locator'")
+    assert rows == [("http://mall-gateway/{}/**#ANY",)]
     # the delayed order cancel: a TTL queue nobody consumes dead-letters to the queue mall-portal listens on
     assert _edges(db, "edge_kind = 'MQ'") == [("mall-portal", "mall-portal", "MQ",
                                                "amqp://mall.order.direct.ttl/mall.order.cancel.ttl", "RESOLVED",
                                                "RABBIT_DEAD_LETTER")]
     assert query(db, "SELECT count(*) FROM graph_findings WHERE code IN ('ORPHAN_ENTRY', 'UNRESOLVED_CALL')")[1] == [(0,)]
-    # coverage over the graph: the 7 Feign calls resolved, the dead-letter route within mall-portal excluded
+    # coverage over the graph: the 7 Feign calls and 5 routes resolved, the dead-letter route within mall-portal
+    # excluded
     cov = coverage_of_graph(db)
     edges = cov["dimensions"]["cross_service_edges"]
-    assert (edges["resolved"], edges["partial"], edges["failed"]) == (7, 0, 0)
+    assert (edges["resolved"], edges["partial"], edges["failed"]) == (12, 0, 0)
     assert edges["excluded_by_reason"] == {"same_service": 1}  # the dead-letter route back into mall-portal
     for d in cov["dimensions"].values():
         assert d["discovered"] == d["resolved"] + d["partial"] + d["failed"] + d["excluded"]

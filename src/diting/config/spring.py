@@ -110,6 +110,46 @@ class SpringConfig:
                            if e.key == ck or (e.key.startswith(ck + "[") and "." not in e.key[len(ck):]))
         return out
 
+    def list_items(self, key: str) -> list[tuple[str, dict[str, ConfigEntry]]]:
+        """The items of a list of objects (``key[0].uri``, ``key[0].predicates[1].name`` …) as
+        Spring binds it: from the highest-ranked source that sets the list at all (a higher
+        source's list replaces a lower one's whole). One ``(path, {sub-key: entry})`` per item in
+        index order; sub-keys are canonical and relative (``uri``, ``predicates[1].name``); a
+        later document of the file wins for a sub-key. Values are raw (see :meth:`expand`)."""
+        ck = canonical_key(key) + "["
+        for src in self.sources:
+            items: dict[int, dict[str, ConfigEntry]] = {}
+            for doc in src.file.documents:
+                if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
+                    continue
+                for e in doc.entries:
+                    if not e.key.startswith(ck):
+                        continue
+                    idx, _, rest = e.key[len(ck):].partition("]")
+                    if idx.isdigit():
+                        items.setdefault(int(idx), {})[rest.removeprefix(".")] = e
+            if items:
+                return [(src.path, items[i]) for i in sorted(items)]
+        return []
+
+    def map_keys(self, prefix: str) -> list[tuple[str, str]]:
+        """The map keys set under ``prefix`` by any active source (``zuul.routes.users.path`` →
+        ``users``), as ``(canonical element, element as written)``, sorted; maps merge across
+        sources, so :meth:`get` of ``prefix.element…`` gives each value with precedence."""
+        cp = canonical_key(prefix) + "."
+        raw_depth = len(prefix.split("."))
+        out: dict[str, str] = {}
+        for src in self.sources:
+            for doc in src.file.documents:
+                if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
+                    continue
+                for e in doc.entries:
+                    if e.key.startswith(cp):
+                        element = e.key[len(cp):].split(".", 1)[0].split("[", 1)[0]
+                        raw = e.raw_key.split(".")
+                        out.setdefault(element, raw[raw_depth].split("[", 1)[0] if len(raw) > raw_depth else element)
+        return sorted(out.items())
+
     def has_prefix(self, prefix: str) -> bool:
         """Whether any active source sets a key under ``prefix`` (canonical form)."""
         cp = canonical_key(prefix) + "."

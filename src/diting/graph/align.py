@@ -41,10 +41,19 @@ The rules, as SPEC §9 states them:
 * **HTTP**: the consumer's urn names a service (its folded Feign name), a path and a method. RESOLVED
   iff exactly one current package has that service_id (compared case-insensitively, as service
   registries do; deployables renamed ``{name}~…`` because they collided on ``name`` each count as
-  ``name``, so a call to it is AMBIGUOUS among them) and exactly one of its endpoints has an equal path and a compatible method (equal,
-  or either side ``ANY``); a service found without the path is UNRESOLVED with match_keys
+  ``name``, so a call to it is AMBIGUOUS among them) and exactly one of its endpoints has an equal
+  path and a compatible method (equal, or either side ``ANY``); a service found without the path is UNRESOLVED with match_keys
   ``{service, path, method}`` and never becomes a service-level edge; a Feign ``url=`` or a host that
-  is an address (IP, ``host:port``, a dotted host name) is UNRESOLVED with ``URL_ONLY``.
+  is an address (IP, ``host:port``, a dotted host name, ``localhost``) is UNRESOLVED with ``URL_ONLY``.
+  Paths are compared segment by segment, a hole ``{}`` (a path variable, or a part of a client's
+  URL that did not fold) matching one segment on either side. A client that is not load-balanced
+  names a service only when its host equals a current service id (``HOST_SERVICE_ID``); any other
+  host is ``URL_ONLY``.
+  A gateway route (a consumed contract with ``gateway_route``) to a current service is RESOLVED:
+  one ``ROUTE_PREFIX`` row per endpoint its forwarded pattern covers (``**`` last: any rest), else
+  one ``ROUTE_SERVICE`` row whose dst_ref is the target's SERVICE; to no current service,
+  ``NO_PROVIDER``. A route whose uri is no ``lb://`` is a plain client: aligned only by a host
+  equal to a service id (``service_basis: HOST_SERVICE_ID`` in match_keys), else ``URL_ONLY``.
 * **MQ**: each (publisher relation, subscriber entry) pair on one topic urn — or joined through a
   RabbitMQ binding (``amqp://{exchange}/{key}`` → ``amqp-queue://{queue}``, the key a topic-exchange
   pattern when it holds ``*`` or ``#``), and on through the dead-letter routes of the queues it
@@ -83,6 +92,11 @@ MATCH_BASIS = {
     "PATH_METHOD": "HTTP: service id, path and method",
     "PATH_NOT_FOUND": "HTTP: the service is current, but none of its endpoints has the path and method",
     "URL_ONLY": "HTTP: a fixed URL or address, not a service name; never aligned",
+    "HOST_SERVICE_ID": "HTTP: a client that is not load-balanced calls a host equal to a current service id; path and "
+                       "method matched as PATH_METHOD",
+    "ROUTE_PREFIX": "HTTP: a gateway route forwards a path prefix to the service; one row per endpoint it covers",
+    "ROUTE_SERVICE": "HTTP: a gateway route forwards to the service as a whole (pattern /**, a forwarded path that is not "
+                     "known, or no endpoint under the prefix); dst_ref is the SERVICE",
     "SOURCE_UNRESOLVED": "the scan could not fold the source (its urn is unknown); see its diagnostic",
     "TOPIC_TAG": "MQ: topic equal and the subscriber's filter admits the publisher's tag or event type",
     "TOPIC": "MQ: topic equal, the subscriber does not filter",
@@ -265,11 +279,13 @@ FROM c JOIN r ON r.scan_id = c.scan_id AND r.target = c.record_id
 WHERE r.kind = 'BINDS_TO' OR NOT EXISTS (SELECT 1 FROM bound b WHERE b.scan_id = c.scan_id AND b.target = c.record_id)
 ORDER BY c.scan_id, r.record_id"""
 
-#: remote calls the scan could not fold to a contract (their consumer binding is unknown)
+#: remote calls the scan could not fold to a contract (their consumer binding is unknown), and gateway
+#: routes whose target did not fold
 _UNRESOLVED_REMOTE = f"""
 SELECT s.service_id, r.scan_id, r.record_id AS rel_id, r.source_ref, r.match_keys, r.attributes AS rel_attrs
 FROM relations r JOIN ({_SERVICES}) s ON s.scan_id = r.scan_id
-WHERE r.kind = 'CALLS' AND r.resolution_status = 'UNRESOLVED' AND r.attributes->>'dispatch_kind' = 'RPC'
+WHERE r.resolution_status = 'UNRESOLVED' AND (r.kind = 'CALLS' AND r.attributes->>'dispatch_kind' = 'RPC'
+      OR r.kind = 'BINDS_TO' AND r.attributes->>'gateway_route' IS NOT NULL)
 ORDER BY r.scan_id, r.record_id"""
 
 
@@ -349,7 +365,11 @@ def _binding_text(known: dict[str, Any]) -> str:
 # -------------------------------------------------------------------------------------------- HTTP
 
 _URN = re.compile(r"^http://(?P<host>[^/#]*)(?P<path>[^#]*)#(?P<method>[A-Z]+)$")
-_ADDRESS = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d+)?$|:\d+$|\.")
+_ADDRESS = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d+)?$|:\d+$|\.|^localhost$", re.I)
+
+_SERVICE_ENTITIES = f"""
+SELECT e.scan_id, e.record_id FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
+WHERE e.kind = 'SERVICE' ORDER BY 1, 2"""
 
 
 def split_http_urn(urn: str) -> tuple[str, str, str] | None:
@@ -370,6 +390,49 @@ SELECT s.service_id, s.scan_id, e.attributes FROM entities e JOIN ({_SERVICES}) 
 WHERE e.kind = 'SERVICE' AND e.attributes->'service_id_basis'->>'collided_with' IS NOT NULL ORDER BY 1, 2"""
 
 
+def _segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s]
+
+
+def _segment_match(a: str, b: str) -> bool:
+    """One path segment against another: equal, or either a hole ``{}`` (a segment holding a hole,
+    ``v{}``, matches as a glob), or a ``*`` glob of a route pattern."""
+    if a == b or a in ("{}", "*") or b == "{}":
+        return True
+    for pat, text in ((a, b), (b, a)):
+        if "{}" in pat or "*" in pat:
+            rx = re.escape(pat).replace(r"\{\}", "[^/]*").replace(r"\*", "[^/]*")
+            if re.fullmatch(rx, text):
+                return True
+    return False
+
+
+def paths_match(consumer: str, provider: str) -> bool:
+    """A consumer's path template against an endpoint path: segment by segment, a hole ``{}``
+    matching one segment on either side; a query string is dropped (SPEC §9 HTTP)."""
+    cs, ps = _segments(consumer.split("?", 1)[0]), _segments(provider)
+    if cs and all(c == "{}" for c in cs) and not all(p == "{}" for p in ps):
+        return False  # a path that is holes only (the URL's path did not fold) names no endpoint
+    return len(cs) == len(ps) and all(_segment_match(c, p) for c, p in zip(cs, ps))
+
+
+def _specificity(consumer: str, provider: str) -> int:
+    """How many segments of a matched pair are equal as written (holes included)."""
+    return sum(c == p for c, p in zip(_segments(consumer.split("?", 1)[0]), _segments(provider)))
+
+
+def path_covers(pattern: str, path: str) -> bool:
+    """Whether a gateway's forwarded path pattern admits an endpoint path: as :func:`paths_match`,
+    a last ``**`` admitting any rest (none included)."""
+    ps, es = _segments(pattern), _segments(path)
+    for i, p in enumerate(ps):
+        if p == "**":
+            return True
+        if i >= len(es) or not _segment_match(p, es[i]):
+            return False
+    return len(ps) == len(es)
+
+
 def align_http(con) -> tuple[list[Row], list[Finding]]:
     """The HTTP rule over Feign / load-balanced consumer bindings and HTTP endpoints."""
     services: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folded service id → [(service_id, scan)]
@@ -380,6 +443,7 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         name = str(_attrs(attrs).get("service_id_basis", {}).get("collided_with") or "")
         if name and name.lower() != sid.lower() and (sid, scan) not in services[name.lower()]:
             services[name.lower()].append((sid, scan))
+    service_rids = {scan: rid for scan, rid in con.execute(_SERVICE_ENTITIES).fetchall()}
     endpoints: dict[str, list[dict[str, Any]]] = defaultdict(list)  # scan → provided http contracts
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
         if _protocol(p) == "http":
@@ -393,6 +457,9 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
             _ref(c["scan_id"], c["contract_id"])
         parts = split_http_urn(c["urn"])
         cattrs = _attrs(c["contract_attrs"])
+        balanced = cattrs.get("load_balanced") is not False
+        if parts is not None and not balanced and not cattrs.get("url") and not services.get(parts[0].lower()):
+            cattrs = dict(cattrs, url=f"http://{parts[0]}")  # a plain client's host that names no service
         if parts is None or cattrs.get("url") or _ADDRESS.search(parts[0]):
             keys = {"urn": c["urn"], "url": cattrs.get("url")}
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", "URL_ONLY", [],
@@ -404,12 +471,19 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         host, path, method = parts
         keys = {"service": host, "path": path, "method": method}
         pkgs = services.get(host.lower(), [])
+        route = cattrs.get("gateway_route")
+        if route is not None and pkgs:
+            rows.extend(_route_rows(c, src, src_ref, node, pkgs, endpoints, service_rids, cattrs, path, method))
+            continue
         found: list[tuple[str, str, dict[str, Any]]] = []
         for sid, scan in pkgs:
             for p in endpoints.get(scan, []):
                 pp = split_http_urn(p["urn"])
-                if pp and pp[1] == path and methods_compatible(method, pp[2]):
+                if pp and paths_match(path, pp[1]) and methods_compatible(method, pp[2]):
                     found.append((sid, scan, p))
+        if found:  # as Spring MVC, the most specific mapping wins: most segments equal as written
+            best = max(_specificity(path, split_http_urn(p["urn"])[1]) for _, _, p in found)
+            found = [f for f in found if _specificity(path, split_http_urn(f[2]["urn"])[1]) == best]
         if not found:
             basis = "PATH_NOT_FOUND" if pkgs else "NO_PROVIDER"
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", basis, [], keys))
@@ -426,8 +500,44 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         cands = [{"service_id": k[0], "scan_id": k[1], "record_id": k[2]} for k in sorted(targets)]
         for k in sorted(targets):
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, (k[0], k[1]), _ref(k[1], k[2]),
-                            _ref(k[1], sorted(targets[k])[0]), status, "PATH_METHOD", cands))
+                            _ref(k[1], sorted(targets[k])[0]), status, "PATH_METHOD" if balanced else "HOST_SERVICE_ID",
+                            cands))
     return rows, findings
+
+
+def _route_rows(c: dict[str, Any], src: tuple[str, str], src_ref, node, pkgs: list[tuple[str, str]],
+                endpoints: dict[str, list[dict[str, Any]]], service_rids: dict[str, str], cattrs: dict[str, Any],
+                pattern: str, method: str) -> list[Row]:
+    """A gateway route's rows to the service it forwards to: one ROUTE_PREFIX row per endpoint its
+    forwarded pattern covers, else one ROUTE_SERVICE row to the SERVICE (``/**``, a forwarded path
+    that is not known, or no endpoint under the prefix); AMBIGUOUS when several packages have the id."""
+    keys = {"route_id": cattrs.get("gateway_route"), "route_pattern": cattrs.get("route_pattern"),
+            "forward_pattern": pattern if cattrs.get("forward_known", True) else None, "method": method}
+    if cattrs.get("load_balanced") is False:  # a uri that is no lb:// names the service by its host
+        keys["service_basis"] = "HOST_SERVICE_ID"
+    out: list[tuple[str, str, dict[str, Any] | None]] = []
+    whole = pattern == "/**" or not cattrs.get("forward_known", True)
+    for sid, scan in pkgs:
+        hit: dict[str, dict[str, Any]] = {}  # one row per endpoint, however many handlers expose it
+        for p in [] if whole else endpoints.get(scan, []):
+            pp = split_http_urn(p["urn"])
+            if pp and path_covers(pattern, pp[1]) and methods_compatible(method, pp[2]):
+                hit.setdefault(p["contract_id"], p)
+        out.extend((sid, scan, hit[k]) for k in sorted(hit))
+        if not hit:
+            out.append((sid, scan, None))
+    status = "RESOLVED" if len(pkgs) == 1 else "AMBIGUOUS"
+    cands = [{"service_id": sid, "scan_id": scan, "record_id": service_rids.get(scan)} for sid, scan in pkgs] \
+        if status == "AMBIGUOUS" else []
+    rows = []
+    for sid, scan, p in out:
+        if p is None:
+            rows.append(Row("HTTP", c["urn"], src, src_ref, node, (sid, scan), _ref(scan, service_rids.get(scan)), None,
+                            status, "ROUTE_SERVICE", cands, dict(keys, endpoints_covered=0 if not whole else None)))
+        else:
+            rows.append(Row("HTTP", c["urn"], src, src_ref, node, (sid, scan), _ref(scan, p["contract_id"]),
+                            _ref(scan, p["rel_id"]), status, "ROUTE_PREFIX", cands, keys))
+    return rows
 
 
 def align_unresolved_remote(con) -> tuple[list[Row], list[Finding]]:
@@ -436,7 +546,8 @@ def align_unresolved_remote(con) -> tuple[list[Row], list[Finding]]:
     rows: list[Row] = []
     for r in _fetch(con, _UNRESOLVED_REMOTE):
         attrs = _attrs(r["rel_attrs"])
-        kind = "HTTP" if "Feign" in str(attrs.get("binding_evidence") or "") else "RPC"
+        kind = "HTTP" if attrs.get("protocol") == "http" or "Feign" in str(attrs.get("binding_evidence") or "") \
+            else "RPC"
         keys = _attrs(r["match_keys"])
         rows.append(Row(kind, None, (r["service_id"], r["scan_id"]), _ref(r["scan_id"], r["rel_id"]),
                         dict(r["source_ref"]) if r["source_ref"] else None, None, None, None, "UNRESOLVED",

@@ -50,6 +50,8 @@ class EntryKind(str, Enum):
     JSF_PROVIDER = "JSF_PROVIDER"
     DUBBO_PROVIDER = "DUBBO_PROVIDER"
     HTTP_ENDPOINT = "HTTP_ENDPOINT"
+    #: an API gateway route (Spring Cloud Gateway, Zuul): the incoming path pattern it forwards
+    GATEWAY_ROUTE = "GATEWAY_ROUTE"
     MQ_CONSUMER = "MQ_CONSUMER"
     SCHEDULED_JOB = "SCHEDULED_JOB"
     EVENT_LISTENER = "EVENT_LISTENER"
@@ -631,7 +633,9 @@ LEGAL_RELATIONS: dict[str, set[tuple[str, str]]] = {
     "INJECTS": {("FIELD", "BEAN"), ("METHOD", "BEAN")},
     "CALLS": {("METHOD", "METHOD"), ("METHOD", "CONTRACT"), ("METHOD", "EXTERNAL")},
     "EXPOSES": {("BEAN", "CONTRACT"), ("METHOD", "CONTRACT")},
-    "BINDS_TO": {("BEAN", "CONTRACT"), ("METHOD", "SQL_STATEMENT"), ("BEAN", "TYPE"), ("TOPIC", "TOPIC")},
+    # ENTRY → CONTRACT: a GATEWAY_ROUTE entry bound to the consumed contract it forwards to
+    "BINDS_TO": {("BEAN", "CONTRACT"), ("METHOD", "SQL_STATEMENT"), ("BEAN", "TYPE"), ("TOPIC", "TOPIC"),
+                 ("ENTRY", "CONTRACT")},
     "PUBLISHES": {("METHOD", "TOPIC"), ("METHOD", "EVENT")},
     "SUBSCRIBES": {("ENTRY", "TOPIC"), ("ENTRY", "EVENT")},
     "READS": {("SQL_STATEMENT", "TABLE"), ("METHOD", "TABLE"), ("METHOD", "CONFIG_KEY"), ("METHOD", "CACHE_KEY")},

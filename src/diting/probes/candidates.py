@@ -274,7 +274,7 @@ class ModuleProbe:
         if accessor:
             text = f"{render(expr, ctx)}.{accessor}()"
             return outcome_json(self.folder._call(accessor, expr, [], ctx, 0, text))
-        got = self.folder.fold(expr, ctx)
+        got = self.folder.fold_template(expr, ctx) if role == "url" else self.folder.fold(expr, ctx)
         if isinstance(got, Folded) and got.vtype.startswith("enum:") and role not in ENUM_NAME_ROLES:
             return [{"unresolved": render(expr, ctx), "reason": "an enum constant (the rule names no accessor)"}]
         return outcome_json(got)
@@ -591,6 +591,8 @@ class ModuleProbe:
                     attrs["message_lines"] = list(built)  # where the message naming the topic was built
                 if "topic" not in roles:  # the message comes from elsewhere (a parameter, a factory)
                     attrs["message_expression"] = render(call.args[i], ctx)
+        if rule.emits.kind == "GATEWAY_ROUTE":
+            attrs["lambda_calls"] = self._lambda_calls(call, ctx)
         return {
             "rule": rule.id, "emit": rule.emits.kind, "form": "call", "module": self.module,
             "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
@@ -608,6 +610,26 @@ class ModuleProbe:
                      "arg_types": arg_types, "arg_kinds": arg_kinds},
             "attrs": attrs,
         }
+
+    def _lambda_calls(self, call, ctx: MemberContext) -> list[dict[str, Any]]:
+        """The calls inside the lambdas handed to ``call``, and to calls inside those, in body order
+        (``route(r -> r.path("/x/**").filters(f -> f.stripPrefix(1)).uri("lb://svc"))``): each call's
+        ``name``, the name of the call its lambda is handed to (``via``) and its arguments' outcomes,
+        at most :data:`MAX_CHAIN`."""
+        if ctx.body is None:
+            return []
+        inside = {call.ordinal}
+        out: list[dict[str, Any]] = []
+        for c in ctx.body.calls:
+            if c.ordinal in inside or c.handed_to not in inside or c.kind != "CALL" or len(out) >= MAX_CHAIN:
+                continue
+            inside.add(c.ordinal)
+            ctx.at = c.pos
+            out.append({"name": c.name, "via": ctx.body.calls[c.handed_to].name, "line": c.line,
+                        "args": [self.fold_value(a, ctx, role="http_method" if c.name == "method" else None)
+                                 for a in (c.args or [])]})
+        ctx.at = call.pos
+        return out
 
     def _receiver_root(self, call, ctx: MemberContext) -> dict[str, Any] | None:
         """The field at the start of a call chain (``webClient.get().uri(…)``: ``webClient``)."""
@@ -656,7 +678,10 @@ class ModuleProbe:
         if not 0 <= r["ordinal"] < len(ctx.body.calls):
             return None
         inner = ctx.body.calls[r["ordinal"]]
-        return {"name": inner.name, "arity": inner.arity}
+        out: dict[str, Any] = {"name": inner.name, "arity": inner.arity}
+        if inner.name == "method" and inner.args:  # webClient.method(HttpMethod.PATCH).uri(…)
+            out["http_method"] = self.fold_value(inner.args[0], ctx, role="http_method")
+        return out
 
     def _prefix(self, expr: dict[str, Any], ctx: MemberContext) -> str | None:
         """The constant leading part of a key expression (``"lock:" + id`` → ``lock:``); it may

@@ -410,6 +410,7 @@ class PackageProbes:
         self.http_endpoints()
         self.feign_clients()
         self.http_client_calls()
+        self.gateway_routes()
         self.mq_listeners()
         self.mq_sends()
         self.mq_streams()

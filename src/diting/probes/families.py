@@ -16,6 +16,7 @@ from diting.config.sources import canonical_key
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.syntax import TypeRef
+from diting.probes import gateway
 from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
 from diting.probes.stream import Streams
 from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
@@ -568,52 +569,270 @@ class Families(PackageProbes):
                                                          "value_basis": name.status})
 
     def http_client_calls(self) -> None:
-        """RestTemplate / WebClient calls whose URL names a service (the client is @LoadBalanced)."""
+        """RestTemplate / WebClient / RestClient … calls (HTTP_CLIENT_CALL rules): the URL folded to a
+        template (parts that do not fold are holes ``{}``), its host and path a CONSUMED contract
+        ``http://{host}{path}#{METHOD}``. The host names a service when the client is load-balanced
+        (the injected bean's @Bean method or the field is @LoadBalanced, or the chain starts from
+        such a ``WebClient.Builder`` / ``RestClient.Builder``); otherwise the contract says
+        ``load_balanced: false`` and the graph aligns it only when the host equals a current
+        service id (else URL_ONLY). A load-balanced call whose URL (or host) does not fold is an
+        UNRESOLVED call; a plain client's is not recorded (its target may be any address)."""
         lb_methods = {c["member"]["stable"] for c in self.ctx.by_emit.get("LOAD_BALANCED", []) if c["target"] == "METHOD"}
         lb_fields = {(c["type"]["binary"], c["field"]["name"]) for c in self.ctx.by_emit.get("LOAD_BALANCED", [])
                      if c["target"] == "FIELD"}
         for c in self.ctx.by_emit.get("HTTP_CLIENT_CALL", []):
             call = c["call"]
             m = c["member"]
-            recv = call.get("receiver") or call.get("receiver_root")
-            balanced = False
-            if recv:
-                key = (recv["binary"], recv["field"])
-                res = self.injected.get(key)
-                balanced = key in lb_fields or (res is not None and res.status == "RESOLVED" and
-                                                res.beans[0].cand.get("member", {}).get("stable") in lb_methods)
-            if not balanced:
-                continue
+            balanced = any(self._balanced(r, lb_fields, lb_methods) for r in
+                           (call.get("receiver"), call.get("receiver_root")) if r)
             url = self.first(c, "url")
             verb = self._client_verb(c)
-            if url is None or url.value is None:
-                expr = url.expression if url else call["expression"]
-                d = self.diag("CONSTANT_UNRESOLVED", f"{call['callsite_id']}|url", f"load-balanced HTTP call at "
-                              f"{c['path']}:{c['lines'][0]}: URL {expr} does not fold", [m["rid"]], c)
+            # a load-balancer resolves the host alone; a plain client's port says it is an address
+            parsed = _service_url(url.value, port=not balanced) if url is not None and url.value is not None else None
+            if parsed is None or "{" in parsed[0]:
+                if not balanced or (url is not None and url.value is not None and parsed is None):
+                    continue  # a plain client's unknown target, or a relative URL: no service name to align on
+                expr = url.expression if url and url.value is None else (url.value if url else call["expression"])
+                d = self.diag("CONSTANT_UNRESOLVED" if not (url and url.keys) else "CONFIG_VALUE_UNKNOWN",
+                              f"{call['callsite_id']}|url", f"load-balanced HTTP call at "
+                              f"{c['path']}:{c['lines'][0]}: URL {expr} does not fold to a service", [m["rid"]], c)
                 self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + (expr or ""),
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
                                  match_keys={"url_expression": expr, "http_method": verb},
-                                 attributes={"dispatch_kind": "RPC", "declared_target": None,
+                                 attributes={"dispatch_kind": "RPC", "protocol": "http", "declared_target": None,
                                              "binding_evidence": "load-balanced client"})
                 if url is not None:
                     self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
                 continue
-            parsed = _service_url(url.value)
-            if parsed is None:
-                continue  # not an absolute http(s) URL: no service name to align on
             host, path = parsed
             urn = f"http://{host}{normalize_path(path)}#{verb}"
             crid, cstable = self._contract("CONSUMED", urn, [], c, {"protocol": "http", "path": normalize_path(path),
                                                                      "http_method": verb, "loaded": True,
                                                                      "client": call["receiver_type"],
-                                                                     "value_basis": url.status})
+                                                                     "load_balanced": balanced,
+                                                                     "value_basis": url.status,
+                                                                     "fold_basis": c["roles"]["url"][0].get("basis")})
             self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=crid, target_key=cstable, status="RESOLVED",
                              evidence=[self.cseg(c)], ordinal=call["ordinal"], callsite_id=call["callsite_id"],
-                             attributes={"dispatch_kind": "RPC", "declared_target": urn,
-                                         "binding_evidence": "load-balanced " + (call["receiver_type"] or "client"),
-                                         "value_basis": url.status})
+                             attributes={"dispatch_kind": "RPC", "protocol": "http", "declared_target": urn,
+                                         "binding_evidence": ("load-balanced " if balanced else "") +
+                                         (call["receiver_type"] or "client"),
+                                         "load_balanced": balanced, "value_basis": url.status})
             self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
+
+    def _balanced(self, recv: dict[str, Any], lb_fields: set[tuple[str, str]], lb_methods: set[str]) -> bool:
+        """Whether the field a client call starts from is load-balanced: annotated itself, or
+        injected with the bean of an annotated @Bean method."""
+        key = (recv["binary"], recv["field"])
+        res = self.injected.get(key)
+        return key in lb_fields or (res is not None and res.status == "RESOLVED" and
+                                    res.beans[0].cand.get("member", {}).get("stable") in lb_methods)
+
+    # ------------------------------------------------------------ gateways
+    def gateway_routes(self) -> None:
+        """API gateway routes (SPEC §4.6, probes/gateway.py): each route of the gateway's
+        configuration (``config`` rules, by dialect) or of a ``RouteLocator`` builder in code
+        (``call`` rules) is a GATEWAY_ROUTE entry per incoming pattern, bound to the
+        CONSUMED contract ``http://{target}{forwarded pattern}#{method}`` the graph aligns (a route
+        whose uri does not fold is UNRESOLVED). The entry BINDS_TO that contract, as a consumer
+        bean does (a route is no call site of the package's code). A discovery locator (every registered
+        service routed by its id) is one entry with an UNDETERMINED_DYNAMIC_EDGE diagnostic."""
+        if self.plan.kind != "SERVICE" or self.service_rid is None:
+            return
+        service = {"rid": self.service_rid, "stable": self.rs.entities[self.service_rid]["stable_id"]}
+        for rule in self.s.rules.by_emit("GATEWAY_ROUTE"):
+            if rule.match.config is None or self.config is None:
+                continue
+            dialect = rule.emits.attributes.get("dialect")
+            for prefix in rule.match.config.prefixes:
+                if dialect == "discovery-locator":
+                    self._discovery_locator(rule.id, prefix, service)
+                    continue
+                found = self._config_routes(rule.id, prefix) if dialect == "spring-cloud-gateway" else \
+                    self._zuul_routes(rule.id, prefix) if dialect == "zuul" else []
+                for route, c in found:
+                    self._gateway_route(route, c, service, dialect)
+        for c in self.ctx.by_emit.get("GATEWAY_ROUTE", []):
+            m = c["member"]
+            if not self.ctx.class_loaded(c["type"]["binary"]):
+                self.exclude_entry(f"{c['call']['callsite_id']}|route", f"gateway route at {c['path']}:{c['lines'][0]}",
+                                   [m["rid"]], c)
+                continue
+            self._gateway_route(self._java_route(c), c, dict(m, path=c["path"]), "spring-cloud-gateway")
+
+    def _config_text(self, entry: Any) -> tuple[str | None, str]:
+        """A raw config value with its placeholders filled (None when one has no value)."""
+        return (self.config.expand(entry.value) if "${" in entry.value else entry.value), entry.value
+
+    def _config_cand(self, rule_id: str, path: str, entries: list[Any]) -> dict[str, Any]:
+        """A pseudo candidate (evidence: the config lines) for a route read from configuration."""
+        return {"rule": rule_id, "emit": "GATEWAY_ROUTE", "form": "config", "path": path, "target": "CONFIG",
+                "lines": [min(e.line for e in entries), max(max(e.end_line, e.line) for e in entries)]}
+
+    def _config_routes(self, rule_id: str, prefix: str) -> list[tuple[gateway.Route, dict[str, Any]]]:
+        """Spring Cloud Gateway routes of a ``routes`` list: predicates and filters in the shortcut
+        form (``Path=/a/**,/b/**``) or the long form (``name: Path``, ``args: {pattern: …}``); the
+        ``default-filters`` beside the list (shortcut form) apply to every route first."""
+        out = []
+        defaults = [f for f in (gateway.shortcut(self._config_text(e)[0] or e.value) for _, e in
+                                self.config.entries_of(prefix.rsplit(".", 1)[0] + ".default-filters"))
+                    if f[0] in gateway.PATH_FILTERS]  # shortcut form; they run before a route's own
+        for n, (path, item) in enumerate(self.config.list_items(prefix)):
+            def listed(what: str) -> list[tuple[str, list[str]]]:
+                got: dict[int, tuple[str, list[str]]] = {}
+                for k in sorted(item):
+                    m = re.match(re.escape(what) + r"\[(\d+)\](.*)$", k)
+                    if m is None:
+                        continue
+                    i, rest = int(m.group(1)), m.group(2)
+                    # Spring's binder keeps a placeholder it cannot fill as written: a RewritePath
+                    # replacement's ${group} (escaped $\{group} in YAML) reaches the filter as is
+                    text = self._config_text(item[k])[0] or (item[k].value if what == "filters" else "?")
+                    if rest == "":
+                        got[i] = gateway.shortcut(text)
+                    elif rest == ".name":
+                        got[i] = (text, got.get(i, ("", []))[1])
+                    elif rest.startswith(".args"):
+                        name, args = got.get(i, ("", []))
+                        got[i] = (name, args + gateway.split_args(text))
+                return [got[i] for i in sorted(got)]
+            preds = listed("predicates")
+            uri, expr = self._config_text(item["uri"]) if "uri" in item else (None, "(no uri)")
+            rid = item["id"].value if "id" in item else f"{prefix}[{n}]"
+            route = gateway.Route(rid, [p for name, args in preds if name == "Path" for p in args],
+                                  uri, sorted({a.upper() for name, args in preds if name == "Method" for a in args}),
+                                  defaults + [f for f in listed("filters") if f[0] in gateway.PATH_FILTERS],
+                                  uri_expression=expr)
+            if any(name == "Path" for name, _ in preds) and not route.patterns:
+                route.patterns = ["?"]
+            out.append((route, self._config_cand(rule_id, path, list(item.values()))))
+        return out
+
+    def _zuul_routes(self, rule_id: str, prefix: str) -> list[tuple[gateway.Route, dict[str, Any]]]:
+        """Zuul routes of a ``zuul.routes`` map: ``NAME.path`` (or ``NAME: /path/**``), ``serviceId``
+        (default: NAME), ``url``, ``strip-prefix`` (default true: the pattern's fixed prefix is
+        dropped), under the global ``zuul.prefix`` / ``zuul.strip-prefix``."""
+        root = prefix.rsplit(".", 1)[0]
+        gprefix = self.config.get(f"{root}.prefix")
+        gstrip = self.config.get(f"{root}.strip-prefix")
+        out = []
+        for element, raw in self.config.map_keys(prefix):
+            base = f"{prefix}.{element}"
+            pv = self.config.get(f"{base}.path")
+            pv = pv if pv.entry is not None else self.config.get(base)
+            sid, url = self.config.get(f"{base}.service-id"), self.config.get(f"{base}.url")
+            strip = self.config.get(f"{base}.strip-prefix")
+            entries = [r.entry for r in (pv, sid, url, strip) if r.entry is not None]
+            if not entries:
+                continue
+            # a route without a path answers at /{NAME}/**, as Zuul's
+            pattern = (pv.value or "?") if pv.entry is not None else f"/{raw}/**"
+            filters: list[tuple[str, list[str]]] = []
+            if (strip.value or "true").strip().lower() == "true":
+                filters.append(("StripPrefix", [str(gateway.fixed_segments(pattern))]))
+            if gprefix.value:
+                pattern = "/" + gprefix.value.strip("/") + "/" + pattern.lstrip("/")
+                if (gstrip.value or "true").strip().lower() == "true":
+                    filters.insert(0, ("StripPrefix", [str(gateway.fixed_segments(gprefix.value))]))
+            if url.entry is not None:
+                uri, expr = url.value, url.entry.value
+            elif sid.entry is not None:
+                uri, expr = (f"lb://{sid.value}" if sid.value else None), sid.entry.value
+            else:
+                uri, expr = f"lb://{raw}", raw
+            where = next(r.path for r in (pv, sid, url, strip) if r.entry is not None)
+            entries = [r.entry for r in (pv, sid, url, strip) if r.entry is not None and r.path == where]
+            out.append((gateway.Route(raw, [pattern], uri, [], filters, uri_expression=expr),
+                        self._config_cand(rule_id, where or "", entries)))
+        return out
+
+    def _java_route(self, c: dict[str, Any]) -> gateway.Route:
+        """A route built in code: the calls inside the lambda handed to ``route(…)`` (``path``,
+        ``method``, ``uri``, and the ``filters`` lambda's ``stripPrefix`` / ``prefixPath`` /
+        ``rewritePath`` / ``setPath``)."""
+        def texts(call: dict[str, Any]) -> list[str | None]:
+            if call["name"] in ("rewritePath", "setPath"):  # a Java literal's ${group} is no placeholder
+                return [(o[0].get("value") if o else None) for o in call["args"]]
+            return [(self.resolve(o[0]).value if o else None) for o in call["args"]]
+        ids_ = self._text(self.role(c, "id"))
+        route = gateway.Route(ids_[0] if ids_ else f"{c['path']}:{c['lines'][0]}", [], None)
+        filter_names = {"stripPrefix": "StripPrefix", "prefixPath": "PrefixPath", "rewritePath": "RewritePath",
+                        "setPath": "SetPath"}
+        for call in c.get("attrs", {}).get("lambda_calls", []):
+            args = texts(call)
+            if call["name"] == "path":
+                route.patterns += [a if a is not None else "?" for a in args]
+            elif call["name"] == "method":
+                route.methods += [str(a).rsplit(".", 1)[-1].upper() for a in args if a]
+            elif call["name"] == "uri" and args:
+                route.uri = args[0]
+                route.uri_expression = (call["args"][0][0].get("unresolved") if call["args"][0] else None) or args[0]
+            elif call["name"] in filter_names and call["via"] == "filters":
+                route.filters.append((filter_names[call["name"]], [a if a is not None else "?" for a in args]))
+        return route
+
+    def _gateway_route(self, route: gateway.Route, c: dict[str, Any], handler: dict[str, Any], dialect: str) -> None:
+        gw = self.plan.service_id
+        for pattern in route.patterns or ["/**"]:
+            if "?" == pattern or "${" in pattern:
+                self.entry_failed(f"{c['path']}:{c['lines'][0]}|route:{route.route_id}",
+                                  f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: its path pattern does "
+                                  "not resolve, so it yields no entry", [handler["rid"]], c)
+                continue
+            incoming = normalize_path(pattern)
+            for verb in route.methods or ["ANY"]:
+                urn = f"http://{gw}{incoming}#{verb}"
+                attrs = {"path": incoming, "http_method": verb, "route_id": route.route_id, "uri": route.uri,
+                         "gateway": dialect}
+                erid = self._entry("GATEWAY_ROUTE", urn, handler, c, attrs, "GATEWAY_ROUTE")
+                estable = self.rs.entities[erid]["stable_id"]
+                # the route binds its entry to what it forwards to (a BINDS_TO, as a consumer bean's; it is
+                # no call site of the package's code)
+                base = {"protocol": "http", "loaded": True, "gateway_route": route.route_id,
+                        "binding_evidence": f"gateway route {route.route_id}"}
+                if route.uri is None:
+                    d = self.diag("CONFIG_VALUE_UNKNOWN" if "${" in (route.uri_expression or "") else "CONSTANT_UNRESOLVED",
+                                  f"{c['path']}:{c['lines'][0]}|route-uri:{route.route_id}",
+                                  f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: uri "
+                                  f"{route.uri_expression} does not resolve", [erid], c)
+                    self.rs.relation("BINDS_TO", erid, estable, target_rid=None,
+                                     target_key="?" + (route.uri_expression or ""),
+                                     status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
+                                     match_keys={"route_id": route.route_id, "uri_expression": route.uri_expression,
+                                                 "path": incoming, "http_method": verb},
+                                     attributes=dict(base, declared_target=None))
+                    continue
+                kind, host = gateway.target(route.uri)
+                if kind == "OTHER":
+                    continue  # forward:, no://op …: handled by the gateway itself
+                fwd = gateway.forward(incoming, route.filters)
+                if fwd is None:
+                    self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|route-path:{route.route_id}",
+                              f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: the path it forwards "
+                              f"for {incoming} is not known (filters {route.filters}); aligned to the service only",
+                              [erid], c)
+                target_urn = f"http://{host}{fwd or '/**'}#{verb}"
+                crid, cstable = self._contract("CONSUMED", target_urn, [], c, {
+                    "protocol": "http", "path": fwd or "/**", "http_method": verb, "loaded": True,
+                    "gateway_route": route.route_id, "route_pattern": incoming, "forward_known": fwd is not None,
+                    "uri": route.uri, "load_balanced": kind == "SERVICE"})
+                self.rs.relation("BINDS_TO", erid, estable, target_rid=crid, target_key=cstable, status="RESOLVED",
+                                 evidence=[self.cseg(c)], attributes=dict(base, declared_target=target_urn))
+
+    def _discovery_locator(self, rule_id: str, key: str, service: dict[str, Any]) -> None:
+        rv = self.config.get(key)
+        if rv.status != "RESOLVED" or (rv.value or "").strip().lower() != "true" or rv.entry is None:
+            return
+        c = self._config_cand(rule_id, rv.path or "", [rv.entry])
+        urn = f"http://{self.plan.service_id}/{{}}/**#ANY"
+        erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": "/{}/**", "http_method": "ANY",
+                                                              "route_id": "discovery-locator",
+                                                              "gateway": "discovery-locator"}, "GATEWAY_ROUTE")
+        self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{rv.path}:{rv.entry.line}|discovery-locator",
+                  f"{self.plan.service_id} routes /{{service-id}}/** to every service registered with discovery "
+                  f"({key} = true at {rv.path}:{rv.entry.line}); which services those are is decided at runtime, "
+                  "so no edge is drawn", [erid], c)
 
     def _client_verb(self, c: dict[str, Any]) -> str:
         rule = self.s.rules.by_id[c["rule"]]
@@ -623,11 +842,17 @@ class Families(PackageProbes):
         if named and named[0] in _HTTP_METHODS:
             return named[0]
         call = c["call"]
+        named = [self.resolve(o).value for o in (call.get("receiver_call") or {}).get("http_method", [])]
+        if named and named[0] and named[0].rsplit(".", 1)[-1].upper() in _HTTP_METHODS:
+            return named[0].rsplit(".", 1)[-1].upper()
         for name in ([call["receiver_call"]["name"]] if call.get("receiver_call") else []) + [call["name"]]:
             low = name.lower()
             for verb in ("get", "post", "put", "delete", "patch", "head", "options"):
                 if low.startswith(verb):
                     return verb.upper()
+        for name in call.get("chain", []):  # a request builder: new Request.Builder().url(u).post(body)
+            if name.upper() in _HTTP_METHODS:
+                return name.upper()
         return "ANY"
 
     # ------------------------------------------------------------ MQ
@@ -1206,13 +1431,13 @@ class Families(PackageProbes):
                                          "binding_evidence": None})
 
 
-def _service_url(url: str) -> tuple[str, str] | None:
+def _service_url(url: str, port: bool = False) -> tuple[str, str] | None:
     """``(host, path)`` of an absolute ``http(s)://host[:port]/path?query`` URL (query and
-    fragment dropped), or None."""
-    m = re.match(r"^https?://([^/?#:]+)(?::\d+)?([^?#]*)", url.strip())
+    fragment dropped; the port kept on the host when ``port``), or None."""
+    m = re.match(r"^https?://([^/?#:]+)(:\d+)?([^?#]*)", url.strip())
     if m is None or not m.group(1):
         return None
-    return m.group(1), m.group(2) or "/"
+    return m.group(1) + (m.group(2) or "" if port else ""), m.group(3) or "/"
 
 
 def _stable_ordinal(text: str) -> int:

@@ -34,7 +34,7 @@ EmitKind = Literal[
     "BEAN", "BEAN_METHOD", "XML_BEAN", "INJECTION", "PRIMARY", "COMPONENT_SCAN", "IMPORT", "IMPORT_RESOURCE",
     "XML_CONTEXT", "FEIGN_SCAN", "PROXY_SCAN",
     "RPC_PROVIDER", "RPC_CONSUMER",
-    "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED",
+    "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED", "GATEWAY_ROUTE",
     "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE", "MQ_STREAM",
     "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
@@ -121,6 +121,13 @@ class TypeMatch(_Strict):
     method: str | None = None
 
 
+class ConfigMatch(_Strict):
+    """Configuration of the package under one of ``prefixes`` (a list of objects such as
+    ``spring.cloud.gateway.routes``, a map such as ``zuul.routes``, or a single key)."""
+
+    prefixes: list[str] = Field(min_length=1)
+
+
 class PomParentMatch(_Strict):
     group_id: str
 
@@ -133,12 +140,13 @@ class Match(_Strict):
     call: CallMatch | None = None
     bean_class: BeanClassMatch | None = None
     type: TypeMatch | None = None
+    config: ConfigMatch | None = None
     pom_parent: PomParentMatch | None = None
     package: str | None = None
 
     @model_validator(mode="after")
     def _one(self) -> "Match":
-        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package")
                  if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"match needs exactly one form, got {given or 'none'}")
@@ -146,7 +154,7 @@ class Match(_Strict):
 
     @property
     def form(self) -> str:
-        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package")
                     if getattr(self, k) is not None)
 
 
@@ -166,8 +174,8 @@ class Emits(_Strict):
     protocol: Literal["jsf", "dubbo", "http", "jmq", "rocketmq", "kafka", "amqp", "amqp-queue", "config", "ducc",
                       "jimdb", "redis", "event", "jms"] | None = None
     urn_template: str | None = None
-    entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "MQ_CONSUMER", "SCHEDULED_JOB",
-                        "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
+    entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "GATEWAY_ROUTE", "MQ_CONSUMER",
+                        "SCHEDULED_JOB", "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
     http_method: str | None = None
     access: Literal["READ", "WRITE"] | None = None
     handler: str | None = Field(None, description="the handler method of a type-level listener or job")
@@ -228,7 +236,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation"}, "PROXY_SCAN": {"annotation", "xml"},
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
-    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"},
+    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"},
     "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
     "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},

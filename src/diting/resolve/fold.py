@@ -27,6 +27,16 @@ from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 #: prefix of a placeholder key that names a Ducc/LAF key (resolved only from a config snapshot)
 DUCC_PREFIX = "@ducc:"
 MAX_FOLD_DEPTH = 24
+#: what a part of a URL template that does not fold becomes (:meth:`ExpressionFolder.fold_template`)
+HOLE = "{}"
+#: value types of Spring's URI builders while a chain on them is folded
+URI_BUILDER = "org.springframework.web.util.UriComponentsBuilder"
+URI_COMPONENTS = "org.springframework.web.util.UriComponents"
+_URI_BUILDER_TYPES = {URI_BUILDER, "org.springframework.web.servlet.support.ServletUriComponentsBuilder",
+                      "org.springframework.web.util.DefaultUriBuilderFactory"}
+#: builder calls that leave the path as it is (the query string and fragment are not matched on)
+_URI_KEEPS = {"queryParam", "queryParams", "queryParamIfPresent", "replaceQueryParam", "replaceQueryParams", "query",
+              "replaceQuery", "fragment", "uriVariables", "encode", "userInfo", "cloneBuilder"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,21 @@ class ExpressionFolder:
         self.registry = registry
         self.oracle = oracle
         self.config_annotations = config_annotations
+        self._holes = 0  # > 0 while a URL template is folded
+
+    def fold_template(self, expr: dict[str, Any] | None, ctx: MemberContext) -> FoldOutcome:
+        """Fold a URL: as :meth:`fold`, except that a part of a concatenation, a ``String.format``
+        argument or a URI builder's path that does not fold becomes a hole :data:`HOLE` (basis
+        ``TEMPLATE``) — ``"http://svc/users/" + id`` → ``http://svc/users/{}``. Unfolded when
+        nothing but holes would remain."""
+        self._holes += 1
+        try:
+            got = self.fold(expr, ctx)
+        finally:
+            self._holes -= 1
+        if isinstance(got, Folded) and all(v.replace(HOLE, "") == "" for v in got.values):
+            return Unfolded(render(expr, ctx), "no part of the URL folds")
+        return got
 
     # ------------------------------------------------------------ entry point
     def fold(self, expr: dict[str, Any] | None, ctx: MemberContext, depth: int = 0) -> FoldOutcome:
@@ -166,6 +191,9 @@ class ExpressionFolder:
         any_string = False
         for item in expr["items"]:
             r = self.fold(item, ctx, depth + 1)
+            if self._holes and (isinstance(r, Unfolded) or len(r.values) > 1 or r.vtype.startswith("enum:")):
+                r = Folded((HOLE,), "java.lang.String", "TEMPLATE")
+                basis = "TEMPLATE"
             if isinstance(r, Unfolded):
                 return Unfolded(render(expr, ctx), f"{r.expression or 'a part'} does not fold: {r.reason}")
             if len(r.values) > 1:
@@ -176,8 +204,8 @@ class ExpressionFolder:
                 return Unfolded(render(expr, ctx), "an enum constant's toString() may be overridden")
             parts.append(r.value)
             placeholders = placeholders or r.placeholders
-            if r.basis == "CONFIG":
-                basis = "CONFIG"
+            if r.basis in ("CONFIG", "TEMPLATE") and basis != "TEMPLATE":
+                basis = r.basis
         if not any_string:
             simple = self.constants.fold(expr, ctx.scope, ctx.chain)
             if simple is not None:
@@ -261,7 +289,16 @@ class ExpressionFolder:
                     name in ("toString", "trim", "intern") and len(recv_fold.values) == 1:
                 return Folded(((recv_fold.value.strip() if name == "trim" else recv_fold.value),),
                               "java.lang.String", recv_fold.basis, recv_fold.placeholders)
+            if isinstance(recv_fold, Folded) and recv_fold.vtype in (URI_BUILDER, URI_COMPONENTS) and \
+                    len(recv_fold.values) == 1:
+                return self._uri_chain(recv_fold, name, args, ctx, depth, text)
             rt = self.oracle.expr_type(receiver, ctx)
+            if rt is not None and rt.static and rt.name in _URI_BUILDER_TYPES and args and \
+                    name in ("fromHttpUrl", "fromUriString", "fromPath", "fromUri", "expand", "uriString"):
+                r = self.fold(args[0], ctx, depth + 1)
+                return Folded(r.values, URI_BUILDER, r.basis, r.placeholders) if isinstance(r, Folded) else r
+            if rt is not None and rt.static and rt.name == "java.net.URI" and name == "create" and len(args) == 1:
+                return self.fold(args[0], ctx, depth + 1)
             if rt is not None and rt.static and rt.name == "java.lang.String" and name == "format" and args:
                 return self._format(args, ctx, depth, text)
             if rt is not None and rt.static and rt.name == "java.lang.String" and name == "valueOf" and len(args) == 1:
@@ -279,8 +316,41 @@ class ExpressionFolder:
             return Unfolded(text, "not one enum constant")
         return self._enum_member((got.value, got.vtype), field, getter, ctx, text)
 
+    def _uri_chain(self, recv: Folded, name: str, args: list[dict[str, Any]], ctx: MemberContext, depth: int,
+                   text: str) -> FoldOutcome:
+        """One call of a ``UriComponentsBuilder`` chain on a folded URI: ``path`` / ``pathSegment``
+        append, query and fragment calls keep it (they are not matched on), ``build`` /
+        ``buildAndExpand`` / ``expand`` / ``encode`` keep the template, ``toUriString`` /
+        ``toString`` / ``toUri`` end the chain."""
+        def part(a: dict[str, Any]) -> FoldOutcome:
+            r = self.fold(a, ctx, depth + 1)
+            if isinstance(r, Folded) and len(r.values) == 1 and not r.vtype.startswith("enum:"):
+                return r
+            return Folded((HOLE,), "java.lang.String", "TEMPLATE") if self._holes else \
+                (r if isinstance(r, Unfolded) else Unfolded(text, "a path part has several values"))
+        value, basis, ph = recv.value, recv.basis, recv.placeholders
+        if recv.vtype == URI_BUILDER and name in ("path", "pathSegment") and args:
+            for a in args:
+                r = part(a)
+                if isinstance(r, Unfolded):
+                    return r
+                value = value.rstrip("/") + "/" + r.value if name == "pathSegment" else value + r.value
+                basis = "TEMPLATE" if r.basis == "TEMPLATE" else basis
+                ph = ph or r.placeholders
+            return Folded((value,), URI_BUILDER, basis, ph)
+        if recv.vtype == URI_BUILDER and name in _URI_KEEPS:
+            return recv
+        if name in ("build", "buildAndExpand", "expand", "encode", "normalize"):
+            return Folded((value,), URI_COMPONENTS, basis, ph)
+        if name in ("toUriString", "toString", "toUri"):
+            return Folded((value,), "java.lang.String", basis, ph)
+        return Unfolded(text, f"{name}() on a URI builder is not folded")
+
     def _format(self, args: list[dict[str, Any]], ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
         folded = [self.fold(a, ctx, depth + 1) for a in args]
+        if self._holes and folded and isinstance(folded[0], Folded) and len(folded[0].values) == 1:
+            folded = folded[:1] + [f if isinstance(f, Folded) and len(f.values) == 1 else
+                                   Folded((HOLE,), "java.lang.String", "TEMPLATE") for f in folded[1:]]
         if any(isinstance(f, Unfolded) or len(f.values) > 1 for f in folded):
             return Unfolded(text, "a String.format argument does not fold")
         fmt, rest = folded[0].value, [f.value for f in folded[1:]]
@@ -303,7 +373,9 @@ class ExpressionFolder:
                 continue
             out.append(c)
             i += 1
-        return Folded(("".join(out),), "java.lang.String", "FORMAT", any(f.placeholders for f in folded))
+        return Folded(("".join(out),), "java.lang.String",
+                      "TEMPLATE" if any(f.basis == "TEMPLATE" for f in folded) else "FORMAT",
+                      any(f.placeholders for f in folded))
 
     def _enum_member(self, const: tuple[str, str], field_name: str | None, getter: str | None, ctx: MemberContext,
                      text: str) -> FoldOutcome:
@@ -358,4 +430,4 @@ def fold_type(outcome: FoldOutcome) -> str | None:
     return outcome.vtype if isinstance(outcome, Folded) else None
 
 
-__all__ = ["DUCC_PREFIX", "ducc_placeholder", "ExpressionFolder", "FoldOutcome", "Folded", "Unfolded", "render", "fold_type", "TypeOf"]
+__all__ = ["DUCC_PREFIX", "HOLE", "ducc_placeholder", "ExpressionFolder", "FoldOutcome", "Folded", "Unfolded", "render", "fold_type", "TypeOf"]
