@@ -435,6 +435,15 @@ class PackageProbes:
             self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|resource-missing|{loc}",
                       f"{c['path']}:{c['lines'][0]}: context location {loc} names no file of the package (a "
                       "library's jar may hold it); the beans it would declare are not loaded", [self.owner_rid(c)], c)
+        for c in self.ctx.by_emit.get("FEIGN_SCAN", []):
+            if c["form"] != "imports" or not self.ctx.deployed:
+                continue
+            for e in c.get("attrs", {}).get("entries", []):
+                if e["class"] not in self.ctx.class_modules:
+                    self.diag("TYPE_UNRESOLVED", f"{c['path']}:{e['lines'][0]}|imports|{e['class']}",
+                              f"{c['path']}:{e['lines'][0]}: {e['class']} is listed as a Feign client, but no module "
+                              "of the package declares it (a library's jar may hold it); no client is registered",
+                              [self.owner_rid(c)], dict(c, lines=e["lines"]))
         for c, role, expr in self.ctx.unfolded:
             if role not in ("base_packages", "base_classes", "classes", "resource") or (
                     not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):

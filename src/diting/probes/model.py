@@ -1,7 +1,7 @@
 """The rule file format of SPEC §5, as pydantic models (the shipped JSON Schema is generated from them).
 
 A rule says *where* a construct is (``match``: exactly one of ``annotation``,
-``xml``, ``call``, ``bean_class``, ``type``, plus ``pom_parent`` and
+``xml``, ``call``, ``bean_class``, ``type``, ``imports`` (a ``META-INF/spring/{FQN}.imports`` list), plus ``pom_parent`` and
 ``package`` for catalog rules) and *what it means* (``emits``: an emit kind
 that names one generic mechanism of the engine, and its parameters). Roles
 name what an attribute, argument or property carries (topic, alias, key …).
@@ -132,10 +132,13 @@ class Match(_Strict):
     type: TypeMatch | None = None
     pom_parent: PomParentMatch | None = None
     package: str | None = None
+    imports: str | None = Field(None, description="an annotation FQN: the classes listed one a line in "
+                                                 "META-INF/spring/{FQN}.imports files (Spring Boot's ImportCandidates) "
+                                                 "of the modules on a service's classpath")
 
     @model_validator(mode="after")
     def _one(self) -> "Match":
-        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package", "imports")
                  if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"match needs exactly one form, got {given or 'none'}")
@@ -143,7 +146,7 @@ class Match(_Strict):
 
     @property
     def form(self) -> str:
-        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package")
+        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "pom_parent", "package", "imports")
                     if getattr(self, k) is not None)
 
 
@@ -222,7 +225,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "DEPLOYABLE_APPLICATION": {"annotation"}, "BEAN": {"annotation", "type"}, "BEAN_METHOD": {"annotation"},
     "XML_BEAN": {"xml"}, "INJECTION": {"annotation"}, "PRIMARY": {"annotation"},
     "COMPONENT_SCAN": {"annotation", "xml"}, "IMPORT": {"annotation", "call"}, "IMPORT_RESOURCE": {"annotation", "xml"},
-    "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation"}, "PROXY_SCAN": {"annotation", "xml"},
+    "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation", "imports"}, "PROXY_SCAN": {"annotation", "xml"},
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
     "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"},

@@ -8,7 +8,8 @@ classes named by ``@Import`` of loaded classes, auto-configurations listed in
 ``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
 or an ``XmlApplicationContext`` created by the package's own code; the classes
 an ``AnnotationConfigApplicationContext`` the package's code creates registers; Feign
-clients covered by ``@EnableFeignClients``. Computed to a fixpoint. Locations as Spring reads
+clients covered by ``@EnableFeignClients`` or listed by an ``imports`` rule's
+``META-INF/spring/{FQN}.imports`` file on the package's classpath. Computed to a fixpoint. Locations as Spring reads
 them (``classpath:``, ``classpath*:``, Ant patterns, ``${}``; an ``<import resource>`` relative to
 the importing file); scan base packages may be Ant patterns (:class:`PackagePatterns`).
 
@@ -326,6 +327,8 @@ class SpringContext:
     def cand_loaded(self, c: dict[str, Any]) -> bool:
         """Whether the declaration behind a candidate is part of the context (an XML element
         inside ``<beans profile>`` only when the profile is active)."""
+        if c["form"] == "imports":  # a META-INF/spring/*.imports list on the package's classpath
+            return self.deployed
         if c["form"] == "xml":
             profiles = c.get("attrs", {}).get("profiles", [])
             return self.xml_loaded(c["path"]) and all(
@@ -432,7 +435,11 @@ class SpringContext:
                 continue
             # FeignClientsRegistrar: listed clients replace the package scan; without packages
             # (value, basePackages, basePackageClasses) the annotated class's package is scanned
-            # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED)
+            # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED);
+            # an imports-file list (form imports) registers the classes it lists
+            if c["form"] == "imports":
+                self.feign_clients.update(self.vals(c, "classes"))
+                continue
             roles = c.get("roles", {})
             self.feign_clients.update(self.vals(c, "classes"))
             if roles.get("classes"):
