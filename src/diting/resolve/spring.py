@@ -534,14 +534,20 @@ class SpringContext:
                               supertypes=self.supertypes(module, iface) | {iface}))
         for c in self.by_emit.get("FEIGN_CLIENT", []):
             t = c["type"]
+            supers = set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}
+            if (c.get("emit_attrs") or {}).get("registered_by") == "scan":
+                # a client interface a scanner registers where the context scans (Retrofit's starter
+                # scans the auto-configuration packages): named as a component, not primary
+                beans.append(Bean(default_bean_name(t["simple"]), t["binary"], c["module"], "FEIGN_CLIENT", c,
+                                  self.class_loaded(t["binary"]) or self.feign_loaded(t["binary"]),
+                                  supertypes=supers))
+                continue
             names = self.vals(c, "context_id") or self.vals(c, "service_name")
             # FeignClientsRegistrar registers the client's proxy as the primary bean of its interface
             # (so a fallback bean implementing it does not compete), unless primary = false
             primary = not any(v.strip().lower() == "false" for v in self.vals(c, "primary"))
             beans.append(Bean(f"{t['binary']}", t["binary"], c["module"], "FEIGN_CLIENT", c,
-                              self.feign_loaded(t["binary"]), primary,
-                              supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]},
-                              aliases=names))
+                              self.feign_loaded(t["binary"]), primary, supertypes=supers, aliases=names))
         # @Bean methods count where a loaded bean is of the declaring class or a subclass of it
         # (inherited @Bean methods of a base configuration class); a plain class's are never called
         holders = [b for b in beans if b.loaded and b.kind in ("COMPONENT", "IMPORTED", "XML")]
