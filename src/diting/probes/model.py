@@ -40,7 +40,7 @@ EmitKind = Literal[
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
-    "EVENT_PUBLISH", "EVENT_LISTENER",
+    "EVENT_PUBLISH", "EVENT_LISTENER", "ADVICE", "POINTCUT",
     "DYNAMIC_CALL", "NOISE",
 ]
 
@@ -237,7 +237,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
     "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
-    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
+    "ADVICE": {"annotation"}, "POINTCUT": {"annotation"}, "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
 }
 
 
