@@ -165,6 +165,9 @@ class InjectionPoint:
     cand: dict[str, Any]
     member: dict[str, Any] | None = None
     field: dict[str, Any] | None = None
+    #: the bean class an inherited field is injected into, when its type was read through the type
+    #: arguments that class binds (``type`` / ``type_args`` substituted); None for the declared field
+    seen_from: str | None = None
 
 
 @dataclass
@@ -180,7 +183,8 @@ class Resolution:
     #: what decided a RESOLVED injection, as Spring decides it: TYPE (the one loaded bean of the
     #: type), RESOURCE_NAME (``@Resource`` by name), QUALIFIER, PRIMARY (``@Primary``,
     #: ``primary="true"``, a Feign client's proxy), BEAN_NAME (the field or parameter name is
-    #: the bean's name), COLLECTION (every bean of the type); None when not decided
+    #: the bean's name), COLLECTION (every bean of the type), GENERIC_TYPE (the one bean whose type
+    #: arguments match the injection point's, Spring's generic qualifier); None when not decided
     basis: str | None = None
 
 
@@ -218,8 +222,12 @@ class SpringContext:
                  type_kinds: dict[str, str] | None = None,
                  resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True,
                  class_modules: dict[str, list[str]] | None = None,
-                 closures: dict[str, list[str]] | None = None) -> None:
+                 closures: dict[str, list[str]] | None = None,
+                 type_args: Callable[[str | None, str, str], list[str | None] | None] | None = None) -> None:
         self.cands = cands
+        #: ``(module, binary, target)`` → the type arguments (binary names, None where unknown) with
+        #: which in-repo type ``binary`` extends generic ``target``; None when not known
+        self.type_args = type_args or (lambda m, b, t: None)
         #: binary → every module of the package declaring it (several in a lib package of samples)
         self.class_modules = class_modules or {b: [m] for b, (m, _) in class_packages.items()}
         #: module → itself and its dependency modules, nearest first (its classpath inside the repo)
@@ -590,10 +598,16 @@ class SpringContext:
             if len(named) > 1:
                 return Resolution("AMBIGUOUS", named, reason=f"several beans are named {ip.by_name}")
         cands = self.candidates_for(t)
+        basis = "TYPE"
+        if not polymorphic and t == ip.type and len(cands) > 1:
+            generic = self._generic_matches(cands, t, ip.type_args)
+            if len(generic) < len(cands):
+                cands, basis = generic, "GENERIC_TYPE"
+        elif ip.seen_from is not None and len(cands) == 1 and t != (ip.field or {}).get("type", t):
+            basis = "GENERIC_TYPE"  # the type variable the bean class binds names the one bean
         if polymorphic:
             return Resolution("AMBIGUOUS" if len(cands) > 1 else "RESOLVED" if cands else "UNRESOLVED", cands, True,
                               "a collection or map receives every bean of the type", basis="COLLECTION")
-        basis = "TYPE"
         if ip.qualifier:
             q = [b for b in cands if ip.qualifier in [b.name] + b.aliases]
             if not q:
@@ -615,5 +629,23 @@ class SpringContext:
         if len(cands) == 1:
             return Resolution("RESOLVED", cands, basis=basis)
         if not cands:
-            return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}", type=t)
+            return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}" + (
+                f"<{', '.join(a or '?' for a in ip.type_args)}>" if basis == "GENERIC_TYPE" else ""), type=t)
         return Resolution("AMBIGUOUS", cands, reason=f"{len(cands)} loaded beans of type {t}")
+
+    def _generic_matches(self, cands: list[Bean], t: str, wanted: list[str]) -> list[Bean]:
+        """GenericTypeAwareAutowireCandidateResolver: the beans whose type arguments for ``t`` agree
+        with ``wanted`` (an argument not known on either side agrees). A bean whose type leaves the
+        arguments unbound (the raw generic type itself) is a candidate only when no other bean is:
+        Spring's fallback match for unresolvable generics."""
+        want = [a if a and "." in a and not a.startswith("?") else None for a in wanted]
+        if not any(want):
+            return cands
+        out, fallback = [], []
+        for b in cands:
+            got = self.type_args(self.home(b.type, b.module), b.type, t)
+            if got is None:
+                fallback.append(b)
+            elif all(w is None or g is None or w == g for w, g in zip(want, got)):
+                out.append(b)
+        return out or fallback
