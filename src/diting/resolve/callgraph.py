@@ -672,13 +672,14 @@ class PackageCallGraph:
         return loaded
 
     def _used_method_annotations(self) -> set[str]:
-        """FQNs of the annotations on methods of the classes the package runs (:attr:`loaded`)."""
+        """FQNs of the annotations on methods of the classes the package runs (:attr:`loaded`) and of
+        every interface of the package (Spring also matches the interface method a proxy implements)."""
         used: set[str] = set()
         for m in sorted(self.modules):
             for skel in self.s._by_module.get(m, []):
                 scope = self.s.scopes[skel.path]
                 for idx, td in enumerate(skel.types):
-                    if scope.binary_of(td) not in self.loaded:
+                    if td.kind != "INTERFACE" and scope.binary_of(td) not in self.loaded:
                         continue
                     chain = type_chain(skel, idx)
                     for md in td.methods:
