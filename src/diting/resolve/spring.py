@@ -246,8 +246,12 @@ class SpringContext:
         self.scan_packages = PackagePatterns(app_packages)
         self.loaded_classes: set[str] = set()
         self.loaded_xml: set[str] = set()
-        self.feign_scan = PackagePatterns()
-        self.feign_clients: set[str] = set()
+        #: client kind (a FEIGN_SCAN rule's ``client`` attribute, default feign) → its base packages
+        #: and listed clients (``@EnableFeignClients``, ``@RetrofitScan``, imports files)
+        self.client_scans: dict[str, PackagePatterns] = {"feign": PackagePatterns()}
+        self.client_lists: dict[str, set[str]] = {"feign": set()}
+        self.feign_scan = self.client_scans["feign"]
+        self.feign_clients = self.client_lists["feign"]
         #: (declaration, location) of loaded context-loading declarations whose location names no file
         self.missing: list[tuple[dict[str, Any], str]] = []
         #: class → the @Import-like declaration that put it into the context (it is a bean of its own)
@@ -445,22 +449,26 @@ class SpringContext:
             # (value, basePackages, basePackageClasses) the annotated class's package is scanned
             # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED);
             # an imports-file list (form imports) registers the classes it lists
+            client = (c.get("emit_attrs") or {}).get("client", "feign")
+            listed = self.client_lists.setdefault(client, set())
             if c["form"] == "imports":
-                self.feign_clients.update(self.vals(c, "classes"))
+                listed.update(self.vals(c, "classes"))
                 continue
             roles = c.get("roles", {})
-            self.feign_clients.update(self.vals(c, "classes"))
+            listed.update(self.vals(c, "classes"))
+            scan = self.client_scans.setdefault(client, PackagePatterns())
             if roles.get("classes"):
                 continue
             pkgs = self.packages_of(c)
             if not pkgs and not roles.get("base_packages") and not roles.get("base_classes"):
                 pkgs = {self.class_packages.get(c["type"]["binary"], (None, ""))[1]}
-            self.feign_scan.update(pkgs)
+            scan.update(pkgs)
 
-    def feign_loaded(self, binary: str) -> bool:
-        """A Feign client ``@EnableFeignClients`` registers: listed in ``clients``, else in (or
-        below) one of its base packages."""
-        return binary in self.feign_clients or self.class_packages.get(binary, (None, ""))[1] in self.feign_scan
+    def feign_loaded(self, binary: str, client: str = "feign") -> bool:
+        """A client interface its scan registers (``@EnableFeignClients`` for Feign): listed in
+        ``clients``, else in (or below) one of its base packages."""
+        return binary in self.client_lists.get(client, ()) or \
+            self.class_packages.get(binary, (None, ""))[1] in self.client_scans.get(client, ())
 
     # ------------------------------------------------------------ beans
     def _beans(self) -> list[Bean]:
@@ -543,11 +551,16 @@ class SpringContext:
         for c in self.by_emit.get("FEIGN_CLIENT", []):
             t = c["type"]
             supers = set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}
-            if (c.get("emit_attrs") or {}).get("registered_by") == "scan":
+            ea = c.get("emit_attrs") or {}
+            if ea.get("registered_by") == "scan":
                 # a client interface a scanner registers where the context scans (Retrofit's starter
-                # scans the auto-configuration packages): named as a component, not primary
+                # scans the auto-configuration packages unless a scan of its kind, @RetrofitScan,
+                # names others): named as a component, not primary
+                client = ea.get("client", "feign")
+                declared = bool(self.client_lists.get(client)) or bool(
+                    (sc := self.client_scans.get(client)) and (sc.plain or sc.patterns))
                 beans.append(Bean(default_bean_name(t["simple"]), t["binary"], c["module"], "FEIGN_CLIENT", c,
-                                  self.class_loaded(t["binary"]) or self.feign_loaded(t["binary"]),
+                                  self.feign_loaded(t["binary"], client) if declared else self.class_loaded(t["binary"]),
                                   supertypes=supers))
                 continue
             names = self.vals(c, "context_id") or self.vals(c, "service_name")
