@@ -79,6 +79,19 @@ BOOT_PLUGIN = ("<build><plugins><plugin><groupId>org.springframework.boot</group
                "<artifactId>spring-boot-maven-plugin</artifactId></plugin></plugins></build>")
 
 
+def boot_module(name: str, deps: str, files: dict[str, str]) -> dict[str, str]:
+    """The files of a Spring Boot service module ``name``: its pom (``deps`` XML before the boot
+    plugin), an application class in ``com.example.{name without dashes}``, and ``files`` below the
+    module (``PKG`` in them stands for that package)."""
+    pkg = name.replace("-", "")
+    out = {f"{name}/pom.xml": pom(name, body=deps + BOOT_PLUGIN),
+           f"{name}/src/main/java/com/example/{pkg}/App.java":
+               f"package com.example.{pkg};\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+               "public class App { public static void main(String[] a) { } }\n"}
+    out.update({f"{name}/{k}": v.replace("PKG", pkg) for k, v in files.items()})
+    return out
+
+
 def scan_repo(repo: Path, out: Path, rev: str = "HEAD", **kw) -> "object":
     kw.setdefault("quiet", True)
     kw.setdefault("repo_id", "test/repo")

@@ -11,8 +11,10 @@ import duckdb
 from diting.graph import align, store
 from diting.graph.align import bindings_match, filter_admits, signature_match
 from diting.graph.store import build, query
+from diting.rules import load_rules
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+SHIPPED_PROTOCOLS = load_rules().protocol_table()
 
 
 class Estate:
@@ -29,6 +31,9 @@ class Estate:
         scan = f"scan:{service}:{label or '0'}"
         self.con.execute("INSERT INTO packages VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
                          [scan, service, label])
+        for scheme, spec in SHIPPED_PROTOCOLS.items():  # as a scan records them in analysis_input.json
+            self.con.execute("INSERT INTO protocols VALUES (?, ?, ?, ?)", [scan, scheme, spec["alignment"],
+                                                                           spec.get("routing")])
         return scan
 
     def entity(self, scan: str, rid: str, kind: str, **fields) -> dict:
@@ -500,7 +505,8 @@ def test_a_delay_queue_dead_letters_to_its_consumer():
         ("entry:cancel", "RESOLVED", "RABBIT_DEAD_LETTER")]
     assert findings == []
     # a route without a key keeps the message's own routing key; routes that loop end
-    routes = align.RabbitRoutes()
+    routes = align.RabbitRoutes(align.Protocols({s: (p["alignment"], p.get("routing"))
+                                                 for s, p in SHIPPED_PROTOCOLS.items()}, {}))
     routes.add("amqp://x/k", "amqp-queue://q1")
     routes.add("amqp-queue://q1", "amqp://y/", keeps_key=True)
     routes.add("amqp://y/k", "amqp-queue://q2")

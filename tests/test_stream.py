@@ -5,7 +5,7 @@ rules/jms.yaml, probes/wrappers.py, graph/align.py)."""
 from __future__ import annotations
 
 from diting.graph.store import build, query
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+from tests.conftest import boot_module, make_repo, pom, scan_repo
 
 
 def _deps(*artifacts: str) -> str:
@@ -14,13 +14,7 @@ def _deps(*artifacts: str) -> str:
 
 
 def _service(name: str, binder: str, files: dict[str, str]) -> dict[str, str]:
-    pkg = name.replace("-", "")
-    out = {f"{name}/pom.xml": pom(name, body=_deps(binder) + BOOT_PLUGIN),
-           f"{name}/src/main/java/com/example/{pkg}/App.java":
-               f"package com.example.{pkg};\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
-               "public class App { public static void main(String[] a) { } }\n"}
-    out.update({f"{name}/{k}": v.replace("PKG", pkg) for k, v in files.items()})
-    return out
+    return boot_module(name, _deps(binder), files)
 
 
 ESTATE = {

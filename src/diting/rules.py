@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir.canonical import dumps, sha256_hex
-from diting.probes.model import Rule, RuleFile
+from diting.probes.model import Protocol, Rule, RuleFile
 from diting.userfiles import parse_yaml_list, read_user_file
 
 
@@ -48,6 +48,20 @@ class RuleSet:
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: rule id → the directory the rule was (last) loaded from
     origin: dict[str, Path] = field(default_factory=dict)
+    #: URN scheme → its declaration (a later rule file's declaration replaces an earlier one)
+    protocols: dict[str, Protocol] = field(default_factory=dict)
+
+    def protocol_table(self) -> dict[str, dict[str, Any]]:
+        """``{scheme: {alignment, entry_kinds, routing?}}`` sorted by scheme: what every package records in
+        ``analysis_input.json`` (``protocols``) and the graph aligns by."""
+        return {s: {k: v for k, v in (("alignment", p.alignment), ("entry_kinds", list(p.entry_kinds)),
+                                      ("routing", p.routing)) if v is not None}
+                for s, p in sorted(self.protocols.items())}
+
+    def default_entry_kind(self, scheme: str, fallback: str) -> str:
+        """The first entry kind ``scheme`` declares, else ``fallback``."""
+        p = self.protocols.get(scheme)
+        return p.entry_kinds[0] if p is not None and p.entry_kinds else fallback
 
     def from_dirs(self, dirs: list[Path]) -> list[Rule]:
         """Rules loaded from ``dirs`` (user rule directories), by id."""
@@ -142,5 +156,26 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
                 rs.by_id[rule.id] = rule
                 rs.raw[rule.id] = raw
                 rs.origin[rule.id] = Path(d)
+            for proto in rf.protocols:
+                rs.protocols[proto.scheme] = proto
             rs.files.append(LoadedFile(path.name, sha256_hex(data), rf.family, rf.version, rf.rules))
+    _check_protocols(rs)
     return rs
+
+
+#: entry kinds the engine makes whatever the protocol (scheduled jobs, event listeners, mains)
+ENGINE_ENTRY_KINDS = frozenset({"SCHEDULED_JOB", "EVENT_LISTENER", "MAIN", "OTHER"})
+
+
+def _check_protocols(rs: RuleSet) -> None:
+    """Every rule's ``emits.protocol`` is a declared scheme and its ``emits.entry_kind`` an engine kind
+    or one a declared protocol lists. Raises :class:`UserError` naming the rule and its file."""
+    kinds = set(ENGINE_ENTRY_KINDS) | {k for p in rs.protocols.values() for k in p.entry_kinds}
+    for rid, rule in sorted(rs.by_id.items()):
+        where = f"rule {rid} ({rs.origin[rid].name}/)"
+        if rule.emits.protocol is not None and rule.emits.protocol not in rs.protocols:
+            raise UserError(f"{where}: emits.protocol {rule.emits.protocol!r} is not a declared protocol (declare it "
+                            "under 'protocols:' in a rule file; see rules/protocols.yaml)")
+        if rule.emits.entry_kind is not None and rule.emits.entry_kind not in kinds:
+            raise UserError(f"{where}: emits.entry_kind {rule.emits.entry_kind!r} is neither an engine entry kind nor "
+                            "one a declared protocol lists")

@@ -293,16 +293,59 @@ def _protocol(row: dict[str, Any]) -> str:
     return str(_attrs(row["contract_attrs"]).get("protocol") or (row["urn"] or "").split("://", 1)[0])
 
 
+def _scheme(urn: str | None) -> str:
+    return (urn or "").split("://", 1)[0] if "://" in (urn or "") else ""
+
+
+@dataclass
+class Protocols:
+    """The protocol table of the current packages (each package's analysis_input.json ``protocols``,
+    loaded into the ``protocols`` table): scheme → (alignment, routing). A scheme the packages
+    declare with different alignments aligns under none of them (``conflicts``, a PROTOCOL_CONFLICT
+    finding): which one the code meant is not known."""
+
+    table: dict[str, tuple[str, str | None]]
+    conflicts: dict[str, list[str]]
+
+    def of(self, alignment: str) -> frozenset[str]:
+        """The schemes aligned by the ``alignment`` rule (RPC, HTTP, MQ …)."""
+        return frozenset(s for s, (a, _) in self.table.items() if a == alignment)
+
+    def routing(self, scheme: str) -> str | None:
+        return self.table.get(scheme, ("", None))[1]
+
+    def findings(self) -> list[Finding]:
+        return [Finding("PROTOCOL_CONFLICT", None, f"{s}://", "AMBIGUOUS", [], [],
+                        f"packages of this graph declare the scheme {s} with different alignments "
+                        f"({', '.join(a)}); its urns are not aligned") for s, a in sorted(self.conflicts.items())]
+
+
+_PROTOCOLS = f"""
+SELECT DISTINCT p.scheme, p.alignment, p.routing FROM protocols p JOIN ({_SERVICES}) s ON s.scan_id = p.scan_id
+ORDER BY 1, 2, 3"""
+
+
+def protocols(con) -> Protocols:
+    """The :class:`Protocols` of the current packages."""
+    seen: dict[str, set[tuple[str, str | None]]] = defaultdict(set)
+    for scheme, alignment, routing in con.execute(_PROTOCOLS).fetchall():
+        seen[scheme].add((alignment, routing))
+    table = {s: next(iter(v)) for s, v in seen.items() if len(v) == 1}
+    conflicts = {s: sorted(f"{a}{'/' + r if r else ''}" for a, r in v) for s, v in seen.items() if len(v) > 1}
+    return Protocols(table, conflicts)
+
+
 def align_rpc(con) -> tuple[list[Row], list[Finding]]:
-    """The RPC rule over JSF and Dubbo consumer and provider bindings."""
-    consumers = [r for r in _fetch(con, _CONSUMERS)
-                 if _protocol(r) in ("jsf", "dubbo")]
+    """The RPC rule over the consumer and provider bindings of the protocols aligned as RPC (JSF, Dubbo …)."""
+    protos = protocols(con)
+    rpc = protos.of("RPC")
+    consumers = [r for r in _fetch(con, _CONSUMERS) if _protocol(r) in rpc]
     providers: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
-        if _protocol(p) in ("jsf", "dubbo"):
+        if _protocol(p) in rpc:
             providers[p["urn"]].append(p)
     rows: list[Row] = []
-    findings: list[Finding] = []
+    findings: list[Finding] = protos.findings()  # reported once, by the first aligner
     consumed: set[tuple[str, str]] = set()
     for c in consumers:
         cattrs, csig = _attrs(c["rel_attrs"]), _sig(c["signature"])
@@ -445,13 +488,14 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
             services[name.lower()].append((sid, scan))
     service_rids = {scan: rid for scan, rid in con.execute(_SERVICE_ENTITIES).fetchall()}
     endpoints: dict[str, list[dict[str, Any]]] = defaultdict(list)  # scan → provided http contracts
+    http = protocols(con).of("HTTP")
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
-        if _protocol(p) == "http":
+        if _protocol(p) in http:
             endpoints[p["scan_id"]].append(p)
     rows: list[Row] = []
     findings: list[Finding] = []
     for c in _fetch(con, _CONSUMERS):
-        if _protocol(c) != "http":
+        if _protocol(c) not in http:
             continue
         src, src_ref, node = (c["service_id"], c["scan_id"]), _ref(c["scan_id"], c["rel_id"]), \
             _ref(c["scan_id"], c["contract_id"])
@@ -544,9 +588,10 @@ def align_unresolved_remote(con) -> tuple[list[Row], list[Finding]]:
     """Remote calls (RPC, Feign) the scan left UNRESOLVED: a row each, so unresolved calls per
     service count them; their diagnostics are in the package."""
     rows: list[Row] = []
+    http = protocols(con).of("HTTP")
     for r in _fetch(con, _UNRESOLVED_REMOTE):
         attrs = _attrs(r["rel_attrs"])
-        kind = "HTTP" if attrs.get("protocol") == "http" or "Feign" in str(attrs.get("binding_evidence") or "") \
+        kind = "HTTP" if attrs.get("protocol") in http or "Feign" in str(attrs.get("binding_evidence") or "") \
             else "RPC"
         keys = _attrs(r["match_keys"])
         rows.append(Row(kind, None, (r["service_id"], r["scan_id"]), _ref(r["scan_id"], r["rel_id"]),
@@ -629,32 +674,40 @@ class RabbitRoutes:
     #: dead-letter hops followed at most (a route back to where it started ends anyway)
     MAX_DEAD_LETTER_HOPS = 3
 
-    def __init__(self) -> None:
-        self.bindings: dict[str, list[tuple[str, str]]] = defaultdict(list)  # exchange → [(key pattern, queue)]
-        self.dead_letter: dict[str, list[tuple[str, str | None]]] = defaultdict(list)  # queue → [(exchange, key)]
+    def __init__(self, protos: Protocols) -> None:
+        self.protos = protos
+        self.bindings: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # exchange → [(key, queue)]
+        self.dead_letter: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)  # queue → [(scheme, ex, key)]
+
+    def exchange(self, urn: str) -> bool:
+        """Whether ``urn`` names an exchange and routing key (a scheme of routing ``amqp-exchange``)."""
+        return self.protos.routing(_scheme(urn)) == "amqp-exchange"
 
     def add(self, src_urn: str, dst_urn: str, keeps_key: bool = False) -> None:
         """One BINDS_TO between topics: an exchange binding or a dead-letter route."""
-        if src_urn.startswith("amqp://") and dst_urn.startswith("amqp-queue://"):
-            ex, _, key = src_urn[len("amqp://"):].partition("/")
-            self.bindings[ex].append((key, dst_urn))
-        elif src_urn.startswith("amqp-queue://") and dst_urn.startswith("amqp://"):
-            ex, _, key = dst_urn[len("amqp://"):].partition("/")
-            self.dead_letter[src_urn].append((ex, None if keeps_key else key))
+        src, dst = _scheme(src_urn), _scheme(dst_urn)
+        if self.exchange(src_urn) and self.protos.routing(dst) == "amqp-queue":
+            ex, _, key = src_urn[len(src) + 3:].partition("/")
+            self.bindings[(src, ex)].append((key, dst_urn))
+        elif self.protos.routing(src) == "amqp-queue" and self.exchange(dst_urn):
+            ex, _, key = dst_urn[len(dst) + 3:].partition("/")
+            self.dead_letter[src_urn].append((dst, ex, None if keeps_key else key))
 
     def queues(self, urn: str) -> list[tuple[str, str]]:
         """``[(queue urn, how)]`` a send to ``urn`` reaches: through bindings (``RABBIT_BINDING``), then
         through the dead-letter routes of those queues (``RABBIT_DEAD_LETTER``), sorted."""
-        ex, _, key = urn[len("amqp://"):].partition("/")
+        scheme = _scheme(urn)
+        ex, _, key = urn[len(scheme) + 3:].partition("/")
         out: dict[str, str] = {}
-        frontier = [(ex, key, "RABBIT_BINDING")]
+        frontier = [(scheme, ex, key, "RABBIT_BINDING")]
         for _ in range(self.MAX_DEAD_LETTER_HOPS + 1):
             nxt = []
-            for e, k, how in frontier:
-                for pattern, q in self.bindings.get(e, []):
+            for sc, e, k, how in frontier:
+                for pattern, q in self.bindings.get((sc, e), []):
                     if _rabbit_key_matches(pattern, k) and q not in out:
                         out[q] = how
-                        nxt += [(dx, k if dk is None else dk, "RABBIT_DEAD_LETTER") for dx, dk in self.dead_letter.get(q, [])]
+                        nxt += [(ds, dx, k if dk is None else dk, "RABBIT_DEAD_LETTER")
+                                for ds, dx, dk in self.dead_letter.get(q, [])]
             frontier = nxt
         return sorted(out.items())
 
@@ -664,10 +717,12 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
     subs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     rows: list[Row] = []
     findings: list[Finding] = []
+    protos = protocols(con)
+    mq, local = protos.of("MQ"), protos.of("IN_PROCESS")
     for s in _fetch(con, _SUBSCRIBES):
-        if s["urn"] and not s["urn"].startswith("event://") and s["resolution_status"] == "RESOLVED":
+        if s["urn"] and _scheme(s["urn"]) in mq and s["resolution_status"] == "RESOLVED":
             subs[s["urn"]].append(s)
-    routes = RabbitRoutes()
+    routes = RabbitRoutes(protos)
     for src_urn, dst_urn, keeps_key in con.execute(_RABBIT_BINDINGS).fetchall():
         routes.add(src_urn, dst_urn, keeps_key)
     fed: set[tuple[str, str]] = set()
@@ -675,16 +730,16 @@ def align_mq(con) -> tuple[list[Row], list[Finding]]:
         attrs = _attrs(p["rel_attrs"])
         src, src_ref = (p["service_id"], p["scan_id"]), _ref(p["scan_id"], p["rel_id"])
         node = dict(p["source_ref"]) if p["source_ref"] else None
-        if attrs.get("protocol") == "event":
+        if attrs.get("protocol") in local:
             continue  # an application event stays inside its service (resolved or not): no cross-service row
         if p["resolution_status"] != "RESOLVED" or not p["urn"]:
             rows.append(Row("MQ", None, src, src_ref, node, None, None, None, "UNRESOLVED", "SOURCE_UNRESOLVED",
                             [], _attrs(p["match_keys"]) or None))
             continue
-        if p["urn"].startswith("event://"):
-            continue
+        if _scheme(p["urn"]) not in mq:
+            continue  # IN_PROCESS (application events), NONE, or a scheme declared with conflicting alignments
         targets: list[tuple[dict[str, Any], str]] = [(s, "TOPIC") for s in subs.get(p["urn"], [])]
-        if p["urn"].startswith("amqp://"):
+        if routes.exchange(p["urn"]):
             targets += [(s, how) for q, how in routes.queues(p["urn"]) for s in subs.get(q, [])]
         etype = event_type(attrs)
         out: list[tuple[dict[str, Any], str, str]] = []

@@ -129,7 +129,7 @@ FROM ent WHERE kind = 'ENTRY' AND handler_ref IS NOT NULL""",
 FROM ent e JOIN ent m ON m.scan_id = e.scan_id AND m.record_id = e.handler_ref.record_id
 JOIN ent c ON c.scan_id = e.scan_id AND c.kind = 'CONTRACT' AND c.role = 'PROVIDED' AND c.urn = e.urn
      AND CAST(c.signature AS VARCHAR) = CAST(m.signature AS VARCHAR)
-WHERE e.kind = 'ENTRY' AND e.entry_kind IN ('JSF_PROVIDER', 'DUBBO_PROVIDER', 'HTTP_ENDPOINT')""",
+WHERE e.kind = 'ENTRY'""",
     """SELECT 'CONSUMES', dst_ref.scan_id, dst_ref.record_id, src_node_ref.scan_id, src_node_ref.record_id,
        resolution_status, src_ref
 FROM alignment WHERE edge_kind IN ('RPC', 'HTTP') AND dst_ref IS NOT NULL AND src_node_ref IS NOT NULL""",

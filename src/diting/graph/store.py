@@ -20,9 +20,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from diting.errors import UserError
+from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
 IMPL = "STRUCT(stable_id VARCHAR, implementation_scope VARCHAR, revision_id VARCHAR)"
@@ -69,6 +70,35 @@ PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
     analyzer_version VARCHAR, package_dir VARCHAR, manifest_sha256 VARCHAR, is_current BOOLEAN NOT NULL,
     load_seq INTEGER NOT NULL)"""
+
+
+#: each package's protocol table (analysis_input.json ``protocols``): how the graph aligns a scheme
+PROTOCOLS_DDL = """CREATE TABLE IF NOT EXISTS protocols (
+    scan_id VARCHAR NOT NULL, scheme VARCHAR NOT NULL, alignment VARCHAR NOT NULL, routing VARCHAR)"""
+
+
+def package_protocols(pkg: Path) -> list[tuple[str, str, str | None]]:
+    """``[(scheme, alignment, routing)]`` of a package's analysis_input.json ``protocols``; a package
+    written before protocols were recorded gets the shipped table. Raises :class:`UserError` for a
+    table that is not of that shape."""
+    try:
+        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{pkg}/analysis_input.json cannot be read: {exc}") from None
+    table = ai.get("protocols") if isinstance(ai, dict) else None
+    if table is None:
+        from diting.rules import load_rules
+        table = load_rules().protocol_table()
+    out = []
+    if not isinstance(table, dict):
+        raise UserError(f"{pkg}/analysis_input.json: protocols is not a mapping; nothing was loaded")
+    for scheme, spec in sorted(table.items()):
+        if not (isinstance(scheme, str) and re.fullmatch(r"[a-z][a-z0-9+.-]{0,31}", scheme) and isinstance(spec, dict)
+                and spec.get("alignment") in get_args(ProtocolAlignment)
+                and spec.get("routing") in (None, *get_args(ProtocolRouting))):
+            raise UserError(f"{pkg}/analysis_input.json: protocol {str(scheme)[:40]!r} is malformed; nothing was loaded")
+        out.append((scheme, spec["alignment"], spec.get("routing")))
+    return out
 
 
 @dataclass
@@ -194,6 +224,7 @@ def _create(con) -> None:
     for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL):
         con.execute(ddl)
     con.execute("CREATE TABLE IF NOT EXISTS coverage (scan_id VARCHAR NOT NULL, document JSON)")
+    con.execute(PROTOCOLS_DDL)
     for name, sql in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
 
@@ -248,8 +279,8 @@ def with_graph(db: Path, fn, user_sql: bool = False):
 def _check_schema(con, db: Path) -> None:
     """Refuse a database whose tables are not this version's graph tables (another tool's file, or a
     graph an older diting built): loading into it would fail half-way or mix meanings."""
-    expected: dict[str, list[str]] = {"packages": [c.split()[0] for c in
-                                                   PACKAGES_DDL.split("(", 1)[1].rsplit(")", 1)[0].split(",")]}
+    expected: dict[str, list[str]] = {t: [c.split()[0] for c in ddl.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
+                                      for t, ddl in (("packages", PACKAGES_DDL), ("protocols", PROTOCOLS_DDL))}
     for table, cols in TABLES.values():
         expected[table] = (["repo_id", "commit_sha"] if table in SHARED else ["scan_id"]) + list(cols)
     present = {name: kind for name, kind in con.execute(
@@ -360,7 +391,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
 
 
 #: the tables holding a package's own records (deleted when another package of its scan_id replaces it)
-PER_PACKAGE = [t for t, _ in TABLES.values() if t not in SHARED] + ["coverage"]
+PER_PACKAGE = [t for t, _ in TABLES.values() if t not in SHARED] + ["coverage", "protocols"]
 
 
 def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: bool, label: str) -> LoadResult:
@@ -428,6 +459,8 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
         except UserError as exc:
             raise UserError(f"{exc.message}; nothing was loaded") from None
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
+        for scheme, alignment, routing in package_protocols(pkg):
+            con.execute("INSERT INTO protocols VALUES (?, ?, ?, ?)", [scan_id, scheme, alignment, routing])
         loaded.append(scan_id)
     # a record_id twice in one package (the default check reads counts, not records): one pass per table
     for fname, (table, _) in TABLES.items():

@@ -45,7 +45,9 @@ class EntityKind(str, Enum):
 
 
 class EntryKind(str, Enum):
-    """Entry kinds of SPEC §3.5."""
+    """The entry kinds diting ships (SPEC §3.5). The engine's own are SCHEDULED_JOB, EVENT_LISTENER,
+    MAIN and OTHER; the others belong to protocols (``rules/protocols.yaml``), and a rule file that
+    declares a protocol may name more (``ENTRY.entry_kind`` is any upper-case word)."""
 
     JSF_PROVIDER = "JSF_PROVIDER"
     DUBBO_PROVIDER = "DUBBO_PROVIDER"
@@ -57,6 +59,12 @@ class EntryKind(str, Enum):
     EVENT_LISTENER = "EVENT_LISTENER"
     MAIN = "MAIN"
     OTHER = "OTHER"
+
+
+#: how the graph aligns a protocol's urns (rule files' ``protocols``, analysis_input.json ``protocols``)
+ProtocolAlignment = Literal["RPC", "HTTP", "MQ", "IN_PROCESS", "NONE"]
+#: engine routing mechanisms a protocol's urns take part in
+ProtocolRouting = Literal["amqp-exchange", "amqp-queue"]
 
 
 class RelationKind(str, Enum):
@@ -183,6 +191,9 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # graph-level (diting graph build, SPEC §9 DATA): a logical table of one datasource written by
     # more than one service
     "SINGLE_WRITER_VIOLATION": Severity.WARNING,
+    # graph-level: the packages of a graph declare one URN scheme with different alignments (their
+    # rule files' protocols differ); its urns are not aligned
+    "PROTOCOL_CONFLICT": Severity.WARNING,
     # graph-level: a service reads or writes a table another service alone writes (direct
     # cross-service data access)
     "CROSS_SERVICE_DATA_ACCESS": Severity.WARNING,
@@ -301,7 +312,8 @@ class EntryEntity(_EntityBase):
     """ENTRY: ``entry_kind``, ``urn`` (exposed contract, subscribed topic, or method FQN) and ``handler_ref``."""
 
     kind: Literal["ENTRY"]
-    entry_kind: EntryKind
+    entry_kind: str = Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$",
+                            description="an EntryKind, or one a protocol declared by a rule file names")
     urn: str = Field(min_length=1)
     handler_ref: Ref
 

@@ -233,7 +233,7 @@ class Families(PackageProbes):
         for c in self.ctx.by_emit.get("RPC_PROVIDER", []):
             rule = self.s.rules.by_id[c["rule"]]
             proto = rule.emits.protocol or "dubbo"
-            entry_kind = rule.emits.entry_kind or ("JSF_PROVIDER" if proto == "jsf" else "DUBBO_PROVIDER")
+            entry_kind = rule.emits.entry_kind or self.s.rules.default_entry_kind(proto, "OTHER")
             impl: str | None = None
             bean_rid: str | None = None
             if c["form"] == "annotation":

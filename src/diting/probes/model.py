@@ -11,9 +11,13 @@ suite runs every sample.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
 #: what an annotation attribute, XML attribute, call argument or bean property carries
 Role = Literal[
@@ -176,11 +180,11 @@ class Emits(_Strict):
     """What a match means. ``kind`` picks the engine mechanism; the other fields parameterise it."""
 
     kind: EmitKind
-    protocol: Literal["jsf", "dubbo", "http", "jmq", "rocketmq", "kafka", "amqp", "amqp-queue", "config", "ducc",
-                      "jimdb", "redis", "event", "jms"] | None = None
+    protocol: str | None = Field(None, pattern=r"^[a-z][a-z0-9+.-]{0,31}$",
+                                 description="a URN scheme declared in a rule file's protocols (rules/protocols.yaml)")
     urn_template: str | None = None
-    entry_kind: Literal["JSF_PROVIDER", "DUBBO_PROVIDER", "HTTP_ENDPOINT", "GATEWAY_ROUTE", "MQ_CONSUMER",
-                        "SCHEDULED_JOB", "EVENT_LISTENER", "MAIN", "OTHER"] | None = None
+    entry_kind: str | None = Field(None, pattern=r"^[A-Z][A-Z0-9_]{0,63}$",
+                                   description="a core entry kind or one a declared protocol names")
     http_method: str | None = None
     access: Literal["READ", "WRITE"] | None = None
     handler: str | None = Field(None, description="the handler method of a type-level listener or job")
@@ -255,11 +259,34 @@ EMIT_FORMS: dict[str, set[str]] = {
 }
 
 
+class Protocol(_Strict):
+    """A URN scheme and how the graph aligns it: ``RPC`` (consumer and provider bindings by urn,
+    signature and the binding attributes), ``HTTP`` (service, path and method), ``MQ`` (publishers
+    and subscribers by topic), ``IN_PROCESS`` (never across services: application events), ``NONE``
+    (config and cache keys). ``entry_kinds``: the entry kinds its entries take (the first is the
+    default of a rule that names none); ``routing``: an engine routing mechanism its urns take part in
+    (``amqp-exchange`` → ``amqp-queue`` bindings and dead-letter routes)."""
+
+    scheme: str = Field(pattern=r"^[a-z][a-z0-9+.-]{0,31}$")
+    alignment: ProtocolAlignment
+    description: str
+    entry_kinds: list[str] = Field(default_factory=list)
+    routing: ProtocolRouting | None = None
+
+    @model_validator(mode="after")
+    def _kinds(self) -> "Protocol":
+        bad = [k for k in self.entry_kinds if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,63}", k)]
+        if bad:
+            raise ValueError(f"entry kinds must be upper-case words: {bad}")
+        return self
+
+
 class RuleFile(_Strict):
-    """A rule file: one family's rules."""
+    """A rule file: one family's rules, and the protocols it declares."""
 
     family: str
     version: int = Field(ge=1)
     owner: str
     description: str
+    protocols: list[Protocol] = Field(default_factory=list)
     rules: list[Rule]

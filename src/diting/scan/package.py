@@ -263,6 +263,8 @@ class PackageAssembler:
                         "max_yaml_nodes": MAX_YAML_NODES},
             "rules": s.rules.digest_entries(),
             "rule_files": [{"path": f.path, "sha256": f.sha256} for f in sorted(s.rules.files, key=lambda f: f.path)],
+            # how the graph aligns each URN scheme (the rule files' protocol declarations)
+            "protocols": s.rules.protocol_table(),
             "catalogs": [{"name": "jdk-types", "sha256": jdk_catalog().sha256}],
             "inventory": {"sha256": s.inventory_file.sha256} if s.inventory_file else _missing("no --inventory given"),
             "tool_versions": tool_versions(),
