@@ -145,7 +145,7 @@ def _rule_packages(r: Rule) -> set[str]:
     if m.bean_class is not None:
         names += m.bean_class.fqn if isinstance(m.bean_class.fqn, list) else [m.bean_class.fqn]
     if m.type is not None:
-        names.append(m.type.supertype)
+        names += m.type.supertypes
     if m.package:
         return {m.package}
     return {n.rsplit(".", 1)[0] for n in names if "." in n}
@@ -510,20 +510,23 @@ class ModuleProbe:
             return
         supers = self.oracle.supertype_names(self.module, binary)
         for rule in self.index.type_rules:
-            if rule.match.type.supertype in supers and binary != rule.match.type.supertype:
+            for sup in rule.match.type.supertypes:
+                if sup not in supers or binary == sup:
+                    continue
                 chain = type_chain(facts, idx)
                 tv = scope.type_vars_for(chain)
                 type_args = []
                 for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces):
                     r = scope.resolve(ref, chain[1:], tv)
-                    if r.name == rule.match.type.supertype:
+                    if r.name == sup:
                         type_args = [scope.resolve(a, chain, tv).name for a in ref.args]
                 extra = self._type_extra(facts, scope, idx)
                 self.out.append({"rule": rule.id, "emit": rule.emits.kind, "form": "type", "module": self.module,
                                  "path": facts.path, "lines": [td.header_start, td.header_end], "target": "TYPE",
                                  "type": self._type_info(td, binary), "roles": {},
-                                 "attrs": {"supertype": rule.match.type.supertype, "type_args": type_args},
+                                 "attrs": {"supertype": sup, "type_args": type_args},
                                  "emit_attrs": rule.emits.attributes, **extra})
+                break  # one candidate per rule and type
 
     # ------------------------------------------------------------ calls
     def _calls(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl, ctx: MemberContext) -> None:

@@ -47,6 +47,10 @@ _PREFIX = "spring.cloud.stream"
 _FUNCTIONS = {"java.util.function.Supplier": (0, 1), "java.util.function.Function": (1, 1),
               "java.util.function.Consumer": (1, 0), "java.util.function.BiFunction": (2, 1),
               "java.util.function.BiConsumer": (2, 0)}
+#: the single abstract method of each functional interface and its arity
+_SAM = {"java.util.function.Supplier": ("get", 0), "java.util.function.Function": ("apply", 1),
+        "java.util.function.Consumer": ("accept", 1), "java.util.function.BiFunction": ("apply", 2),
+        "java.util.function.BiConsumer": ("accept", 2)}
 #: binding indices probed in configuration beyond the implied ones (Kafka Streams branches, tuples)
 MAX_INDEX = 8
 
@@ -219,13 +223,19 @@ class Streams:
 
     # ------------------------------------------------------------ functional model
     def functional_model(self) -> None:
-        fns: dict[str, dict[str, Any]] = {}
+        fns: dict[str, dict[str, Any]] = {}  # bean name → candidate (its member the function's handler)
+        kinds: dict[str, str] = {}  # bean name → functional interface
         for c in self.by.get("function", []):
             if not self.f.ctx.class_loaded(c["type"]["binary"]):
                 continue
             bean = next((b for b in self.f.ctx.beans if b.kind == "BEAN_METHOD" and b.loaded and
                          b.cand.get("member", {}).get("stable") == c["member"]["stable"]), None)
-            fns[bean.name if bean is not None else c["member"]["name"]] = c
+            name = bean.name if bean is not None else c["member"]["name"]
+            fns[name], kinds[name] = c, c["member"]["return_type"]
+        for c in self.by.get("function_class", []):
+            got = self._function_class(c)
+            if got is not None:
+                fns[got[0]], kinds[got[0]] = got[1], c["attrs"]["supertype"]
         if not fns:
             return
         definition = self.conf("spring.cloud.function.definition") or self.conf(f"{_PREFIX}.function.definition")
@@ -242,7 +252,7 @@ class Streams:
             chosen = [[next(iter(fns))]]
         else:
             for name, c in sorted(fns.items()):
-                if _FUNCTIONS.get(c["member"]["return_type"], (0, 0))[0]:
+                if _FUNCTIONS.get(kinds[name], (0, 0))[0]:
                     self.f.entry_failed(f"{c['member']['stable']}|stream", f"functional bean {name} at {c['path']}:"
                                         f"{c['lines'][0]}: {len(fns)} functional beans and no spring.cloud.function."
                                         "definition — Spring Cloud Stream binds none of them", [c["member"]["rid"]], c)
@@ -254,14 +264,32 @@ class Streams:
                 continue  # a function of a library (or of another package): not ours to bind
             first, last = fns[parts[0]], fns[parts[-1]]
             fname = "".join(parts)
-            ins = _FUNCTIONS.get(first["member"]["return_type"], (0, 0))[0]
-            outs = _FUNCTIONS.get(last["member"]["return_type"], (0, 0))[1]
+            ins = _FUNCTIONS.get(kinds[parts[0]], (0, 0))[0]
+            outs = _FUNCTIONS.get(kinds[parts[-1]], (0, 0))[1]
             for i in self._indices(fname, "in", ins):
                 name = self._renamed(f"{fname}-in-{i}")
                 self.consume(first, dict(first["member"], path=first["path"]), ResolvedText("RESOLVED", name), read)
             for i in self._indices(fname, "out", outs):
                 name = self._renamed(f"{fname}-out-{i}")
                 self.publish(last, last["member"], name, "function output", read)
+
+    def _function_class(self, c: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """``(bean name, candidate)`` of a loaded component class implementing a functional interface
+        (``@Component("events") class L implements Consumer<T>``): the candidate's member is the
+        interface's method the class declares (``accept``/``apply``/``get``), its type arguments read
+        as a ``@Bean`` method's. None when the class is no loaded component or declares no such method."""
+        t = c["type"]
+        if t.get("abstract") or t["kind"] in ("INTERFACE", "ANNOTATION"):
+            return None
+        bean = next((b for b in self.f.ctx.beans if b.kind == "COMPONENT" and b.loaded and b.type == t["binary"]), None)
+        if bean is None:
+            return None
+        sam, arity = _SAM[c["attrs"]["supertype"]]
+        member = next((m for m in (c.get("type_detail") or {}).get("methods", [])
+                       if m["name"] == sam and len(m.get("params", [])) == arity), None)
+        if member is None:
+            return None
+        return bean.name, dict(c, member=member, attrs=dict(c["attrs"], bean_type_args=c["attrs"].get("type_args", [])))
 
     def _indices(self, fname: str, kind: str, implied: int) -> list[int]:
         """Binding indices of a function: those its type implies and any further one configured."""
