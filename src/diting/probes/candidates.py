@@ -324,13 +324,22 @@ class ModuleProbe:
                            "qualifier": self._qualifier(p.annotations, scope, chain)})
         ret = scope.resolve(md.return_type, chain, tv).name if md.return_type else "void"
         anns = [self._ann_name(a, scope, chain) for a in md.annotations]
-        assigns = {}
+        assigns: dict[str, str] = {}
+        assigned_calls: dict[str, dict[str, str]] = {}
         if md.decl_kind == "CONSTRUCTOR" and md.body is not None:
             names = {p.name for p in md.params}
             assigns = {f.removeprefix("this."): v["parts"][0] for f, v in md.body.assignments
                        if v.get("kind") == "name" and len(v["parts"]) == 1 and v["parts"][0] in names
                        and (f.startswith("this.") or f not in names)}
-        return {"name": md.name, "annotations": anns, "assigns": assigns, "signature": sig, "stable": stable, "rid": ids.entity_record_id("METHOD", stable),
+            # ``this.out = channels.out()``: a field set from a no-argument call on a parameter
+            for f, v in md.body.assignments:
+                call = md.body.calls[v["ordinal"]] if v.get("kind") == "callref" and \
+                    0 <= v.get("ordinal", -1) < len(md.body.calls) else None
+                r = call.receiver if call is not None else None
+                if call is not None and call.kind == "CALL" and call.arity == 0 and r is not None and \
+                        r.get("kind") == "name" and len(r["parts"]) == 1 and r["parts"][0] in names:
+                    assigned_calls[f.removeprefix("this.")] = {"parameter": r["parts"][0], "method": call.name}
+        return {"name": md.name, "annotations": anns, "assigns": assigns, "assigned_calls": assigned_calls, "signature": sig, "stable": stable, "rid": ids.entity_record_id("METHOD", stable),
                 "params": params, "return_type": ret, "modifiers": sorted(md.modifiers),
                 "lines": [md.start_line, md.end_line],
                 "autowired": any(a.endswith((".Autowired", ".Inject")) for a in anns)}

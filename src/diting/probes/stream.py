@@ -122,6 +122,16 @@ class Streams:
         names = [x.strip() for x in d.value.split(",")] if consumer else [d.value.strip()]
         return [ResolvedText(d.status, n, d.keys) for n in names if n], [d]
 
+    def remote_default(self, binding: str) -> dict[str, Any]:
+        """Attributes of a record whose destination is binding ``binding``'s default name (no
+        ``destination`` configured) in a package that reads a config centre at run time:
+        ``destination_default`` and ``config_centre_may_override`` (the centres, which may set the
+        destination); empty otherwise."""
+        if self.conf(f"{_PREFIX}.bindings.{binding}.destination") is not None:
+            return {}
+        centres = self.f._centres("config")
+        return {"destination_default": True, "config_centre_may_override": centres} if centres else {}
+
     # ------------------------------------------------------------ run
     def run(self) -> None:
         if not self.cands:
@@ -193,10 +203,18 @@ class Streams:
                       for c in self.by.get("output", []) if c["target"] == "FIELD"}
         quals = {(c["type"]["binary"], c["field"]["name"]): c["field"].get("qualifier")
                  for c in self.f.ctx.by_emit.get("INJECTION", []) if c["target"] == "FIELD"}
+        from_calls: dict[tuple[str, str], str] = {}  # (class, field) → the call a constructor set it from
+        for c in self.f.ctx.by_emit.get("BEAN", []):
+            for m in (c.get("type_detail") or {}).get("methods", []):
+                for fld, got in m.get("assigned_calls", {}).items():
+                    from_calls.setdefault((c["type"]["binary"], fld), got["method"])
         for c in self.by.get("channel", []):
             call = c["call"]
             name = None
+            recv = call.get("receiver")
             inner = call.get("receiver_call")
+            if inner is None and recv and (recv["binary"], recv["field"]) in from_calls:
+                inner = {"name": from_calls[(recv["binary"], recv["field"])], "arity": 0}  # this.out = x.out()
             if inner and inner["arity"] == 0 and inner["name"] in self.channel_methods:
                 names = sorted(self.channel_methods[inner["name"]])  # source.output().send(…)
                 if len(names) > 1:  # two bound interfaces have a channel method of this name
@@ -204,7 +222,6 @@ class Streams:
                                           f"{inner['name']}() for bindings {', '.join(names)}", [])
                     continue
                 name = names[0]
-            recv = call.get("receiver")
             if name is None and recv:
                 key = (recv["binary"], recv["field"])
                 name = out_fields.get(key) or quals.get(key) or recv["field"]
@@ -331,7 +348,7 @@ class Streams:
         group = self.conf(f"{_PREFIX}.bindings.{name.value}.group")
         groups = [group.value] if group is not None and group.value else []
         read += pread + dread + ([group] if group is not None else [])
-        extra: dict[str, Any] = {"stream_binding": name.value, "binder_basis": how}
+        extra: dict[str, Any] = {"stream_binding": name.value, "binder_basis": how, **self.remote_default(name.value)}
         if proto == "rocketmq":  # the RocketMQ binder's tag or SQL92 subscription
             sub = self.conf(f"{_PREFIX}.rocketmq.bindings.{name.value}.consumer.subscription")
             if sub is not None:
@@ -384,7 +401,7 @@ class Streams:
         call = c.get("call") or {}
         attrs = {"protocol": proto, "tag": None, "event_type": (call.get("arg_types") or {}).get("payload"),
                  "value_basis": d.status, "send_method": how, "stream_binding": binding, "binder_basis": basis,
-                 "loaded": self.f.ctx.class_loaded(c["type"]["binary"])}
+                 "loaded": self.f.ctx.class_loaded(c["type"]["binary"]), **self.remote_default(binding)}
         if proto == "rocketmq":  # a stream message's tag travels in a header: not known
             attrs.update(tag_resolution="UNKNOWN")
         self.f.rs.relation("PUBLISHES", member["rid"], member["stable"], target_rid=trid, target_key=urn,
