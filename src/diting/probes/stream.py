@@ -139,12 +139,28 @@ class Streams:
         self.annotation_model()
         if self.stream_app:
             self.functional_model()
+        for c in self.by.get("dsl_source", []):
+            self.dsl_source(c)
         for c in self.by.get("bridge", []):
             for name in self.f.role(c, "name"):
                 if name.value is None:
                     self._unresolved_send(c, None, name.expression or c["call"]["expression"], name.reason, [name])
                 else:
                     self.publish(c, c["member"], name.value, "StreamBridge.send", [name])
+
+    def dsl_source(self, c: dict[str, Any]) -> None:
+        """A Kafka Streams topology source (``builder.stream("t")``, ``table``, ``globalTable``) in a
+        loaded class: the method building it consumes each topic (an MQ_CONSUMER entry; a topic that
+        does not fold, a collection or a pattern, is an UNRESOLVED one with TOPIC_UNRESOLVED) in the
+        consumer group ``spring.kafka.streams.application-id`` (default ``spring.application.name``)."""
+        if not self.f.ctx.class_loaded(c["type"]["binary"]):
+            return
+        group = self.conf("spring.kafka.streams.application-id") or self.conf("spring.application.name")
+        groups = [group.value] if group is not None and group.value else []
+        extra = {"stream_dsl": c["call"]["name"]}
+        for t in self.f.role(c, "topic"):
+            self._subscribe(c, "kafka", dict(c["member"], path=c["path"]), t, groups,
+                            [group] if group is not None else [], extra)
 
     # ------------------------------------------------------------ annotation model
     def annotation_model(self) -> None:
