@@ -104,12 +104,18 @@ public class LegacyListener implements javax.jms.MessageListener { public void o
 }
 
 
-def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
-    repo, sha = make_repo(tmp_path, ESTATE)
+def _graph(tmp_path, estate: dict[str, str]):
+    """The graph database of ``estate`` scanned at its one commit."""
+    repo, sha = make_repo(tmp_path, estate)
     out = tmp_path / "ir"
     scan_repo(repo, out, sha)
     db = tmp_path / "g.duckdb"
     build(db, [out])
+    return db
+
+
+def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
+    db = _graph(tmp_path, ESTATE)
     rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis FROM alignment "
                      "WHERE edge_kind = 'MQ' AND src_service IS NOT NULL AND dst_service IS NOT NULL "
                      "ORDER BY ALL")[1]
@@ -180,11 +186,7 @@ public class Topology {
 
 
 def test_binding_beans_functional_components_lambda_sends_and_streams_dsl(tmp_path):
-    repo, sha = make_repo(tmp_path, SHAPES)
-    out = tmp_path / "ir"
-    scan_repo(repo, out, sha)
-    db = tmp_path / "g.duckdb"
-    build(db, [out])
+    db = _graph(tmp_path, SHAPES)
     rows = query(db, "SELECT src_service, dst_service, urn, resolution_status FROM alignment "
                      "WHERE edge_kind = 'MQ' ORDER BY ALL")[1]
     assert [tuple(r) for r in rows] == [
