@@ -98,12 +98,18 @@ public class LegacyListener implements javax.jms.MessageListener { public void o
 }
 
 
-def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
-    repo, sha = make_repo(tmp_path, ESTATE)
+def _graph(tmp_path, estate: dict[str, str]):
+    """The graph database of ``estate`` scanned at its one commit."""
+    repo, sha = make_repo(tmp_path, estate)
     out = tmp_path / "ir"
     scan_repo(repo, out, sha)
     db = tmp_path / "g.duckdb"
     build(db, [out])
+    return db
+
+
+def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
+    db = _graph(tmp_path, ESTATE)
     rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis FROM alignment "
                      "WHERE edge_kind = 'MQ' AND src_service IS NOT NULL AND dst_service IS NOT NULL "
                      "ORDER BY ALL")[1]
@@ -114,3 +120,73 @@ def test_stream_jms_and_getter_wrappers_align_across_services(tmp_path):
     ]
     hints = query(db, "SELECT DISTINCT message FROM diagnostics WHERE code = 'ENTRY_UNRESOLVED'")[1]
     assert len(hints) == 1 and "LegacyListener" in hints[0][0] and "javax.jms.MessageListener" in hints[0][0]
+
+
+SHAPES = {
+    "pom.xml": pom("price-parent", parent=None, packaging="pom",
+                   body="<modules><module>price-publisher</module><module>price-ledger</module>"
+                        "<module>price-streams</module></modules>"),
+    # a binding interface injected through a constructor that keeps its channel in a field; a bridge
+    # reached through ObjectProvider.ifAvailable sends inside the lambda
+    **_service("price-publisher", "spring-cloud-stream-binder-kafka", {
+        "src/main/resources/application.yml": "spring.cloud.stream.bindings:\n  prices-out: {destination: prices}\n"
+                                              "  alerts-out-0: {destination: alerts}\n",
+        "src/main/java/com/example/PKG/PriceChannels.java": """package com.example.PKG;
+public interface PriceChannels {
+    @org.springframework.cloud.stream.annotation.Output("prices-out") org.springframework.messaging.MessageChannel pricesOut();
+}
+""",
+        "src/main/java/com/example/PKG/Bindings.java": """package com.example.PKG;
+@org.springframework.cloud.stream.annotation.EnableBinding(PriceChannels.class)
+public class Bindings { }
+""",
+        "src/main/java/com/example/PKG/PriceService.java": """package com.example.PKG;
+@org.springframework.stereotype.Service
+public class PriceService {
+    private final org.springframework.messaging.MessageChannel out;
+    public PriceService(PriceChannels channels) { this.out = channels.pricesOut(); }
+    public void publish(String p) { out.send(org.springframework.messaging.support.MessageBuilder.withPayload(p).build()); }
+}
+""",
+        "src/main/java/com/example/PKG/Alerts.java": """package com.example.PKG;
+import org.springframework.cloud.stream.function.StreamBridge;
+@org.springframework.stereotype.Component
+public class Alerts {
+    private final org.springframework.beans.factory.ObjectProvider<StreamBridge> bridges;
+    public Alerts(org.springframework.beans.factory.ObjectProvider<StreamBridge> bridges) { this.bridges = bridges; }
+    public void raise(String a) { bridges.ifAvailable(bridge -> bridge.send("alerts-out-0", a)); }
+}
+"""}),
+    # a functional component class named by the definition
+    **_service("price-ledger", "spring-cloud-stream-binder-kafka", {
+        "src/main/resources/application.yml": "spring.cloud.function.definition: ledger\n"
+                                              "spring.cloud.stream.bindings.ledger-in-0.destination: prices\n",
+        "src/main/java/com/example/PKG/Ledger.java": """package com.example.PKG;
+@org.springframework.stereotype.Component("ledger")
+class Ledger implements java.util.function.Consumer<String> { public void accept(String p) { } }
+"""}),
+    # a Kafka Streams DSL topology: source alerts, sink alerts-archive
+    **_service("price-streams", "spring-kafka", {
+        "src/main/java/com/example/PKG/Topology.java": """package com.example.PKG;
+@org.springframework.stereotype.Component
+public class Topology {
+    @org.springframework.beans.factory.annotation.Autowired
+    public void build(org.apache.kafka.streams.StreamsBuilder builder) {
+        builder.<String, String>stream("alerts").mapValues(v -> v.trim()).to("alerts-archive");
+    }
+}
+"""}),
+}
+
+
+def test_binding_beans_functional_components_lambda_sends_and_streams_dsl(tmp_path):
+    db = _graph(tmp_path, SHAPES)
+    rows = query(db, "SELECT src_service, dst_service, urn, resolution_status FROM alignment "
+                     "WHERE edge_kind = 'MQ' ORDER BY ALL")[1]
+    assert [tuple(r) for r in rows] == [
+        ("price-publisher", "price-ledger", "kafka://prices", "RESOLVED"),
+        ("price-publisher", "price-streams", "kafka://alerts", "RESOLVED"),
+        ("price-streams", None, "kafka://alerts-archive", "UNRESOLVED"),
+    ]
+    unresolved = query(db, "SELECT message FROM diagnostics WHERE code = 'BEAN_UNRESOLVED'")[1]
+    assert not [m for (m,) in unresolved if "PriceChannels" in m]

@@ -145,7 +145,7 @@ def _rule_packages(r: Rule) -> set[str]:
     if m.bean_class is not None:
         names += m.bean_class.fqn if isinstance(m.bean_class.fqn, list) else [m.bean_class.fqn]
     if m.type is not None:
-        names.append(m.type.supertype)
+        names += m.type.supertypes
     if m.package:
         return {m.package}
     return {n.rsplit(".", 1)[0] for n in names if "." in n}
@@ -324,13 +324,22 @@ class ModuleProbe:
                            "qualifier": self._qualifier(p.annotations, scope, chain)})
         ret = scope.resolve(md.return_type, chain, tv).name if md.return_type else "void"
         anns = [self._ann_name(a, scope, chain) for a in md.annotations]
-        assigns = {}
+        assigns: dict[str, str] = {}
+        assigned_calls: dict[str, dict[str, str]] = {}
         if md.decl_kind == "CONSTRUCTOR" and md.body is not None:
             names = {p.name for p in md.params}
             assigns = {f.removeprefix("this."): v["parts"][0] for f, v in md.body.assignments
                        if v.get("kind") == "name" and len(v["parts"]) == 1 and v["parts"][0] in names
                        and (f.startswith("this.") or f not in names)}
-        return {"name": md.name, "annotations": anns, "assigns": assigns, "signature": sig, "stable": stable, "rid": ids.entity_record_id("METHOD", stable),
+            # ``this.out = channels.out()``: a field set from a no-argument call on a parameter
+            for f, v in md.body.assignments:
+                call = md.body.calls[v["ordinal"]] if v.get("kind") == "callref" and \
+                    0 <= v.get("ordinal", -1) < len(md.body.calls) else None
+                r = call.receiver if call is not None else None
+                if call is not None and call.kind == "CALL" and call.arity == 0 and r is not None and \
+                        r.get("kind") == "name" and len(r["parts"]) == 1 and r["parts"][0] in names:
+                    assigned_calls[f.removeprefix("this.")] = {"parameter": r["parts"][0], "method": call.name}
+        return {"name": md.name, "annotations": anns, "assigns": assigns, "assigned_calls": assigned_calls, "signature": sig, "stable": stable, "rid": ids.entity_record_id("METHOD", stable),
                 "params": params, "return_type": ret, "modifiers": sorted(md.modifiers),
                 "lines": [md.start_line, md.end_line],
                 "autowired": any(a.endswith((".Autowired", ".Inject")) for a in anns)}
@@ -510,20 +519,23 @@ class ModuleProbe:
             return
         supers = self.oracle.supertype_names(self.module, binary)
         for rule in self.index.type_rules:
-            if rule.match.type.supertype in supers and binary != rule.match.type.supertype:
+            for sup in rule.match.type.supertypes:
+                if sup not in supers or binary == sup:
+                    continue
                 chain = type_chain(facts, idx)
                 tv = scope.type_vars_for(chain)
                 type_args = []
                 for ref in ([td.superclass] if td.superclass else []) + list(td.interfaces):
                     r = scope.resolve(ref, chain[1:], tv)
-                    if r.name == rule.match.type.supertype:
+                    if r.name == sup:
                         type_args = [scope.resolve(a, chain, tv).name for a in ref.args]
                 extra = self._type_extra(facts, scope, idx)
                 self.out.append({"rule": rule.id, "emit": rule.emits.kind, "form": "type", "module": self.module,
                                  "path": facts.path, "lines": [td.header_start, td.header_end], "target": "TYPE",
                                  "type": self._type_info(td, binary), "roles": {},
-                                 "attrs": {"supertype": rule.match.type.supertype, "type_args": type_args},
+                                 "attrs": {"supertype": sup, "type_args": type_args},
                                  "emit_attrs": rule.emits.attributes, **extra})
+                break  # one candidate per rule and type
 
     # ------------------------------------------------------------ calls
     def _calls(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl, ctx: MemberContext) -> None:

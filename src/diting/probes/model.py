@@ -119,10 +119,15 @@ class BeanClassMatch(_Strict):
 
 
 class TypeMatch(_Strict):
-    """Implementations of ``supertype`` (a listener or job interface)."""
+    """Implementations of ``supertype`` (a listener or job interface; a list: any of them)."""
 
-    supertype: str
+    supertype: str | list[str]
     method: str | None = None
+
+    @property
+    def supertypes(self) -> list[str]:
+        """The matched supertypes as a list."""
+        return self.supertype if isinstance(self.supertype, list) else [self.supertype]
 
 
 class ConfigMatch(_Strict):
@@ -247,7 +252,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
     "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"},
     "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
-    "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class"},
+    "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class", "type"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
     "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
     "SQL_MAPPER_BASE": {"type"}, "SQL_TABLE_NAME": {"annotation"}, "SQL_INHERITED_CALL": {"call"}, "SQL_CALL": {"call"},

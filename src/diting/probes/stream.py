@@ -47,6 +47,10 @@ _PREFIX = "spring.cloud.stream"
 _FUNCTIONS = {"java.util.function.Supplier": (0, 1), "java.util.function.Function": (1, 1),
               "java.util.function.Consumer": (1, 0), "java.util.function.BiFunction": (2, 1),
               "java.util.function.BiConsumer": (2, 0)}
+#: the single abstract method of each functional interface and its arity
+_SAM = {"java.util.function.Supplier": ("get", 0), "java.util.function.Function": ("apply", 1),
+        "java.util.function.Consumer": ("accept", 1), "java.util.function.BiFunction": ("apply", 2),
+        "java.util.function.BiConsumer": ("accept", 2)}
 #: binding indices probed in configuration beyond the implied ones (Kafka Streams branches, tuples)
 MAX_INDEX = 8
 
@@ -118,6 +122,16 @@ class Streams:
         names = [x.strip() for x in d.value.split(",")] if consumer else [d.value.strip()]
         return [ResolvedText(d.status, n, d.keys) for n in names if n], [d]
 
+    def remote_default(self, binding: str) -> dict[str, Any]:
+        """Attributes of a record whose destination is binding ``binding``'s default name (no
+        ``destination`` configured) in a package that reads a config centre at run time:
+        ``destination_default`` and ``config_centre_may_override`` (the centres, which may set the
+        destination); empty otherwise."""
+        if self.conf(f"{_PREFIX}.bindings.{binding}.destination") is not None:
+            return {}
+        centres = self.f._centres("config")
+        return {"destination_default": True, "config_centre_may_override": centres} if centres else {}
+
     # ------------------------------------------------------------ run
     def run(self) -> None:
         if not self.cands:
@@ -125,12 +139,28 @@ class Streams:
         self.annotation_model()
         if self.stream_app:
             self.functional_model()
+        for c in self.by.get("dsl_source", []):
+            self.dsl_source(c)
         for c in self.by.get("bridge", []):
             for name in self.f.role(c, "name"):
                 if name.value is None:
                     self._unresolved_send(c, None, name.expression or c["call"]["expression"], name.reason, [name])
                 else:
                     self.publish(c, c["member"], name.value, "StreamBridge.send", [name])
+
+    def dsl_source(self, c: dict[str, Any]) -> None:
+        """A Kafka Streams topology source (``builder.stream("t")``, ``table``, ``globalTable``) in a
+        loaded class: the method building it consumes each topic (an MQ_CONSUMER entry; a topic that
+        does not fold, a collection or a pattern, is an UNRESOLVED one with TOPIC_UNRESOLVED) in the
+        consumer group ``spring.kafka.streams.application-id`` (default ``spring.application.name``)."""
+        if not self.f.ctx.class_loaded(c["type"]["binary"]):
+            return
+        group = self.conf("spring.kafka.streams.application-id") or self.conf("spring.application.name")
+        groups = [group.value] if group is not None and group.value else []
+        extra = {"stream_dsl": c["call"]["name"]}
+        for t in self.f.role(c, "topic"):
+            self._subscribe(c, "kafka", dict(c["member"], path=c["path"]), t, groups,
+                            [group] if group is not None else [], extra)
 
     # ------------------------------------------------------------ annotation model
     def annotation_model(self) -> None:
@@ -189,10 +219,18 @@ class Streams:
                       for c in self.by.get("output", []) if c["target"] == "FIELD"}
         quals = {(c["type"]["binary"], c["field"]["name"]): c["field"].get("qualifier")
                  for c in self.f.ctx.by_emit.get("INJECTION", []) if c["target"] == "FIELD"}
+        from_calls: dict[tuple[str, str], str] = {}  # (class, field) → the call a constructor set it from
+        for c in self.f.ctx.by_emit.get("BEAN", []):
+            for m in (c.get("type_detail") or {}).get("methods", []):
+                for fld, got in m.get("assigned_calls", {}).items():
+                    from_calls.setdefault((c["type"]["binary"], fld), got["method"])
         for c in self.by.get("channel", []):
             call = c["call"]
             name = None
+            recv = call.get("receiver")
             inner = call.get("receiver_call")
+            if inner is None and recv and (recv["binary"], recv["field"]) in from_calls:
+                inner = {"name": from_calls[(recv["binary"], recv["field"])], "arity": 0}  # this.out = x.out()
             if inner and inner["arity"] == 0 and inner["name"] in self.channel_methods:
                 names = sorted(self.channel_methods[inner["name"]])  # source.output().send(…)
                 if len(names) > 1:  # two bound interfaces have a channel method of this name
@@ -200,7 +238,6 @@ class Streams:
                                           f"{inner['name']}() for bindings {', '.join(names)}", [])
                     continue
                 name = names[0]
-            recv = call.get("receiver")
             if name is None and recv:
                 key = (recv["binary"], recv["field"])
                 name = out_fields.get(key) or quals.get(key) or recv["field"]
@@ -219,13 +256,19 @@ class Streams:
 
     # ------------------------------------------------------------ functional model
     def functional_model(self) -> None:
-        fns: dict[str, dict[str, Any]] = {}
+        fns: dict[str, dict[str, Any]] = {}  # bean name → candidate (its member the function's handler)
+        kinds: dict[str, str] = {}  # bean name → functional interface
         for c in self.by.get("function", []):
             if not self.f.ctx.class_loaded(c["type"]["binary"]):
                 continue
             bean = next((b for b in self.f.ctx.beans if b.kind == "BEAN_METHOD" and b.loaded and
                          b.cand.get("member", {}).get("stable") == c["member"]["stable"]), None)
-            fns[bean.name if bean is not None else c["member"]["name"]] = c
+            name = bean.name if bean is not None else c["member"]["name"]
+            fns[name], kinds[name] = c, c["member"]["return_type"]
+        for c in self.by.get("function_class", []):
+            got = self._function_class(c)
+            if got is not None:
+                fns[got[0]], kinds[got[0]] = got[1], c["attrs"]["supertype"]
         if not fns:
             return
         definition = self.conf("spring.cloud.function.definition") or self.conf(f"{_PREFIX}.function.definition")
@@ -242,7 +285,7 @@ class Streams:
             chosen = [[next(iter(fns))]]
         else:
             for name, c in sorted(fns.items()):
-                if _FUNCTIONS.get(c["member"]["return_type"], (0, 0))[0]:
+                if _FUNCTIONS.get(kinds[name], (0, 0))[0]:
                     self.f.entry_failed(f"{c['member']['stable']}|stream", f"functional bean {name} at {c['path']}:"
                                         f"{c['lines'][0]}: {len(fns)} functional beans and no spring.cloud.function."
                                         "definition — Spring Cloud Stream binds none of them", [c["member"]["rid"]], c)
@@ -254,14 +297,32 @@ class Streams:
                 continue  # a function of a library (or of another package): not ours to bind
             first, last = fns[parts[0]], fns[parts[-1]]
             fname = "".join(parts)
-            ins = _FUNCTIONS.get(first["member"]["return_type"], (0, 0))[0]
-            outs = _FUNCTIONS.get(last["member"]["return_type"], (0, 0))[1]
+            ins = _FUNCTIONS.get(kinds[parts[0]], (0, 0))[0]
+            outs = _FUNCTIONS.get(kinds[parts[-1]], (0, 0))[1]
             for i in self._indices(fname, "in", ins):
                 name = self._renamed(f"{fname}-in-{i}")
                 self.consume(first, dict(first["member"], path=first["path"]), ResolvedText("RESOLVED", name), read)
             for i in self._indices(fname, "out", outs):
                 name = self._renamed(f"{fname}-out-{i}")
                 self.publish(last, last["member"], name, "function output", read)
+
+    def _function_class(self, c: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """``(bean name, candidate)`` of a loaded component class implementing a functional interface
+        (``@Component("events") class L implements Consumer<T>``): the candidate's member is the
+        interface's method the class declares (``accept``/``apply``/``get``), its type arguments read
+        as a ``@Bean`` method's. None when the class is no loaded component or declares no such method."""
+        t = c["type"]
+        if t.get("abstract") or t["kind"] in ("INTERFACE", "ANNOTATION"):
+            return None
+        bean = next((b for b in self.f.ctx.beans if b.kind == "COMPONENT" and b.loaded and b.type == t["binary"]), None)
+        if bean is None:
+            return None
+        sam, arity = _SAM[c["attrs"]["supertype"]]
+        member = next((m for m in (c.get("type_detail") or {}).get("methods", [])
+                       if m["name"] == sam and len(m.get("params", [])) == arity), None)
+        if member is None:
+            return None
+        return bean.name, dict(c, member=member, attrs=dict(c["attrs"], bean_type_args=c["attrs"].get("type_args", [])))
 
     def _indices(self, fname: str, kind: str, implied: int) -> list[int]:
         """Binding indices of a function: those its type implies and any further one configured."""
@@ -303,7 +364,7 @@ class Streams:
         group = self.conf(f"{_PREFIX}.bindings.{name.value}.group")
         groups = [group.value] if group is not None and group.value else []
         read += pread + dread + ([group] if group is not None else [])
-        extra: dict[str, Any] = {"stream_binding": name.value, "binder_basis": how}
+        extra: dict[str, Any] = {"stream_binding": name.value, "binder_basis": how, **self.remote_default(name.value)}
         if proto == "rocketmq":  # the RocketMQ binder's tag or SQL92 subscription
             sub = self.conf(f"{_PREFIX}.rocketmq.bindings.{name.value}.consumer.subscription")
             if sub is not None:
@@ -356,7 +417,7 @@ class Streams:
         call = c.get("call") or {}
         attrs = {"protocol": proto, "tag": None, "event_type": (call.get("arg_types") or {}).get("payload"),
                  "value_basis": d.status, "send_method": how, "stream_binding": binding, "binder_basis": basis,
-                 "loaded": self.f.ctx.class_loaded(c["type"]["binary"])}
+                 "loaded": self.f.ctx.class_loaded(c["type"]["binary"]), **self.remote_default(binding)}
         if proto == "rocketmq":  # a stream message's tag travels in a header: not known
             attrs.update(tag_resolution="UNKNOWN")
         self.f.rs.relation("PUBLISHES", member["rid"], member["stable"], target_rid=trid, target_key=urn,

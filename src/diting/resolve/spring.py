@@ -499,7 +499,9 @@ class SpringContext:
         for binary, c in sorted(self.imported_by.items()):
             # an imported class is registered as a bean named by its class name (Spring 4.2+)
             module = self.home(binary, c.get("module"))
-            if module is None or (module, binary) in seen or self.type_kinds.get(binary) in ("INTERFACE", "ANNOTATION"):
+            # an importer whose rule says ``proxy`` (@EnableBinding) registers a proxy of each interface it names
+            kinds = ("ANNOTATION",) if (c.get("emit_attrs") or {}).get("proxy") else ("INTERFACE", "ANNOTATION")
+            if module is None or (module, binary) in seen or self.type_kinds.get(binary) in kinds:
                 continue
             seen.add((module, binary))
             beans.append(Bean(binary, binary, module, "IMPORTED", c, True,

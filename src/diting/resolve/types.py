@@ -21,6 +21,10 @@ from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, Typ
 #: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs three)
 MAX_EXPR_TYPE_DEPTH = 96
 
+#: methods of a one-type-argument holder that hand each held element to their one lambda argument
+#: (``provider.ifAvailable(b -> b.send(…))``, ``list.forEach(x -> …)``): the lambda's parameter is of
+#: the receiver's type argument
+ELEMENT_CONSUMERS = frozenset({"ifAvailable", "ifUnique", "ifPresent", "ifPresentOrElse", "forEach"})
 _LITERAL_TYPES = {"str": "java.lang.String", "char": "char", "int": "int", "long": "long", "bool": "boolean"}
 
 
@@ -392,7 +396,28 @@ class TypeOracle:
         """The static type of a call's receiver; an unqualified call's receiver is the own type."""
         if call.receiver is None:
             return TypeOf(ctx.binary, ctx.module)
-        return self.expr_type(call.receiver, ctx, _depth + 1)
+        got = self.expr_type(call.receiver, ctx, _depth + 1)
+        if got is None and call.receiver.get("kind") == "name" and len(call.receiver["parts"]) == 1:
+            got = self._lambda_param_type(call, call.receiver["parts"][0], ctx, _depth)
+        return got
+
+    def _lambda_param_type(self, call: CallSite, name: str, ctx: MemberContext, _depth: int) -> TypeOf | None:
+        """The type of lambda parameter ``name`` read by ``call``, when the call's innermost lambda is
+        the one argument of an :data:`ELEMENT_CONSUMERS` method on a holder with one type argument
+        and declares ``name`` (no nearer lambda parameter of that name): that argument; else None."""
+        body = ctx.body
+        if body is None or not 0 <= call.handed_to < len(body.calls) or call.pos < 0:
+            return None
+        outer = body.calls[call.handed_to]
+        if outer.kind != "CALL" or outer.name not in ELEMENT_CONSUMERS or outer.arity != 1:
+            return None
+        decl = max((pos for n, pos in body.lambda_params if n == name and pos < call.pos), default=-1)
+        if decl < outer.pos:
+            return None  # not a parameter of the lambda handed to ``outer``
+        holder = self.receiver_type(outer, ctx, _depth + 1)
+        if holder is None or len(holder.args) != 1:
+            return None
+        return holder.args[0]
 
     def _name_type(self, name: str, ctx: MemberContext) -> TypeOf | None:
         lv = ctx.local(name)
