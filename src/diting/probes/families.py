@@ -607,8 +607,11 @@ class Families(PackageProbes):
                 continue
             host, path = parsed
             urn = f"http://{host}{normalize_path(path)}#{verb}"
+            # a call in a class the context does not load (a shared library's component outside the
+            # scan) consumes nothing at run time: its contract says so and the graph does not align it
             crid, cstable = self._contract("CONSUMED", urn, [], c, {"protocol": "http", "path": normalize_path(path),
-                                                                     "http_method": verb, "loaded": True,
+                                                                     "http_method": verb,
+                                                                     "loaded": self.ctx.class_loaded(c["type"]["binary"]),
                                                                      "client": call["receiver_type"],
                                                                      "load_balanced": balanced,
                                                                      "value_basis": url.status,
