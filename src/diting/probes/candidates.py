@@ -95,6 +95,8 @@ class RuleIndex:
     by_xml: dict[tuple[str | None, str], list[Rule]] = field(default_factory=dict)
     by_bean_class: dict[str, list[Rule]] = field(default_factory=dict)
     type_rules: list[Rule] = field(default_factory=list)
+    #: annotation FQN → rules reading ``META-INF/spring/{FQN}.imports`` files
+    by_imports: dict[str, list[Rule]] = field(default_factory=dict)
     config_annotations: dict[str, str] = field(default_factory=dict)
     #: annotation rules by simple-name suffix (ENTRY_HINT), and the packages every other rule names
     suffix_rules: list[Rule] = field(default_factory=list)
@@ -126,6 +128,8 @@ class RuleIndex:
                     idx.by_bean_class.setdefault(fqn, []).append(r)
             elif m.type is not None:
                 idx.type_rules.append(r)
+            elif m.imports is not None:
+                idx.by_imports.setdefault(m.imports, []).append(r)
         return idx
 
 

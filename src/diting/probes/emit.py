@@ -25,6 +25,7 @@ from diting.ir.redaction import redact_value
 from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
+from diting.resolve.types import TypeOf
 from diting.source.text import decode_bytes
 from diting.sql.emit import SqlStage, SqlStats
 
@@ -156,7 +157,12 @@ class PackageProbes:
         return SpringContext(self.cands, class_packages, s.oracle.supertype_names, resources, app_classes,
                              app_packages, sorted(auto, key=lambda a: (a["class"], a["path"], a["lines"][0])), sorted(set(web)), list(self.plan.profiles), type_kinds,
                              lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE",
-                             class_modules=class_modules, closures=s.closures)
+                             class_modules=class_modules, closures=s.closures, type_args=self._type_args)
+
+    def _type_args(self, module: str | None, binary: str, target: str) -> list[str | None] | None:
+        """The type arguments (binary names) with which in-repo ``binary`` extends ``target``."""
+        got = self.s.oracle.supertype_args(TypeOf(binary, module), target) if module else None
+        return None if got is None else [a.name if a is not None else None for a in got]
 
     def _missing_source(self, scheme: str) -> str:
         """Which source lacks a key that resolved to nothing (SPEC §3.4 ``missing``)."""
@@ -453,6 +459,15 @@ class PackageProbes:
             self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|resource-missing|{loc}",
                       f"{c['path']}:{c['lines'][0]}: context location {loc} names no file of the package (a "
                       "library's jar may hold it); the beans it would declare are not loaded", [self.owner_rid(c)], c)
+        for c in self.ctx.by_emit.get("FEIGN_SCAN", []):
+            if c["form"] != "imports" or not self.ctx.deployed:
+                continue
+            for e in c.get("attrs", {}).get("entries", []):
+                if e["class"] not in self.ctx.class_modules:
+                    self.diag("TYPE_UNRESOLVED", f"{c['path']}:{e['lines'][0]}|imports|{e['class']}",
+                              f"{c['path']}:{e['lines'][0]}: {e['class']} is listed as a Feign client, but no module "
+                              "of the package declares it (a library's jar may hold it); no client is registered",
+                              [self.owner_rid(c)], dict(c, lines=e["lines"]))
         for c, role, expr in self.ctx.unfolded:
             if role not in ("base_packages", "base_classes", "classes", "resource") or (
                     not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):
@@ -513,9 +528,10 @@ class PackageProbes:
             names = [v for cc in cs for v in values(cc, "name")]
             quals = [v for cc in cs for v in values(cc, "qualifier")] + [q for q in [c["field"].get("qualifier")] if q]
             resource = any(cc["annotation"].endswith(".Resource") for cc in cs)
-            pts.append(InjectionPoint(owner, c["module"], "FIELD", fname, c["field"]["type"],
+            declared = InjectionPoint(owner, c["module"], "FIELD", fname, c["field"]["type"],
                                       c["field"].get("type_args", []), quals[0] if quals else None,
-                                      names[0] if names else (fname if resource else None), c, field=c["field"]))
+                                      names[0] if names else (fname if resource else None), c, field=c["field"])
+            pts.extend(self._generic_points(declared))
             seen.add((owner, fname))
         for b in self.ctx.beans:
             if b.kind != "COMPONENT" or not b.loaded:
@@ -535,14 +551,51 @@ class PackageProbes:
                                               p.get("type_args", []), None, None, c, member=c["member"]))
         return pts
 
+    def _generic_points(self, ip: InjectionPoint) -> list[InjectionPoint]:
+        """A field injection point as the context injects it: a field of a generic class whose type
+        names the class's type variables (``Mapper<T> mapper``, ``M mapper``) is injected into each
+        loaded bean class below it with the type arguments that class binds (one point per class,
+        ``seen_from``); the declared point when no bean class binds them, or the class is a bean of
+        its own."""
+        oracle = self.s.oracle
+        fr = oracle.field_of(ip.module, ip.owner_type, ip.name)
+        if fr is None or not self._has_type_params(ip.module, ip.owner_type):
+            return [ip]
+        out: list[InjectionPoint] = []
+        own = False
+        for b in self.ctx.beans:
+            if not b.loaded or b.kind not in ("COMPONENT", "IMPORTED", "XML", "BEAN_METHOD"):
+                continue
+            if b.type == ip.owner_type:
+                own = True
+                continue
+            if ip.owner_type not in b.supertypes:
+                continue
+            t = oracle.field_type(fr, TypeOf(b.type, self.ctx.home(b.type, b.module)))
+            args = [a.name if a is not None else None for a in t.args] if t is not None else []
+            if t is None or (t.name == ip.type and args == list(ip.type_args)):
+                continue
+            out.append(InjectionPoint(ip.owner_type, ip.module, ip.target, ip.name, t.name, args, ip.qualifier,
+                                      ip.by_name, ip.cand, field=ip.field, seen_from=b.type))
+        return sorted(out, key=lambda p: p.seen_from or "") + ([ip] if own or not out else [])
+
+    def _has_type_params(self, module: str, binary: str) -> bool:
+        found = self.s.oracle.decl(module, binary)
+        return found is not None and bool(found[0].facts.types[found[1]].type_params)
+
     def injection(self) -> None:
         self.injected: dict[tuple[str, str], Resolution] = {}
         if not self.ctx.deployed:
             return  # a lib: package has no Spring context, so nothing is injected
+        per_class: dict[tuple[str, str], list[Resolution]] = {}
         for ip in self.injection_points():
             res = self.ctx.resolve(ip)
             if ip.target == "FIELD":
-                self.injected[(ip.owner_type, ip.name)] = res
+                if ip.seen_from is None:
+                    self.injected[(ip.owner_type, ip.name)] = res
+                else:
+                    self.injected[(ip.seen_from, ip.name)] = res
+                    per_class.setdefault((ip.owner_type, ip.name), []).append(res)
                 src_rid, src_stable = ip.field["rid"], ip.field["stable"]
                 ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
                     else self.cseg(ip.cand)
@@ -558,31 +611,46 @@ class PackageProbes:
             attrs = {"injection": ip.target, "name": ip.name, "type": ip.type, "qualifier": ip.qualifier,
                      "polymorphic": res.polymorphic}
             key = f"{ip.type}:{ip.name}"
+            ordinal = 0 if ip.target == "FIELD" else _stable_int(ip.name)
+            diag_key = f"{src_stable}|{ip.name}"
+            where = f" (inherited by {ip.seen_from})" if ip.seen_from else ""
+            if ip.seen_from is not None:  # one relation per bean class the inherited field is injected into
+                attrs.update(seen_from=ip.seen_from, type_args=list(ip.type_args))
+                key, ordinal, diag_key = f"{key}@{ip.seen_from}", _stable_int(ip.seen_from), \
+                    f"{diag_key}|{ip.seen_from}"
             if res.status == "RESOLVED" and len(res.beans) == 1:
                 b = res.beans[0]
                 attrs["basis"] = res.basis
                 self.rs.relation("INJECTS", src_rid, src_stable, target_rid=self.bean_rids[id(b)],
                                  target_key=b.stable, status="RESOLVED", evidence=[ev],
-                                 attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))
+                                 attributes=attrs, ordinal=ordinal)
             elif len(res.beans) >= 2:
                 code = "POLYMORPHIC_ROUTING" if res.polymorphic else "BEAN_AMBIGUOUS"
-                d = self.rs.diagnostic(code, f"{src_stable}|{ip.name}", f"{src_stable}: {res.reason} "
+                d = self.rs.diagnostic(code, diag_key, f"{src_stable}{where}: {res.reason} "
                                        f"({', '.join(sorted(b.name for b in res.beans))})", [src_rid], [ev])
                 self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
                                  status="AMBIGUOUS", evidence=[ev], candidates=[self.bean_rids[id(b)] for b in res.beans],
-                                 diagnostics=[d], attributes=attrs, ordinal=0 if ip.target == "FIELD" else
-                                 _stable_int(ip.name))
+                                 diagnostics=[d], attributes=attrs, ordinal=ordinal)
             elif not res.polymorphic:
                 external = self.ctx.class_packages.get(res.type or ip.type) is None
                 if external:
                     attrs["provided_by"] = "auto-configuration or a library (no bean of the package declares it)"
-                d = self.rs.diagnostic("BEAN_EXTERNAL" if external else "BEAN_UNRESOLVED", f"{src_stable}|{ip.name}", f"{src_stable}: {res.reason}",
+                d = self.rs.diagnostic("BEAN_EXTERNAL" if external else "BEAN_UNRESOLVED", diag_key, f"{src_stable}{where}: {res.reason}",
                                        [src_rid], [ev])
                 self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
                                  status="UNRESOLVED", evidence=[ev], diagnostics=[d], match_keys={
                                      "type": ip.type, "name": ip.name, "qualifier": ip.qualifier,
                                      "bean_name": ip.by_name},
-                                 attributes=attrs, ordinal=0 if ip.target == "FIELD" else _stable_int(ip.name))
+                                 attributes=attrs, ordinal=ordinal)
+
+        for f, got in per_class.items():
+            if f in self.injected:
+                continue  # the declaring class is a bean of its own: its own resolution stands
+            beans = list({id(b): b for r in got for b in r.beans}.values())
+            one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
+            self.injected[f] = Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans,
+                                          reason="the bean injected differs by the class the field is inherited by",
+                                          basis="GENERIC_TYPE" if one else None)
 
     # the remaining mechanisms are defined in probes/families.py and bound below
 

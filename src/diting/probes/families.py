@@ -505,6 +505,18 @@ class Families(PackageProbes):
             name = names[0] if names else None
             url = self.first(c, "url")
             base = self.first(c, "path")
+            relative = (c.get("emit_attrs") or {}).get("path_resolution") == "relative"
+            if name is None and url is not None:
+                # a client with only a base URL (Retrofit's baseUrl = "http://user-center/api/"): the
+                # service is the URL's host, the base path the URL's path before the client's own path
+                if url.value is None:
+                    name = url
+                elif (hp := _service_url(url.value)) is not None:
+                    name = ResolvedText(url.status, hp[0], url.keys)
+                    if base is None:
+                        base = ResolvedText(url.status, hp[1], url.keys)
+                    elif base.value is not None:
+                        base = ResolvedText(base.status, hp[1] + "/" + base.value, url.keys + base.keys)
             if name is not None:
                 self._note_keys(bean_rid, bean_stable, [name], c, "feign name")
             calls: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -540,14 +552,15 @@ class Families(PackageProbes):
                 for sites, bad in groups:
                     if sites:
                         self._feign_sites(c, owner, m, mc, fulls, verbs, bad, sites, name, base, url,
-                                          bean_rid, bean_stable)
+                                          bean_rid, bean_stable, relative)
 
     def _feign_sites(self, c: dict[str, Any], owner: str, m: dict[str, Any], mc: dict[str, Any], fulls: list[str],
                      verbs: list[str], bad: ResolvedText | None, sites: list[dict[str, Any]], name: Any, base: Any,
-                     url: Any, bean_rid: str, bean_stable: str) -> None:
+                     url: Any, bean_rid: str, bean_stable: str, relative: bool = False) -> None:
         """The CALLS (and CONSUMED contracts) of one Feign method's call sites: UNRESOLVED with a
         diagnostic when its path, the client's path or name does not fold (``bad``: the method's own
-        reason), else one contract per full path and verb, each site RESOLVED to it."""
+        reason), else one contract per full path and verb, each site RESOLVED to it (``relative``:
+        a Retrofit client, whose method paths resolve against the base URL as relative URIs)."""
         unresolved = bad or (base if base is not None and base.value is None else None) or (
             name if name is not None and name.value is None else None)
         if name is None and unresolved is None:
@@ -566,8 +579,13 @@ class Families(PackageProbes):
                                  attributes={"dispatch_kind": "RPC", "declared_target": None,
                                              "binding_evidence": "Feign client " + owner})
             return
+        if relative:
+            # Retrofit resolves a method path against the base URL as a relative URI: a path
+            # with a leading / replaces the base path, any other is appended to it
+            own, _ = self._paths(mc)
+            fulls = [p if p.startswith("/") else (base.value if base else "") + "/" + p for p in own]
         for p in fulls:
-            full = normalize_path((base.value if base else "") + "/" + p)
+            full = normalize_path(p if relative else (base.value if base else "") + "/" + p)
             for verb in verbs:
                 urn = f"http://{name.value}{full}#{verb}"
                 attrs = {"protocol": "http", "path": full, "http_method": verb, "loaded": True,

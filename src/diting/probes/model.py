@@ -1,7 +1,7 @@
 """The rule file format of SPEC §5, as pydantic models (the shipped JSON Schema is generated from them).
 
 A rule says *where* a construct is (``match``: exactly one of ``annotation``,
-``xml``, ``call``, ``bean_class``, ``type``, plus ``pom_parent`` and
+``xml``, ``call``, ``bean_class``, ``type``, ``imports`` (a ``META-INF/spring/{FQN}.imports`` list), plus ``pom_parent`` and
 ``package`` for catalog rules) and *what it means* (``emits``: an emit kind
 that names one generic mechanism of the engine, and its parameters). Roles
 name what an attribute, argument or property carries (topic, alias, key …).
@@ -40,7 +40,7 @@ EmitKind = Literal[
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
-    "EVENT_PUBLISH", "EVENT_LISTENER",
+    "EVENT_PUBLISH", "EVENT_LISTENER", "ADVICE", "POINTCUT",
     "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
 ]
 
@@ -132,6 +132,10 @@ class PomParentMatch(_Strict):
     group_id: str
 
 
+#: the match forms a rule may use (exactly one per rule)
+MATCH_FORMS = ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package", "imports")
+
+
 class Match(_Strict):
     """Exactly one of the match forms."""
 
@@ -143,19 +147,20 @@ class Match(_Strict):
     config: ConfigMatch | None = None
     pom_parent: PomParentMatch | None = None
     package: str | None = None
+    imports: str | None = Field(None, description="an annotation FQN: the classes listed one a line in "
+                                                 "META-INF/spring/{FQN}.imports files (Spring Boot's ImportCandidates) "
+                                                 "of the modules on a service's classpath")
 
     @model_validator(mode="after")
     def _one(self) -> "Match":
-        given = [k for k in ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package")
-                 if getattr(self, k) is not None]
+        given = [k for k in MATCH_FORMS if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"match needs exactly one form, got {given or 'none'}")
         return self
 
     @property
     def form(self) -> str:
-        return next(k for k in ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package")
-                    if getattr(self, k) is not None)
+        return next(k for k in MATCH_FORMS if getattr(self, k) is not None)
 
 
 class MessageSpec(_Strict):
@@ -233,7 +238,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "DEPLOYABLE_APPLICATION": {"annotation"}, "BEAN": {"annotation", "type"}, "BEAN_METHOD": {"annotation"},
     "XML_BEAN": {"xml"}, "INJECTION": {"annotation"}, "PRIMARY": {"annotation"},
     "COMPONENT_SCAN": {"annotation", "xml"}, "IMPORT": {"annotation", "call"}, "IMPORT_RESOURCE": {"annotation", "xml"},
-    "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation"}, "PROXY_SCAN": {"annotation", "xml"},
+    "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation", "imports"}, "PROXY_SCAN": {"annotation", "xml"},
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
     "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"},
@@ -245,7 +250,8 @@ EMIT_FORMS: dict[str, set[str]] = {
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
     "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
-    "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"}, "ENTRY_HINT": {"annotation", "type"},
+    "ADVICE": {"annotation"}, "POINTCUT": {"annotation"}, "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
+    "ENTRY_HINT": {"annotation", "type"},
 }
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.sources import canonical_key, parse_properties
 from diting.inventory.layout import CONFIG
-from diting.probes.candidates import XmlProbe, split_list
+from diting.probes.candidates import XmlProbe, literal_outcome, split_list
 from diting.source.text import decode_bytes
 from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml
@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 #: the spring.factories key whose classes Spring Boot auto-configures
 AUTO_CONFIG_KEY = "org.springframework.boot.autoconfigure.EnableAutoConfiguration"
+#: the ``META-INF/spring/{annotation}.imports`` lists Spring Boot itself loads as auto-configurations
+#: (the management context's configurations run in a child context of the application's); any other
+#: ``.imports`` file is read only by code calling ``ImportCandidates.load`` — an ``imports`` rule says what
+AUTO_CONFIG_IMPORTS = ("org.springframework.boot.autoconfigure.AutoConfiguration",
+                       "org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration")
 #: Spring's default root context file of a web application
 DEFAULT_WEB_CONTEXT = "/WEB-INF/applicationContext.xml"
 #: Spring MVC's front controller (another library's DispatcherServlet loads no Spring context)
@@ -42,17 +47,34 @@ class ModuleResources:
     mappers: list[MapperFile] = field(default_factory=list)
 
 
+def imports_annotation(path: str) -> str | None:
+    """The annotation FQN a ``META-INF/spring/{FQN}.imports`` file lists classes for; None for another path."""
+    if not path.endswith(".imports") or "META-INF/spring/" not in path:
+        return None
+    return path.rsplit("/", 1)[-1][:-len(".imports")]
+
+
+def imports_entries(text: str) -> list[dict[str, Any]]:
+    """The classes of an ``.imports`` file as ``ImportCandidates`` reads them (one a line, ``#``
+    comments, blank lines skipped): ``[{"class", "lines"}]`` with the entry's 1-based line."""
+    out: list[dict[str, Any]] = []
+    for n, ln in enumerate(text.splitlines(), 1):
+        cls = ln.split("#", 1)[0].strip()
+        if cls:
+            out.append({"class": cls, "lines": [n, n]})
+    return out
+
+
 def auto_configurations(path: str, text: str) -> list[dict[str, Any]]:
     """Classes listed by a ``spring.factories`` (the EnableAutoConfiguration key) or an
-    ``AutoConfiguration.imports`` file (one per line, ``#`` comments), as ``{"class", "path",
-    "lines"}`` (1-based lines of the listing entry): Spring Boot registers each as a bean."""
-    out: list[dict[str, Any]] = []
+    ``AutoConfiguration.imports`` file (:data:`AUTO_CONFIG_IMPORTS`), as ``{"class", "path",
+    "lines"}`` (1-based lines of the listing entry): Spring Boot registers each as a bean. An
+    ``.imports`` file of another annotation lists nothing here."""
     if path.endswith(".imports"):
-        for n, ln in enumerate(text.splitlines(), 1):
-            cls = ln.split("#", 1)[0].strip()
-            if cls:
-                out.append({"class": cls, "path": path, "lines": [n, n]})
-        return out
+        if imports_annotation(path) not in AUTO_CONFIG_IMPORTS:
+            return []
+        return [dict(e, path=path) for e in imports_entries(text)]
+    out: list[dict[str, Any]] = []
     cf = parse_properties(path, text)
     for doc in cf.documents:
         for e in doc.entries:
@@ -118,6 +140,22 @@ def module_resources(s: "Scanner", pom_path: str) -> ModuleResources:
         elif f.path.endswith((".factories", ".imports")):
             got = s.snapshot.read(f.path)
             if got.data is not None:
-                out.auto_configs.extend(auto_configurations(f.path, decode_bytes(got.data).text))
-    out.candidates = xml.out
+                text = decode_bytes(got.data).text
+                out.auto_configs.extend(auto_configurations(f.path, text))
+                out.candidates.extend(imports_candidates(pom_path, f.path, text, s.rule_index))
+    out.candidates = out.candidates + xml.out
     return out
+
+
+def imports_candidates(module: str, path: str, text: str, index: Any) -> list[dict[str, Any]]:
+    """Candidates of the ``imports`` rules naming the annotation of a ``META-INF/spring/{FQN}.imports``
+    file: one per rule, its listed classes in role ``classes`` (each entry's line in ``attrs.entries``)."""
+    fqn = imports_annotation(path)
+    rules = index.by_imports.get(fqn, []) if fqn else []
+    entries = imports_entries(text) if rules else []
+    if not entries:
+        return []
+    lines = [entries[0]["lines"][0], entries[-1]["lines"][0]]
+    return [{"rule": r.id, "emit": r.emits.kind, "form": "imports", "module": module, "path": path, "lines": lines,
+             "target": "RESOURCE", "roles": {"classes": [literal_outcome(e["class"], "RESOURCE") for e in entries]},
+             "attrs": {"entries": entries, "annotation": fqn}, "emit_attrs": r.emits.attributes} for r in rules]

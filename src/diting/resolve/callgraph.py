@@ -39,6 +39,7 @@ from diting.ir import ids
 from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
 from diting.java.names import FileScope
 from diting.java.syntax import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
+from diting.resolve.aop import NEVER, PointcutReader
 from diting.resolve.calls import CallResolution, CallResolver, MethodTarget
 from diting.resolve.fold import render
 from diting.resolve.types import MemberContext
@@ -178,6 +179,7 @@ class ModuleCallSites:
                     "stable": stable, "binary": binary, "ns": self.ns, "module": self.module, "path": facts.path,
                     "lines": lines, "type_idx": idx, "member_idx": member_index.get(id(md), -1),
                     "static": "static" in md.modifiers,
+                    "private": "private" in md.modifiers,
                     "transactional": tx,
                     "branches": [{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
                                   "cond": [b.cond_line, b.cond_end_line], "outcome": b.outcome,
@@ -396,6 +398,7 @@ class PackageCallGraph:
         self._externals()
         self._unresolved_diagnostics()
         self._graph()
+        self._idle_advice()
         self._declared_only()
         return self.stats
 
@@ -668,6 +671,97 @@ class PackageCallGraph:
                                 todo.append(nested)
         return loaded
 
+    def _used_method_annotations(self) -> set[str]:
+        """FQNs of the annotations on methods of the classes the package runs (:attr:`loaded`) and of
+        every interface of the package (Spring also matches the interface method a proxy implements)."""
+        used: set[str] = set()
+        for m in sorted(self.modules):
+            for skel in self.s._by_module.get(m, []):
+                scope = self.s.scopes[skel.path]
+                for idx, td in enumerate(skel.types):
+                    if td.kind != "INTERFACE" and scope.binary_of(td) not in self.loaded:
+                        continue
+                    chain = type_chain(skel, idx)
+                    for md in td.methods:
+                        for a in md.annotations:
+                            r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
+                            used.add(r.name if r is not None else a.name)
+        return used
+
+    def _idle_advice(self) -> None:
+        """Advice that runs at no join point of the package (:mod:`diting.resolve.aop`: an
+        ``@annotation`` pointcut whose annotation no loaded method carries) and the private methods
+        of its aspect only such advice calls: their relations get ``attributes.runs = false`` and
+        ``not_run`` (why); PUBLISHES from them, and CONSUMED contracts only they call, get
+        ``loaded = false`` too, so they make no cross-service edge. One DECLARED_UNUSED per advice."""
+        advice = [c for c in self.p.ctx.by_emit.get("ADVICE", [])
+                  if c.get("member") and self.p.ctx.class_loaded(c["type"]["binary"])]
+        if not advice:
+            return
+        pointcuts: dict[tuple[str, str], str] = {}
+        for c in self.p.ctx.by_emit.get("POINTCUT", []):
+            got = [r.value for r in self.p.role(c, "expression") if r.value is not None]
+            if c.get("member") and got:
+                pointcuts.setdefault((c["type"]["binary"], c["member"]["name"]), got[0])
+        used = self._used_method_annotations()
+        dead: dict[str, str] = {}  # METHOD rid → why it never runs
+        for c in sorted(advice, key=lambda c: c["member"]["stable"]):
+            binary, m = c["type"]["binary"], c["member"]
+            exprs = [r.value for r in self.p.role(c, "expression")]
+            if not exprs or None in exprs:
+                continue
+
+            def named(ref: str, binary: str = binary) -> str | None:
+                owner, _, meth = ref.rpartition(".")
+                for (b, n), e in sorted(pointcuts.items()):
+                    if n == meth and (b == binary if not owner else
+                                      b == owner or b.endswith(("." + owner, "$" + owner))):
+                        return e
+                return None
+
+            v = PointcutReader(used.__contains__, named, {p["name"]: p["type"] for p in m["params"]}).verdict(exprs[0])
+            if v.status != NEVER:
+                continue
+            why = (f"advice {binary}#{m['name']} runs at no join point: no loaded method of the package carries "
+                   + ", ".join("@" + a for a in v.annotations))
+            dead[m["rid"]] = why
+            self.rs.diagnostic("DECLARED_UNUSED", f"{m['stable']}|advice", why, [m["rid"]], [self.p.cseg(c)])
+        if not dead:
+            return
+        callers: dict[str, set[str]] = {}
+        for src, dsts in self.edges.items():
+            for d in dsts:
+                callers.setdefault(d, set()).add(src)
+        private = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.bodies if b.get("private")}
+        aspects = {c["type"]["binary"] for c in advice}
+        changed = True
+        while changed:  # a private helper of the aspect that only dead code calls is dead
+            changed = False
+            for rid, b in sorted(private.items()):
+                if rid in dead or b["binary"] not in aspects or not callers.get(rid):
+                    continue
+                whys = {dead.get(x) for x in callers[rid]}
+                if None not in whys:
+                    dead[rid] = sorted(whys)[0]
+                    changed = True
+        called_by: dict[str, list[dict[str, Any]]] = {}
+        for rec in self.rs.relations.values():
+            why = dead.get(rec["source_ref"].rid)
+            if rec["kind"] == "CALLS" and rec["target_ref"] is not None:
+                called_by.setdefault(rec["target_ref"].rid, []).append(rec)
+            if why is None:
+                continue
+            extra: dict[str, Any] = {"runs": False, "not_run": why}
+            if rec["kind"] == "PUBLISHES":
+                extra["loaded"] = False
+            rec["attributes"] = dict(rec["attributes"], **extra)
+        for rid, recs in sorted(called_by.items()):
+            ent = self.rs.entities.get(rid)
+            if ent is None or ent["kind"] != "CONTRACT" or ent.get("role") != "CONSUMED":
+                continue
+            if all(r["attributes"].get("runs") is False for r in recs):
+                ent["attributes"] = dict(ent["attributes"], loaded=False, not_run=recs[0]["attributes"]["not_run"])
+
     def _declared_only(self) -> None:
         """READS/WRITES of a statement no loaded method reaches: DECLARED_ONLY, else CALLED. A
         statement is reached through a mapper method a loaded method calls, or directly from a
@@ -675,7 +769,7 @@ class PackageCallGraph:
         called: set[str] = set()
         for r in self.site_rel.values():
             rec = self.rs.relations[r]
-            if rec["attributes"].get("loaded") is False:
+            if rec["attributes"].get("loaded") is False or rec["attributes"].get("runs") is False:
                 continue
             if rec["target_ref"] is not None:
                 called.add(rec["target_ref"].rid)

@@ -8,7 +8,8 @@ classes named by ``@Import`` of loaded classes, auto-configurations listed in
 ``@ImportResource``, ``<import resource>``, web.xml ``contextConfigLocation``
 or an ``XmlApplicationContext`` created by the package's own code; the classes
 an ``AnnotationConfigApplicationContext`` the package's code creates registers; Feign
-clients covered by ``@EnableFeignClients``. Computed to a fixpoint. Locations as Spring reads
+clients covered by ``@EnableFeignClients`` or listed by an ``imports`` rule's
+``META-INF/spring/{FQN}.imports`` file on the package's classpath. Computed to a fixpoint. Locations as Spring reads
 them (``classpath:``, ``classpath*:``, Ant patterns, ``${}``; an ``<import resource>`` relative to
 the importing file); scan base packages may be Ant patterns (:class:`PackagePatterns`).
 
@@ -164,6 +165,9 @@ class InjectionPoint:
     cand: dict[str, Any]
     member: dict[str, Any] | None = None
     field: dict[str, Any] | None = None
+    #: the bean class an inherited field is injected into, when its type was read through the type
+    #: arguments that class binds (``type`` / ``type_args`` substituted); None for the declared field
+    seen_from: str | None = None
 
 
 @dataclass
@@ -179,7 +183,8 @@ class Resolution:
     #: what decided a RESOLVED injection, as Spring decides it: TYPE (the one loaded bean of the
     #: type), RESOURCE_NAME (``@Resource`` by name), QUALIFIER, PRIMARY (``@Primary``,
     #: ``primary="true"``, a Feign client's proxy), BEAN_NAME (the field or parameter name is
-    #: the bean's name), COLLECTION (every bean of the type); None when not decided
+    #: the bean's name), COLLECTION (every bean of the type), GENERIC_TYPE (the one bean whose type
+    #: arguments match the injection point's, Spring's generic qualifier); None when not decided
     basis: str | None = None
 
 
@@ -217,8 +222,12 @@ class SpringContext:
                  type_kinds: dict[str, str] | None = None,
                  resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True,
                  class_modules: dict[str, list[str]] | None = None,
-                 closures: dict[str, list[str]] | None = None) -> None:
+                 closures: dict[str, list[str]] | None = None,
+                 type_args: Callable[[str | None, str, str], list[str | None] | None] | None = None) -> None:
         self.cands = cands
+        #: ``(module, binary, target)`` → the type arguments (binary names, None where unknown) with
+        #: which in-repo type ``binary`` extends generic ``target``; None when not known
+        self.type_args = type_args or (lambda m, b, t: None)
         #: binary → every module of the package declaring it (several in a lib package of samples)
         self.class_modules = class_modules or {b: [m] for b, (m, _) in class_packages.items()}
         #: module → itself and its dependency modules, nearest first (its classpath inside the repo)
@@ -237,8 +246,12 @@ class SpringContext:
         self.scan_packages = PackagePatterns(app_packages)
         self.loaded_classes: set[str] = set()
         self.loaded_xml: set[str] = set()
-        self.feign_scan = PackagePatterns()
-        self.feign_clients: set[str] = set()
+        #: client kind (a FEIGN_SCAN rule's ``client`` attribute, default feign) → its base packages
+        #: and listed clients (``@EnableFeignClients``, ``@RetrofitScan``, imports files)
+        self.client_scans: dict[str, PackagePatterns] = {"feign": PackagePatterns()}
+        self.client_lists: dict[str, set[str]] = {"feign": set()}
+        self.feign_scan = self.client_scans["feign"]
+        self.feign_clients = self.client_lists["feign"]
         #: (declaration, location) of loaded context-loading declarations whose location names no file
         self.missing: list[tuple[dict[str, Any], str]] = []
         #: class → the @Import-like declaration that put it into the context (it is a bean of its own)
@@ -326,6 +339,8 @@ class SpringContext:
     def cand_loaded(self, c: dict[str, Any]) -> bool:
         """Whether the declaration behind a candidate is part of the context (an XML element
         inside ``<beans profile>`` only when the profile is active)."""
+        if c["form"] == "imports":  # a META-INF/spring/*.imports list on the package's classpath
+            return self.deployed
         if c["form"] == "xml":
             profiles = c.get("attrs", {}).get("profiles", [])
             return self.xml_loaded(c["path"]) and all(
@@ -432,20 +447,28 @@ class SpringContext:
                 continue
             # FeignClientsRegistrar: listed clients replace the package scan; without packages
             # (value, basePackages, basePackageClasses) the annotated class's package is scanned
-            # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED)
+            # (an attribute that is written but does not fold covers nothing: CONSTANT_UNRESOLVED);
+            # an imports-file list (form imports) registers the classes it lists
+            client = (c.get("emit_attrs") or {}).get("client", "feign")
+            listed = self.client_lists.setdefault(client, set())
+            if c["form"] == "imports":
+                listed.update(self.vals(c, "classes"))
+                continue
             roles = c.get("roles", {})
-            self.feign_clients.update(self.vals(c, "classes"))
+            listed.update(self.vals(c, "classes"))
+            scan = self.client_scans.setdefault(client, PackagePatterns())
             if roles.get("classes"):
                 continue
             pkgs = self.packages_of(c)
             if not pkgs and not roles.get("base_packages") and not roles.get("base_classes"):
                 pkgs = {self.class_packages.get(c["type"]["binary"], (None, ""))[1]}
-            self.feign_scan.update(pkgs)
+            scan.update(pkgs)
 
-    def feign_loaded(self, binary: str) -> bool:
-        """A Feign client ``@EnableFeignClients`` registers: listed in ``clients``, else in (or
-        below) one of its base packages."""
-        return binary in self.feign_clients or self.class_packages.get(binary, (None, ""))[1] in self.feign_scan
+    def feign_loaded(self, binary: str, client: str = "feign") -> bool:
+        """A client interface its scan registers (``@EnableFeignClients`` for Feign): listed in
+        ``clients``, else in (or below) one of its base packages."""
+        return binary in self.client_lists.get(client, ()) or \
+            self.class_packages.get(binary, (None, ""))[1] in self.client_scans.get(client, ())
 
     # ------------------------------------------------------------ beans
     def _beans(self) -> list[Bean]:
@@ -527,14 +550,25 @@ class SpringContext:
                               supertypes=self.supertypes(module, iface) | {iface}))
         for c in self.by_emit.get("FEIGN_CLIENT", []):
             t = c["type"]
+            supers = set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}
+            ea = c.get("emit_attrs") or {}
+            if ea.get("registered_by") == "scan":
+                # a client interface a scanner registers where the context scans (Retrofit's starter
+                # scans the auto-configuration packages unless a scan of its kind, @RetrofitScan,
+                # names others): named as a component, not primary
+                client = ea.get("client", "feign")
+                declared = bool(self.client_lists.get(client)) or bool(
+                    (sc := self.client_scans.get(client)) and (sc.plain or sc.patterns))
+                beans.append(Bean(default_bean_name(t["simple"]), t["binary"], c["module"], "FEIGN_CLIENT", c,
+                                  self.feign_loaded(t["binary"], client) if declared else self.class_loaded(t["binary"]),
+                                  supertypes=supers))
+                continue
             names = self.vals(c, "context_id") or self.vals(c, "service_name")
             # FeignClientsRegistrar registers the client's proxy as the primary bean of its interface
             # (so a fallback bean implementing it does not compete), unless primary = false
             primary = not any(v.strip().lower() == "false" for v in self.vals(c, "primary"))
             beans.append(Bean(f"{t['binary']}", t["binary"], c["module"], "FEIGN_CLIENT", c,
-                              self.feign_loaded(t["binary"]), primary,
-                              supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]},
-                              aliases=names))
+                              self.feign_loaded(t["binary"]), primary, supertypes=supers, aliases=names))
         # @Bean methods count where a loaded bean is of the declaring class or a subclass of it
         # (inherited @Bean methods of a base configuration class); a plain class's are never called
         holders = [b for b in beans if b.loaded and b.kind in ("COMPONENT", "IMPORTED", "XML")]
@@ -577,10 +611,16 @@ class SpringContext:
             if len(named) > 1:
                 return Resolution("AMBIGUOUS", named, reason=f"several beans are named {ip.by_name}")
         cands = self.candidates_for(t)
+        basis = "TYPE"
+        if not polymorphic and t == ip.type and len(cands) > 1:
+            generic = self._generic_matches(cands, t, ip.type_args)
+            if len(generic) < len(cands):
+                cands, basis = generic, "GENERIC_TYPE"
+        elif ip.seen_from is not None and len(cands) == 1 and t != (ip.field or {}).get("type", t):
+            basis = "GENERIC_TYPE"  # the type variable the bean class binds names the one bean
         if polymorphic:
             return Resolution("AMBIGUOUS" if len(cands) > 1 else "RESOLVED" if cands else "UNRESOLVED", cands, True,
                               "a collection or map receives every bean of the type", basis="COLLECTION")
-        basis = "TYPE"
         if ip.qualifier:
             q = [b for b in cands if ip.qualifier in [b.name] + b.aliases]
             if not q:
@@ -602,5 +642,23 @@ class SpringContext:
         if len(cands) == 1:
             return Resolution("RESOLVED", cands, basis=basis)
         if not cands:
-            return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}", type=t)
+            return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}" + (
+                f"<{', '.join(a or '?' for a in ip.type_args)}>" if basis == "GENERIC_TYPE" else ""), type=t)
         return Resolution("AMBIGUOUS", cands, reason=f"{len(cands)} loaded beans of type {t}")
+
+    def _generic_matches(self, cands: list[Bean], t: str, wanted: list[str]) -> list[Bean]:
+        """GenericTypeAwareAutowireCandidateResolver: the beans whose type arguments for ``t`` agree
+        with ``wanted`` (an argument not known on either side agrees). A bean whose type leaves the
+        arguments unbound (the raw generic type itself) is a candidate only when no other bean is:
+        Spring's fallback match for unresolvable generics."""
+        want = [a if a and "." in a and not a.startswith("?") else None for a in wanted]
+        if not any(want):
+            return cands
+        out, fallback = [], []
+        for b in cands:
+            got = self.type_args(self.home(b.type, b.module), b.type, t)
+            if got is None:
+                fallback.append(b)
+            elif all(w is None or g is None or w == g for w, g in zip(want, got)):
+                out.append(b)
+        return out or fallback

@@ -266,13 +266,43 @@ class TypeOracle:
                         return FieldRef(m, b, FieldDecl(name, sm.type, sm.modifiers, [], None, 0, 0, 0))
         return None
 
-    def field_type(self, fr: FieldRef) -> TypeOf | None:
+    def field_type(self, fr: FieldRef, seen_from: TypeOf | None = None) -> TypeOf | None:
+        """The declared type of a field; read through ``seen_from`` (a subtype of the declaring type),
+        a type variable of the declaring type is replaced by the argument the subtype binds it to
+        (``BaseBiz<M extends Mapper<T>, T> { M mapper; }`` seen from ``UserBiz extends
+        BaseBiz<UserMapper, User>`` is ``UserMapper``; ``Mapper<T>`` becomes ``Mapper<User>``)."""
         found = self.decl(fr.module, fr.binary)
         if found is None:
             return None
         scope, idx = found
         chain = scope._chain_of(idx)
-        return self.ref_type(fr.field.type, scope, chain, scope.type_vars_for(chain))
+        declared = self.ref_type(fr.field.type, scope, chain, scope.type_vars_for(chain))
+        binding = self.type_binding(seen_from, fr.module, fr.binary) if seen_from is not None else {}
+        if not binding:
+            return declared
+        ref = fr.field.type
+        if not ref.dims and len(ref.parts) == 1 and not ref.args and binding.get(ref.parts[0]) is not None:
+            return binding[ref.parts[0]]
+        if declared is None or not ref.args or ref.dims:
+            return declared
+        args = tuple(binding.get(a.parts[0]) if len(a.parts) == 1 and not a.args and a.parts[0] in binding else
+                     (declared.args[i] if i < len(declared.args) else None) for i, a in enumerate(ref.args[:8]))
+        return TypeOf(declared.name, declared.module, declared.static, args)
+
+    def type_binding(self, sub: TypeOf | None, module: str, binary: str) -> dict[str, TypeOf | None]:
+        """Type parameter name → the argument the in-repo subtype ``sub`` binds it to, for the
+        generic in-repo type ``binary`` of ``module`` (None where unknown); empty when ``sub`` is the
+        type itself or does not reach it through parameterised references."""
+        if sub is None or sub.name == binary:
+            return {}
+        found = self.decl(module, binary)
+        if found is None:
+            return {}
+        params = [p.name for p in found[0].facts.types[found[1]].type_params]
+        if not params:
+            return {}
+        args = self.supertype_args(sub, binary)
+        return dict(zip(params, args)) if args is not None and len(args) == len(params) else {}
 
     def method_of(self, module: str, binary: str, name: str, arity: int) -> tuple[str, str, MethodDecl] | None:
         """An in-repo method by name and arity in the type or its ancestors (the first found);
@@ -375,7 +405,7 @@ class TypeOracle:
             return self.ref_type(p.type, ctx.scope, ctx.chain, ctx.type_vars)
         fr = self.visible_field(name, ctx)
         if fr is not None:
-            return self.field_type(fr)
+            return self.field_type(fr, self._seen_from(fr, ctx))
         if ctx.enclosing is not None and (ctx.enclosing.local(name) is not None or
                                           ctx.enclosing.param(name) is not None):
             # a local or anonymous class reads a local of the method around it (effectively final)
@@ -418,6 +448,14 @@ class TypeOracle:
                 return fr
         return None
 
+    def _seen_from(self, fr: FieldRef, ctx: MemberContext) -> TypeOf | None:
+        """The type of ``ctx``'s chain through which an inherited field is read (None: its own)."""
+        for idx in ctx.chain:
+            b = ctx.scope.binary_of(ctx.scope.facts.types[idx])
+            if self.field_of(ctx.module, b, fr.field.name) == fr:
+                return TypeOf(b, ctx.module) if b != fr.binary else None
+        return None
+
     def _chain_type(self, parts: list[str], ctx: MemberContext, depth: int) -> TypeOf | None:
         if parts and parts[0] == "this":
             cur: TypeOf | None = TypeOf(ctx.binary, ctx.module)
@@ -457,7 +495,7 @@ class TypeOracle:
             if fr is None and cur.static and self._enum_constant(cur, p):
                 cur = TypeOf(cur.name, cur.module)  # an enum constant is an instance of its enum
                 continue
-            cur = self.field_type(fr) if fr is not None else \
+            cur = self.field_type(fr, cur if fr is not None and fr.binary != cur.name else None) if fr is not None else \
                 self._library_member(cur, p, self.library_fields) if self.library_fields else None
         return cur
 
