@@ -162,8 +162,10 @@ class ModuleProbe:
     """Finds the candidates of one module's files."""
 
     def __init__(self, module: str, ns: str, index: RuleIndex, oracle: TypeOracle, folder: ExpressionFolder,
-                 resolve_sig) -> None:
+                 resolve_sig, calls: Any = None) -> None:
         self.module = module
+        #: the scan's CallResolver (optional): a field call's declared overload, by argument types
+        self.calls = calls
         self.ns = ns
         self.index = index
         self.oracle = oracle
@@ -538,6 +540,15 @@ class ModuleProbe:
                 break  # one candidate per rule and type
 
     # ------------------------------------------------------------ calls
+    def _declared_params(self, call: Any, ctx: MemberContext) -> list[str] | None:
+        """The erased parameter types of the in-repo method a call's static types name (the overload
+        javac picks by the argument types), None when the resolver is absent or does not decide one."""
+        if self.calls is None:
+            return None
+        res = self.calls.resolve(call, ctx)
+        d = res.declared
+        return list(d.params) if d is not None and d.params is not None and res.status != "UNRESOLVED" else None
+
     def _calls(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl, ctx: MemberContext) -> None:
         minfo = None
         for call in md.body.calls:
@@ -550,6 +561,7 @@ class ModuleProbe:
                                      "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
                                      "owner": ref["binary"], "field": ref["field"], "method": call.name,
                                      "arity": call.arity, "ordinal": call.ordinal,
+                                     "signature": self._declared_params(call, ctx),
                                      "callsite_id": f"{minfo['stable']}@{call.ordinal}", "member": minfo})
             rules = self.index.by_call_method.get(call.name if call.kind == "CALL" else "<init>", [])
             if not rules or call.kind not in ("CALL", "NEW"):

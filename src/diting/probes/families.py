@@ -534,56 +534,75 @@ class Families(PackageProbes):
             for mc, *_ in routes:
                 k = (mc["member"]["name"], len(mc["member"]["signature"]))
                 arity_count[k] = arity_count.get(k, 0) + 1
-            for mc, fulls, verbs, bad, read in routes:
+            sigs = {(mc["member"]["name"], tuple(mc["member"]["signature"])) for mc, *_ in routes}
+            for mc, fulls, verbs, route_bad, read in routes:
                 m = mc["member"]
                 sites = calls.get((m["name"], len(m["signature"])), [])
-                if not sites:
-                    continue
-                if arity_count[(m["name"], len(m["signature"]))] > 1 and bad is None:
-                    bad = ResolvedText("UNKNOWN", None, expression=f"{owner}#{m['name']}",
-                                       reason="overloads of the same arity; the one called is not decided")
-                unresolved = bad or (base if base is not None and base.value is None else None) or (
-                    name if name is not None and name.value is None else None)
-                if name is None and unresolved is None:
-                    unresolved = ResolvedText("UNKNOWN", None, expression="(no name or value)", reason="unnamed client")
-                if unresolved is not None:
-                    d = self._unfolded_path(c, unresolved, f"Feign client {owner}", bean_rid, bean_stable)
-                    for fc in sites:
-                        self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=None,
-                                         target_key=f"?{owner}#{m['name']}", status="UNRESOLVED",
-                                         evidence=[self.seg(fc["path"], *fc["lines"])], diagnostics=[d],
-                                         ordinal=fc["ordinal"], callsite_id=fc["callsite_id"],
-                                         match_keys={"service_expression": name.expression if name and name.value
-                                                     is None else (name.value if name else None),
-                                                     "unresolved": unresolved.expression, "feign_client": owner,
-                                                     "method": m["name"]},
-                                         attributes={"dispatch_kind": "RPC", "declared_target": None,
-                                                     "binding_evidence": "Feign client " + owner})
-                    continue
-                if relative:
-                    # Retrofit resolves a method path against the base URL as a relative URI: a path
-                    # with a leading / replaces the base path, any other is appended to it
-                    own, _ = self._paths(mc)
-                    fulls = [p if p.startswith("/") else (base.value if base else "") + "/" + p for p in own]
-                for p in fulls:
-                    full = normalize_path(p if relative else (base.value if base else "") + "/" + p)
-                    for verb in verbs:
-                        urn = f"http://{name.value}{full}#{verb}"
-                        attrs = {"protocol": "http", "path": full, "http_method": verb, "loaded": True,
-                                 "feign_client": owner, "url": url.value if url else None,
-                                 "value_basis": name.status}
-                        crid, cstable = self._contract("CONSUMED", urn, m["signature"], mc, attrs)
-                        self.rs.relation("BINDS_TO", bean_rid, bean_stable, target_rid=crid, target_key=cstable,
-                                         status="RESOLVED", evidence=[self.cseg(c)],
-                                         attributes={"protocol": "http", "value_basis": name.status})
-                        for fc in sites:
-                            self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"],
-                                             target_rid=crid, target_key=cstable, status="RESOLVED",
-                                             evidence=[self.seg(fc["path"], *fc["lines"])], ordinal=fc["ordinal"],
-                                             callsite_id=fc["callsite_id"],
-                                             attributes={"dispatch_kind": "RPC", "declared_target": urn,
-                                                         "binding_evidence": "Feign client " + owner,
-                                                         "value_basis": name.status})
+                groups = [(sites, route_bad)]
+                if arity_count[(m["name"], len(m["signature"]))] > 1:
+                    # overloads of one arity: a site whose argument types name one of them (the
+                    # resolver's declared overload) goes to that one alone; the others stay undecided
+                    own = tuple(m["signature"])
+                    named = [fc for fc in sites if fc.get("signature") and (m["name"], tuple(fc["signature"])) in sigs]
+                    undecided = [fc for fc in sites if fc not in named]
+                    groups = [([fc for fc in named if tuple(fc["signature"]) == own], route_bad),
+                              (undecided, route_bad or ResolvedText(
+                                  "UNKNOWN", None, expression=f"{owner}#{m['name']}",
+                                  reason="overloads of the same arity; the one called is not decided"))]
+                for sites, bad in groups:
+                    if sites:
+                        self._feign_sites(c, owner, m, mc, fulls, verbs, bad, sites, name, base, url,
+                                          bean_rid, bean_stable, relative)
+
+    def _feign_sites(self, c: dict[str, Any], owner: str, m: dict[str, Any], mc: dict[str, Any], fulls: list[str],
+                     verbs: list[str], bad: ResolvedText | None, sites: list[dict[str, Any]], name: Any, base: Any,
+                     url: Any, bean_rid: str, bean_stable: str, relative: bool = False) -> None:
+        """The CALLS (and CONSUMED contracts) of one Feign method's call sites: UNRESOLVED with a
+        diagnostic when its path, the client's path or name does not fold (``bad``: the method's own
+        reason), else one contract per full path and verb, each site RESOLVED to it (``relative``:
+        a Retrofit client, whose method paths resolve against the base URL as relative URIs)."""
+        unresolved = bad or (base if base is not None and base.value is None else None) or (
+            name if name is not None and name.value is None else None)
+        if name is None and unresolved is None:
+            unresolved = ResolvedText("UNKNOWN", None, expression="(no name or value)", reason="unnamed client")
+        if unresolved is not None:
+            d = self._unfolded_path(c, unresolved, f"Feign client {owner}", bean_rid, bean_stable)
+            for fc in sites:
+                self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"], target_rid=None,
+                                 target_key=f"?{owner}#{m['name']}", status="UNRESOLVED",
+                                 evidence=[self.seg(fc["path"], *fc["lines"])], diagnostics=[d],
+                                 ordinal=fc["ordinal"], callsite_id=fc["callsite_id"],
+                                 match_keys={"service_expression": name.expression if name and name.value
+                                             is None else (name.value if name else None),
+                                             "unresolved": unresolved.expression, "feign_client": owner,
+                                             "method": m["name"]},
+                                 attributes={"dispatch_kind": "RPC", "declared_target": None,
+                                             "binding_evidence": "Feign client " + owner})
+            return
+        if relative:
+            # Retrofit resolves a method path against the base URL as a relative URI: a path
+            # with a leading / replaces the base path, any other is appended to it
+            own, _ = self._paths(mc)
+            fulls = [p if p.startswith("/") else (base.value if base else "") + "/" + p for p in own]
+        for p in fulls:
+            full = normalize_path(p if relative else (base.value if base else "") + "/" + p)
+            for verb in verbs:
+                urn = f"http://{name.value}{full}#{verb}"
+                attrs = {"protocol": "http", "path": full, "http_method": verb, "loaded": True,
+                         "feign_client": owner, "url": url.value if url else None,
+                         "value_basis": name.status}
+                crid, cstable = self._contract("CONSUMED", urn, m["signature"], mc, attrs)
+                self.rs.relation("BINDS_TO", bean_rid, bean_stable, target_rid=crid, target_key=cstable,
+                                 status="RESOLVED", evidence=[self.cseg(c)],
+                                 attributes={"protocol": "http", "value_basis": name.status})
+                for fc in sites:
+                    self.rs.relation("CALLS", fc["member"]["rid"], fc["member"]["stable"],
+                                     target_rid=crid, target_key=cstable, status="RESOLVED",
+                                     evidence=[self.seg(fc["path"], *fc["lines"])], ordinal=fc["ordinal"],
+                                     callsite_id=fc["callsite_id"],
+                                     attributes={"dispatch_kind": "RPC", "declared_target": urn,
+                                                 "binding_evidence": "Feign client " + owner,
+                                                 "value_basis": name.status})
 
     def http_client_calls(self) -> None:
         """RestTemplate / WebClient / RestClient … calls (HTTP_CLIENT_CALL rules): the URL folded to a
@@ -624,8 +643,11 @@ class Families(PackageProbes):
                 continue
             host, path = parsed
             urn = f"http://{host}{normalize_path(path)}#{verb}"
+            # a call in a class the context does not load (a shared library's component outside the
+            # scan) consumes nothing at run time: its contract says so and the graph does not align it
             crid, cstable = self._contract("CONSUMED", urn, [], c, {"protocol": "http", "path": normalize_path(path),
-                                                                     "http_method": verb, "loaded": True,
+                                                                     "http_method": verb,
+                                                                     "loaded": self.ctx.class_loaded(c["type"]["binary"]),
                                                                      "client": call["receiver_type"],
                                                                      "load_balanced": balanced,
                                                                      "value_basis": url.status,

@@ -788,7 +788,8 @@ def _module_job(task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResul
         module_rid = ids.entity_record_id("MODULE", s.inv.ns[pom_path])
         module_evidence = []
     mj = ModuleJava(rs, s.inv.ns[pom_path], module_rid, s.inv.ns, s.folder, s.apps)
-    probe = ModuleProbe(pom_path, s.inv.ns[pom_path], s.rule_index, s.oracle, s.expr_folder, erased_signature)
+    probe = ModuleProbe(pom_path, s.inv.ns[pom_path], s.rule_index, s.oracle, s.expr_folder, erased_signature,
+                        s.call_resolver)
     calls = ModuleCallSites(pom_path, s.inv.ns, s.call_resolver)
     for path in paths:
         facts = s.full_facts(path)
