@@ -527,6 +527,17 @@ class PackageProbes:
                 for p in m["params"]:
                     pts.append(InjectionPoint(b.type, b.module, "METHOD", p["name"], p["type"], p.get("type_args", []),
                                               p.get("qualifier"), None, b.cand, member=m))
+        for b in self.ctx.beans:  # @Bean parameters stored in the returned object's fields
+            made = b.cand.get("constructs") if b.kind == "BEAN_METHOD" and b.loaded else None
+            if not made:
+                continue
+            m = b.cand["member"]
+            params = {p["name"]: p for p in m["params"]}
+            for fname, pname in sorted(made["fields"].items()):
+                p = params[pname]
+                pts.append(InjectionPoint(b.cand["type"]["binary"], b.module, "METHOD", pname, p["type"],
+                                          p.get("type_args", []), p.get("qualifier"), None, b.cand, member=m,
+                                          stores=(made["type"], fname)))
         for c in self.ctx.by_emit.get("INJECTION", []):
             if c["target"] in ("METHOD",) and c["member"]["name"] != "<init>" and self.ctx.class_loaded(
                     c["type"]["binary"]):
@@ -547,7 +558,9 @@ class PackageProbes:
                 ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
                     else self.cseg(ip.cand)
             else:
-                if ip.member["name"] == "<init>":
+                if ip.stores is not None:
+                    self.injected.setdefault(ip.stores, res)
+                elif ip.member["name"] == "<init>":
                     # constructor injection: the field the parameter is stored in (Lombok: same name)
                     field_name = ip.name if ip.member.get("synthesized_by") else next(
                         (f for f, p in ip.member.get("assigns", {}).items() if p == ip.name), None)

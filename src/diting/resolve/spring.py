@@ -164,6 +164,9 @@ class InjectionPoint:
     cand: dict[str, Any]
     member: dict[str, Any] | None = None
     field: dict[str, Any] | None = None
+    #: ``(type, field)`` the injected value ends up in, when that is not ``owner_type``'s own field
+    #: (a ``@Bean`` method's parameter handed to the constructor of the object it returns)
+    stores: tuple[str, str] | None = None
 
 
 @dataclass
