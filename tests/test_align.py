@@ -110,6 +110,11 @@ def test_rpc_binding_attributes():
     assert bindings_match({}, {}) and not bindings_match({}, {"group": "g1"})
     assert bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "1.0"})
     assert not bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "2.0"})
+    # a consumer's group list (Dubbo group merging) matches each group it lists, and only those
+    assert bindings_match({"group": "m2, m3"}, {"group": "m3"}) and bindings_match({"group": "m2,m3"}, {"group": "m2"})
+    assert not bindings_match({"group": "m2,m3"}, {"group": "m1"}) and not bindings_match({"group": "m2,m3"}, {})
+    assert not bindings_match({"group": "m2"}, {"group": "m2,m3"})  # a provider registers under one group
+    assert not bindings_match({"alias": "a,b"}, {"alias": "a"})  # alias lists are no JSF form
 
 
 def test_rpc_signatures():
