@@ -115,6 +115,11 @@ def test_rpc_binding_attributes():
     assert bindings_match({}, {}) and not bindings_match({}, {"group": "g1"})
     assert bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "1.0"})
     assert not bindings_match({"group": "g", "version": "1.0"}, {"group": "g", "version": "2.0"})
+    # a consumer's group list (Dubbo group merging) matches each group it lists, and only those
+    assert bindings_match({"group": "m2, m3"}, {"group": "m3"}) and bindings_match({"group": "m2,m3"}, {"group": "m2"})
+    assert not bindings_match({"group": "m2,m3"}, {"group": "m1"}) and not bindings_match({"group": "m2,m3"}, {})
+    assert not bindings_match({"group": "m2"}, {"group": "m2,m3"})  # a provider registers under one group
+    assert not bindings_match({"alias": "a,b"}, {"alias": "a"})  # alias lists are no JSF form
 
 
 def test_rpc_signatures():
@@ -526,3 +531,25 @@ def test_http_deployables_renamed_after_a_collision_are_each_candidates_of_the_s
     rows, _ = e.align()
     assert sorted((r["dst_service"], r["resolution_status"]) for r in rows) == [
         ("exchange~03.ex", "AMBIGUOUS"), ("exchange~04.ex", "AMBIGUOUS")]
+
+
+def test_gateway_routes_to_a_collided_name_are_ambiguous_among_its_copies():
+    e = Estate()
+    gw = e.package("edge")
+    a, b = e.package("exchange~03.ex"), e.package("exchange~04.ex")
+    for scan, sid in ((a, "exchange~03.ex"), (b, "exchange~04.ex")):
+        e.entity(scan, "service:x", "SERVICE", attributes={"service_id_basis": {"collided_with": "exchange"}})
+        e.http(scan, "PROVIDED", f"http://{sid}/exchange/rate#GET")
+    route = {"load_balanced": True, "forward_known": True}
+    e.http(gw, "CONSUMED", "http://exchange/exchange/**#ANY", gateway_route="r1", route_pattern="/exchange/**", **route)
+    e.http(gw, "CONSUMED", "http://exchange/**#ANY", gateway_route="r2", route_pattern="/x/**", **route)
+    rows, _ = e.align()
+    got = sorted((r["urn"], r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows)
+    assert got == sorted([
+        ("http://exchange/exchange/**#ANY", "exchange~03.ex", "AMBIGUOUS", "ROUTE_PREFIX"),
+        ("http://exchange/exchange/**#ANY", "exchange~04.ex", "AMBIGUOUS", "ROUTE_PREFIX"),
+        ("http://exchange/**#ANY", "exchange~03.ex", "AMBIGUOUS", "ROUTE_SERVICE"),
+        ("http://exchange/**#ANY", "exchange~04.ex", "AMBIGUOUS", "ROUTE_SERVICE"),
+    ])
+    for r in rows:
+        assert sorted(c["service_id"] for c in r["candidate_targets"]) == ["exchange~03.ex", "exchange~04.ex"]

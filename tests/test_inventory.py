@@ -197,3 +197,13 @@ def test_compiler_config_comes_from_the_compiler_plugin_even_on_a_shared_line():
             b"</configuration></plugin><plugin><artifactId>maven-compiler-plugin</artifactId>"
             b"<configuration><release>17</release></configuration></plugin></plugins></build></project>")
     assert read_pom("pom.xml", data).compiler_config == {"release": "17"}
+
+
+def test_a_pom_starting_with_a_blank_line_is_read_as_maven_3_reads_it():
+    from diting.inventory.pom import read_pom
+    body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<project><modelVersion>4.0.0</modelVersion>\n'
+            b"<groupId>g</groupId>\n<artifactId>gw</artifactId><version>1</version></project>\n")
+    pom = read_pom("gw/pom.xml", b"\n" + body)
+    assert pom.error is None and pom.artifact_id == "gw" and pom.artifact_span.start == 5
+    broken = read_pom("gw/pom.xml", b"\n\n" + body)  # Maven's parser refuses two characters
+    assert broken.error and broken.artifact_id is None

@@ -132,6 +132,15 @@ def test_malformed_xml_reports_a_line():
     assert parsed.root is None and parsed.error and parsed.error_line == 3
 
 
+def test_a_declaration_after_whitespace_is_read_only_where_the_modelled_reader_accepts_it():
+    doc = b'\n<?xml version="1.0" encoding="UTF-8"?>\n<project>\n  <a>x</a>\n</project>\n'
+    assert parse_xml(doc).root is None  # XML allows nothing before the declaration
+    parsed = parse_xml(doc, declaration_after=1)
+    assert parsed.root is not None and parsed.root[0].sourceline == 4  # lines unchanged
+    assert parsed.decoded.text.startswith("\n<?xml")
+    assert parse_xml(b"\n\n" + doc.lstrip(), declaration_after=1).root is None  # two are too many
+
+
 def test_element_span_skips_comments_and_nesting():
     text = "<r>\n<a>\n  <a/>\n  <!-- <a> -->\n  <b>x</b>\n</a>\n</r>"
     parsed = parse_xml(text.encode())

@@ -235,3 +235,71 @@ def test_bean_method_datasources_and_factories_of_a_two_database_service(tmp_pat
         "src/main/java/com/example/pay/PayMapper.java": mapper.format("pay", "PayMapper", "t_pay"),
     })
     assert _tables(recs) == ["table://t_order@trade", "table://t_pay@pay"]
+
+
+FEIGN_APP = APP.replace("@org.springframework.boot",
+                        "@org.springframework.cloud.openfeign.EnableFeignClients\n@org.springframework.boot", 1)
+
+
+def _feign(name: str, mapping: str, method: str) -> str:
+    """A Feign client interface ``{Name}Client`` of service ``name`` with one method."""
+    return (f"package com.example;\n@org.springframework.cloud.openfeign.FeignClient(name = \"{name}\")\n"
+            f"public interface {name.capitalize()}Client {{\n  @org.springframework.web.bind.annotation.{mapping}\n"
+            f"  {method};\n}}\n")
+
+
+def test_a_bean_method_parameter_handed_to_the_constructor_is_the_field_the_object_calls(tmp_path):
+    """A @Bean method's parameters are injected by Spring; the one ``new T(p, …)`` it returns stores
+    them in T's fields (a written constructor or Lombok's), so calls through those fields reach the
+    injected bean. A construction whose constructor is ambiguous by arity, or a field the method
+    fills with something else, is not claimed."""
+    feign = _feign("audit", 'PostMapping("/log")', "void save(String s)")
+    recs = _scan(tmp_path, {
+        "src/main/java/com/example/App.java": FEIGN_APP,
+        "src/main/java/com/example/AuditClient.java": feign,
+        # Lombok's constructor: the final fields in order
+        "src/main/java/com/example/Listener.java":
+            "package com.example;\n@lombok.RequiredArgsConstructor\npublic class Listener {\n"
+            "  private final AuditClient audit;\n  private final String tag;\n"
+            "  public void on(String s) { audit.save(tag + s); }\n}\n",
+        # a written constructor storing its second parameter
+        "src/main/java/com/example/Writer.java":
+            "package com.example;\npublic class Writer {\n  private final AuditClient out;\n"
+            "  public Writer(String name, AuditClient client) { this.out = client; }\n"
+            "  public void write(String s) { out.save(s); }\n}\n",
+        "src/main/java/com/example/Config.java":
+            "package com.example;\n@org.springframework.context.annotation.Configuration\npublic class Config {\n"
+            "  @org.springframework.context.annotation.Bean\n"
+            "  public Listener listener(AuditClient auditClient) { return new Listener(auditClient, \"t\"); }\n"
+            "  @org.springframework.context.annotation.Bean\n"
+            "  public Writer writer(AuditClient c) { return new Writer(\"w\", c); }\n}\n",
+    })
+    injects = sorted((r["source_ref"]["record_id"].split("#")[-1], r["attributes"]["name"], r["resolution_status"])
+                     for r in recs if r.get("kind") == "INJECTS" and "Config" in r["source_ref"]["record_id"])
+    assert injects == [("listener(com.example.AuditClient)", "auditClient", "RESOLVED"),
+                       ("writer(com.example.AuditClient)", "c", "RESOLVED")]
+    consumed = [r for r in recs if r.get("kind") == "CONTRACT" and r.get("role") == "CONSUMED"]
+    assert [r["urn"] for r in consumed] == ["http://audit/log#POST"]
+    assert not [r for r in recs if r.get("code") == "DECLARED_UNUSED"]
+
+
+def test_an_imported_class_is_constructor_injected_like_a_component(tmp_path):
+    """A class an auto-configuration listing registers is built by Spring with its one constructor
+    (Lombok's here) autowired, so its calls through the stored Feign client are calls of the service."""
+    feign = _feign("users", 'GetMapping("/user/{name}")',
+                   'String info(@org.springframework.web.bind.annotation.PathVariable("name") String name)')
+    recs = _scan(tmp_path, {
+        "src/main/java/com/example/App.java": FEIGN_APP,
+        "src/main/java/com/example/UsersClient.java": feign,
+        "src/main/java/com/example/Loader.java":
+            "package com.example;\n@org.springframework.context.annotation.Primary\n@lombok.RequiredArgsConstructor\n"
+            "public class Loader {\n  private final UsersClient users;\n"
+            "  public String load(String n) { return users.info(n); }\n}\n",
+        "src/main/resources/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports":
+            "com.example.Loader\n",
+    })
+    injects = [(r["attributes"]["name"], r["resolution_status"]) for r in recs
+               if r.get("kind") == "INJECTS" and "Loader#<init>" in r["source_ref"]["record_id"]]
+    assert injects == [("users", "RESOLVED")]
+    assert [r["urn"] for r in recs if r.get("kind") == "CONTRACT" and r.get("role") == "CONSUMED"] == \
+        ["http://users/user/{}#GET"]

@@ -35,7 +35,8 @@ The rules, as SPEC §9 states them:
 * **RPC** (JSF, Dubbo): a consumer binding matches a provider binding iff the urns are equal, the
   signatures are equal (a consumer parameter the scan could not type, ``?`` or ``?Simple``, matches
   any parameter, or one of that simple name: ``SIGNATURE_PARTIAL``), and for each of alias, group
-  and version both values are known and equal, or one is ``*``, or the consumer's value is unknown.
+  and version both values are known and equal, or one is ``*``, or the consumer's value is unknown
+  (a consumer's group list ``a,b`` matches each group listed).
   An attribute a binding does not declare is known and empty. One matching service with one
   contract → RESOLVED; several → AMBIGUOUS, one row per candidate; none → UNRESOLVED.
 * **HTTP**: the consumer's urn names a service (its folded Feign name), a path and a method. RESOLVED
@@ -218,13 +219,15 @@ def _binding_value(attrs: dict[str, Any], role: str) -> tuple[bool, str | None]:
 
 def bindings_match(consumer: dict[str, Any], provider: dict[str, Any]) -> bool:
     """SPEC §9 RPC: for each of alias, group and version, both known and equal, or one is ``*``, or
-    the consumer's value is unknown."""
+    the consumer's value is unknown. A consumer's group that lists groups (Dubbo's ``group = "a,b"``,
+    which subscribes to each and merges or picks among them) matches a provider of any group listed."""
     for role in _BINDING_ROLES:
         ck, cv = _binding_value(consumer, role)
         pk, pv = _binding_value(provider, role)
         if not ck or cv == "*" or pv == "*":
             continue
-        if not pk or cv != pv:
+        wanted = {g.strip() for g in cv.split(",")} if role == "group" and cv and "," in cv else {cv}
+        if not pk or pv not in wanted:
             return False
     return True
 

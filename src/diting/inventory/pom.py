@@ -178,7 +178,8 @@ def _modules(el: etree._Element | None) -> list[tuple[str, int]]:
 
 def read_pom(path: str, data: bytes) -> RawPom:
     """Read one pom.xml. Never raises: a malformed file gives ``error`` and ``error_line``."""
-    doc: XmlDocument = parse_xml(data)
+    # Maven 3 (plexus MXParser) reads a POM whose XML declaration follows one whitespace character
+    doc: XmlDocument = parse_xml(data, declaration_after=1)
     lines = doc.decoded.text.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()

@@ -23,7 +23,7 @@ from diting.java.lombok import synthesize
 from diting.java.names import FileScope
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.probes.model import Rule
-from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, render
+from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, constructor_fields, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
 
@@ -379,6 +379,9 @@ class ModuleProbe:
                         extra: dict[str, Any] = {"member": minfo}
                         if hit.rule.emits.kind == "BEAN_METHOD":
                             extra["bean_properties"] = self._bean_setters(ctx)
+                            made = self._constructed_fields(md, ctx, minfo)
+                            if made:
+                                extra["constructs"] = made
                             for rule in self.index.by_bean_class.get(minfo["return_type"], []):
                                 self._bean_class(rule, facts, scope, idx, md, ctx, minfo)
                         self._emit_annotation(hit, "METHOD", facts, scope, idx, ctx,
@@ -443,6 +446,31 @@ class ModuleProbe:
             if c.kind == "CALL" and c.arity == 0 and (c.receiver is None or c.receiver.get("kind") == "this"):
                 return [{"ref": c.name, "ref_kind": "method"}]
         return None
+
+    def _constructed_fields(self, md: MethodDecl, ctx: MemberContext, minfo: dict[str, Any]) -> dict[str, Any] | None:
+        """The fields of the object a ``@Bean`` method builds that hold its parameters: the one
+        ``new T(…)`` of its return type in its body (outside lambdas), matched to a constructor of
+        ``T`` (written or Lombok's) by arity, gives ``{"type": T, "fields": {field: parameter}}``.
+        None when there is no such single construction or no argument is a bare parameter."""
+        news = [c for c in (md.body.calls if md.body else []) if c.kind == "NEW" and not c.in_lambda]
+        typed = [(c, t) for c in news if (t := self.oracle.ref_type(c.new_type, ctx.scope, ctx.chain, ctx.type_vars))
+                 is not None and t.name == minfo["return_type"] and t.module]
+        if len(typed) != 1 or typed[0][0].args is None:
+            return None
+        call, t = typed[0]
+        found = self.oracle.decl(t.module, t.name)
+        if found is None:
+            return None
+        scope, idx = found
+        maps = [m for arity, m in constructor_fields(scope.facts.types[idx], scope, idx) if arity == len(call.args)]
+        if len(maps) != 1:
+            return None  # overloads of one arity: which one runs turns on the argument types
+        fields = {}
+        for fname, pos in sorted(maps[0].items()):
+            a = call.args[pos]
+            if a.get("kind") == "name" and len(a["parts"]) == 1 and ctx.param(a["parts"][0]) is not None:
+                fields[fname] = a["parts"][0]
+        return {"type": t.name, "fields": fields} if fields else None
 
     def _bean_setters(self, ctx: MemberContext) -> dict[str, list[dict[str, Any]]]:
         """Properties a ``@Bean`` method sets on the object it builds (``p = new X(); p.setTopic(t)``):

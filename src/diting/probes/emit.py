@@ -533,16 +533,36 @@ class PackageProbes:
                                       names[0] if names else (fname if resource else None), c, field=c["field"])
             pts.extend(self._generic_points(declared))
             seen.add((owner, fname))
+        # an imported class (@Import, an auto-configuration listing) is constructed like a component;
+        # its constructors are known when an annotation of the class made it a candidate
+        described = {}
+        for c in self.cands:
+            if c.get("target") == "TYPE" and "type_detail" in c:
+                described.setdefault((c["module"], c["type"]["binary"]), c)
         for b in self.ctx.beans:
-            if b.kind != "COMPONENT" or not b.loaded:
+            if b.kind not in ("COMPONENT", "IMPORTED") or not b.loaded:
                 continue
-            detail = b.cand.get("type_detail", {})
+            cand = b.cand if b.kind == "COMPONENT" else described.get((b.module, b.type))
+            if cand is None:
+                continue
+            detail = cand.get("type_detail", {})
             ctors = [m for m in detail.get("methods", []) if m["name"] == "<init>"]
             chosen = [m for m in ctors if m.get("autowired")] or (ctors if len(ctors) == 1 else [])
             for m in chosen:
                 for p in m["params"]:
                     pts.append(InjectionPoint(b.type, b.module, "METHOD", p["name"], p["type"], p.get("type_args", []),
-                                              p.get("qualifier"), None, b.cand, member=m))
+                                              p.get("qualifier"), None, cand, member=m))
+        for b in self.ctx.beans:  # @Bean parameters stored in the returned object's fields
+            made = b.cand.get("constructs") if b.kind == "BEAN_METHOD" and b.loaded else None
+            if not made:
+                continue
+            m = b.cand["member"]
+            params = {p["name"]: p for p in m["params"]}
+            for fname, pname in sorted(made["fields"].items()):
+                p = params[pname]
+                pts.append(InjectionPoint(b.cand["type"]["binary"], b.module, "METHOD", pname, p["type"],
+                                          p.get("type_args", []), p.get("qualifier"), None, b.cand, member=m,
+                                          stores=(made["type"], fname)))
         for c in self.ctx.by_emit.get("INJECTION", []):
             if c["target"] in ("METHOD",) and c["member"]["name"] != "<init>" and self.ctx.class_loaded(
                     c["type"]["binary"]):
@@ -600,7 +620,9 @@ class PackageProbes:
                 ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
                     else self.cseg(ip.cand)
             else:
-                if ip.member["name"] == "<init>":
+                if ip.stores is not None:
+                    self.injected.setdefault(ip.stores, res)
+                elif ip.member["name"] == "<init>":
                     # constructor injection: the field the parameter is stored in (Lombok: same name)
                     field_name = ip.name if ip.member.get("synthesized_by") else next(
                         (f for f, p in ip.member.get("assigns", {}).items() if p == ip.name), None)

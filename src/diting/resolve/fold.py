@@ -395,7 +395,7 @@ class ExpressionFolder:
         ec = next((e for e in td.enum_constants if e.name == const[0]), None)
         if ec is None:
             return Unfolded(text, "unknown enum constant")
-        for arity, mapping in td.ctor_field_params + _lombok_ctor_fields(td, scope, idx):
+        for arity, mapping in constructor_fields(td, scope, idx):
             if arity == len(ec.args) and field_name in mapping:
                 arg = ec.args[mapping[field_name]]
                 v = self.constants.fold(arg, scope, scope._chain_of(idx))
@@ -417,6 +417,12 @@ def _lombok_getter_field(td, getter: str, scope, idx: int) -> str | None:
     return None
 
 
+def constructor_fields(td, scope, idx: int) -> list[tuple[int, dict[str, int]]]:
+    """``(arity, {field: parameter index})`` of every constructor of ``td`` (the type at ``idx`` of
+    ``scope``'s file): written ones (``this.f = p``) and those Lombok generates."""
+    return td.ctor_field_params + _lombok_ctor_fields(td, scope, idx)
+
+
 def _lombok_ctor_fields(td, scope, idx: int) -> list[tuple[int, dict[str, int]]]:
     """``(arity, {field: parameter index})`` of the constructors Lombok generates (``@AllArgsConstructor``,
     ``@RequiredArgsConstructor``): each parameter is the field of its name."""
@@ -430,4 +436,4 @@ def fold_type(outcome: FoldOutcome) -> str | None:
     return outcome.vtype if isinstance(outcome, Folded) else None
 
 
-__all__ = ["DUCC_PREFIX", "HOLE", "ducc_placeholder", "ExpressionFolder", "FoldOutcome", "Folded", "Unfolded", "render", "fold_type", "TypeOf"]
+__all__ = ["DUCC_PREFIX", "HOLE", "ducc_placeholder", "constructor_fields", "ExpressionFolder", "FoldOutcome", "Folded", "Unfolded", "render", "fold_type", "TypeOf"]

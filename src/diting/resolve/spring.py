@@ -168,6 +168,9 @@ class InjectionPoint:
     #: the bean class an inherited field is injected into, when its type was read through the type
     #: arguments that class binds (``type`` / ``type_args`` substituted); None for the declared field
     seen_from: str | None = None
+    #: ``(type, field)`` the injected value ends up in, when that is not ``owner_type``'s own field
+    #: (a ``@Bean`` method's parameter handed to the constructor of the object it returns)
+    stores: tuple[str, str] | None = None
 
 
 @dataclass

@@ -57,11 +57,29 @@ def decode_xml(data: bytes) -> DecodedText:
     return decode_bytes(data, declared)
 
 
-def parse_xml(data: bytes) -> XmlDocument:
-    """Parse ``data`` safely. Never raises for malformed input: ``error`` says why."""
+_LATE_DECL = re.compile(r"(\s+)(<\?xml\s[^>]*\?>)")
+
+
+def _blank_late_declaration(text: str, tolerated: int) -> str:
+    """``text`` with an XML declaration preceded by at most ``tolerated`` whitespace characters
+    overwritten by blanks (newlines kept, so every line and column stays where it was). XML forbids
+    anything before the declaration; the declared encoding was already honoured by decoding."""
+    m = _LATE_DECL.match(text) if tolerated else None
+    if m is None or len(m.group(1)) > tolerated:
+        return text
+    blank = re.sub(r"[^\n]", " ", m.group(2))
+    return text[: m.start(2)] + blank + text[m.end(2):]
+
+
+def parse_xml(data: bytes, *, declaration_after: int = 0) -> XmlDocument:
+    """Parse ``data`` safely. Never raises for malformed input: ``error`` says why.
+
+    ``declaration_after`` is how many whitespace characters the reader being modelled accepts
+    before the XML declaration (XML allows none; Maven 3's POM parser accepts one, e.g. a leading
+    blank line). Lines and columns of the parsed tree are those of ``data``."""
     decoded = decode_xml(data)
     # the decoded text re-encoded as UTF-8; the parser's encoding overrides the prolog
-    body = decoded.text.encode("utf-8")
+    body = _blank_late_declaration(decoded.text, declaration_after).encode("utf-8")
     try:
         root = etree.fromstring(body, _parser())
     except etree.XMLSyntaxError as exc:
