@@ -210,6 +210,9 @@ def run_estate(estate: Estate, work: Path) -> dict:
         }
         if report["key"]["must_not_drawn"]:
             flags.append(f"must-not edges drawn: {report['key']['must_not_drawn']}")
+        explained = key.get("red_flags_explained") or []
+        report["red_flags_explained"] = [f"{f} — {e['why']}" for f in flags for e in explained if e["match"] in f]
+        flags = [f for f in flags if not any(e["match"] in f for e in explained)]
     report["red_flags"] = flags
     return report
 
@@ -262,6 +265,8 @@ def print_report(r: dict) -> None:
         print(f"   unresolved  {n:5d}  {reason}")
     for f in r["red_flags"]:
         print(f"   RED FLAG    {f}")
+    for f in r.get("red_flags_explained", []):
+        print(f"   explained   {f}")
 
 
 def totals(reports: list[dict]) -> dict:
