@@ -22,7 +22,7 @@ from diting.ir import ids
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
-from diting.probes.model import Rule
+from diting.probes.model import MessageSpec, Rule
 from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
@@ -749,6 +749,8 @@ class ModuleProbe:
         if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):
             return None
         call = ctx.body.calls[expr["ordinal"]]
+        if call.kind == "CALL" and spec.builder:
+            return self._builder_headers(spec, call, ctx, roles)
         if call.kind != "NEW":
             return None
         t = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
@@ -767,6 +769,51 @@ class ModuleProbe:
         for role, outs in found.items():
             roles.setdefault(role, outs)
         return (call.line, call.end_line) if found else None
+
+    def _builder_headers(self, spec: MessageSpec, call, ctx: MemberContext,
+                         roles: dict[str, list[dict[str, Any]]]) -> tuple[int, int] | None:
+        """Roles carried by the headers of a builder chain that starts with a static call on
+        ``spec.builder`` (``MessageBuilder.withPayload(p).setHeader(KafkaHeaders.TOPIC, "t").build()``):
+        each ``header_setters`` call of the chain whose header name is a constant named in
+        ``spec.headers`` (by qualified name, or by its folded string value) gives that role its
+        value. Roles the call's own arguments gave are kept. Returns the chain's lines when a
+        header gave a role (None otherwise)."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        first = call
+        for _ in range(MAX_CHAIN):
+            if call.name in spec.header_setters and call.arity == 2 and call.args:
+                role = self._header_role(spec, call.args[0], ctx)
+                if role is not None:
+                    found.setdefault(role, self.fold_value(call.args[1], ctx))  # the last set wins
+            r = call.receiver or {}
+            if r.get("kind") != "callref" or not 0 <= r["ordinal"] < len(ctx.body.calls):
+                break
+            call = ctx.body.calls[r["ordinal"]]
+        root = call.receiver or {}
+        if root.get("kind") not in ("name", "field") or not found:
+            return None
+        t = ctx.scope.resolve(TypeRef(tuple(root["parts"])), ctx.chain, ctx.type_vars)
+        if t.unresolved or t.name != spec.builder:
+            return None
+        for role, outs in found.items():
+            roles.setdefault(role, outs)
+        return min(first.line, call.line), max(first.end_line, call.end_line)
+
+    def _header_role(self, spec: MessageSpec, key: dict[str, Any], ctx: MemberContext) -> str | None:
+        """The role ``spec.headers`` gives a header-name expression: a constant by its qualified
+        name (a static import, ``Type.NAME``), else its folded string value."""
+        parts = key.get("parts") or []
+        qualified = None
+        if key.get("kind") == "name" and len(parts) == 1:
+            qualified = ctx.scope.static_single.get(parts[0]) or next(
+                (f"{w}.{parts[0]}" for w in ctx.scope.static_wildcards if f"{w}.{parts[0]}" in spec.headers), None)
+        elif key.get("kind") in ("field", "name") and len(parts) >= 2:
+            t = ctx.scope.resolve(TypeRef(tuple(parts[:-1])), ctx.chain, ctx.type_vars)
+            qualified = None if t.unresolved else f"{t.name}.{parts[-1]}"
+        if qualified in spec.headers:
+            return spec.headers[qualified]
+        values = [o.get("value") for o in self.fold_value(key, ctx)]
+        return next((spec.headers[v] for v in values if isinstance(v, str) and v in spec.headers), None)
 
     def _receiver_ref(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> dict[str, Any] | None:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""

@@ -948,9 +948,16 @@ class Families(PackageProbes):
         self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t] + (also_read or []), c, "listener")
 
     def mq_sends(self) -> None:
+        listeners = {(self.s.rules.by_id[c["rule"]].emits.protocol, c["member"]["stable"])
+                     for c in self.ctx.by_emit.get("MQ_LISTENER", []) if c["form"] == "annotation" and
+                     c["target"] == "METHOD"}
         for c in self.ctx.by_emit.get("MQ_SEND", []):
             rule = self.s.rules.by_id[c["rule"]]
             proto = rule.emits.protocol or "jmq"
+            if c["form"] == "annotation":  # a reply annotation (@SendTo) counts on a listener method only
+                if c["target"] != "METHOD" or (proto, c["member"]["stable"]) not in listeners:
+                    continue
+                c = dict(c, call=_annotation_send(c))
             m = c["member"]
             call = c["call"]
             ev = self.cseg(c)
@@ -1429,6 +1436,15 @@ class Families(PackageProbes):
                              match_keys={"expression": call["expression"], "name": names[0] if names else None},
                              attributes={"dispatch_kind": "DYNAMIC", "declared_target": call["name"],
                                          "binding_evidence": None})
+
+
+def _annotation_send(c: dict[str, Any]) -> dict[str, Any]:
+    """The call-shaped facts of a send an annotation declares (a listener's ``@SendTo`` reply):
+    its name, ordinal 0 and a call-site id of the annotated method."""
+    name = "@" + c["annotation"].rsplit(".", 1)[-1]
+    args = ", ".join(f"{k}={v}" for k, v in c.get("attrs", {}).get("annotation_args", {}).items())
+    return {"name": name, "ordinal": 0, "callsite_id": f"{c['member']['stable']}@{name}", "arity": 0,
+            "expression": f"{name}({args})", "arg_types": {}}
 
 
 def _service_url(url: str, port: bool = False) -> tuple[str, str] | None:

@@ -165,6 +165,12 @@ class MessageSpec(_Strict):
     type: str
     ctor_args: dict[int, dict[int, Role]] = Field(default_factory=dict, description="arity → {position: role}")
     setters: dict[str, Role] = Field(default_factory=dict, description="setter name → role (``setTopic``)")
+    builder: str | None = Field(None, description="a builder class whose static factory starts a chain "
+                                                  "(``MessageBuilder.withPayload(p).setHeader(K, v).build()``)")
+    header_setters: list[str] = Field(default_factory=list, description="the builder's methods (name, value) "
+                                                                        "setting one header")
+    headers: dict[str, Role] = Field(default_factory=dict, description="header → role: the header-name "
+                                     "constant's qualified name (``…KafkaHeaders.TOPIC``) or its string value")
 
 
 class Emits(_Strict):
@@ -237,7 +243,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
     "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"},
-    "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
+    "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call", "annotation"}, "MQ_WRAPPER_BEAN": {"xml"},
     "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
     "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
