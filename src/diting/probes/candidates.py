@@ -96,6 +96,8 @@ class RuleIndex:
     by_bean_class: dict[str, list[Rule]] = field(default_factory=dict)
     type_rules: list[Rule] = field(default_factory=list)
     config_annotations: dict[str, str] = field(default_factory=dict)
+    #: class annotations binding the class's fields to configuration under a prefix (@ConfigurationProperties)
+    config_prefix_annotations: set[str] = field(default_factory=set)
     #: annotation rules by simple-name suffix (ENTRY_HINT), and the packages every other rule names
     suffix_rules: list[Rule] = field(default_factory=list)
     known_packages: set[str] = field(default_factory=set)
@@ -115,6 +117,8 @@ class RuleIndex:
                     idx.by_simple_annotation.setdefault(m.annotation.simple_name or "", []).append(r)
                 if r.emits.kind == "CONFIG_VALUE" and m.annotation.fqn:
                     idx.config_annotations[m.annotation.fqn] = r.emits.protocol or "config"
+                if r.emits.kind == "CONFIG_PROPERTIES" and m.annotation.fqn:
+                    idx.config_prefix_annotations.add(m.annotation.fqn)
             elif m.call is not None:
                 names = m.call.method if isinstance(m.call.method, list) else [m.call.method]
                 for n in names:
