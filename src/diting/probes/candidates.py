@@ -597,6 +597,8 @@ class ModuleProbe:
                     attrs["message_expression"] = render(call.args[i], ctx)
         if rule.emits.kind == "GATEWAY_ROUTE":
             attrs["lambda_calls"] = self._lambda_calls(call, ctx)
+        elif rule.emits.kind == "HTTP_ROUTE":
+            attrs["route_calls"] = self._route_calls(call, ctx, rule)
         return {
             "rule": rule.id, "emit": rule.emits.kind, "form": "call", "module": self.module,
             "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
@@ -652,6 +654,37 @@ class ModuleProbe:
         if kind == "callref" and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
             return {"REF": "ref", "NEW": "new"}.get(ctx.body.calls[expr["ordinal"]].kind, kind)
         return kind
+
+    def _route_calls(self, call, ctx: MemberContext, rule: Rule) -> list[dict[str, Any]]:
+        """The routes of a functional router (HTTP_ROUTE rules): the call itself and the calls
+        chained on its result, in order (``route().GET("/a", h).POST("/b", h).build()``,
+        ``route(GET("/a"), h).andRoute(POST("/b"), h)``). Each: ``name``, ``line``, and — for a verb
+        call (the rule's ``verbs``) with a path, or a route call (``route_methods``) whose first
+        argument is a verb predicate call — ``verb`` and ``path`` (the path's outcomes)."""
+        verbs = set(rule.emits.attributes.get("verbs", []))
+        routes = set(rule.emits.attributes.get("route_methods", []))
+        out: list[dict[str, Any]] = []
+        if ctx.body is None:
+            return out
+        on = {c.receiver["ordinal"]: c for c in reversed(ctx.body.calls) if c.kind == "CALL"
+              and c.receiver is not None and c.receiver.get("kind") == "callref"}
+        cur = call
+        for _ in range(MAX_CHAIN):
+            item: dict[str, Any] = {"name": cur.name, "line": cur.line}
+            first = cur.args[0] if cur.args else None
+            if cur.name in verbs and cur.arity >= 2 and first is not None:
+                item.update(verb=cur.name, path=self.fold_value(first, ctx))
+            elif cur.name in routes and cur.arity == 2 and first is not None and first.get("kind") == "callref" \
+                    and 0 <= first["ordinal"] < len(ctx.body.calls):
+                pred = ctx.body.calls[first["ordinal"]]
+                if pred.name in verbs and pred.arity == 1 and pred.args:
+                    item.update(verb=pred.name, path=self.fold_value(pred.args[0], ctx))
+            out.append(item)
+            nxt = on.get(cur.ordinal)
+            if nxt is None:
+                break
+            cur = nxt
+        return out
 
     def _chain(self, call, ctx: MemberContext) -> list[str]:
         """Names of the calls made on the call's result, in order (``lambdaQuery().eq(…).list()``:

@@ -408,6 +408,7 @@ class PackageProbes:
         self.rpc_providers()
         self.rpc_consumers()
         self.http_endpoints()
+        self.http_routes()
         self.feign_clients()
         self.http_client_calls()
         self.gateway_routes()

@@ -491,6 +491,52 @@ class Families(PackageProbes):
                         self._entry("HTTP_ENDPOINT", urn, dict(m, path=mc["path"]), mc,
                                     {"path": full, "http_method": verb, "controller": binary}, "HTTP_MAPPING")
 
+    def http_routes(self) -> None:
+        """Functional endpoints (HTTP_ROUTE rules: ``RouterFunctions.route()`` builders and
+        ``route(GET("/x"), h)``, WebFlux and Web MVC): each verb route of the chain is an
+        HTTP_ENDPOINT entry of the method building the router, and a PROVIDED contract
+        ``http://{service}{context path}{path}#{VERB}``. A path that does not fold, and a call of the
+        chain the engine does not read (``nest``, ``path(prefix, builder)``, ``add``), make an
+        ENTRY_UNRESOLVED diagnostic: the router's other routes are still recorded."""
+        cpath = self.context_path()
+        for c in self.ctx.by_emit.get("HTTP_ROUTE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            m = c["member"]
+            binary = c["type"]["binary"]
+            if not self.ctx.class_loaded(binary):
+                self.exclude_entry(f"{m['stable']}|route", f"functional router {m['stable']}", [m["rid"]], c)
+                continue
+            unread = set(rule.emits.attributes.get("unread_methods", []))
+            for item in c.get("attrs", {}).get("route_calls", []):
+                where = f"{c['path']}:{item['line']}"
+                if item["name"] in unread:
+                    self.entry_failed(f"{where}|route:{item['name']}", f"functional router at {where}: "
+                                      f"{item['name']}(…) nests routes diting does not read", [m["rid"]], c)
+                    continue
+                if "verb" not in item:
+                    continue
+                rt = self.resolve(item["path"][0]) if item["path"] else None
+                if rt is None or rt.value is None:
+                    bad = rt or ResolvedText("UNKNOWN", None, expression="(no path)", reason="no path argument")
+                    self._unfolded_path(dict(c, lines=[item["line"], item["line"]]), bad, "functional route",
+                                        m["rid"], m["stable"])
+                    self.entry_failed(f"{where}|route", f"functional route at {where}: its path {bad.expression} "
+                                      "does not resolve, so it yields no endpoint", [m["rid"]], c)
+                    continue
+                self._note_keys(m["rid"], m["stable"], [rt], c, "route path")
+                full = normalize_path(cpath + "/" + rt.value)
+                verb = item["verb"]
+                urn = f"http://{self.plan.service_id}{full}#{verb}"
+                crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
+                    "protocol": "http", "path": full, "http_method": verb, "loaded": True,
+                    "context_path": cpath or None, "router": binary})
+                self.rs.relation("EXPOSES", m["rid"], m["stable"], target_rid=crid, target_key=cstable,
+                                 status="RESOLVED", evidence=[self.seg(c["path"], item["line"], item["line"])],
+                                 ordinal=_stable_ordinal(urn),
+                                 attributes={"protocol": "http", "path": full, "http_method": verb, "router": binary})
+                self._entry("HTTP_ENDPOINT", urn, dict(m, path=c["path"]), c,
+                            {"path": full, "http_method": verb, "router": binary}, "HTTP_ROUTE")
+
     def feign_clients(self) -> None:
         cls, meth = self._type_mappings()
         for c in self.ctx.by_emit.get("FEIGN_CLIENT", []):
