@@ -39,7 +39,7 @@ EmitKind = Literal[
     "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
     "CACHE_CLIENT", "CACHE_OP",
-    "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
+    "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION", "PROFILE",
     "EVENT_PUBLISH", "EVENT_LISTENER",
     "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
 ]
@@ -250,7 +250,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "SQL_MAPPER_BASE": {"type"}, "SQL_TABLE_NAME": {"annotation"}, "SQL_INHERITED_CALL": {"call"}, "SQL_CALL": {"call"},
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
-    "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
+    "CONDITION": {"annotation"}, "PROFILE": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
     "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"}, "ENTRY_HINT": {"annotation", "type"},
 }
 

@@ -246,6 +246,15 @@ class SpringContext:
         self.by_emit: dict[str, list[dict[str, Any]]] = {}
         for c in cands:
             self.by_emit.setdefault(c["emit"], []).append(c)
+        #: classes and @Bean methods whose @Profile the active profiles do not satisfy
+        self.profile_off_types: set[str] = set()
+        self.profile_off_methods: set[str] = set()
+        for c in self.by_emit.get("PROFILE", []):
+            if not profile_condition_holds(self.vals(c, "value"), profiles):
+                if c["target"] == "TYPE":
+                    self.profile_off_types.add(c["type"]["binary"])
+                elif c.get("member"):
+                    self.profile_off_methods.add(c["member"]["stable"])
         self._imports = list(auto_configs)
         self._xml_roots = list(web_xml_locations)
         if deployed:
@@ -318,6 +327,8 @@ class SpringContext:
         """A class the context loads (scanned, imported or auto-configured); nested classes follow
         their outermost class."""
         top = binary.split("$", 1)[0]
+        if binary in self.profile_off_types or top in self.profile_off_types:
+            return False
         return binary in self.loaded_classes or top in self.loaded_classes or self.in_scan(binary)
 
     def xml_loaded(self, path: str) -> bool:
@@ -544,8 +555,9 @@ class SpringContext:
                 continue
             names = self.vals(c, "name")
             declaring = c["type"]["binary"]
-            loaded = self.deployed and (declaring in self.loaded_classes or any(
-                declaring == b.type or declaring in b.supertypes for b in holders))
+            loaded = self.deployed and m["stable"] not in self.profile_off_methods and (
+                declaring in self.loaded_classes or any(declaring == b.type or declaring in b.supertypes
+                                                        for b in holders))
             ret = m["return_type"]
             props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
                      for k, o in c.get("bean_properties", {}).items()}
@@ -604,3 +616,14 @@ class SpringContext:
         if not cands:
             return Resolution("UNRESOLVED", [], reason=f"no loaded bean of type {t}", type=t)
         return Resolution("AMBIGUOUS", cands, reason=f"{len(cands)} loaded beans of type {t}")
+
+
+def profile_condition_holds(expressions: list[str], active: list[str]) -> bool:
+    """Whether ``@Profile(expressions)`` admits the active profiles: any expression holds; each
+    a profile name or ``!name``. An expression with ``&``, ``|`` or parentheses (Spring 5.1
+    profile expressions) is not decided here and counts as holding (the declaration stays
+    loaded, never dropped on a guess); no expression at all holds."""
+    names = [e.strip() for e in expressions if e and e.strip()]
+    if not names or any(ch in e for e in names for ch in "&|()"):
+        return True
+    return profiles_match(names, active or ["default"])
