@@ -414,6 +414,7 @@ class PackageProbes:
         self.gateway_routes()
         self.mq_listeners()
         self.mq_sends()
+        self.mq_receives()
         self.mq_streams()
         self.mq_bindings()
         self.config_keys()

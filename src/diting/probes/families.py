@@ -945,11 +945,12 @@ class Families(PackageProbes):
                     self._subscribe(c, proto, handler, t, tags, group, tag_rts + group_rts)
 
     def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText, tags: list[str],
-                   group: list[str], also_read: list[ResolvedText] | None = None) -> None:
+                   group: list[str], also_read: list[ResolvedText] | None = None,
+                   extra: dict[str, Any] | None = None) -> None:
         """An MQ_CONSUMER entry and its SUBSCRIBES; the config keys of its topic, tag filter and
-        consumer group (``also_read``) are bound to the entry."""
+        consumer group (``also_read``) are bound to the entry; ``extra`` attributes are recorded on both."""
         attrs: dict[str, Any] = {"protocol": proto, "tag_filter": tags[0] if tags else None,
-                                 "consumer_group": group[0] if group else None}
+                                 "consumer_group": group[0] if group else None, **(extra or {})}
         unfolded = next((r for r in self.role(c, "tag") if r.value is None), None)
         if not tags and unfolded is not None:  # a filter that does not fold is unknown, not absent
             attrs.update(tag_filter_resolution="UNKNOWN", tag_filter_expression=unfolded.expression)
@@ -1067,6 +1068,44 @@ class Families(PackageProbes):
                                  ordinal=call["ordinal"],
                                  callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
+
+    def mq_receives(self) -> None:
+        """Pull consumption through a template (MQ_RECEIVE rules: ``rocketMQTemplate.receive(T.class)``,
+        a 5.x ``RocketMQClientTemplate.receive(n, timeout)``): the calling method is an MQ_CONSUMER
+        entry (``consume_mode: PULL``) subscribing to the topic of the template's auto-configured
+        consumer — the rule's ``default_topic_key`` (tag ``default_tag_key``, group
+        ``default_group_key``) from the service's configuration. A receiver of a subtype of the
+        rule's template (``ExtRocketMQTemplate`` subclasses, configured by their own annotation) is
+        not that consumer: an ENTRY_UNRESOLVED diagnostic, no subscription."""
+        for c in self.ctx.by_emit.get("MQ_RECEIVE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "jmq"
+            m = c["member"]
+            where = f"{c['path']}:{c['lines'][0]}"
+            if not self.ctx.class_loaded(c["type"]["binary"]):
+                self.exclude_entry(f"{c['call']['callsite_id']}|receive", f"{proto} pull at {where}", [m["rid"]], c)
+                continue
+            wanted = rule.match.call.receiver_type
+            wanted = wanted if isinstance(wanted, list) else [wanted]
+            if c["call"]["receiver_type"] not in wanted:
+                self.entry_failed(f"{c['call']['callsite_id']}|receive", f"{proto} pull at {where}: the receiver "
+                                  f"{c['call']['receiver_type']} is a template subclass whose own consumer "
+                                  "configuration is not read", [m["rid"]], c)
+                continue
+            attrs = rule.emits.attributes
+
+            def conf(key: str | None) -> ResolvedText | None:
+                return None if not key else self.resolve({"value": "${" + key + "}", "vtype": "java.lang.String",
+                                                          "basis": "CONFIG", "placeholders": True})
+            t = conf(attrs.get("default_topic_key"))
+            tag, group = conf(attrs.get("default_tag_key")), conf(attrs.get("default_group_key"))
+            tags = [tag.value] if tag is not None and tag.value not in (None, "*") else []
+            groups = [group.value] if group is not None and group.value is not None else []
+            handler = dict(m, path=c["path"])
+            handler.pop("lines", None)
+            self._subscribe(c, proto, handler,
+                            t or ResolvedText("UNKNOWN", None, expression="(no topic key)", reason="no topic"),
+                            tags, groups, [r for r in (tag, group) if r is not None], {"consume_mode": "PULL"})
 
     def mq_streams(self) -> None:
         """Spring Cloud Stream bindings (probes/stream.py)."""
