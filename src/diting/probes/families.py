@@ -1286,8 +1286,11 @@ class Families(PackageProbes):
                 continue
             prefix = (self._text(self.role(c, "prefix")) or [""])[0]
             detail = c.get("type_detail", {})
+            # a class the context makes as a component is bound through its setters: its final fields
+            # are constructor-injected beans, never properties (constructor binding needs no component)
+            component = any(b.kind == "COMPONENT" and b.type == c["type"]["binary"] for b in self.ctx.beans)
             for f in detail.get("fields", []):
-                if "static" in f["modifiers"]:
+                if "static" in f["modifiers"] or (component and "final" in f["modifiers"]):
                     continue
                 key = canonical_key(f"{prefix}.{f['name']}" if prefix else f["name"])
                 frid_stable = f"{c['type']['stable']}.{f['name']}"
