@@ -619,11 +619,50 @@ class SpringContext:
 
 
 def profile_condition_holds(expressions: list[str], active: list[str]) -> bool:
-    """Whether ``@Profile(expressions)`` admits the active profiles: any expression holds; each
-    a profile name or ``!name``. An expression with ``&``, ``|`` or parentheses (Spring 5.1
-    profile expressions) is not decided here and counts as holding (the declaration stays
-    loaded, never dropped on a guess); no expression at all holds."""
+    """Whether ``@Profile(expressions)`` admits the active profiles: any expression holds. An
+    expression is a profile name, ``!e``, ``e & e``, ``e | e`` or ``(e)`` (Spring's profile
+    expressions); one that does not parse counts as holding (the declaration stays loaded, never
+    dropped on a guess); no expression at all holds."""
     names = [e.strip() for e in expressions if e and e.strip()]
-    if not names or any(ch in e for e in names for ch in "&|()"):
-        return True
-    return profiles_match(names, active or ["default"])
+    on = set(active or ["default"])
+    results = [_profile_expression(e, on) for e in names]
+    return not names or any(r is not False for r in results)
+
+
+def _profile_expression(text: str, active: set[str]) -> bool | None:
+    """One profile expression evaluated against the active profiles; None when it does not parse."""
+    tokens = re.findall(r"[()!&|]|[^()!&|\s]+", text)
+    pos = 0
+
+    def unary() -> bool | None:
+        nonlocal pos
+        if pos >= len(tokens):
+            return None
+        tok = tokens[pos]
+        pos += 1
+        if tok == "!":
+            v = unary()
+            return None if v is None else not v
+        if tok == "(":
+            v = binary()
+            if pos >= len(tokens) or tokens[pos] != ")":
+                return None
+            pos += 1
+            return v
+        return None if tok in ")&|" else tok in active
+
+    def binary() -> bool | None:
+        nonlocal pos
+        v = unary()
+        op = None
+        while v is not None and pos < len(tokens) and tokens[pos] in "&|":
+            if op is not None and tokens[pos] != op:
+                return None  # & and | mixed without parentheses: not a valid expression
+            op = tokens[pos]
+            pos += 1
+            w = unary()
+            v = None if w is None else (v and w if op == "&" else v or w)
+        return v
+
+    got = binary()
+    return got if pos == len(tokens) else None
