@@ -22,7 +22,7 @@ from diting.ir import ids
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
-from diting.probes.model import Rule
+from diting.probes.model import MessageSpec, Rule
 from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, constructor_fields, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
@@ -98,6 +98,8 @@ class RuleIndex:
     #: annotation FQN → rules reading ``META-INF/spring/{FQN}.imports`` files
     by_imports: dict[str, list[Rule]] = field(default_factory=dict)
     config_annotations: dict[str, str] = field(default_factory=dict)
+    #: class annotations binding the class's fields to configuration under a prefix (@ConfigurationProperties)
+    config_prefix_annotations: set[str] = field(default_factory=set)
     #: annotation rules by simple-name suffix (ENTRY_HINT), and the packages every other rule names
     suffix_rules: list[Rule] = field(default_factory=list)
     known_packages: set[str] = field(default_factory=set)
@@ -117,6 +119,8 @@ class RuleIndex:
                     idx.by_simple_annotation.setdefault(m.annotation.simple_name or "", []).append(r)
                 if r.emits.kind == "CONFIG_VALUE" and m.annotation.fqn:
                     idx.config_annotations[m.annotation.fqn] = r.emits.protocol or "config"
+                if r.emits.kind == "CONFIG_PROPERTIES" and m.annotation.fqn:
+                    idx.config_prefix_annotations.add(m.annotation.fqn)
             elif m.call is not None:
                 names = m.call.method if isinstance(m.call.method, list) else [m.call.method]
                 for n in names:
@@ -649,6 +653,8 @@ class ModuleProbe:
                     attrs["message_expression"] = render(call.args[i], ctx)
         if rule.emits.kind == "GATEWAY_ROUTE":
             attrs["lambda_calls"] = self._lambda_calls(call, ctx)
+        elif rule.emits.kind == "HTTP_ROUTE":
+            attrs["route_calls"] = self._route_calls(call, ctx, rule)
         return {
             "rule": rule.id, "emit": rule.emits.kind, "form": "call", "module": self.module,
             "path": facts.path, "lines": [call.line, call.end_line], "target": "CALL",
@@ -704,6 +710,37 @@ class ModuleProbe:
         if kind == "callref" and ctx.body is not None and 0 <= expr["ordinal"] < len(ctx.body.calls):
             return {"REF": "ref", "NEW": "new"}.get(ctx.body.calls[expr["ordinal"]].kind, kind)
         return kind
+
+    def _route_calls(self, call, ctx: MemberContext, rule: Rule) -> list[dict[str, Any]]:
+        """The routes of a functional router (HTTP_ROUTE rules): the call itself and the calls
+        chained on its result, in order (``route().GET("/a", h).POST("/b", h).build()``,
+        ``route(GET("/a"), h).andRoute(POST("/b"), h)``). Each: ``name``, ``line``, and — for a verb
+        call (the rule's ``verbs``) with a path, or a route call (``route_methods``) whose first
+        argument is a verb predicate call — ``verb`` and ``path`` (the path's outcomes)."""
+        verbs = set(rule.emits.attributes.get("verbs", []))
+        routes = set(rule.emits.attributes.get("route_methods", []))
+        out: list[dict[str, Any]] = []
+        if ctx.body is None:
+            return out
+        on = {c.receiver["ordinal"]: c for c in reversed(ctx.body.calls) if c.kind == "CALL"
+              and c.receiver is not None and c.receiver.get("kind") == "callref"}
+        cur = call
+        for _ in range(MAX_CHAIN):
+            item: dict[str, Any] = {"name": cur.name, "line": cur.line}
+            first = cur.args[0] if cur.args else None
+            if cur.name in verbs and cur.arity >= 2 and first is not None:
+                item.update(verb=cur.name, path=self.fold_value(first, ctx))
+            elif cur.name in routes and cur.arity == 2 and first is not None and first.get("kind") == "callref" \
+                    and 0 <= first["ordinal"] < len(ctx.body.calls):
+                pred = ctx.body.calls[first["ordinal"]]
+                if pred.name in verbs and pred.arity == 1 and pred.args:
+                    item.update(verb=pred.name, path=self.fold_value(pred.args[0], ctx))
+            out.append(item)
+            nxt = on.get(cur.ordinal)
+            if nxt is None:
+                break
+            cur = nxt
+        return out
 
     def _chain(self, call, ctx: MemberContext) -> list[str]:
         """Names of the calls made on the call's result, in order (``lambdaQuery().eq(…).list()``:
@@ -805,6 +842,8 @@ class ModuleProbe:
         if expr.get("kind") != "callref" or ctx.body is None or not 0 <= expr["ordinal"] < len(ctx.body.calls):
             return None
         call = ctx.body.calls[expr["ordinal"]]
+        if call.kind == "CALL" and spec.builder:
+            return self._builder_headers(spec, call, ctx, roles)
         if call.kind != "NEW":
             return None
         t = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
@@ -823,6 +862,51 @@ class ModuleProbe:
         for role, outs in found.items():
             roles.setdefault(role, outs)
         return (call.line, call.end_line) if found else None
+
+    def _builder_headers(self, spec: MessageSpec, call, ctx: MemberContext,
+                         roles: dict[str, list[dict[str, Any]]]) -> tuple[int, int] | None:
+        """Roles carried by the headers of a builder chain that starts with a static call on
+        ``spec.builder`` (``MessageBuilder.withPayload(p).setHeader(KafkaHeaders.TOPIC, "t").build()``):
+        each ``header_setters`` call of the chain whose header name is a constant named in
+        ``spec.headers`` (by qualified name, or by its folded string value) gives that role its
+        value. Roles the call's own arguments gave are kept. Returns the chain's lines when a
+        header gave a role (None otherwise)."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        first = call
+        for _ in range(MAX_CHAIN):
+            if call.name in spec.header_setters and call.arity == 2 and call.args:
+                role = self._header_role(spec, call.args[0], ctx)
+                if role is not None:
+                    found.setdefault(role, self.fold_value(call.args[1], ctx))  # the last set wins
+            r = call.receiver or {}
+            if r.get("kind") != "callref" or not 0 <= r["ordinal"] < len(ctx.body.calls):
+                break
+            call = ctx.body.calls[r["ordinal"]]
+        root = call.receiver or {}
+        if root.get("kind") not in ("name", "field") or not found:
+            return None
+        t = ctx.scope.resolve(TypeRef(tuple(root["parts"])), ctx.chain, ctx.type_vars)
+        if t.unresolved or t.name != spec.builder:
+            return None
+        for role, outs in found.items():
+            roles.setdefault(role, outs)
+        return min(first.line, call.line), max(first.end_line, call.end_line)
+
+    def _header_role(self, spec: MessageSpec, key: dict[str, Any], ctx: MemberContext) -> str | None:
+        """The role ``spec.headers`` gives a header-name expression: a constant by its qualified
+        name (a static import, ``Type.NAME``), else its folded string value."""
+        parts = key.get("parts") or []
+        qualified = None
+        if key.get("kind") == "name" and len(parts) == 1:
+            qualified = ctx.scope.static_single.get(parts[0]) or next(
+                (f"{w}.{parts[0]}" for w in ctx.scope.static_wildcards if f"{w}.{parts[0]}" in spec.headers), None)
+        elif key.get("kind") in ("field", "name") and len(parts) >= 2:
+            t = ctx.scope.resolve(TypeRef(tuple(parts[:-1])), ctx.chain, ctx.type_vars)
+            qualified = None if t.unresolved else f"{t.name}.{parts[-1]}"
+        if qualified in spec.headers:
+            return spec.headers[qualified]
+        values = [o.get("value") for o in self.fold_value(key, ctx)]
+        return next((spec.headers[v] for v in values if isinstance(v, str) and v in spec.headers), None)
 
     def _receiver_ref(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> dict[str, Any] | None:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""

@@ -491,6 +491,52 @@ class Families(PackageProbes):
                         self._entry("HTTP_ENDPOINT", urn, dict(m, path=mc["path"]), mc,
                                     {"path": full, "http_method": verb, "controller": binary}, "HTTP_MAPPING")
 
+    def http_routes(self) -> None:
+        """Functional endpoints (HTTP_ROUTE rules: ``RouterFunctions.route()`` builders and
+        ``route(GET("/x"), h)``, WebFlux and Web MVC): each verb route of the chain is an
+        HTTP_ENDPOINT entry of the method building the router, and a PROVIDED contract
+        ``http://{service}{context path}{path}#{VERB}``. A path that does not fold, and a call of the
+        chain the engine does not read (``nest``, ``path(prefix, builder)``, ``add``), make an
+        ENTRY_UNRESOLVED diagnostic: the router's other routes are still recorded."""
+        cpath = self.context_path()
+        for c in self.ctx.by_emit.get("HTTP_ROUTE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            m = c["member"]
+            binary = c["type"]["binary"]
+            if not self.ctx.class_loaded(binary):
+                self.exclude_entry(f"{m['stable']}|route", f"functional router {m['stable']}", [m["rid"]], c)
+                continue
+            unread = set(rule.emits.attributes.get("unread_methods", []))
+            for item in c.get("attrs", {}).get("route_calls", []):
+                where = f"{c['path']}:{item['line']}"
+                if item["name"] in unread:
+                    self.entry_failed(f"{where}|route:{item['name']}", f"functional router at {where}: "
+                                      f"{item['name']}(…) nests routes diting does not read", [m["rid"]], c)
+                    continue
+                if "verb" not in item:
+                    continue
+                rt = self.resolve(item["path"][0]) if item["path"] else None
+                if rt is None or rt.value is None:
+                    bad = rt or ResolvedText("UNKNOWN", None, expression="(no path)", reason="no path argument")
+                    self._unfolded_path(dict(c, lines=[item["line"], item["line"]]), bad, "functional route",
+                                        m["rid"], m["stable"])
+                    self.entry_failed(f"{where}|route", f"functional route at {where}: its path {bad.expression} "
+                                      "does not resolve, so it yields no endpoint", [m["rid"]], c)
+                    continue
+                self._note_keys(m["rid"], m["stable"], [rt], c, "route path")
+                full = normalize_path(cpath + "/" + rt.value)
+                verb = item["verb"]
+                urn = f"http://{self.plan.service_id}{full}#{verb}"
+                crid, cstable = self._contract("PROVIDED", urn, m["signature"], c, {
+                    "protocol": "http", "path": full, "http_method": verb, "loaded": True,
+                    "context_path": cpath or None, "router": binary})
+                self.rs.relation("EXPOSES", m["rid"], m["stable"], target_rid=crid, target_key=cstable,
+                                 status="RESOLVED", evidence=[self.seg(c["path"], item["line"], item["line"])],
+                                 ordinal=_stable_ordinal(urn),
+                                 attributes={"protocol": "http", "path": full, "http_method": verb, "router": binary})
+                self._entry("HTTP_ENDPOINT", urn, dict(m, path=c["path"]), c,
+                            {"path": full, "http_method": verb, "router": binary}, "HTTP_ROUTE")
+
     def feign_clients(self) -> None:
         cls, meth = self._type_mappings()
         for c in self.ctx.by_emit.get("FEIGN_CLIENT", []):
@@ -938,11 +984,12 @@ class Families(PackageProbes):
                     self._subscribe(c, proto, handler, t, tags, group, tag_rts + group_rts)
 
     def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText, tags: list[str],
-                   group: list[str], also_read: list[ResolvedText] | None = None) -> None:
+                   group: list[str], also_read: list[ResolvedText] | None = None,
+                   extra: dict[str, Any] | None = None) -> None:
         """An MQ_CONSUMER entry and its SUBSCRIBES; the config keys of its topic, tag filter and
-        consumer group (``also_read``) are bound to the entry."""
+        consumer group (``also_read``) are bound to the entry; ``extra`` attributes are recorded on both."""
         attrs: dict[str, Any] = {"protocol": proto, "tag_filter": tags[0] if tags else None,
-                                 "consumer_group": group[0] if group else None}
+                                 "consumer_group": group[0] if group else None, **(extra or {})}
         unfolded = next((r for r in self.role(c, "tag") if r.value is None), None)
         if not tags and unfolded is not None:  # a filter that does not fold is unknown, not absent
             attrs.update(tag_filter_resolution="UNKNOWN", tag_filter_expression=unfolded.expression)
@@ -987,9 +1034,16 @@ class Families(PackageProbes):
         self._note_keys(erid, self.rs.entities[erid]["stable_id"], [t] + (also_read or []), c, "listener")
 
     def mq_sends(self) -> None:
+        listeners = {(self.s.rules.by_id[c["rule"]].emits.protocol, c["member"]["stable"])
+                     for c in self.ctx.by_emit.get("MQ_LISTENER", []) if c["form"] == "annotation" and
+                     c["target"] == "METHOD"}
         for c in self.ctx.by_emit.get("MQ_SEND", []):
             rule = self.s.rules.by_id[c["rule"]]
             proto = rule.emits.protocol or "jmq"
+            if c["form"] == "annotation":  # a reply annotation (@SendTo) counts on a listener method only
+                if c["target"] != "METHOD" or (proto, c["member"]["stable"]) not in listeners:
+                    continue
+                c = dict(c, call=_annotation_send(c))
             m = c["member"]
             call = c["call"]
             ev = self.cseg(c)
@@ -1053,6 +1107,44 @@ class Families(PackageProbes):
                                  ordinal=call["ordinal"],
                                  callsite_id=call["callsite_id"], attributes=attrs)
                 self._note_keys(m["rid"], m["stable"], rts, c, "send destination")
+
+    def mq_receives(self) -> None:
+        """Pull consumption through a template (MQ_RECEIVE rules: ``rocketMQTemplate.receive(T.class)``,
+        a 5.x ``RocketMQClientTemplate.receive(n, timeout)``): the calling method is an MQ_CONSUMER
+        entry (``consume_mode: PULL``) subscribing to the topic of the template's auto-configured
+        consumer — the rule's ``default_topic_key`` (tag ``default_tag_key``, group
+        ``default_group_key``) from the service's configuration. A receiver of a subtype of the
+        rule's template (``ExtRocketMQTemplate`` subclasses, configured by their own annotation) is
+        not that consumer: an ENTRY_UNRESOLVED diagnostic, no subscription."""
+        for c in self.ctx.by_emit.get("MQ_RECEIVE", []):
+            rule = self.s.rules.by_id[c["rule"]]
+            proto = rule.emits.protocol or "jmq"
+            m = c["member"]
+            where = f"{c['path']}:{c['lines'][0]}"
+            if not self.ctx.class_loaded(c["type"]["binary"]):
+                self.exclude_entry(f"{c['call']['callsite_id']}|receive", f"{proto} pull at {where}", [m["rid"]], c)
+                continue
+            wanted = rule.match.call.receiver_type
+            wanted = wanted if isinstance(wanted, list) else [wanted]
+            if c["call"]["receiver_type"] not in wanted:
+                self.entry_failed(f"{c['call']['callsite_id']}|receive", f"{proto} pull at {where}: the receiver "
+                                  f"{c['call']['receiver_type']} is a template subclass whose own consumer "
+                                  "configuration is not read", [m["rid"]], c)
+                continue
+            attrs = rule.emits.attributes
+
+            def conf(key: str | None) -> ResolvedText | None:
+                return None if not key else self.resolve({"value": "${" + key + "}", "vtype": "java.lang.String",
+                                                          "basis": "CONFIG", "placeholders": True})
+            t = conf(attrs.get("default_topic_key"))
+            tag, group = conf(attrs.get("default_tag_key")), conf(attrs.get("default_group_key"))
+            tags = [tag.value] if tag is not None and tag.value not in (None, "*") else []
+            groups = [group.value] if group is not None and group.value is not None else []
+            handler = dict(m, path=c["path"])
+            handler.pop("lines", None)
+            self._subscribe(c, proto, handler,
+                            t or ResolvedText("UNKNOWN", None, expression="(no topic key)", reason="no topic"),
+                            tags, groups, [r for r in (tag, group) if r is not None], {"consume_mode": "PULL"})
 
     def mq_streams(self) -> None:
         """Spring Cloud Stream bindings (probes/stream.py)."""
@@ -1233,8 +1325,11 @@ class Families(PackageProbes):
                 continue
             prefix = (self._text(self.role(c, "prefix")) or [""])[0]
             detail = c.get("type_detail", {})
+            # a class the context makes as a component is bound through its setters: its final fields
+            # are constructor-injected beans, never properties (constructor binding needs no component)
+            component = any(b.kind == "COMPONENT" and b.type == c["type"]["binary"] for b in self.ctx.beans)
             for f in detail.get("fields", []):
-                if "static" in f["modifiers"]:
+                if "static" in f["modifiers"] or (component and "final" in f["modifiers"]):
                     continue
                 key = canonical_key(f"{prefix}.{f['name']}" if prefix else f["name"])
                 frid_stable = f"{c['type']['stable']}.{f['name']}"
@@ -1468,6 +1563,15 @@ class Families(PackageProbes):
                              match_keys={"expression": call["expression"], "name": names[0] if names else None},
                              attributes={"dispatch_kind": "DYNAMIC", "declared_target": call["name"],
                                          "binding_evidence": None})
+
+
+def _annotation_send(c: dict[str, Any]) -> dict[str, Any]:
+    """The call-shaped facts of a send an annotation declares (a listener's ``@SendTo`` reply):
+    its name, ordinal 0 and a call-site id of the annotated method."""
+    name = "@" + c["annotation"].rsplit(".", 1)[-1]
+    args = ", ".join(f"{k}={v}" for k, v in c.get("attrs", {}).get("annotation_args", {}).items())
+    return {"name": name, "ordinal": 0, "callsite_id": f"{c['member']['stable']}@{name}", "arity": 0,
+            "expression": f"{name}({args})", "arg_types": {}}
 
 
 def _service_url(url: str, port: bool = False) -> tuple[str, str] | None:

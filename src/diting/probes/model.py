@@ -39,11 +39,11 @@ EmitKind = Literal[
     "XML_CONTEXT", "FEIGN_SCAN", "PROXY_SCAN",
     "RPC_PROVIDER", "RPC_CONSUMER",
     "HTTP_CONTROLLER", "HTTP_MAPPING", "FEIGN_CLIENT", "HTTP_CLIENT_CALL", "LOAD_BALANCED", "GATEWAY_ROUTE",
-    "MQ_LISTENER", "MQ_SEND", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE", "MQ_STREAM",
+    "HTTP_ROUTE", "MQ_LISTENER", "MQ_SEND", "MQ_RECEIVE", "MQ_WRAPPER_BEAN", "MQ_BINDING", "MQ_DECLARE", "MQ_STREAM",
     "CONFIG_VALUE", "CONFIG_PROPERTIES", "CONFIG_READ", "CONFIG_XML_BINDING", "PROPERTY_SOURCE",
     "SQL_ANNOTATION", "SQL_MAPPER_BASE", "SQL_TABLE_NAME", "SQL_INHERITED_CALL", "SQL_CALL",
     "CACHE_CLIENT", "CACHE_OP",
-    "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION",
+    "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION", "PROFILE",
     "EVENT_PUBLISH", "EVENT_LISTENER", "ADVICE", "POINTCUT",
     "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
 ]
@@ -179,6 +179,12 @@ class MessageSpec(_Strict):
     type: str
     ctor_args: dict[int, dict[int, Role]] = Field(default_factory=dict, description="arity → {position: role}")
     setters: dict[str, Role] = Field(default_factory=dict, description="setter name → role (``setTopic``)")
+    builder: str | None = Field(None, description="a builder class whose static factory starts a chain "
+                                                  "(``MessageBuilder.withPayload(p).setHeader(K, v).build()``)")
+    header_setters: list[str] = Field(default_factory=list, description="the builder's methods (name, value) "
+                                                                        "setting one header")
+    headers: dict[str, Role] = Field(default_factory=dict, description="header → role: the header-name "
+                                     "constant's qualified name (``…KafkaHeaders.TOPIC``) or its string value")
 
 
 class Emits(_Strict):
@@ -250,15 +256,15 @@ EMIT_FORMS: dict[str, set[str]] = {
     "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation", "imports"}, "PROXY_SCAN": {"annotation", "xml"},
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
-    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"},
-    "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
+    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"}, "HTTP_ROUTE": {"call"},
+    "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call", "annotation"}, "MQ_RECEIVE": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
     "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class", "type"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},
     "CONFIG_XML_BINDING": {"xml"}, "PROPERTY_SOURCE": {"annotation", "xml"}, "SQL_ANNOTATION": {"annotation"},
     "SQL_MAPPER_BASE": {"type"}, "SQL_TABLE_NAME": {"annotation"}, "SQL_INHERITED_CALL": {"call"}, "SQL_CALL": {"call"},
     "CACHE_CLIENT": {"xml"}, "CACHE_OP": {"call"},
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
-    "CONDITION": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
+    "CONDITION": {"annotation"}, "PROFILE": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
     "ADVICE": {"annotation"}, "POINTCUT": {"annotation"}, "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
     "ENTRY_HINT": {"annotation", "type"},
 }

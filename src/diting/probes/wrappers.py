@@ -42,7 +42,7 @@ class WrapperSends:
 
     def run(self) -> None:
         sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", []) +
-                 self.f.ctx.by_emit.get("EVENT_PUBLISH", [])}
+                 self.f.ctx.by_emit.get("EVENT_PUBLISH", []) if "call" in c}  # not annotation-declared sends
         bodies = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.g.bodies}
         callers: dict[str, list[str]] = {}
         for site, rid in sorted(self.g.site_rel.items()):

@@ -124,14 +124,17 @@ def ducc_placeholder(value: str) -> str:
 
 class ExpressionFolder:
     """Folds expressions of member bodies. ``config_annotations``: annotation FQN → scheme
-    (``config`` or ``ducc``) for fields whose value comes from configuration."""
+    (``config`` or ``ducc``) for fields whose value comes from configuration;
+    ``prefix_annotations``: class annotations (``@ConfigurationProperties(prefix)``) whose
+    class's settable fields are bound to ``{prefix}.{field}``."""
 
     def __init__(self, constants: ConstantFolder, registry: TypeRegistry, oracle: TypeOracle,
-                 config_annotations: dict[str, str]) -> None:
+                 config_annotations: dict[str, str], prefix_annotations: set[str] | None = None) -> None:
         self.constants = constants
         self.registry = registry
         self.oracle = oracle
         self.config_annotations = config_annotations
+        self.prefix_annotations = prefix_annotations or set()
         self._holes = 0  # > 0 while a URL template is folded
 
     def fold_template(self, expr: dict[str, Any] | None, ctx: MemberContext) -> FoldOutcome:
@@ -258,7 +261,27 @@ class ExpressionFolder:
                 v = self.constants.fold(f.initializer, scope, scope._chain_of(idx))
                 if v is not None:
                     return Folded((v[0],), v[1], "CONSTANT")
+            if not {"final", "static"} & set(f.modifiers):
+                prefix = self._properties_prefix(scope, idx)
+                if prefix is not None:  # a @ConfigurationProperties class's field: bound to {prefix}.{field}
+                    default = f.initializer and self.constants.fold(f.initializer, scope, scope._chain_of(idx))
+                    tail = ":" + default[0] if default and isinstance(default[0], str) and "}" not in default[0] \
+                        else ""
+                    key = f"{prefix}.{f.name}" if prefix else f.name
+                    return Folded(("${" + key + tail + "}",), "java.lang.String", "CONFIG", True)
         return Unfolded(text, "a field that is neither a constant nor bound to configuration")
+
+    def _properties_prefix(self, scope, idx: int) -> str | None:
+        """The prefix of the configuration-properties annotation on type ``idx`` of ``scope`` (its
+        ``prefix`` or ``value``; "" when it names none), None when the type has none."""
+        for a in scope.facts.types[idx].annotations:
+            r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), scope._chain_of(idx), {})
+            if r is None or r.name not in self.prefix_annotations:
+                continue
+            arg = a.args.get("prefix") or a.args.get("value")
+            v = self.constants.fold(arg, scope, scope._chain_of(idx)) if arg else None
+            return v[0] if v is not None and isinstance(v[0], str) else ("" if arg is None else None)
+        return None
 
     def _field_expr(self, expr: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
         parts = list(expr["parts"])

@@ -262,6 +262,15 @@ class SpringContext:
         self.by_emit: dict[str, list[dict[str, Any]]] = {}
         for c in cands:
             self.by_emit.setdefault(c["emit"], []).append(c)
+        #: classes and @Bean methods whose @Profile the active profiles do not satisfy
+        self.profile_off_types: set[str] = set()
+        self.profile_off_methods: set[str] = set()
+        for c in self.by_emit.get("PROFILE", []):
+            if not profile_condition_holds(self.vals(c, "value"), profiles):
+                if c["target"] == "TYPE":
+                    self.profile_off_types.add(c["type"]["binary"])
+                elif c.get("member"):
+                    self.profile_off_methods.add(c["member"]["stable"])
         self._imports = list(auto_configs)
         self._xml_roots = list(web_xml_locations)
         if deployed:
@@ -334,6 +343,8 @@ class SpringContext:
         """A class the context loads (scanned, imported or auto-configured); nested classes follow
         their outermost class."""
         top = binary.split("$", 1)[0]
+        if binary in self.profile_off_types or top in self.profile_off_types:
+            return False
         return binary in self.loaded_classes or top in self.loaded_classes or self.in_scan(binary)
 
     def xml_loaded(self, path: str) -> bool:
@@ -583,8 +594,9 @@ class SpringContext:
                 continue
             names = self.vals(c, "name")
             declaring = c["type"]["binary"]
-            loaded = self.deployed and (declaring in self.loaded_classes or any(
-                declaring == b.type or declaring in b.supertypes for b in holders))
+            loaded = self.deployed and m["stable"] not in self.profile_off_methods and (
+                declaring in self.loaded_classes or any(declaring == b.type or declaring in b.supertypes
+                                                        for b in holders))
             ret = m["return_type"]
             props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
                      for k, o in c.get("bean_properties", {}).items()}
@@ -667,3 +679,59 @@ class SpringContext:
             elif all(w is None or g is None or w == g for w, g in zip(want, got)):
                 out.append(b)
         return out or fallback
+
+
+#: profile expressions longer than this (in tokens) are not evaluated
+MAX_PROFILE_TOKENS = 200
+
+
+def profile_condition_holds(expressions: list[str], active: list[str]) -> bool:
+    """Whether ``@Profile(expressions)`` admits the active profiles: any expression holds. An
+    expression is a profile name, ``!e``, ``e & e``, ``e | e`` or ``(e)`` (Spring's profile
+    expressions); one that does not parse counts as holding (the declaration stays loaded, never
+    dropped on a guess); no expression at all holds."""
+    names = [e.strip() for e in expressions if e and e.strip()]
+    on = set(active or ["default"])
+    results = [_profile_expression(e, on) for e in names]
+    return not names or any(r is not False for r in results)
+
+
+def _profile_expression(text: str, active: set[str]) -> bool | None:
+    """One profile expression evaluated against the active profiles; None when it does not parse."""
+    tokens = re.findall(r"[()!&|]|[^()!&|\s]+", text)
+    if len(tokens) > MAX_PROFILE_TOKENS:
+        return None  # not evaluated (the walk below recurses per '!' and '('): the declaration stays loaded
+    pos = 0
+
+    def unary() -> bool | None:
+        nonlocal pos
+        if pos >= len(tokens):
+            return None
+        tok = tokens[pos]
+        pos += 1
+        if tok == "!":
+            v = unary()
+            return None if v is None else not v
+        if tok == "(":
+            v = binary()
+            if pos >= len(tokens) or tokens[pos] != ")":
+                return None
+            pos += 1
+            return v
+        return None if tok in ")&|" else tok in active
+
+    def binary() -> bool | None:
+        nonlocal pos
+        v = unary()
+        op = None
+        while v is not None and pos < len(tokens) and tokens[pos] in "&|":
+            if op is not None and tokens[pos] != op:
+                return None  # & and | mixed without parentheses: not a valid expression
+            op = tokens[pos]
+            pos += 1
+            w = unary()
+            v = None if w is None else (v and w if op == "&" else v or w)
+        return v
+
+    got = binary()
+    return got if pos == len(tokens) else None

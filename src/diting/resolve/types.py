@@ -393,8 +393,17 @@ class TypeOracle:
         return self.return_type(recv, call.name, call.arity) if recv else None
 
     def receiver_type(self, call: CallSite, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
-        """The static type of a call's receiver; an unqualified call's receiver is the own type."""
+        """The static type of a call's receiver; an unqualified call's receiver is the own type,
+        or — when the file statically imports a method of that name and its own type declares
+        none — the importing class (``import static …RouterFunctions.route``)."""
         if call.receiver is None:
+            imported = ctx.scope.static_single.get(call.name)
+            if imported is not None and "." in imported and ctx.chain and \
+                    not any(md.name == call.name for md in ctx.scope.facts.types[ctx.chain[-1]].methods):
+                t = self._resolved_type(ctx.scope.resolve(TypeRef(tuple(imported.rsplit(".", 1)[0].split("."))),
+                                                          ctx.chain, ctx.type_vars))
+                if t is not None:
+                    return TypeOf(t.name, t.module, True)
             return TypeOf(ctx.binary, ctx.module)
         got = self.expr_type(call.receiver, ctx, _depth + 1)
         if got is None and call.receiver.get("kind") == "name" and len(call.receiver["parts"]) == 1:

@@ -400,7 +400,8 @@ class Scanner:
         self.oracle = TypeOracle(registry, self.rules.library_returns(), self.rules.library_fields())
         self.call_resolver = CallResolver(self.oracle)
         self.rule_index = RuleIndex.build(list(self.rules.by_id.values()))
-        self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations)
+        self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations,
+                                            self.rule_index.config_prefix_annotations)
         self.apps = self.rules.application_annotations()
         self.placeholders = Placeholders()
         self.module_results: dict[str, ModuleResult] = {}
