@@ -23,7 +23,7 @@ from diting.java.lombok import synthesize
 from diting.java.names import FileScope
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.probes.model import Rule
-from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, render
+from diting.resolve.fold import ExpressionFolder, ctor_field_params, Folded, FoldOutcome, Unfolded, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
 
@@ -368,6 +368,7 @@ class ModuleProbe:
                         extra: dict[str, Any] = {"member": minfo}
                         if hit.rule.emits.kind == "BEAN_METHOD":
                             extra["bean_properties"] = self._bean_setters(ctx)
+                            extra["bean_fields"] = self._bean_ctor_fields(ctx, minfo)
                             for rule in self.index.by_bean_class.get(minfo["return_type"], []):
                                 self._bean_class(rule, facts, scope, idx, md, ctx, minfo)
                         self._emit_annotation(hit, "METHOD", facts, scope, idx, ctx,
@@ -450,6 +451,43 @@ class ModuleProbe:
                 continue
             out[c.name[3].lower() + c.name[4:]] = self.fold_value(c.args[0], ctx)
         return out
+
+    def _bean_ctor_fields(self, ctx: MemberContext, minfo: dict[str, Any]) -> dict[str, Any] | None:
+        """Which parameters of a ``@Bean`` method the object it builds keeps in its fields
+        (``Worker worker(Client c) { return new Worker(c); }`` with ``Worker(Client c) { this.c = c; }``):
+        ``{"type": binary, "fields": {field: parameter}}`` for the one ``new T(…)`` of the body (outside
+        lambdas) whose type is the return type or below it, read through that type's constructors of
+        the call's arity (all of which must agree); None when there is no such call, several, or no
+        parameter is passed on as a plain name."""
+        if ctx.body is None or ctx.method is None:
+            return None
+        params = {p["name"] for p in minfo["params"]}
+        ret = minfo["return_type"]
+        news = []
+        for c in ctx.body.calls:
+            if c.kind != "NEW" or c.in_lambda or c.args is None or c.new_type is None:
+                continue
+            t = self.oracle.ref_type(c.new_type, ctx.scope, ctx.chain, ctx.type_vars)
+            if t is None or t.module is None or not (t.name == ret or ret in self.oracle.supertype_names(t.module, t.name)):
+                continue
+            news.append((c, t))
+        if len(news) != 1:
+            return None
+        call, t = news[0]
+        found = self.oracle.decl(t.module, t.name)
+        if found is None:
+            return None
+        scope, idx = found
+        td = scope.facts.types[idx]
+        mappings = [m for arity, m in ctor_field_params(td, scope, idx) if arity == call.arity]
+        if not mappings or any(m != mappings[0] for m in mappings):
+            return None
+        fields = {}
+        for f, i in sorted(mappings[0].items()):
+            a = call.args[i]
+            if a.get("kind") == "name" and len(a["parts"]) == 1 and a["parts"][0] in params:
+                fields[f] = a["parts"][0]
+        return {"type": t.name, "fields": fields} if fields else None
 
     def _type_extra(self, facts: FileFacts, scope: FileScope, idx: int) -> dict[str, Any]:
         """What the package needs of an annotated type: supertypes, constructors, methods, fields."""

@@ -543,6 +543,17 @@ class PackageProbes:
                 for p in m["params"]:
                     pts.append(InjectionPoint(b.type, b.module, "METHOD", p["name"], p["type"], p.get("type_args", []),
                                               p.get("qualifier"), None, b.cand, member=m))
+        for b in self.ctx.beans:
+            # a @Bean method's parameters the object it builds keeps in fields (``new Worker(client)``):
+            # injected by type and qualifier, as Spring injects them
+            kept = b.cand.get("bean_fields") if b.kind == "BEAN_METHOD" and b.loaded else None
+            if not kept:
+                continue
+            m = b.cand["member"]
+            for p in m["params"]:
+                if p["name"] in kept["fields"].values():
+                    pts.append(InjectionPoint(b.cand["type"]["binary"], b.module, "METHOD", p["name"], p["type"],
+                                              p.get("type_args", []), p.get("qualifier"), None, b.cand, member=m))
         for c in self.ctx.by_emit.get("INJECTION", []):
             if c["target"] in ("METHOD",) and c["member"]["name"] != "<init>" and self.ctx.class_loaded(
                     c["type"]["binary"]):
@@ -588,6 +599,7 @@ class PackageProbes:
         if not self.ctx.deployed:
             return  # a lib: package has no Spring context, so nothing is injected
         per_class: dict[tuple[str, str], list[Resolution]] = {}
+        built: dict[tuple[str, str], list[Resolution]] = {}
         for ip in self.injection_points():
             res = self.ctx.resolve(ip)
             if ip.target == "FIELD":
@@ -600,7 +612,13 @@ class PackageProbes:
                 ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
                     else self.cseg(ip.cand)
             else:
-                if ip.member["name"] == "<init>":
+                kept = ip.cand.get("bean_fields") if ip.member is ip.cand.get("member") else None
+                if kept:
+                    # a @Bean method's parameter: the built object's fields that keep it
+                    for f, pname in kept["fields"].items():
+                        if pname == ip.name:
+                            built.setdefault((kept["type"], f), []).append(res)
+                elif ip.member["name"] == "<init>":
                     # constructor injection: the field the parameter is stored in (Lombok: same name)
                     field_name = ip.name if ip.member.get("synthesized_by") else next(
                         (f for f, p in ip.member.get("assigns", {}).items() if p == ip.name), None)
@@ -646,13 +664,23 @@ class PackageProbes:
         for f, got in per_class.items():
             if f in self.injected:
                 continue  # the declaring class is a bean of its own: its own resolution stands
-            beans = list({id(b): b for r in got for b in r.beans}.values())
-            one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
-            self.injected[f] = Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans,
-                                          reason="the bean injected differs by the class the field is inherited by",
-                                          basis="GENERIC_TYPE" if one else None)
+            self.injected[f] = _merged(got, "the bean injected differs by the class the field is inherited by",
+                                       "GENERIC_TYPE")
+        for f, got in sorted(built.items()):
+            if f not in self.injected:  # a @Component's own injection stands
+                self.injected[f] = _merged(got, "the @Bean methods building the class pass it different beans",
+                                           got[0].basis)
 
     # the remaining mechanisms are defined in probes/families.py and bound below
+
+
+def _merged(got: list[Resolution], reason: str, basis: str | None) -> Resolution:
+    """One field's bean from several injection points that fill it: RESOLVED when all resolve to the
+    same single bean (with ``basis``), else AMBIGUOUS over their beans (UNRESOLVED with none)."""
+    beans = list({id(b): b for r in got for b in r.beans}.values())
+    one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
+    return Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans, reason=reason,
+                      basis=basis if one else None)
 
 
 def _stable_int(text: str) -> int:

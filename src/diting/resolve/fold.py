@@ -395,7 +395,7 @@ class ExpressionFolder:
         ec = next((e for e in td.enum_constants if e.name == const[0]), None)
         if ec is None:
             return Unfolded(text, "unknown enum constant")
-        for arity, mapping in td.ctor_field_params + _lombok_ctor_fields(td, scope, idx):
+        for arity, mapping in ctor_field_params(td, scope, idx):
             if arity == len(ec.args) and field_name in mapping:
                 arg = ec.args[mapping[field_name]]
                 v = self.constants.fold(arg, scope, scope._chain_of(idx))
@@ -424,6 +424,12 @@ def _lombok_ctor_fields(td, scope, idx: int) -> list[tuple[int, dict[str, int]]]
     fields = {f.name for f in td.fields}
     return [(len(sm.params), {n: i for i, (n, _) in enumerate(sm.params) if n in fields})
             for sm in synthesize(td, scope, scope._chain_of(idx)) if sm.kind == "METHOD" and sm.name == "<init>"]
+
+
+def ctor_field_params(td, scope, idx: int) -> list[tuple[int, dict[str, int]]]:
+    """``(arity, {field: parameter index})`` of every constructor of the type ``td`` (declared, then
+    Lombok's): which fields each keeps its parameters in."""
+    return list(td.ctor_field_params) + _lombok_ctor_fields(td, scope, idx)
 
 
 def fold_type(outcome: FoldOutcome) -> str | None:

@@ -1,0 +1,77 @@
+"""HTTP wiring of small estates, end to end (scan → graph → cross_service_edges): Feign clients
+handed to objects built by @Bean methods, client calls whose URL does not fold, calls to a
+gateway matched against its routes, collided service ids, Zuul's default routes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diting.graph.store import build, query
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+
+SB = "org.springframework.boot.autoconfigure.SpringBootApplication"
+WEB = "org.springframework.web.bind.annotation"
+
+
+def _module(name: str, pkg: str, app_extra: str = "", yml: str = "") -> dict[str, str]:
+    base = f"{name}/src/main"
+    return {
+        f"{name}/pom.xml": pom(name, body=BOOT_PLUGIN),
+        f"{base}/java/{pkg.replace('.', '/')}/App.java":
+            f"package {pkg};\n{app_extra}@{SB}\npublic class App {{ public static void main(String[] a) {{ }} }}\n",
+        f"{base}/resources/application.yml": f"spring:\n  application:\n    name: {name}\n{yml}",
+    }
+
+
+def _estate(modules: list[str], files: dict[str, str]) -> dict[str, str]:
+    mods = "".join(f"<module>{m}</module>" for m in modules)
+    return {"pom.xml": pom("shop-parent", parent=None, packaging="pom", body=f"<modules>{mods}</modules>"), **files}
+
+
+def _edges(tmp_path: Path, files: dict[str, str]) -> list[dict]:
+    repo, sha = make_repo(tmp_path, files)
+    out = tmp_path / "out"
+    scan_repo(repo, out, sha)
+    db = tmp_path / "g.duckdb"
+    build(db, [p for p in sorted(out.iterdir()) if p.is_dir()])
+    cols, rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis, "
+                           "candidate_targets, dst_ref FROM cross_service_edges ORDER BY ALL")
+    return [dict(zip(cols, r)) for r in rows]
+
+
+PRESENTING = {
+    **_module("presenting", "com.ex.presenting"),
+    "presenting/src/main/java/com/ex/presenting/FeedController.java":
+        f"package com.ex.presenting;\n@{WEB}.RestController\n@{WEB}.RequestMapping(\"/feed\")\n"
+        "public class FeedController {\n"
+        f"    @{WEB}.PutMapping(\"/bottles/{{id}}\") public void bottles(@{WEB}.PathVariable String id) {{ }}\n"
+        f"    @{WEB}.PutMapping(\"/maturing\") public void maturing() {{ }}\n}}\n",
+}
+
+
+def test_feign_client_reaches_its_caller_through_a_bean_method_parameter(tmp_path):
+    # the client is a parameter of a @Bean method and kept by the object the method builds
+    files = _estate(["brewing", "presenting"], {
+        **PRESENTING,
+        **_module("brewing", "com.ex.brewing", "@org.springframework.cloud.openfeign.EnableFeignClients\n"),
+        "brewing/src/main/java/com/ex/brewing/PresentingClient.java":
+            "package com.ex.brewing;\n@org.springframework.cloud.openfeign.FeignClient(\"presenting\")\n"
+            "public interface PresentingClient {\n"
+            f"    @{WEB}.PutMapping(\"/feed/bottles/{{id}}\") void bottles(@{WEB}.PathVariable(\"id\") String id);\n}}\n",
+        "brewing/src/main/java/com/ex/brewing/Worker.java":
+            "package com.ex.brewing;\nclass Worker {\n    private final PresentingClient client;\n"
+            "    private final int size;\n"
+            "    Worker(int size, PresentingClient client) { this.size = size; this.client = client; }\n"
+            "    void bottle(String id) { client.bottles(id); }\n}\n",
+        "brewing/src/main/java/com/ex/brewing/WorkerConfig.java":
+            "package com.ex.brewing;\n@org.springframework.context.annotation.Configuration\nclass WorkerConfig {\n"
+            "    @org.springframework.context.annotation.Bean\n"
+            "    Worker worker(PresentingClient presentingClient) {\n"
+            "        Worker w = new Worker(4, presentingClient);\n        return w;\n    }\n}\n",
+    })
+    edges = _edges(tmp_path, files)
+    got = [(e["src_service"], e["dst_service"], e["urn"], e["resolution_status"], e["match_basis"]) for e in edges]
+    assert ("brewing", "presenting", "http://presenting/feed/bottles/{}#PUT", "RESOLVED", "PATH_METHOD") in got
