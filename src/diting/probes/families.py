@@ -19,7 +19,7 @@ from diting.java.syntax import TypeRef
 from diting.probes import gateway
 from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
 from diting.probes.stream import Streams
-from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
+from diting.resolve.fold import DUCC_PREFIX, REQUEST_ENTITY, ducc_placeholder
 from diting.resolve.spring import values
 
 #: static types that say nothing about which listeners an event reaches
@@ -592,8 +592,10 @@ class Families(PackageProbes):
         (the injected bean's @Bean method or the field is @LoadBalanced, or the chain starts from
         such a ``WebClient.Builder`` / ``RestClient.Builder``); otherwise the contract says
         ``load_balanced: false`` and the graph aligns it only when the host equals a current
-        service id (else URL_ONLY). A load-balanced call whose URL (or host) does not fold is an
-        UNRESOLVED call; a plain client's is not recorded (its target may be any address)."""
+        service id (else URL_ONLY). A call whose URL (or host) does not fold is an UNRESOLVED call
+        with a diagnostic (``load_balanced`` says whether its host would name a service);
+        ``exchange(RequestEntity…)`` takes URL and verb from the entity (fold.py REQUEST_ENTITY).
+        A relative URL (no host) is not recorded."""
         lb_methods = {c["member"]["stable"] for c in self.ctx.by_emit.get("LOAD_BALANCED", []) if c["target"] == "METHOD"}
         lb_fields = {(c["type"]["binary"], c["field"]["name"]) for c in self.ctx.by_emit.get("LOAD_BALANCED", [])
                      if c["target"] == "FIELD"}
@@ -607,18 +609,22 @@ class Families(PackageProbes):
             # a load-balancer resolves the host alone; a plain client's port says it is an address
             parsed = _service_url(url.value, port=not balanced) if url is not None and url.value is not None else None
             if parsed is None or "{" in parsed[0]:
-                if not balanced or (url is not None and url.value is not None and parsed is None):
-                    continue  # a plain client's unknown target, or a relative URL: no service name to align on
+                if url is not None and url.value is not None and parsed is None:
+                    continue  # a relative URL: no service name to align on
                 expr = url.expression if url and url.value is None else (url.value if url else call["expression"])
+                # a plain client's URL that does not fold is still a remote call: UNRESOLVED, not silence
                 d = self.diag("CONSTANT_UNRESOLVED" if not (url and url.keys) else "CONFIG_VALUE_UNKNOWN",
-                              f"{call['callsite_id']}|url", f"load-balanced HTTP call at "
-                              f"{c['path']}:{c['lines'][0]}: URL {expr} does not fold to a service", [m["rid"]], c)
+                              f"{call['callsite_id']}|url", f"{'load-balanced' if balanced else 'plain'} HTTP call "
+                              f"({call['receiver_type'] or 'client'}) at {c['path']}:{c['lines'][0]}: URL {expr} "
+                              f"does not fold to {'a service' if balanced else 'a host'}", [m["rid"]], c)
                 self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + (expr or ""),
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
                                  match_keys={"url_expression": expr, "http_method": verb},
                                  attributes={"dispatch_kind": "RPC", "protocol": "http", "declared_target": None,
-                                             "binding_evidence": "load-balanced client"})
+                                             "load_balanced": balanced, "binding_evidence":
+                                             "load-balanced client" if balanced else
+                                             (call["receiver_type"] or "client")})
                 if url is not None:
                     self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
                 continue
@@ -855,6 +861,9 @@ class Families(PackageProbes):
         rule = self.s.rules.by_id[c["rule"]]
         if rule.emits.http_method:
             return rule.emits.http_method
+        vtype = str(((c.get("roles") or {}).get("url") or [{}])[0].get("vtype") or "")
+        if vtype.startswith(REQUEST_ENTITY + "#"):  # exchange(RequestEntity.post(uri)…): the entity's verb
+            return vtype.rsplit("#", 1)[1]
         named = [v.rsplit(".", 1)[-1].upper() for v in self._text(self.role(c, "http_method"))]
         if named and named[0] in _HTTP_METHODS:
             return named[0]
