@@ -75,3 +75,58 @@ def test_feign_client_reaches_its_caller_through_a_bean_method_parameter(tmp_pat
     edges = _edges(tmp_path, files)
     got = [(e["src_service"], e["dst_service"], e["urn"], e["resolution_status"], e["match_basis"]) for e in edges]
     assert ("brewing", "presenting", "http://presenting/feed/bottles/{}#PUT", "RESOLVED", "PATH_METHOD") in got
+
+
+def test_set_path_uses_the_variables_of_the_path_predicate():
+    from diting.probes.gateway import forward
+    assert forward("/ingredients/{segment}", [("SetPath", ["/{segment}"])]) == "/{}"
+    assert forward("/a/{x}/{y}", [("SetPath", ["/b/{y}/{x}"])]) == "/b/{}/{}"
+    assert forward("/ingredients/{segment}", [("SetPath", ["/{other}"])]) is None  # not a variable of the pattern
+    assert forward("/ingredients/**", [("SetPath", ["/fixed"])]) == "/fixed"
+
+
+GATEWAY_YML = """  cloud:
+    gateway:
+      routes:
+        - id: stock
+          uri: lb://stock
+          predicates:
+            - Path=/stock/**
+          filters:
+            - StripPrefix=1
+        - id: stock-one
+          uri: lb://stock
+          predicates:
+            - Path=/one/{item}
+          filters:
+            - SetPath=/{item}
+"""
+
+
+def test_calls_to_a_gateway_match_its_routes(tmp_path):
+    files = _estate(["edge", "stock", "shop"], {
+        **_module("edge", "com.ex.edge", yml=GATEWAY_YML),
+        **_module("stock", "com.ex.stock"),
+        "stock/src/main/java/com/ex/stock/StockController.java":
+            f"package com.ex.stock;\n@{WEB}.RestController\npublic class StockController {{\n"
+            f"    @{WEB}.PostMapping(\"/{{name}}\") public String take(@{WEB}.PathVariable String name) {{ return name; }}\n}}\n",
+        **_module("shop", "com.ex.shop", "@org.springframework.cloud.openfeign.EnableFeignClients\n"),
+        "shop/src/main/java/com/ex/shop/EdgeClient.java":
+            "package com.ex.shop;\n@org.springframework.cloud.openfeign.FeignClient(\"edge\")\npublic interface EdgeClient {\n"
+            f"    @{WEB}.PostMapping(\"/stock/{{name}}\") String take(@{WEB}.PathVariable(\"name\") String name);\n"
+            f"    @{WEB}.PostMapping(\"/one/{{name}}\") String one(@{WEB}.PathVariable(\"name\") String name);\n"
+            f"    @{WEB}.GetMapping(\"/nowhere\") String none();\n}}\n",
+        "shop/src/main/java/com/ex/shop/Buyer.java":
+            "package com.ex.shop;\n@org.springframework.stereotype.Service\npublic class Buyer {\n"
+            "    private final EdgeClient edge;\n    Buyer(EdgeClient edge) { this.edge = edge; }\n"
+            "    void buy() { edge.take(\"x\"); edge.one(\"y\"); edge.none(); }\n}\n",
+    })
+    edges = _edges(tmp_path, files)
+    shop = {(e["urn"], e["resolution_status"], e["match_basis"], e["dst_ref"]["record_id"] if e["dst_ref"] else None)
+            for e in edges if e["src_service"] == "shop"}
+    assert ("http://edge/stock/{}#POST", "RESOLVED", "ROUTE_ENTRY", "entry:GATEWAY_ROUTE:http://edge/stock/**#ANY@edge") in shop
+    assert ("http://edge/one/{}#POST", "RESOLVED", "ROUTE_ENTRY", "entry:GATEWAY_ROUTE:http://edge/one/{}#ANY@edge") in shop
+    assert ("http://edge/nowhere#GET", "UNRESOLVED", "PATH_NOT_FOUND", None) in shop
+    # SetPath=/{item} forwards one segment: the route reaches POST /{} of stock
+    routed = {(e["urn"], e["match_basis"]) for e in edges if e["src_service"] == "edge"}
+    assert ("http://stock/{}#ANY", "ROUTE_PREFIX") in routed

@@ -829,11 +829,13 @@ class Families(PackageProbes):
                 kind, host = gateway.target(route.uri)
                 if kind == "OTHER":
                     continue  # forward:, no://op …: handled by the gateway itself
-                fwd = gateway.forward(incoming, route.filters)
+                fwd = gateway.forward(pattern, route.filters)
+                fwd = normalize_path(fwd) if fwd is not None else None
                 if fwd is None:
+                    shown = ", ".join(f"{n}={','.join(a)}" for n, a in route.filters)
                     self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|route-path:{route.route_id}",
                               f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: the path it forwards "
-                              f"for {incoming} is not known (filters {route.filters}); aligned to the service only",
+                              f"for {incoming} is not known (filters {shown}); aligned to the service only",
                               [erid], c)
                 target_urn = f"http://{host}{fwd or '/**'}#{verb}"
                 crid, cstable = self._contract("CONSUMED", target_urn, [], c, {
