@@ -130,3 +130,56 @@ def test_calls_to_a_gateway_match_its_routes(tmp_path):
     # SetPath=/{item} forwards one segment: the route reaches POST /{} of stock
     routed = {(e["urn"], e["match_basis"]) for e in edges if e["src_service"] == "edge"}
     assert ("http://stock/{}#ANY", "ROUTE_PREFIX") in routed
+
+
+def _standalone(dirname: str, name: str, pkg: str, files: dict[str, str], app_extra: str = "") -> dict[str, str]:
+    """An independent Maven project (no parent) in ``dirname`` whose service is ``name``."""
+    base = f"{dirname}/src/main"
+    out = {
+        f"{dirname}/pom.xml": pom(dirname.rsplit("/", 1)[-1], parent=None, body=BOOT_PLUGIN),
+        f"{base}/java/{pkg.replace('.', '/')}/App.java":
+            f"package {pkg};\n{app_extra}@{SB}\npublic class App {{ public static void main(String[] a) {{ }} }}\n",
+        f"{base}/resources/application.yml": f"spring:\n  application:\n    name: {name}\n",
+    }
+    out.update({f"{base}/java/{pkg.replace('.', '/')}/{k}": v for k, v in files.items()})
+    return out
+
+
+PING = f"package com.ex.order;\n@{WEB}.RestController\npublic class Ping {{ @{WEB}.GetMapping(\"/ping\") public String ping() {{ return \"\"; }} }}\n"
+
+
+def _orders(prefix: str) -> str:
+    return (f"package com.ex.order;\n@{WEB}.RestController\n@{WEB}.RequestMapping(\"{prefix}\")\n"
+            f"public class OrderController {{\n    @{WEB}.PostMapping public void create() {{ }}\n"
+            f"    @{WEB}.GetMapping(\"/status\") public String status() {{ return \"\"; }}\n}}\n")
+
+
+def test_collided_copies_keep_their_registered_name_and_one_serving_copy_resolves(tmp_path):
+    lb = "org.springframework.cloud.client.loadbalancer.LoadBalanced"
+    files = {
+        **_standalone("order", "order", "com.ex.order", {"OrderController.java": _orders("/orders"), "Ping.java": PING}),
+        **_standalone("kafka/order", "order", "com.ex.order", {"OrderController.java": _orders("/v1/orders"),
+                                                              "Ping.java": PING}),
+        **_standalone("front", "front", "com.ex.front", {
+            "Beans.java": "package com.ex.front;\n@org.springframework.context.annotation.Configuration\nclass Beans {\n"
+                          f"    @org.springframework.context.annotation.Bean @{lb}\n"
+                          "    org.springframework.web.client.RestTemplate rest() { return new org.springframework.web.client.RestTemplate(); }\n}\n",
+            "Orders.java": "package com.ex.front;\n@org.springframework.stereotype.Service\nclass Orders {\n"
+                           "    @org.springframework.beans.factory.annotation.Autowired org.springframework.web.client.RestTemplate rest;\n"
+                           "    void create() { rest.postForObject(\"http://order/v1/orders\", null, String.class); }\n"
+                           "    void status() { rest.getForObject(\"http://order/orders/status\", String.class); }\n"
+                           "    void both() { rest.getForObject(\"http://order/ping\", String.class); }\n}\n"}),
+    }
+    edges = [e for e in _edges(tmp_path, files) if e["src_service"] == "front"]
+    got = {(e["urn"], e["resolution_status"], e["dst_service"], len(e["candidate_targets"])) for e in edges}
+    copies = sorted({e["dst_service"] for e in edges if e["dst_service"]})
+    assert len(copies) == 2 and all(c.startswith("order~") for c in copies)
+    kafka = next(c for c in copies if "kafka" in c)
+    root = next(c for c in copies if c != kafka)
+    assert ("http://order/v1/orders#POST", "RESOLVED", kafka, 1) in got
+    assert ("http://order/orders/status#GET", "RESOLVED", root, 1) in got
+    # no AMBIGUOUS row with a single candidate: both copies serve /ping
+    assert {(u, s, n) for u, s, _, n in got if u == "http://order/ping#GET"} == {("http://order/ping#GET", "AMBIGUOUS", 2)}
+    # the provider urn keeps the registered name as host: who-calls by urn finds the caller
+    assert {e["dst_ref"]["record_id"] for e in edges if e["urn"] == "http://order/v1/orders#POST"} == {
+        "contract:PROVIDED:http://order/v1/orders#POST()"}

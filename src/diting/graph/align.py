@@ -511,7 +511,7 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         if not found:
             basis = "PATH_NOT_FOUND" if pkgs else "NO_PROVIDER"
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", basis, [], keys))
-            why = (f"service {pkgs[0][0]} has no endpoint {method} {path}" if pkgs else
+            why = (f"service {' nor '.join(p[0] for p in pkgs)} has no endpoint {method} {path}" if pkgs else
                    f"no current package is service {host}")
             findings.append(Finding("UNRESOLVED_CALL", c["service_id"], c["urn"], "UNRESOLVED", [src_ref],
                                     [p[0] for p in pkgs], f"{c['service_id']} calls {c['urn']}: {why}"))
@@ -520,7 +520,10 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         targets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
         for sid, scan, p in found:
             targets[(sid, scan, p["contract_id"])].append(p["rel_id"])
-        status = "RESOLVED" if len(pkgs) == 1 and len(targets) == 1 else "AMBIGUOUS"
+        # of deployables renamed after a collision (each its own service_id), the one copy that serves
+        # the path; versions of one service id (a labelled gray package) stay AMBIGUOUS
+        status = "RESOLVED" if len(targets) == 1 and sum(p[0] == next(iter(targets))[0] for p in pkgs) == 1 \
+            else "AMBIGUOUS"
         cands = [{"service_id": k[0], "scan_id": k[1], "record_id": k[2]} for k in sorted(targets)]
         for k in sorted(targets):
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, (k[0], k[1]), _ref(k[1], k[2]),

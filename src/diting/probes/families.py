@@ -437,6 +437,13 @@ class Families(PackageProbes):
                 out.append((mc, full, self._verbs(mc), bad or pbad, read))
         return out
 
+    @property
+    def http_host(self) -> str:
+        """The host of the package's own HTTP urns (endpoints, gateway routes): the name the registry
+        knows it by, so the original id of a deployable renamed ``{name}~…`` after a collision (the
+        graph tells the copies apart by service_id and scan)."""
+        return str(self.plan.id_basis.get("collided_with") or self.plan.service_id)
+
     def context_path(self) -> str:
         """The prefix of every handler path: the servlet context path (``server.servlet.context-path``,
         Boot 1's ``server.context-path``), then the DispatcherServlet's path (``spring.mvc.servlet.path``,
@@ -479,7 +486,7 @@ class Families(PackageProbes):
                 for p in fulls:
                     full = normalize_path(cpath + "/" + p)
                     for verb in verbs:
-                        urn = f"http://{self.plan.service_id}{full}#{verb}"
+                        urn = f"http://{self.http_host}{full}#{verb}"
                         crid, cstable = self._contract("PROVIDED", urn, m["signature"], mc, {
                             "protocol": "http", "path": full, "http_method": verb, "loaded": True,
                             "context_path": cpath or None})
@@ -796,7 +803,7 @@ class Families(PackageProbes):
         return route
 
     def _gateway_route(self, route: gateway.Route, c: dict[str, Any], handler: dict[str, Any], dialect: str) -> None:
-        gw = self.plan.service_id
+        gw = self.http_host
         for pattern in route.patterns or ["/**"]:
             if "?" == pattern or "${" in pattern:
                 self.entry_failed(f"{c['path']}:{c['lines'][0]}|route:{route.route_id}",
@@ -850,7 +857,7 @@ class Families(PackageProbes):
         if rv.status != "RESOLVED" or (rv.value or "").strip().lower() != "true" or rv.entry is None:
             return
         c = self._config_cand(rule_id, rv.path or "", [rv.entry])
-        urn = f"http://{self.plan.service_id}/{{}}/**#ANY"
+        urn = f"http://{self.http_host}/{{}}/**#ANY"
         erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": "/{}/**", "http_method": "ANY",
                                                               "route_id": "discovery-locator",
                                                               "gateway": "discovery-locator"}, "GATEWAY_ROUTE")
