@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from diting.graph.store import build, query
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 
@@ -31,12 +29,18 @@ def _estate(modules: list[str], files: dict[str, str]) -> dict[str, str]:
     return {"pom.xml": pom("shop-parent", parent=None, packaging="pom", body=f"<modules>{mods}</modules>"), **files}
 
 
-def _edges(tmp_path: Path, files: dict[str, str]) -> list[dict]:
+def _graph(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """Scan ``files`` as one repository and build its graph: (packages directory, database)."""
     repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
     scan_repo(repo, out, sha)
     db = tmp_path / "g.duckdb"
     build(db, [p for p in sorted(out.iterdir()) if p.is_dir()])
+    return out, db
+
+
+def _edges(tmp_path: Path, files: dict[str, str]) -> list[dict]:
+    _, db = _graph(tmp_path, files)
     cols, rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis, "
                            "candidate_targets, dst_ref FROM cross_service_edges ORDER BY ALL")
     return [dict(zip(cols, r)) for r in rows]
@@ -183,3 +187,26 @@ def test_collided_copies_keep_their_registered_name_and_one_serving_copy_resolve
     # the provider urn keeps the registered name as host: who-calls by urn finds the caller
     assert {e["dst_ref"]["record_id"] for e in edges if e["urn"] == "http://order/v1/orders#POST"} == {
         "contract:PROVIDED:http://order/v1/orders#POST()"}
+
+
+def test_zuul_without_routes_routes_every_service_by_default(tmp_path):
+    zuul = "@org.springframework.cloud.netflix.zuul.EnableZuulProxy\n"
+    files = _estate(["zuul", "shop"], {
+        **_module("zuul", "com.ex.zuul", zuul),
+        **_module("shop", "com.ex.shop", "@org.springframework.cloud.openfeign.EnableFeignClients\n"),
+        "shop/src/main/java/com/ex/shop/ZuulClient.java":
+            "package com.ex.shop;\n@org.springframework.cloud.openfeign.FeignClient(\"zuul\")\npublic interface ZuulClient {\n"
+            f"    @{WEB}.GetMapping(\"/stock/items\") String items();\n}}\n",
+        "shop/src/main/java/com/ex/shop/Buyer.java":
+            "package com.ex.shop;\n@org.springframework.stereotype.Service\npublic class Buyer {\n"
+            "    @org.springframework.beans.factory.annotation.Autowired ZuulClient zuul;\n"
+            "    String items() { return zuul.items(); }\n}\n",
+    })
+    out, db = _graph(tmp_path, files)
+    pkg = next(p for p in out.iterdir() if p.is_dir() and p.name.startswith("zuul"))
+    diags = [json.loads(x) for x in (pkg / "diagnostics.jsonl").read_text().splitlines()]
+    assert [d["code"] for d in diags if "every service" in d["message"]] == ["UNDETERMINED_DYNAMIC_EDGE"]
+    _, rows = query(db, "SELECT urn, resolution_status, match_basis, dst_ref.record_id FROM cross_service_edges "
+                        "WHERE src_service = 'shop'")
+    assert rows == [("http://zuul/stock/items#GET", "RESOLVED", "ROUTE_ENTRY",
+                     "entry:GATEWAY_ROUTE:http://zuul/{}/**#ANY@zuul")]

@@ -389,7 +389,8 @@ def methods_compatible(a: str, b: str) -> bool:
 
 #: gateway routes (GATEWAY_ROUTE entries): a call to the gateway's service matches their incoming pattern
 _ROUTE_ENTRIES = f"""
-SELECT e.scan_id, e.record_id, e.urn FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
+SELECT e.scan_id, e.record_id, e.urn, e.attributes->>'gateway' IN ('discovery-locator', 'zuul-default') AS dynamic
+FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
 WHERE e.kind = 'ENTRY' AND e.entry_kind = 'GATEWAY_ROUTE' AND e.urn IS NOT NULL ORDER BY 1, 2"""
 
 _COLLIDED = f"""
@@ -455,10 +456,11 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
         if _protocol(p) == "http":
             endpoints[p["scan_id"]].append(p)
-    routes: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # scan → [(record_id, pattern, method)]
-    for scan, rid, urn in con.execute(_ROUTE_ENTRIES).fetchall():
+    # scan → [(record_id, pattern, method, dynamic)]; a route to every registered service is dynamic
+    routes: dict[str, list[tuple[str, str, str, bool]]] = defaultdict(list)
+    for scan, rid, urn, dynamic in con.execute(_ROUTE_ENTRIES).fetchall():
         if (rp := split_http_urn(urn)) is not None:
-            routes[scan].append((rid, rp[1], rp[2]))
+            routes[scan].append((rid, rp[1], rp[2], bool(dynamic)))
     rows: list[Row] = []
     findings: list[Finding] = []
     for c in _fetch(con, _CONSUMERS):
@@ -497,9 +499,11 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
             found = [f for f in found if _specificity(path, split_http_urn(f[2]["urn"])[1]) == best]
         if not found:
             # a gateway: the routes whose incoming pattern admits the path (several: the gateway's
-            # order decides, which the scan does not know)
-            via = [(sid, scan, rid, pat) for sid, scan in pkgs for rid, pat, rm in routes.get(scan, [])
+            # order decides, which the scan does not know); a declared route before the default
+            # route to every registered service (Zuul's, the discovery locator's)
+            via = [(sid, scan, rid, pat, dyn) for sid, scan in pkgs for rid, pat, rm, dyn in routes.get(scan, [])
                    if path_covers(pat, path.split("?", 1)[0]) and methods_compatible(method, rm)]
+            via = [v[:4] for v in via if not v[4]] or [v[:4] for v in via]
             if via:
                 status = "RESOLVED" if len(via) == 1 else "AMBIGUOUS"
                 cands = [{"service_id": v[0], "scan_id": v[1], "record_id": v[2]} for v in via] \

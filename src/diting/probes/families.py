@@ -684,6 +684,11 @@ class Families(PackageProbes):
                 for route, c in found:
                     self._gateway_route(route, c, service, dialect)
         for c in self.ctx.by_emit.get("GATEWAY_ROUTE", []):
+            if c["form"] == "annotation":  # @EnableZuulProxy: Zuul's default route per service
+                if self.ctx.class_loaded(c["type"]["binary"]) and \
+                        (c.get("emit_attrs") or {}).get("dialect") == "zuul-default":
+                    self._zuul_default_routes(c, service)
+                continue
             m = c["member"]
             if not self.ctx.class_loaded(c["type"]["binary"]):
                 self.exclude_entry(f"{c['call']['callsite_id']}|route", f"gateway route at {c['path']}:{c['lines'][0]}",
@@ -857,13 +862,33 @@ class Families(PackageProbes):
         if rv.status != "RESOLVED" or (rv.value or "").strip().lower() != "true" or rv.entry is None:
             return
         c = self._config_cand(rule_id, rv.path or "", [rv.entry])
-        urn = f"http://{self.http_host}/{{}}/**#ANY"
-        erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": "/{}/**", "http_method": "ANY",
-                                                              "route_id": "discovery-locator",
-                                                              "gateway": "discovery-locator"}, "GATEWAY_ROUTE")
-        self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{rv.path}:{rv.entry.line}|discovery-locator",
-                  f"{self.plan.service_id} routes /{{service-id}}/** to every service registered with discovery "
-                  f"({key} = true at {rv.path}:{rv.entry.line}); which services those are is decided at runtime, "
+        self._every_service_route(c, service, "discovery-locator", "/{}/**",
+                                  f"{key} = true at {rv.path}:{rv.entry.line}", f"{rv.path}:{rv.entry.line}")
+
+    def _zuul_default_routes(self, c: dict[str, Any], service: dict[str, Any]) -> None:
+        """``@EnableZuulProxy``: Zuul routes ``/{service-id}/**`` (under ``zuul.prefix``) to every
+        service discovery knows, unless ``zuul.ignored-services`` is ``*`` — one entry, as the
+        discovery locator's."""
+        ignored = self.config.get("zuul.ignored-services") if self.config is not None else None
+        if ignored is not None and (ignored.value or "").strip().strip("'\"") == "*":
+            return
+        prefix = self.config.get("zuul.prefix").value if self.config is not None else None
+        pattern = normalize_path(("/" + prefix.strip("/") if prefix and prefix.strip("/") else "") + "/{}/**")
+        self._every_service_route(c, service, "zuul-default", pattern,
+                                  f"@EnableZuulProxy at {c['path']}:{c['lines'][0]}, zuul.ignored-services not *",
+                                  f"{c['path']}:{c['lines'][0]}")
+
+    def _every_service_route(self, c: dict[str, Any], service: dict[str, Any], route_id: str, pattern: str,
+                             why: str, where: str) -> None:
+        """One GATEWAY_ROUTE entry for a gateway that routes every registered service by its id, with
+        an UNDETERMINED_DYNAMIC_EDGE diagnostic (the services are known only at runtime)."""
+        urn = f"http://{self.http_host}{pattern}#ANY"
+        erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": pattern, "http_method": "ANY",
+                                                              "route_id": route_id, "gateway": route_id},
+                           "GATEWAY_ROUTE")
+        self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{where}|{route_id}",
+                  f"{self.plan.service_id} routes {pattern.replace('{}', '{service-id}')} to every service "
+                  f"registered with discovery ({why}); which services those are is decided at runtime, "
                   "so no edge is drawn", [erid], c)
 
     def _client_verb(self, c: dict[str, Any]) -> str:
