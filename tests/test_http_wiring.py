@@ -210,3 +210,25 @@ def test_zuul_without_routes_routes_every_service_by_default(tmp_path):
                         "WHERE src_service = 'shop'")
     assert rows == [("http://zuul/stock/items#GET", "RESOLVED", "ROUTE_ENTRY",
                      "entry:GATEWAY_ROUTE:http://zuul/{}/**#ANY@zuul")]
+
+
+def test_a_client_call_whose_url_does_not_name_a_host_is_an_unresolved_call(tmp_path):
+    files = _estate(["shop"], {
+        **_module("shop", "com.ex.shop"),
+        "shop/src/main/java/com/ex/shop/Users.java":
+            "package com.ex.shop;\n@org.springframework.stereotype.Service\nclass Users {\n"
+            "    private final org.springframework.web.client.RestTemplate rest = new org.springframework.web.client.RestTemplate();\n"
+            "    String all() { return rest.getForObject(\"/users\", String.class); }\n"
+            "    String one(String url) { return rest.getForObject(url, String.class); }\n}\n",
+    })
+    out, db = _graph(tmp_path, files)
+    pkg = next(p for p in out.iterdir() if p.is_dir() and p.name.startswith("shop"))
+    rels = [json.loads(x) for x in (pkg / "relations.jsonl").read_text().splitlines()]
+    diags = [json.loads(x) for x in (pkg / "diagnostics.jsonl").read_text().splitlines()]
+    calls = sorted((r["match_keys"]["url_expression"], r["attributes"]["load_balanced"]) for r in rels
+                   if r["kind"] == "CALLS" and r["resolution_status"] == "UNRESOLVED"
+                   and r["attributes"].get("protocol") == "http")
+    assert calls == [("/users", False), ("url", False)]
+    assert any("is relative" in d["message"] for d in diags if d["code"] == "CONSTANT_UNRESOLVED")
+    _, rows = query(db, "SELECT count(*) FROM cross_service_edges WHERE match_basis = 'SOURCE_UNRESOLVED'")
+    assert rows == [(2,)]

@@ -602,7 +602,7 @@ class Families(PackageProbes):
         service id (else URL_ONLY). A call whose URL (or host) does not fold is an UNRESOLVED call
         with a diagnostic (``load_balanced`` says whether its host would name a service);
         ``exchange(RequestEntity…)`` takes URL and verb from the entity (fold.py REQUEST_ENTITY).
-        A relative URL (no host) is not recorded."""
+        A relative URL (its base set on the client elsewhere) is UNRESOLVED too."""
         lb_methods = {c["member"]["stable"] for c in self.ctx.by_emit.get("LOAD_BALANCED", []) if c["target"] == "METHOD"}
         lb_fields = {(c["type"]["binary"], c["field"]["name"]) for c in self.ctx.by_emit.get("LOAD_BALANCED", [])
                      if c["target"] == "FIELD"}
@@ -616,14 +616,15 @@ class Families(PackageProbes):
             # a load-balancer resolves the host alone; a plain client's port says it is an address
             parsed = _service_url(url.value, port=not balanced) if url is not None and url.value is not None else None
             if parsed is None or "{" in parsed[0]:
-                if url is not None and url.value is not None and parsed is None:
-                    continue  # a relative URL: no service name to align on
+                # a relative URL (the base is a builder's baseUrl / rootUri set elsewhere) names no host either
+                relative = url is not None and url.value is not None and parsed is None
                 expr = url.expression if url and url.value is None else (url.value if url else call["expression"])
                 # a plain client's URL that does not fold is still a remote call: UNRESOLVED, not silence
                 d = self.diag("CONSTANT_UNRESOLVED" if not (url and url.keys) else "CONFIG_VALUE_UNKNOWN",
                               f"{call['callsite_id']}|url", f"{'load-balanced' if balanced else 'plain'} HTTP call "
                               f"({call['receiver_type'] or 'client'}) at {c['path']}:{c['lines'][0]}: URL {expr} "
-                              f"does not fold to {'a service' if balanced else 'a host'}", [m["rid"]], c)
+                              + ("is relative (its base is set on the client elsewhere)" if relative else
+                                 f"does not fold to {'a service' if balanced else 'a host'}"), [m["rid"]], c)
                 self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + (expr or ""),
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
