@@ -39,6 +39,12 @@ def _graph(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
     return out, db
 
 
+def _records(out: Path, service: str) -> tuple[list[dict], list[dict]]:
+    """The relations and diagnostics of the package of ``service`` under ``out``."""
+    pkg = next(p for p in out.iterdir() if p.is_dir() and p.name.startswith(service + "@"))
+    return [[json.loads(x) for x in (pkg / f).read_text().splitlines()] for f in ("relations.jsonl", "diagnostics.jsonl")]
+
+
 def _edges(tmp_path: Path, files: dict[str, str]) -> list[dict]:
     _, db = _graph(tmp_path, files)
     cols, rows = query(db, "SELECT src_service, dst_service, urn, resolution_status, match_basis, "
@@ -203,8 +209,7 @@ def test_zuul_without_routes_routes_every_service_by_default(tmp_path):
             "    String items() { return zuul.items(); }\n}\n",
     })
     out, db = _graph(tmp_path, files)
-    pkg = next(p for p in out.iterdir() if p.is_dir() and p.name.startswith("zuul"))
-    diags = [json.loads(x) for x in (pkg / "diagnostics.jsonl").read_text().splitlines()]
+    _, diags = _records(out, "zuul")
     assert [d["code"] for d in diags if "every service" in d["message"]] == ["UNDETERMINED_DYNAMIC_EDGE"]
     _, rows = query(db, "SELECT urn, resolution_status, match_basis, dst_ref.record_id FROM cross_service_edges "
                         "WHERE src_service = 'shop'")
@@ -222,9 +227,7 @@ def test_a_client_call_whose_url_does_not_name_a_host_is_an_unresolved_call(tmp_
             "    String one(String url) { return rest.getForObject(url, String.class); }\n}\n",
     })
     out, db = _graph(tmp_path, files)
-    pkg = next(p for p in out.iterdir() if p.is_dir() and p.name.startswith("shop"))
-    rels = [json.loads(x) for x in (pkg / "relations.jsonl").read_text().splitlines()]
-    diags = [json.loads(x) for x in (pkg / "diagnostics.jsonl").read_text().splitlines()]
+    rels, diags = _records(out, "shop")
     calls = sorted((r["match_keys"]["url_expression"], r["attributes"]["load_balanced"]) for r in rels
                    if r["kind"] == "CALLS" and r["resolution_status"] == "UNRESOLVED"
                    and r["attributes"].get("protocol") == "http")
