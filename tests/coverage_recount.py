@@ -163,7 +163,11 @@ def files(p: dict[str, Any], repo: Path) -> dict[str, Any]:
     modules = {m["pom_path"]: m for m in p["input"]["modules"]}
     mod_entities = {e["attributes"]["pom_path"]: e for e in p["entities"] if e["kind"] == "MODULE"}
     owned = _owned(str(repo), p["manifest"]["commit_sha"])
-    seg_paths = Counter(s["locator"]["path"] for s in p["segments"])
+    # segments a fact cites (a diagnostic's own evidence is no fact extracted from the file)
+    diag_only = {r["record_id"] for d in p["diagnostics"] for r in d.get("evidence_refs") or []}
+    diag_only -= {r["record_id"] for rec in (*p["entities"], *p["relations"], *p["bindings"], *p["ledger"])
+                  for r in rec.get("evidence_refs") or []}
+    seg_paths = Counter(s["locator"]["path"] for s in p["segments"] if s["record_id"] not in diag_only)
     named: dict[str, set[str]] = {}
     for d in p["diagnostics"]:
         for path in _paths_named(d):

@@ -9,6 +9,7 @@ must-not edge. Estates absent here skip cleanly.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 
@@ -16,6 +17,7 @@ from tests.conftest import ROOT
 
 _spec = importlib.util.spec_from_file_location("corpus_run", ROOT / "benchmarks" / "corpus" / "run.py")
 corpus = importlib.util.module_from_spec(_spec)
+sys.modules["corpus_run"] = corpus  # dataclasses look their module up while the class is made
 _spec.loader.exec_module(corpus)
 
 SCORED = [e for e in corpus.load_estates() if e.key_path.is_file()]

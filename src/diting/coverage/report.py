@@ -263,8 +263,9 @@ def _edges(est: _Estate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     dim = _dimension(items, "RPC, HTTP and MQ alignment rows with a source (a call or a send) over the current "
                             "packages (a row within one service excluded as same_service), and consumer "
                             "declarations nobody calls (declared_unused)",
-                     ["gateway routes, HTTP calls by address (URL_ONLY rows count as failed) and Spring "
-                      "application events are not aligned",
+                     ["HTTP calls by address (URL_ONLY rows count as failed) and Spring application events "
+                      "are not aligned; a gateway route to every registered service (discovery locator, Zuul's "
+                      "default) draws no edge (UNDETERMINED_DYNAMIC_EDGE)",
                       "shared tables (DATA rows) are reported as findings, not as edges"])
     seen: set[tuple[str, str]] = set()
     diffs = []

@@ -96,6 +96,8 @@ MATCH_BASIS = {
     "HOST_SERVICE_ID": "HTTP: a client that is not load-balanced calls a host equal to a current service id; path and "
                        "method matched as PATH_METHOD",
     "ROUTE_PREFIX": "HTTP: a gateway route forwards a path prefix to the service; one row per endpoint it covers",
+    "ROUTE_ENTRY": "HTTP: a call to a gateway service whose path one of its routes admits; dst is the route entry (the "
+    "route's own rows lead on to the service it forwards to)",
     "ROUTE_SERVICE": "HTTP: a gateway route forwards to the service as a whole (pattern /**, a forwarded path that is not "
                      "known, or no endpoint under the prefix); dst_ref is the SERVICE",
     "SOURCE_UNRESOLVED": "the scan could not fold the source (its urn is unknown); see its diagnostic",
@@ -431,6 +433,12 @@ def methods_compatible(a: str, b: str) -> bool:
     return a == b or a == "ANY" or b == "ANY"
 
 
+#: gateway routes (GATEWAY_ROUTE entries): a call to the gateway's service matches their incoming pattern
+_ROUTE_ENTRIES = f"""
+SELECT e.scan_id, e.record_id, e.urn, e.attributes->>'gateway' IN ('discovery-locator', 'zuul-default') AS dynamic
+FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
+WHERE e.kind = 'ENTRY' AND e.entry_kind = 'GATEWAY_ROUTE' AND e.urn IS NOT NULL ORDER BY 1, 2"""
+
 _COLLIDED = f"""
 SELECT s.service_id, s.scan_id, e.attributes FROM entities e JOIN ({_SERVICES}) s ON s.scan_id = e.scan_id
 WHERE e.kind = 'SERVICE' AND e.attributes->'service_id_basis'->>'collided_with' IS NOT NULL ORDER BY 1, 2"""
@@ -495,6 +503,11 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
     for p in _fetch(con, _CONTRACT_BINDINGS.format(kind="EXPOSES", role="PROVIDED")):
         if _protocol(p) in http:
             endpoints[p["scan_id"]].append(p)
+    # scan → [(record_id, pattern, method, dynamic)]; a route to every registered service is dynamic
+    routes: dict[str, list[tuple[str, str, str, bool]]] = defaultdict(list)
+    for scan, rid, urn, dynamic in con.execute(_ROUTE_ENTRIES).fetchall():
+        if (rp := split_http_urn(urn)) is not None:
+            routes[scan].append((rid, rp[1], rp[2], bool(dynamic)))
     rows: list[Row] = []
     findings: list[Finding] = []
     for c in _fetch(con, _CONSUMERS):
@@ -532,9 +545,24 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
             best = max(_specificity(path, split_http_urn(p["urn"])[1]) for _, _, p in found)
             found = [f for f in found if _specificity(path, split_http_urn(f[2]["urn"])[1]) == best]
         if not found:
+            # a gateway: the routes whose incoming pattern admits the path (several: the gateway's
+            # order decides, which the scan does not know); a declared route before the default
+            # route to every registered service (Zuul's, the discovery locator's)
+            via = [(sid, scan, rid, pat, dyn) for sid, scan in pkgs for rid, pat, rm, dyn in routes.get(scan, [])
+                   if path_covers(pat, path.split("?", 1)[0]) and methods_compatible(method, rm)]
+            via = [v[:4] for v in via if not v[4]] or [v[:4] for v in via]
+            if via:
+                status = "RESOLVED" if len(via) == 1 else "AMBIGUOUS"
+                cands = [{"service_id": v[0], "scan_id": v[1], "record_id": v[2]} for v in via] \
+                    if status == "AMBIGUOUS" else []
+                for sid, scan, rid, pat in via:
+                    rows.append(Row("HTTP", c["urn"], src, src_ref, node, (sid, scan), _ref(scan, rid), None, status,
+                                    "ROUTE_ENTRY", cands, dict(keys, route_pattern=pat)))
+                continue
+        if not found:
             basis = "PATH_NOT_FOUND" if pkgs else "NO_PROVIDER"
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, None, None, None, "UNRESOLVED", basis, [], keys))
-            why = (f"service {pkgs[0][0]} has no endpoint {method} {path}" if pkgs else
+            why = (f"service {' nor '.join(p[0] for p in pkgs)} has no endpoint {method} {path}" if pkgs else
                    f"no current package is service {host}")
             findings.append(Finding("UNRESOLVED_CALL", c["service_id"], c["urn"], "UNRESOLVED", [src_ref],
                                     [p[0] for p in pkgs], f"{c['service_id']} calls {c['urn']}: {why}"))
@@ -543,7 +571,10 @@ def align_http(con) -> tuple[list[Row], list[Finding]]:
         targets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
         for sid, scan, p in found:
             targets[(sid, scan, p["contract_id"])].append(p["rel_id"])
-        status = "RESOLVED" if len(pkgs) == 1 and len(targets) == 1 else "AMBIGUOUS"
+        # of deployables renamed after a collision (each its own service_id), the one copy that serves
+        # the path; versions of one service id (a labelled gray package) stay AMBIGUOUS
+        status = "RESOLVED" if len(targets) == 1 and sum(p[0] == next(iter(targets))[0] for p in pkgs) == 1 \
+            else "AMBIGUOUS"
         cands = [{"service_id": k[0], "scan_id": k[1], "record_id": k[2]} for k in sorted(targets)]
         for k in sorted(targets):
             rows.append(Row("HTTP", c["urn"], src, src_ref, node, (k[0], k[1]), _ref(k[1], k[2]),

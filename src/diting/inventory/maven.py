@@ -462,7 +462,7 @@ class MavenModel:
             return self.user_properties[name]
         model = {
             "groupId": mod.group_id, "artifactId": mod.artifact_id, "version": mod.version,
-            "packaging": mod.packaging, "name": mod.raw.name,
+            "packaging": mod.packaging, "name": mod.raw.name, "description": mod.raw.description,
         }
         raw_parent = mod.raw.parent
         pmodel = {

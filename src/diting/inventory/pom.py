@@ -99,6 +99,7 @@ class RawPom:
     version: str | None = None
     packaging: str | None = None
     name: str | None = None
+    description: str | None = None
     parent: ParentRef | None = None
     properties: dict[str, str] = field(default_factory=dict)
     property_spans: dict[str, Span] = field(default_factory=dict)
@@ -207,6 +208,7 @@ def read_pom(path: str, data: bytes) -> RawPom:
     if pk is not None:
         pom.packaging_span = spans(pk)
     pom.name = child_text(root, "name")
+    pom.description = child_text(root, "description")
     par = child(root, "parent")
     if par is not None:
         rp = child(par, "relativePath")

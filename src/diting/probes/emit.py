@@ -610,6 +610,7 @@ class PackageProbes:
         if not self.ctx.deployed:
             return  # a lib: package has no Spring context, so nothing is injected
         per_class: dict[tuple[str, str], list[Resolution]] = {}
+        built: dict[tuple[str, str], list[Resolution]] = {}  # (type, field) a @Bean parameter is kept in
         for ip in self.injection_points():
             res = self.ctx.resolve(ip)
             if ip.target == "FIELD":
@@ -623,7 +624,7 @@ class PackageProbes:
                     else self.cseg(ip.cand)
             else:
                 if ip.stores is not None:
-                    self.injected.setdefault(ip.stores, res)
+                    built.setdefault(ip.stores, []).append(res)
                 elif ip.member["name"] == "<init>":
                     # constructor injection: the field the parameter is stored in (Lombok: same name)
                     field_name = ip.name if ip.member.get("synthesized_by") else next(
@@ -670,13 +671,23 @@ class PackageProbes:
         for f, got in per_class.items():
             if f in self.injected:
                 continue  # the declaring class is a bean of its own: its own resolution stands
-            beans = list({id(b): b for r in got for b in r.beans}.values())
-            one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
-            self.injected[f] = Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans,
-                                          reason="the bean injected differs by the class the field is inherited by",
-                                          basis="GENERIC_TYPE" if one else None)
+            self.injected[f] = _merged(got, "the bean injected differs by the class the field is inherited by",
+                                       "GENERIC_TYPE")
+        for f, got in sorted(built.items()):
+            if f not in self.injected:  # a @Component's own injection stands
+                self.injected[f] = _merged(got, "the @Bean methods building the class pass it different beans",
+                                           got[0].basis)
 
     # the remaining mechanisms are defined in probes/families.py and bound below
+
+
+def _merged(got: list[Resolution], reason: str, basis: str | None) -> Resolution:
+    """One field's bean from several injection points that fill it: RESOLVED when all resolve to the
+    same single bean (with ``basis``), else AMBIGUOUS over their beans (UNRESOLVED with none)."""
+    beans = list({id(b): b for r in got for b in r.beans}.values())
+    one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
+    return Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans, reason=reason,
+                      basis=basis if one else None)
 
 
 def _stable_int(text: str) -> int:

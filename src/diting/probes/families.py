@@ -19,7 +19,7 @@ from diting.java.syntax import TypeRef
 from diting.probes import gateway
 from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
 from diting.probes.stream import Streams
-from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
+from diting.resolve.fold import DUCC_PREFIX, REQUEST_ENTITY, ducc_placeholder
 from diting.resolve.spring import values
 
 #: static types that say nothing about which listeners an event reaches
@@ -437,6 +437,13 @@ class Families(PackageProbes):
                 out.append((mc, full, self._verbs(mc), bad or pbad, read))
         return out
 
+    @property
+    def http_host(self) -> str:
+        """The host of the package's own HTTP urns (endpoints, gateway routes): the name the registry
+        knows it by, so the original id of a deployable renamed ``{name}~…`` after a collision (the
+        graph tells the copies apart by service_id and scan)."""
+        return str(self.plan.id_basis.get("collided_with") or self.plan.service_id)
+
     def context_path(self) -> str:
         """The prefix of every handler path: the servlet context path (``server.servlet.context-path``,
         Boot 1's ``server.context-path``), then the DispatcherServlet's path (``spring.mvc.servlet.path``,
@@ -479,7 +486,7 @@ class Families(PackageProbes):
                 for p in fulls:
                     full = normalize_path(cpath + "/" + p)
                     for verb in verbs:
-                        urn = f"http://{self.plan.service_id}{full}#{verb}"
+                        urn = f"http://{self.http_host}{full}#{verb}"
                         crid, cstable = self._contract("PROVIDED", urn, m["signature"], mc, {
                             "protocol": "http", "path": full, "http_method": verb, "loaded": True,
                             "context_path": cpath or None})
@@ -657,8 +664,10 @@ class Families(PackageProbes):
         (the injected bean's @Bean method or the field is @LoadBalanced, or the chain starts from
         such a ``WebClient.Builder`` / ``RestClient.Builder``); otherwise the contract says
         ``load_balanced: false`` and the graph aligns it only when the host equals a current
-        service id (else URL_ONLY). A load-balanced call whose URL (or host) does not fold is an
-        UNRESOLVED call; a plain client's is not recorded (its target may be any address)."""
+        service id (else URL_ONLY). A call whose URL (or host) does not fold is an UNRESOLVED call
+        with a diagnostic (``load_balanced`` says whether its host would name a service);
+        ``exchange(RequestEntity…)`` takes URL and verb from the entity (fold.py REQUEST_ENTITY).
+        A relative URL (its base set on the client elsewhere) is UNRESOLVED too."""
         lb_methods = {c["member"]["stable"] for c in self.ctx.by_emit.get("LOAD_BALANCED", []) if c["target"] == "METHOD"}
         lb_fields = {(c["type"]["binary"], c["field"]["name"]) for c in self.ctx.by_emit.get("LOAD_BALANCED", [])
                      if c["target"] == "FIELD"}
@@ -672,18 +681,23 @@ class Families(PackageProbes):
             # a load-balancer resolves the host alone; a plain client's port says it is an address
             parsed = _service_url(url.value, port=not balanced) if url is not None and url.value is not None else None
             if parsed is None or "{" in parsed[0]:
-                if not balanced or (url is not None and url.value is not None and parsed is None):
-                    continue  # a plain client's unknown target, or a relative URL: no service name to align on
+                # a relative URL (the base is a builder's baseUrl / rootUri set elsewhere) names no host either
+                relative = url is not None and url.value is not None and parsed is None
                 expr = url.expression if url and url.value is None else (url.value if url else call["expression"])
+                # a plain client's URL that does not fold is still a remote call: UNRESOLVED, not silence
                 d = self.diag("CONSTANT_UNRESOLVED" if not (url and url.keys) else "CONFIG_VALUE_UNKNOWN",
-                              f"{call['callsite_id']}|url", f"load-balanced HTTP call at "
-                              f"{c['path']}:{c['lines'][0]}: URL {expr} does not fold to a service", [m["rid"]], c)
+                              f"{call['callsite_id']}|url", f"{'load-balanced' if balanced else 'plain'} HTTP call "
+                              f"({call['receiver_type'] or 'client'}) at {c['path']}:{c['lines'][0]}: URL {expr} "
+                              + ("is relative (its base is set on the client elsewhere)" if relative else
+                                 f"does not fold to {'a service' if balanced else 'a host'}"), [m["rid"]], c)
                 self.rs.relation("CALLS", m["rid"], m["stable"], target_rid=None, target_key="?" + (expr or ""),
                                  status="UNRESOLVED", evidence=[self.cseg(c)], diagnostics=[d],
                                  ordinal=call["ordinal"], callsite_id=call["callsite_id"],
                                  match_keys={"url_expression": expr, "http_method": verb},
                                  attributes={"dispatch_kind": "RPC", "protocol": "http", "declared_target": None,
-                                             "binding_evidence": "load-balanced client"})
+                                             "load_balanced": balanced, "binding_evidence":
+                                             "load-balanced client" if balanced else
+                                             (call["receiver_type"] or "client")})
                 if url is not None:
                     self._note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
                 continue
@@ -739,6 +753,11 @@ class Families(PackageProbes):
                 for route, c in found:
                     self._gateway_route(route, c, service, dialect)
         for c in self.ctx.by_emit.get("GATEWAY_ROUTE", []):
+            if c["form"] == "annotation":  # @EnableZuulProxy: Zuul's default route per service
+                if self.ctx.class_loaded(c["type"]["binary"]) and \
+                        (c.get("emit_attrs") or {}).get("dialect") == "zuul-default":
+                    self._zuul_default_routes(c, service)
+                continue
             m = c["member"]
             if not self.ctx.class_loaded(c["type"]["binary"]):
                 self.exclude_entry(f"{c['call']['callsite_id']}|route", f"gateway route at {c['path']}:{c['lines'][0]}",
@@ -858,7 +877,7 @@ class Families(PackageProbes):
         return route
 
     def _gateway_route(self, route: gateway.Route, c: dict[str, Any], handler: dict[str, Any], dialect: str) -> None:
-        gw = self.plan.service_id
+        gw = self.http_host
         for pattern in route.patterns or ["/**"]:
             if "?" == pattern or "${" in pattern:
                 self.entry_failed(f"{c['path']}:{c['lines'][0]}|route:{route.route_id}",
@@ -891,11 +910,13 @@ class Families(PackageProbes):
                 kind, host = gateway.target(route.uri)
                 if kind == "OTHER":
                     continue  # forward:, no://op …: handled by the gateway itself
-                fwd = gateway.forward(incoming, route.filters)
+                fwd = gateway.forward(pattern, route.filters)
+                fwd = normalize_path(fwd) if fwd is not None else None
                 if fwd is None:
+                    shown = ", ".join(f"{n}={','.join(a)}" for n, a in route.filters)
                     self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|route-path:{route.route_id}",
                               f"gateway route {route.route_id} at {c['path']}:{c['lines'][0]}: the path it forwards "
-                              f"for {incoming} is not known (filters {route.filters}); aligned to the service only",
+                              f"for {incoming} is not known (filters {shown}); aligned to the service only",
                               [erid], c)
                 target_urn = f"http://{host}{fwd or '/**'}#{verb}"
                 crid, cstable = self._contract("CONSUMED", target_urn, [], c, {
@@ -910,19 +931,42 @@ class Families(PackageProbes):
         if rv.status != "RESOLVED" or (rv.value or "").strip().lower() != "true" or rv.entry is None:
             return
         c = self._config_cand(rule_id, rv.path or "", [rv.entry])
-        urn = f"http://{self.plan.service_id}/{{}}/**#ANY"
-        erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": "/{}/**", "http_method": "ANY",
-                                                              "route_id": "discovery-locator",
-                                                              "gateway": "discovery-locator"}, "GATEWAY_ROUTE")
-        self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{rv.path}:{rv.entry.line}|discovery-locator",
-                  f"{self.plan.service_id} routes /{{service-id}}/** to every service registered with discovery "
-                  f"({key} = true at {rv.path}:{rv.entry.line}); which services those are is decided at runtime, "
+        self._every_service_route(c, service, "discovery-locator", "/{}/**",
+                                  f"{key} = true at {rv.path}:{rv.entry.line}", f"{rv.path}:{rv.entry.line}")
+
+    def _zuul_default_routes(self, c: dict[str, Any], service: dict[str, Any]) -> None:
+        """``@EnableZuulProxy``: Zuul routes ``/{service-id}/**`` (under ``zuul.prefix``) to every
+        service discovery knows, unless ``zuul.ignored-services`` is ``*`` — one entry, as the
+        discovery locator's."""
+        ignored = self.config.get("zuul.ignored-services") if self.config is not None else None
+        if ignored is not None and (ignored.value or "").strip().strip("'\"") == "*":
+            return
+        prefix = self.config.get("zuul.prefix").value if self.config is not None else None
+        pattern = normalize_path(("/" + prefix.strip("/") if prefix and prefix.strip("/") else "") + "/{}/**")
+        self._every_service_route(c, service, "zuul-default", pattern,
+                                  f"@EnableZuulProxy at {c['path']}:{c['lines'][0]}, zuul.ignored-services not *",
+                                  f"{c['path']}:{c['lines'][0]}")
+
+    def _every_service_route(self, c: dict[str, Any], service: dict[str, Any], route_id: str, pattern: str,
+                             why: str, where: str) -> None:
+        """One GATEWAY_ROUTE entry for a gateway that routes every registered service by its id, with
+        an UNDETERMINED_DYNAMIC_EDGE diagnostic (the services are known only at runtime)."""
+        urn = f"http://{self.http_host}{pattern}#ANY"
+        erid = self._entry("GATEWAY_ROUTE", urn, service, c, {"path": pattern, "http_method": "ANY",
+                                                              "route_id": route_id, "gateway": route_id},
+                           "GATEWAY_ROUTE")
+        self.diag("UNDETERMINED_DYNAMIC_EDGE", f"{where}|{route_id}",
+                  f"{self.plan.service_id} routes {pattern.replace('{}', '{service-id}')} to every service "
+                  f"registered with discovery ({why}); which services those are is decided at runtime, "
                   "so no edge is drawn", [erid], c)
 
     def _client_verb(self, c: dict[str, Any]) -> str:
         rule = self.s.rules.by_id[c["rule"]]
         if rule.emits.http_method:
             return rule.emits.http_method
+        vtype = str(((c.get("roles") or {}).get("url") or [{}])[0].get("vtype") or "")
+        if vtype.startswith(REQUEST_ENTITY + "#"):  # exchange(RequestEntity.post(uri)…): the entity's verb
+            return vtype.rsplit("#", 1)[1]
         named = [v.rsplit(".", 1)[-1].upper() for v in self._text(self.role(c, "http_method"))]
         if named and named[0] in _HTTP_METHODS:
             return named[0]

@@ -9,7 +9,8 @@ Pure functions over route declarations already read from configuration or code; 
   (``forward:``, ``no://op``).
 * The forwarded path is the pattern after the filters, in order: ``StripPrefix=N`` drops the first
   N segments, ``PrefixPath=/p`` prepends, ``RewritePath=regex, replacement`` rewrites (the regex
-  applied to the pattern text, Java named groups and ``${name}`` translated). A forwarded pattern
+  applied to the pattern text, Java named groups and ``${name}`` translated), ``SetPath=/t`` replaces it
+  (``{var}`` of the Path predicate a one-segment hole). A forwarded pattern
   that is no longer a path pattern (``**`` other than last, a segment dropped from a ``**``) is
   unknown (None).
 """
@@ -77,8 +78,9 @@ def _java_replacement(rep: str) -> str:
 
 
 def forward(pattern: str, filters: list[tuple[str, list[str]]]) -> str | None:
-    """The path pattern a route forwards for an incoming ``pattern``, after its path filters;
-    None when a filter's effect cannot be told."""
+    """The path pattern a route forwards for an incoming ``pattern`` as written (its ``{var}``
+    names kept, so SetPath can use them), after its path filters; None when a filter's effect
+    cannot be told."""
     path = pattern if pattern.startswith("/") else "/" + pattern
     for name, args in filters:
         if name == "StripPrefix":
@@ -96,9 +98,12 @@ def forward(pattern: str, filters: list[tuple[str, list[str]]]) -> str | None:
             path = _join(_segments(args[0]) + _segments(path))
         elif name in ("RewritePath", "SetPath"):
             if name == "SetPath":
-                if not args or "{" in args[0]:
+                # SetPath=/{segment}: the template's variables are those of the Path predicate, each
+                # one segment of the incoming path (a hole {}); any other variable is unknown
+                named = set(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::[^}]*)?\}", pattern))
+                if not args or any(v not in named for v in re.findall(r"\{([^}]*)\}", args[0])):
                     return None
-                path = args[0]
+                path = re.sub(r"\{[^}]*\}", "{}", args[0])
                 continue
             if len(args) < 2:
                 return None

@@ -256,7 +256,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "XML_CONTEXT": {"call"}, "FEIGN_SCAN": {"annotation", "imports"}, "PROXY_SCAN": {"annotation", "xml"},
     "RPC_PROVIDER": {"annotation", "xml"}, "RPC_CONSUMER": {"annotation", "xml"},
     "HTTP_CONTROLLER": {"annotation"}, "HTTP_MAPPING": {"annotation"}, "FEIGN_CLIENT": {"annotation"},
-    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call"}, "HTTP_ROUTE": {"call"},
+    "HTTP_CLIENT_CALL": {"call"}, "LOAD_BALANCED": {"annotation"}, "GATEWAY_ROUTE": {"config", "call", "annotation"}, "HTTP_ROUTE": {"call"},
     "MQ_LISTENER": {"annotation", "xml"}, "MQ_SEND": {"call", "annotation"}, "MQ_RECEIVE": {"call"}, "MQ_WRAPPER_BEAN": {"xml"},
     "MQ_BINDING": {"bean_class"}, "MQ_DECLARE": {"bean_class"}, "MQ_STREAM": {"annotation", "call", "bean_class", "type"},
     "CONFIG_VALUE": {"annotation"}, "CONFIG_PROPERTIES": {"annotation"}, "CONFIG_READ": {"call"},

@@ -32,6 +32,12 @@ HOLE = "{}"
 #: value types of Spring's URI builders while a chain on them is folded
 URI_BUILDER = "org.springframework.web.util.UriComponentsBuilder"
 URI_COMPONENTS = "org.springframework.web.util.UriComponents"
+#: a ``RequestEntity`` (or its builder) folded to its URL: the value type is ``REQUEST_ENTITY#VERB``
+REQUEST_ENTITY = "org.springframework.http.RequestEntity"
+_ENTITY_VERBS = ("get", "post", "put", "delete", "patch", "head", "options")
+#: builder calls that keep a RequestEntity's URL and method
+_ENTITY_KEEPS = {"body", "header", "headers", "accept", "acceptCharset", "contentType", "contentLength",
+                 "ifModifiedSince", "ifNoneMatch", "build"}
 _URI_BUILDER_TYPES = {URI_BUILDER, "org.springframework.web.servlet.support.ServletUriComponentsBuilder",
                       "org.springframework.web.util.DefaultUriBuilderFactory"}
 #: builder calls that leave the path as it is (the query string and fragment are not matched on)
@@ -176,6 +182,8 @@ class ExpressionFolder:
                 return Unfolded(render(expr, ctx), "unknown call")
             if call.args is None:  # the extractor kept no arguments: no rule reads this call
                 return Unfolded(render(expr, ctx), f"the value returned by {call.name}() is not known statically")
+            if call.kind == "NEW":
+                return self._new(call, ctx, depth, render(expr, ctx))
             return self._call(call.name, call.receiver, call.args, ctx, depth, render(expr, ctx))
         if k == "call":
             return self._call(expr["name"], expr.get("target_expr"), expr.get("args") or [], ctx, depth,
@@ -315,7 +323,16 @@ class ExpressionFolder:
             if isinstance(recv_fold, Folded) and recv_fold.vtype in (URI_BUILDER, URI_COMPONENTS) and \
                     len(recv_fold.values) == 1:
                 return self._uri_chain(recv_fold, name, args, ctx, depth, text)
+            if isinstance(recv_fold, Folded) and recv_fold.vtype.startswith(REQUEST_ENTITY + "#") and \
+                    name in _ENTITY_KEEPS:
+                return recv_fold
             rt = self.oracle.expr_type(receiver, ctx)
+            if rt is not None and rt.static and rt.name == REQUEST_ENTITY and args:
+                # RequestEntity.post(uri)…, RequestEntity.method(HttpMethod.X, uri)…: the URL and verb
+                if name in _ENTITY_VERBS:
+                    return self._entity(name.upper(), args[0], ctx, depth)
+                if name == "method" and len(args) >= 2:
+                    return self._entity(self._verb(args[0]), args[1], ctx, depth)
             if rt is not None and rt.static and rt.name in _URI_BUILDER_TYPES and args and \
                     name in ("fromHttpUrl", "fromUriString", "fromPath", "fromUri", "expand", "uriString"):
                 r = self.fold(args[0], ctx, depth + 1)
@@ -328,6 +345,27 @@ class ExpressionFolder:
                 r = self.fold(args[0], ctx, depth + 1)
                 return Folded(r.values, "java.lang.String", r.basis, r.placeholders) if isinstance(r, Folded) else r
         return Unfolded(text, f"the value returned by {name}() is not known statically")
+
+    def _new(self, call, ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
+        """``new URI(s)`` / ``new URL(s)`` fold to ``s``; ``new RequestEntity<>([body,] [headers,]
+        HttpMethod.X, uri)`` to its URL (value type ``REQUEST_ENTITY#X``)."""
+        t = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars) if call.new_type else None
+        name = t.name if t is not None else ""
+        if name in ("java.net.URI", "java.net.URL") and len(call.args) == 1:
+            return self.fold(call.args[0], ctx, depth + 1)
+        if name == REQUEST_ENTITY and len(call.args) >= 2:
+            return self._entity(self._verb(call.args[-2]), call.args[-1], ctx, depth)
+        return Unfolded(text, f"the object new {call.name}() builds is not folded")
+
+    @staticmethod
+    def _verb(expr: dict[str, Any]) -> str:
+        """``HttpMethod.POST`` → POST; ANY for any other expression."""
+        last = (expr.get("parts") or [""])[-1] if expr.get("kind") in ("field", "name") else ""
+        return last.upper() if last.lower() in _ENTITY_VERBS else "ANY"
+
+    def _entity(self, verb: str, uri: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
+        r = self.fold(uri, ctx, depth + 1)
+        return Folded(r.values, f"{REQUEST_ENTITY}#{verb}", r.basis, r.placeholders) if isinstance(r, Folded) else r
 
     def accessor(self, expr: dict[str, Any] | None, ctx: MemberContext, getter: str | None = None,
                  field: str | None = None) -> FoldOutcome:
