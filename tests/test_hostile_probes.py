@@ -58,9 +58,9 @@ def test_rule_files_that_expand_without_bound_or_block_are_refused(tmp_path):
 
 def test_a_rule_pairing_a_kind_with_a_form_it_cannot_read_is_refused(tmp_path):
     d = _rules(tmp_path, "    match: {annotation: {fqn: org.springframework.stereotype.Service}}\n"
-                         "    emits: {kind: MQ_SEND, protocol: jmq}\n")
+                         "    emits: {kind: CACHE_OP, protocol: redis}\n")
     p = run_cli("rules", "--rules", str(d))
-    assert p.returncode == 2 and "MQ_SEND works on matches of form call, not annotation" in p.stderr
+    assert p.returncode == 2 and "CACHE_OP works on matches of form call, not annotation" in p.stderr
 
 
 def test_long_bracket_keys_are_linear():

@@ -71,6 +71,45 @@ def _java_regex(rx: str) -> str:
     return re.sub(r"\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", rx)
 
 
+#: RewritePath regular expressions longer than this are not run
+MAX_REWRITE_REGEX = 512
+
+
+def backtracking_risk(rx: str) -> bool:
+    """Whether a regular expression from the repository could make a backtracking engine run for
+    ever: longer than :data:`MAX_REWRITE_REGEX`, nested deeper than 32 groups, or a quantified group
+    that holds a quantifier itself (``(a+)+``, ``(x*)*``, ``([a-z]+){2,}``) — the shape of every
+    catastrophic pattern. A regex with that shape is not run (the route's forwarded path is unknown)."""
+    if len(rx) > MAX_REWRITE_REGEX:
+        return True
+    stack: list[bool] = []  # per open group: whether it holds a quantifier
+    i, in_class = 0, False
+    while i < len(rx):
+        c = rx[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            stack.append(False)
+            if len(stack) > 32:
+                return True
+        elif c == ")" and stack:
+            inner = stack.pop()
+            quantified = i + 1 < len(rx) and rx[i + 1] in "*+{?"
+            if inner and quantified and rx[i + 1] != "?":
+                return True
+            if stack and (inner or quantified):
+                stack[-1] = True
+        elif c in "*+{" and stack:
+            stack[-1] = True
+        i += 1
+    return False
+
+
 def _java_replacement(rep: str) -> str:
     rep = rep.replace("$\\{", "${")
     rep = re.sub(r"\$\{([A-Za-z][A-Za-z0-9]*)\}", r"\\g<\1>", rep)
@@ -85,7 +124,7 @@ def forward(pattern: str, filters: list[tuple[str, list[str]]]) -> str | None:
     for name, args in filters:
         if name == "StripPrefix":
             try:
-                n = int(args[0]) if args else 1
+                n = max(0, int(args[0])) if args else 1  # Spring strips no part for a negative count
             except ValueError:
                 return None
             segs = _segments(path)
@@ -107,9 +146,11 @@ def forward(pattern: str, filters: list[tuple[str, list[str]]]) -> str | None:
                 continue
             if len(args) < 2:
                 return None
+            if backtracking_risk(args[0]):
+                return None
             try:
                 path = re.sub(_java_regex(args[0]), _java_replacement(args[1]), path, count=1)
-            except (re.error, IndexError):
+            except (re.error, IndexError, RecursionError):
                 return None
     segs = _segments(path)
     if any(s != "**" and "**" in s for s in segs) or any(s == "**" for s in segs[:-1]):

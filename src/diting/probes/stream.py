@@ -78,8 +78,11 @@ class Streams:
 
     # ------------------------------------------------------------ configuration
     def conf(self, key: str) -> ResolvedText | None:
-        """A configured value (with its keys for config bindings), None when no source has it."""
-        if self.f.lookup("config", key).status == "UNKNOWN":
+        """A configured value (with its keys for config bindings), None when no source has it; a key
+        a source has whose value does not resolve (``${topic.missing}``) is an unresolved value, never
+        absent (so no default named after the binding is guessed in its place)."""
+        got = self.f.lookup("config", key)
+        if got.status == "UNKNOWN" and not got.snapshot and (got.rv is None or got.rv.entry is None):
             return None
         return self.f.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
                                "placeholders": True})

@@ -50,28 +50,60 @@ def values(cand: dict[str, Any], role: str) -> list[str]:
     return [o["value"] for o in cand.get("roles", {}).get(role, []) if "value" in o]
 
 
-def ant_pattern(location: str) -> "re.Pattern[str]":
-    """Spring's Ant-style path pattern as a regular expression: ``**`` any directories (none
-    included), ``*`` any characters but ``/``, ``?`` one character but ``/``."""
-    out: list[str] = []
-    i = 0
-    while i < len(location):
-        if location.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif location.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif location[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif location[i] == "?":
-            out.append("[^/]")
-            i += 1
+class AntPattern:
+    """Spring's Ant-style path pattern: ``**`` any directories (none included), ``*`` any characters
+    but ``/``, ``?`` one character but ``/``. :meth:`match` runs in time linear in pattern × path
+    (no backtracking regular expression: patterns come from the scanned repository)."""
+
+    def __init__(self, location: str) -> None:
+        self.segments = location.split("/")
+
+    def match(self, path: str) -> bool:
+        """Whether ``path`` (``/``-separated) matches the whole pattern."""
+        segs = path.split("/")
+        pats = self.segments
+        # reach[j]: the first j path segments are matched by the pattern segments seen so far
+        reach = [True] + [False] * len(segs)
+        for p in pats:
+            if p == "**":
+                nxt, seen = [], False
+                for r in reach:
+                    seen = seen or r
+                    nxt.append(seen)
+            else:
+                nxt = [False] + [reach[j] and _glob(p, segs[j]) for j in range(len(segs))]
+            reach = nxt
+            if not any(reach):
+                return False
+        return reach[-1]
+
+
+def _glob(pattern: str, text: str) -> bool:
+    """One segment against ``*`` (any run) and ``?`` (one character): the greedy two-pointer match
+    with one backtrack point (linear in practice, quadratic at worst; never exponential)."""
+    p = t = 0
+    star, mark = -1, 0
+    while t < len(text):
+        if p < len(pattern) and (pattern[p] == "?" or pattern[p] == text[t]):
+            p += 1
+            t += 1
+        elif p < len(pattern) and pattern[p] == "*":
+            star, mark = p, t
+            p += 1
+        elif star >= 0:
+            p = star + 1
+            mark += 1
+            t = mark
         else:
-            out.append(re.escape(location[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
+
+
+def ant_pattern(location: str) -> AntPattern:
+    """The :class:`AntPattern` of a location or package pattern."""
+    return AntPattern(location)
 
 
 #: a location Spring reads as absolute: a ``classpath:`` / ``classpath*:`` prefix or any URL scheme
