@@ -63,3 +63,26 @@ public class Fns {
     subs = [r for r in rels if r["kind"] == "SUBSCRIBES"]
     assert subs and all(r["target_ref"] is None or "f0-in-0" not in r["target_ref"]["record_id"] for r in subs)
     assert all(r["resolution_status"] != "RESOLVED" for r in subs)
+
+
+def _bindings(tmp_path, files: dict[str, str]) -> dict[str, tuple[str, str | None]]:
+    repo, _ = make_repo(tmp_path, files)
+    result = scan_repo(repo, tmp_path / "out")
+    pkg = Path(next(p.path for p in result.packages if p.kind == "SERVICE"))
+    return {b["config_key"]: (b["value_resolution"], b["value"]) for b in
+            (json.loads(x) for x in (pkg / "config_bindings.jsonl").read_text().splitlines() if x)}
+
+
+def test_one_import_that_does_not_resolve_drops_only_itself(tmp_path):
+    files = {
+        "pom.xml": pom("shop-parent", parent=None, packaging="pom", body="<modules><module>app</module></modules>"),
+        **boot_module("app", "", {
+            "src/main/resources/application.yml":
+                "spring:\n  config:\n    import:\n      - classpath:a.yml\n      - optional:file:${user.home}/x.yml\n",
+            "src/main/resources/a.yml": "from:\n  a: A\n",
+            "src/main/java/com/example/PKG/Reader.java": """package com.example.PKG;
+@org.springframework.stereotype.Component
+public class Reader { @org.springframework.beans.factory.annotation.Value("${from.a}") private String a; }
+"""}),
+    }
+    assert _bindings(tmp_path, files)["config://from.a"] == ("RESOLVED", "A")

@@ -67,14 +67,25 @@ def native_server(module: str, cfg: SpringConfig, resource_roots: list[str]) -> 
                           own_files={s.path for s in cfg.sources}, native="native" in cfg.profiles)
     if not server.native:
         return server
-    raw = _value(cfg, _SEARCH)
-    locs = [x.strip() for x in raw.split(",") if x.strip()] if raw else list(DEFAULT_LOCATIONS)
+    rv = cfg.get(_SEARCH)
+    if rv.entry is None and rv.status != "AMBIGUOUS":
+        locs = list(DEFAULT_LOCATIONS)  # the server sets none: Spring's defaults
+    else:  # each location expanded on its own; one that does not resolve is skipped, never defaulted
+        written = [x.strip() for x in (rv.entry.value if rv.entry is not None else "").split(",") if x.strip()]
+        locs = []
+        for w in written:
+            got = cfg.expand(w)
+            if got is None or not got.strip():
+                server.skipped.append(w)
+            else:
+                locs.append(got.strip())
     for loc in locs:
         if not loc.startswith("classpath:"):
             server.skipped.append(loc)
             continue
-        rel = loc[len("classpath:"):].strip().strip("/")
-        if ".." in rel.split("/"):
+        parts = [x for x in loc[len("classpath:"):].strip().split("/") if x and x != "."]
+        rel = "/".join(parts)
+        if ".." in parts:
             server.skipped.append(loc)
             continue
         for root in resource_roots:

@@ -503,9 +503,12 @@ def _add_imports(cfg: SpringConfig, resolve_import, parse) -> None:
     for src in list(cfg.sources):
         one = SpringConfig(cfg.profiles, "", [src])
         hits = one._entries("spring.config.import")
-        raw = cfg.expand(hits[0][1].value) if hits else None
-        items = [x.strip() for x in (raw or "").split(",") if x.strip()]
+        # each entry expanded on its own: one that does not resolve drops itself, not the others
+        written = [x.strip() for x in (hits[0][1].value if hits else "").split(",") if x.strip()]
+        items = [cfg.expand(x) or "" for x in written]
         for i, item in enumerate(items):
+            if not item:
+                continue
             loc = item[len("optional:"):] if item.startswith("optional:") else item
             m = _SCHEME.match(loc)
             if m and m.group(0) not in ("classpath:", "file:"):
