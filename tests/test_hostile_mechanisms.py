@@ -86,3 +86,11 @@ public class Reader { @org.springframework.beans.factory.annotation.Value("${fro
 """}),
     }
     assert _bindings(tmp_path, files)["config://from.a"] == ("RESOLVED", "A")
+
+
+def test_deeply_nested_pointcuts_are_undecided_not_a_crash():
+    from diting.resolve.aop import UNKNOWN, PointcutReader
+    ev = PointcutReader(lambda fqn: True, lambda name: None, {})
+    assert ev.verdict("(" * 5000 + "@annotation(com.x.Log)" + ")" * 5000).status == UNKNOWN
+    assert ev.verdict("!" * 5000 + "@annotation(com.x.Log)").status == UNKNOWN
+    assert ev.verdict("@annotation(com.x.Log)").status != UNKNOWN

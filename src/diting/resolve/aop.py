@@ -22,6 +22,18 @@ NEVER, RUNS, UNKNOWN = "NEVER", "RUNS", "UNKNOWN"
 _TOKEN = re.compile(r"\s*(\|\||&&|!|\(|\)|@?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)")
 #: how deep ``@Pointcut`` references are followed (a cycle ends as UNKNOWN)
 MAX_POINTCUT_DEPTH = 16
+#: parentheses and negations nested deeper than this leave a pointcut UNKNOWN
+MAX_NESTING = 64
+
+
+def _nesting(tokens: list[str]) -> int:
+    """The deepest nesting of ``(`` and runs of ``!`` in a token list."""
+    depth = deepest = run = 0
+    for t in tokens:
+        run = run + 1 if t == "!" else 0
+        depth += (t == "(") - (t == ")")
+        deepest = max(deepest, depth + run)
+    return deepest
 
 
 @dataclass
@@ -56,8 +68,8 @@ class PointcutReader:
         if depth > MAX_POINTCUT_DEPTH:
             return UNKNOWN
         toks = self._tokens(expression)
-        if toks is None:
-            return UNKNOWN
+        if toks is None or _nesting(toks) > MAX_NESTING:
+            return UNKNOWN  # the parser below recurses per '(' and '!': deeper input is not decided
         self._toks, self._i, self._depth = toks, 0, depth
         try:
             got = self._or()
