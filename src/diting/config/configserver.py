@@ -55,15 +55,11 @@ class NativeServer:
     native: bool = True
 
 
-def _value(cfg: SpringConfig, key: str) -> str | None:
-    rv = cfg.get(key)
-    return rv.value.strip() if rv.status == "RESOLVED" and rv.value and rv.value.strip() else None
-
 
 def native_server(module: str, cfg: SpringConfig, resource_roots: list[str]) -> NativeServer:
     """A config-server module as a server: its native backend's locations, or ``native`` False
     when ``native`` is not an active profile (its files lie elsewhere)."""
-    server = NativeServer(module, _value(cfg, "spring.application.name"), _value(cfg, "server.port") or "8888",
+    server = NativeServer(module, cfg.value("spring.application.name"), cfg.value("server.port") or "8888",
                           own_files={s.path for s in cfg.sources}, native="native" in cfg.profiles)
     if not server.native:
         return server
@@ -104,10 +100,10 @@ def uses_config_server(cfg: SpringConfig, depends_on_client: bool) -> tuple[bool
             if item.startswith("configserver:"):
                 uri = item[len("configserver:"):] or uri or ""
     explicit = uri is not None
-    uri = uri or _value(cfg, "spring.cloud.config.uri")
-    discovery = (_value(cfg, "spring.cloud.config.discovery.enabled") or "").lower() == "true"
-    service_id = _value(cfg, "spring.cloud.config.discovery.service-id") if discovery else None
-    enabled = (_value(cfg, "spring.cloud.config.enabled") or "true").lower() != "false"
+    uri = uri or cfg.value("spring.cloud.config.uri")
+    discovery = (cfg.value("spring.cloud.config.discovery.enabled") or "").lower() == "true"
+    service_id = cfg.value("spring.cloud.config.discovery.service-id") if discovery else None
+    enabled = (cfg.value("spring.cloud.config.enabled") or "true").lower() != "false"
     client = explicit or (enabled and (bool(uri) or discovery or depends_on_client))
     return client, uri, service_id or ("configserver" if discovery else None)
 
@@ -160,7 +156,7 @@ _PROFILE_SAFE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 def client_request(cfg: SpringConfig, name: str) -> tuple[str, list[str]]:
     """``(application, profiles)`` a client asks its config server for."""
-    app = _value(cfg, "spring.cloud.config.name") or name
-    prof = _value(cfg, "spring.cloud.config.profile")
+    app = cfg.value("spring.cloud.config.name") or name
+    prof = cfg.value("spring.cloud.config.profile")
     profiles = [p.strip() for p in prof.split(",") if p.strip()] if prof else list(cfg.profiles)
     return app, [p for p in profiles if _PROFILE_SAFE.match(p)]

@@ -78,7 +78,7 @@ def nacos_requests(cfg: SpringConfig) -> list[DataIdRequest]:
     """The Nacos data ids the configuration reads, highest precedence first (empty when the
     service does not use Nacos config or a name does not resolve)."""
     out: list[DataIdRequest] = []
-    group = _value(cfg, f"{NACOS_CONFIG}.group") or DEFAULT_GROUP
+    group = cfg.value(f"{NACOS_CONFIG}.group") or DEFAULT_GROUP
     for _, e in reversed(cfg.entries_of("spring.config.import")):
         for item in reversed([x.strip() for x in e.value.split(",") if x.strip()]):
             if item.startswith("optional:"):
@@ -92,9 +92,9 @@ def nacos_requests(cfg: SpringConfig) -> list[DataIdRequest]:
                 out.append(DataIdRequest(data_id, cfg.expand(g.strip()) or group if g.strip() else group,
                                          _names_the_name(raw)))
     if cfg.has_prefix(NACOS_CONFIG) and _enabled(cfg):
-        own_prefix = _value(cfg, f"{NACOS_CONFIG}.prefix")
-        prefix = own_prefix or _value(cfg, _NAME_KEY)
-        ext = _value(cfg, f"{NACOS_CONFIG}.file-extension") or "properties"
+        own_prefix = cfg.value(f"{NACOS_CONFIG}.prefix")
+        prefix = own_prefix or cfg.value(_NAME_KEY)
+        ext = cfg.value(f"{NACOS_CONFIG}.file-extension") or "properties"
         by_name = own_prefix is None or _names_the_name(_raw(cfg, f"{NACOS_CONFIG}.prefix"))
         if prefix:
             names = [f"{prefix}-{p}.{ext}" for p in reversed(cfg.profiles) if p != "default"] + [f"{prefix}.{ext}",
@@ -103,7 +103,7 @@ def nacos_requests(cfg: SpringConfig) -> list[DataIdRequest]:
         for kind in ("extension-configs", "shared-configs", "ext-config", "shared-dataids"):
             found = sorted(((k, e.value) for k, e in _indexed(cfg, f"{NACOS_CONFIG}.{kind}")), reverse=True)
             for n, v in found:
-                g = (_value(cfg, f"{NACOS_CONFIG}.{kind}[{n}].group") if n >= 0 else None) or DEFAULT_GROUP
+                g = (cfg.value(f"{NACOS_CONFIG}.{kind}[{n}].group") if n >= 0 else None) or DEFAULT_GROUP
                 for raw in (x.strip() for x in v.split(",")):
                     data_id = cfg.expand(raw) if raw else None
                     if data_id:
@@ -124,22 +124,18 @@ def config_centres(cfg: SpringConfig) -> list[str]:
     out = []
     if "nacos:" in imports or (cfg.has_prefix(NACOS_CONFIG) and _enabled(cfg)):
         out.append("nacos")
-    if "configserver:" in imports or _value(cfg, "spring.cloud.config.uri") or \
-            (_value(cfg, "spring.cloud.config.discovery.enabled") or "").lower() == "true":
+    if "configserver:" in imports or cfg.value("spring.cloud.config.uri") or \
+            (cfg.value("spring.cloud.config.discovery.enabled") or "").lower() == "true":
         out.append("spring-cloud-config")
-    if (_value(cfg, "apollo.bootstrap.enabled") or "").lower() == "true" or _value(cfg, "apollo.meta"):
+    if (cfg.value("apollo.bootstrap.enabled") or "").lower() == "true" or cfg.value("apollo.meta"):
         out.append("apollo")
     return out
 
 
 def _enabled(cfg: SpringConfig) -> bool:
-    v = _value(cfg, f"{NACOS_CONFIG}.enabled")
+    v = cfg.value(f"{NACOS_CONFIG}.enabled")
     return v is None or v.strip().lower() != "false"
 
-
-def _value(cfg: SpringConfig, key: str) -> str | None:
-    rv = cfg.get(key)
-    return rv.value.strip() if rv.status == "RESOLVED" and rv.value and rv.value.strip() else None
 
 
 def _raw(cfg: SpringConfig, key: str) -> str:

@@ -186,6 +186,11 @@ class SpringConfig:
                 hits.append((src, found))
         return hits
 
+    def value(self, key: str) -> str | None:
+        """``key``'s RESOLVED value stripped, None when it is not resolved or blank."""
+        rv = self.get(key)
+        return rv.value.strip() if rv.status == "RESOLVED" and rv.value and rv.value.strip() else None
+
     def get(self, key: str) -> ResolvedValue:
         """Resolve ``key`` (any relaxed form) with precedence and placeholders. Each key is
         resolved once (memoised); a key that refers to itself is a cycle, never expanded."""

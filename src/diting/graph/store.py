@@ -77,18 +77,13 @@ PROTOCOLS_DDL = """CREATE TABLE IF NOT EXISTS protocols (
     scan_id VARCHAR NOT NULL, scheme VARCHAR NOT NULL, alignment VARCHAR NOT NULL, routing VARCHAR)"""
 
 
-def package_protocols(pkg: Path) -> list[tuple[str, str, str | None]]:
-    """``[(scheme, alignment, routing)]`` of a package's analysis_input.json ``protocols``; a package
-    written before protocols were recorded gets the shipped table. Raises :class:`UserError` for a
-    table that is not of that shape."""
-    try:
-        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{pkg}/analysis_input.json cannot be read: {exc}") from None
-    table = ai.get("protocols") if isinstance(ai, dict) else None
+def package_protocols(pkg: Path, ai: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    """``[(scheme, alignment, routing)]`` of a package's analysis_input ``protocols`` (``ai``, the
+    parsed analysis_input.json); a package written before protocols were recorded gets the shipped
+    table. Raises :class:`UserError` for a table that is not of that shape."""
+    table = ai.get("protocols")
     if table is None:
-        from diting.rules import load_rules
-        table = load_rules().protocol_table()
+        table = _shipped_protocols()
     out = []
     if not isinstance(table, dict):
         raise UserError(f"{pkg}/analysis_input.json: protocols is not a mapping; nothing was loaded")
@@ -99,6 +94,26 @@ def package_protocols(pkg: Path) -> list[tuple[str, str, str | None]]:
             raise UserError(f"{pkg}/analysis_input.json: protocol {str(scheme)[:40]!r} is malformed; nothing was loaded")
         out.append((scheme, spec["alignment"], spec.get("routing")))
     return out
+
+
+def _shipped_protocols() -> dict[str, Any]:
+    """The shipped rules' protocol table, loaded once per process."""
+    if "table" not in _SHIPPED:
+        from diting.rules import load_rules
+        _SHIPPED["table"] = load_rules().protocol_table()
+    return _SHIPPED["table"]
+
+
+_SHIPPED: dict[str, dict[str, Any]] = {}
+
+
+def analysis_input(pkg: Path) -> dict[str, Any]:
+    """A package's parsed analysis_input.json, ``{}`` when it cannot be read or is no mapping."""
+    try:
+        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return ai if isinstance(ai, dict) else {}
 
 
 @dataclass
@@ -148,12 +163,10 @@ def package_dirs(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _profile_set(pkg: Path) -> str:
-    try:
-        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return "default"
-    profiles = ai.get("spring_profiles") or []
+def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
+    """A package's profile set (``a,b`` sorted, ``default`` when none); ``ai`` its analysis input
+    when already read."""
+    profiles = (analysis_input(pkg) if ai is None else ai).get("spring_profiles") or []
     return ",".join(sorted(str(p) for p in profiles)) if profiles else "default"
 
 
@@ -308,12 +321,12 @@ def _check_schema(con, db: Path) -> None:
                                 "build into a new --db file")
 
 
-def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict[str, Any], str, str]], int]:
-    """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256)]`` once per
+def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]], int]:
+    """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256, protocols)]`` once per
     scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
     import hashlib
     from diting.ir.verify import verify_package
-    out: list[tuple[Path, dict[str, Any], str, str]] = []
+    out: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]] = []
     seen: dict[str, tuple[Path, str]] = {}
     duplicates = 0
     for pkg in package_dirs(paths):
@@ -330,9 +343,10 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
             duplicates += 1
             continue
         seen[m["scan_id"]] = (pkg, digest)
-        out.append((pkg, m, _profile_set(pkg), digest))
+        ai = analysis_input(pkg)  # verified with the package: read once for its profiles and protocols
+        out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai)))
     keys: dict[tuple[str, str], Path] = {}
-    for pkg, m, prof, _ in out:
+    for pkg, m, prof, _, _ in out:
         key = (m["service_id"], prof)
         if key in keys:
             raise UserError(f"two packages of service {m['service_id']} (profiles {prof}) in one build: {keys[key]} and "
@@ -394,10 +408,10 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
 PER_PACKAGE = [t for t, _ in TABLES.values() if t not in SHARED] + ["coverage", "protocols"]
 
 
-def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: bool, label: str) -> LoadResult:
+def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]], replace: bool, label: str) -> LoadResult:
     seq = con.execute("SELECT coalesce(max(load_seq), 0) + 1 FROM packages").fetchone()[0]
     loaded, unchanged, replaced = [], [], []
-    for pkg, m, prof, digest in manifests:
+    for pkg, m, prof, digest, protocols in manifests:
         scan_id = m["scan_id"]
         row = con.execute("SELECT is_current, label, manifest_sha256 FROM packages WHERE scan_id = ?",
                           [scan_id]).fetchone()
@@ -459,7 +473,7 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str]], replace: 
         except UserError as exc:
             raise UserError(f"{exc.message}; nothing was loaded") from None
         con.execute("INSERT INTO coverage VALUES (?, ?)", [scan_id, cov])
-        for scheme, alignment, routing in package_protocols(pkg):
+        for scheme, alignment, routing in protocols:
             con.execute("INSERT INTO protocols VALUES (?, ?, ?, ?)", [scan_id, scheme, alignment, routing])
         loaded.append(scan_id)
     # a record_id twice in one package (the default check reads counts, not records): one pass per table
