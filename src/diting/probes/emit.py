@@ -64,6 +64,8 @@ class ProbeStats:
     """What coverage counts from the probes."""
 
     entries: list[tuple[str, str, bool, str | None]] = field(default_factory=list)  # (rid, source, resolved, stop)
+    #: the rids of ``entries`` (an entry is counted once, looked up per entry made)
+    entry_rids: set[str] = field(default_factory=set)
     entries_failed: int = 0
     entries_excluded: dict[str, int] = field(default_factory=dict)  # reason → declarations not counted
     bindings: dict[str, str] = field(default_factory=dict)  # binding rid → value_resolution

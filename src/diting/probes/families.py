@@ -117,7 +117,8 @@ class Families(PackageProbes):
             evs.append(self.seg(handler["path"], *handler["lines"]))
         rid = self.rs.entity("ENTRY", stable, urn, evs, attrs, entry_kind=kind, urn=urn,
                              handler_ref=RefTo(handler["rid"]))
-        if rid not in [e[0] for e in self.stats.entries]:
+        if rid not in self.stats.entry_rids:
+            self.stats.entry_rids.add(rid)
             self.stats.entries.append((rid, source, resolved, None))
         return rid
 
