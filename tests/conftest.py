@@ -25,8 +25,10 @@ def _recounted(original):
     "every term is counted from the records" (tests/coverage_recount.py)."""
     def wrapper(repo, rev, options, *a, **kw):
         result = original(repo, rev, options, *a, **kw)
-        for pkg in getattr(result, "packages", []):
-            coverage_recount.check(Path(pkg.path), Path(repo))
+        pkgs = getattr(result, "packages", [])
+        dirs = coverage_recount.module_dirs_of([Path(p.path) for p in pkgs])
+        for pkg in pkgs:
+            coverage_recount.check(Path(pkg.path), Path(repo), dirs)
             RECOUNTED.append(pkg.path)
         return result
     wrapper.__doc__ = original.__doc__

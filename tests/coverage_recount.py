@@ -138,9 +138,13 @@ def _reason(rel: str) -> str | None:
     parts = rel.split("/")
     if parts[0] in ("target", "build"):
         return "build_output"
+    if parts[0] == "buildSrc":
+        return "build_logic"
     dirs = parts[:-1]
     if ".mvn" in dirs:
         return "maven_wrapper"
+    if ".gradle" in dirs or dirs[:2] == ["gradle", "wrapper"]:
+        return "gradle_wrapper"
     if "generated-sources" in dirs or "generated-test-sources" in dirs:
         return "generated_sources"
     for i in range(len(dirs) - 1):
@@ -153,16 +157,18 @@ def _dir(pom: str) -> str:
     return pom.rsplit("/", 1)[0] if "/" in pom else ""
 
 
-def files(p: dict[str, Any], repo: Path) -> dict[str, Any]:
+def files(p: dict[str, Any], repo: Path, module_dirs: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Every blob of the package's modules at the commit (git ls-tree; a file belongs to the module
     whose directory is its longest prefix among all modules of the repository), classified: excluded
     by the SPEC's path rules or because diting does not read its kind; failed when a file diagnostic
     (unreadable, too large, a module whose POM failed) names it or when a problem diagnostic names it
     and no segment was recorded from it; partial when a problem diagnostic names it and segments were;
     resolved when no diagnostic names it."""
-    modules = {m["pom_path"]: m for m in p["input"]["modules"]}
-    mod_entities = {e["attributes"]["pom_path"]: e for e in p["entities"] if e["kind"] == "MODULE"}
-    owned = _owned(str(repo), p["manifest"]["commit_sha"])
+    modules = {m["build_file"]: m for m in p["input"]["modules"]}
+    mod_entities = {e["attributes"]["build_file"]: e for e in p["entities"] if e["kind"] == "MODULE"}
+    build_files = {b["path"] for b in p["input"]["build_inputs"]}
+    owned = _owned(str(repo), p["manifest"]["commit_sha"],
+                   frozenset(e["attributes"]["dir"] for e in mod_entities.values()) | module_dirs)
     # segments a fact cites (a diagnostic's own evidence is no fact extracted from the file)
     diag_only = {r["record_id"] for d in p["diagnostics"] for r in d.get("evidence_refs") or []}
     diag_only -= {r["record_id"] for rec in (*p["entities"], *p["relations"], *p["bindings"], *p["ledger"])
@@ -173,10 +179,11 @@ def files(p: dict[str, Any], repo: Path) -> dict[str, Any]:
         for path in _paths_named(d):
             named.setdefault(path, set()).add(d["code"])
     items: list[tuple[str, str | None]] = []
-    for owner, pom in sorted((_dir(m), m) for m in modules):
+    for pom in sorted(modules):
         attrs = mod_entities.get(pom, {}).get("attributes", {})
+        owner = attrs.get("dir", _dir(pom))
         for mode, path in owned.get(owner, []):
-            reason = _file_exclusion(mode, path, owner, pom, attrs)
+            reason = _file_exclusion(mode, path, owner, pom, attrs, build_files)
             if reason is not None:
                 items.append(("excluded", reason))
                 continue
@@ -190,15 +197,20 @@ def files(p: dict[str, Any], repo: Path) -> dict[str, Any]:
     return _terms(items)
 
 
-def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str, Any]) -> str | None:
+def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str, Any],
+                    build_files: set[str]) -> str | None:
     if mode == "120000":
         return "symlink"
-    if mode == "160000" or path == pom:
+    if mode == "160000":
         return None
     rel = path[len(owner) + 1:] if owner else path
     reason = _reason(rel)
     if reason is not None:
         return reason
+    if path == pom or path in build_files:
+        return None
+    if path.endswith((".kt", ".kts")):
+        return "kotlin_source"
     src_roots = attrs.get("source_roots") or [f"{owner}/src/main/java".lstrip("/")]
     res_roots = attrs.get("resource_roots") or [f"{owner}/src/main/resources".lstrip("/")]
 
@@ -213,13 +225,17 @@ def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str,
     return "not_analyzed_type"
 
 
+_BUILD_NAMES = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+
+
 @functools.lru_cache(maxsize=8)
-def _owned(repo: str, commit: str) -> dict[str, list[tuple[str, str]]]:
+def _owned(repo: str, commit: str, package_dirs: frozenset[str] = frozenset()) -> dict[str, list[tuple[str, str]]]:
     """Module directory → ``(mode, path)`` of the blobs it owns at the commit (longest prefix)."""
     tree = _ls_tree(Path(repo), commit)
-    # the repository's module directories: every pom.xml outside source trees and build output
-    dirs = {_dir(path) for _, path in tree if path.rsplit("/", 1)[-1] == "pom.xml"
-            and "src" not in path.split("/")[:-1] and _reason(path) is None}
+    # the repository's module directories: every pom.xml and Gradle script outside source trees and
+    # build output, and the package's own module directories (a Gradle project needs no script)
+    dirs = {_dir(path) for _, path in tree if path.rsplit("/", 1)[-1] in _BUILD_NAMES
+            and "src" not in path.split("/")[:-1] and _reason(path) is None} | set(package_dirs)
     out: dict[str, list[tuple[str, str]]] = {}
     for mode, path in tree:
         d = path
@@ -243,17 +259,24 @@ def _paths_named(d: dict[str, Any]) -> list[str]:
     return [head] if "/" in head or "." in head else []
 
 
-def recount(pkg: Path, repo: Path | None) -> dict[str, dict[str, Any]]:
-    """The recounted dimensions of ``pkg`` (files only with ``repo``)."""
+def recount(pkg: Path, repo: Path | None, module_dirs: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The recounted dimensions of ``pkg`` (files only with ``repo``; ``module_dirs``: module
+    directories of the scan's other packages, which own their files)."""
     p = load(pkg)
     out = {"entries": entries(p), "branch_ledger": branch_ledger(p), "sql_statements": sql_statements(p),
            "config_keys": config_keys(p), "call_sites": call_sites(p)}
     if repo is not None:
-        out["files"] = files(p, repo)
+        out["files"] = files(p, repo, module_dirs)
     return out
 
 
-def check(pkg: Path, repo: Path | None) -> None:
+def module_dirs_of(pkgs: list[Path]) -> frozenset[str]:
+    """The module directories the MODULE records of ``pkgs`` name."""
+    return frozenset(e["attributes"]["dir"] for pkg in pkgs for e in _jsonl(pkg / "entities.jsonl")
+                     if e["kind"] == "MODULE")
+
+
+def check(pkg: Path, repo: Path | None, module_dirs: frozenset[str] = frozenset()) -> None:
     """Raise AssertionError when a recounted term differs from ``pkg``'s coverage.json, or when a
     dimension's terms do not add up to ``discovered`` (or its reasons to ``excluded``)."""
     dims = json.loads((pkg / "coverage.json").read_text(encoding="utf-8"))["dimensions"]
@@ -262,6 +285,6 @@ def check(pkg: Path, repo: Path | None) -> None:
         assert d["excluded"] == sum(d["excluded_by_reason"].values()), (pkg, name, d)
     if repo is not None and not (repo / ".git").exists() and not (repo / "HEAD").is_file():
         repo = None  # not a repository the recount can list
-    for name, got in recount(pkg, repo).items():
+    for name, got in recount(pkg, repo, module_dirs).items():
         want = {k: dims[name].get(k, 0) for k in got}  # resolved_external is absent where nothing was examined
         assert got == want, f"{pkg.name} {name}: recounted {got}, coverage.json says {want}"

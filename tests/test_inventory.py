@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from diting.inventory.layout import exclusion_reason
 from diting.inventory.maven import MavenModel, read_maven_config
+from diting.inventory.module import ModuleGraph
 from diting.inventory.pom import read_pom
 from diting.inventory.services import closure, deployable_basis, link_dependencies
 
@@ -11,6 +12,14 @@ from diting.inventory.services import closure, deployable_basis, link_dependenci
 def model_of(files: dict[str, str], user: dict[str, str] | None = None, gitlinks: set[str] | None = None):
     raws = {p: read_pom(p, x.encode()) for p, x in files.items()}
     return MavenModel(raws, user or {}, lambda g: g.startswith("org.springframework"), set(files), gitlinks or set())
+
+
+#: the shipped Maven deployable rule (rules/build.yaml)
+BOOT = {"org.springframework.boot:spring-boot-maven-plugin": {"basis": "BOOT_PLUGIN"}}
+
+
+def G(m: MavenModel) -> ModuleGraph:
+    return ModuleGraph(m.modules, m.aggregated_by, m)
 
 
 def P(body: str) -> str:
@@ -62,20 +71,20 @@ def test_effective_model():
     # inherited from the parent's <dependencies>, version from its dependencyManagement
     assert deps["org.projectlombok:lombok"].version == "1.18.30" and deps["org.projectlombok:lombok"].scope == "provided"
     assert b.active_profiles == ["cloud"] and b.inactive_profiles == ["local"]
-    assert b.boot_plugin() is not None and a.boot_plugin() is None
+    assert b.declared_deployable(BOOT) and not a.declared_deployable(BOOT)
     codes = sorted(f.code for f in m.modules["pom.xml"].findings)
     assert codes == ["MODULE_SKIPPED", "PATH_OUTSIDE_TREE"]
-    assert m.reactor_root("b/pom.xml") == "pom.xml"
+    assert G(m).reactor_root("b/pom.xml") == "pom.xml"
 
 
 def test_links_closure_and_deployable():
     m = model_of({"pom.xml": PARENT, "bom/pom.xml": BOM, "a/pom.xml": A, "b/pom.xml": B}, {"revision": "2.0.0"})
-    links = link_dependencies(m)
+    links = link_dependencies(G(m))
     assert [t for _, t in links["b/pom.xml"].in_repo] == ["a/pom.xml"]
-    assert closure(links, m, "b/pom.xml") == ["b/pom.xml", "a/pom.xml"]
-    assert [x.basis for x in deployable_basis(m.modules["b/pom.xml"], [])] == ["BOOT_PLUGIN"]
-    assert deployable_basis(m.modules["a/pom.xml"], []) == []
-    assert deployable_basis(m.modules["pom.xml"], [("x", "p", 1, 1)]) == []  # pom packaging never deploys
+    assert closure(links, G(m), "b/pom.xml") == ["b/pom.xml", "a/pom.xml"]
+    assert [x.basis for x in deployable_basis(m.modules["b/pom.xml"], [], BOOT)] == ["BOOT_PLUGIN"]
+    assert deployable_basis(m.modules["a/pom.xml"], [], BOOT) == []
+    assert deployable_basis(m.modules["pom.xml"], [("x", "p", 1, 1)], BOOT) == []  # pom packaging never deploys
 
 
 def test_released_version_of_an_in_repo_module_is_source_unmapped():
@@ -83,7 +92,7 @@ def test_released_version_of_an_in_repo_module_is_source_unmapped():
     <dependencies><dependency><groupId>com.x</groupId><artifactId>a</artifactId><version>0.9</version></dependency></dependencies>""")
     a = P("<groupId>com.x</groupId><artifactId>a</artifactId><version>1</version>")
     m = model_of({"a/pom.xml": a, "c/pom.xml": c})
-    links = link_dependencies(m)
+    links = link_dependencies(G(m))
     assert links["c/pom.xml"].in_repo == []
     assert [f.code for f in links["c/pom.xml"].findings] == ["SOURCE_UNMAPPED"]
 
@@ -116,8 +125,8 @@ def test_malformed_doctype_and_skip():
     assert m.modules["x/pom.xml"].failed and m.modules["x/pom.xml"].findings[0].code == "MODULE_SKIPPED"
     d = m.modules["d/pom.xml"]
     assert d.version == "&v;" and not d.failed  # the entity is never expanded
-    assert [b.basis for b in deployable_basis(d, [])] == ["WAR_PACKAGING"]
-    assert deployable_basis(m.modules["s/pom.xml"], []) == []
+    assert [b.basis for b in deployable_basis(d, [], BOOT)] == ["WAR_PACKAGING"]
+    assert deployable_basis(m.modules["s/pom.xml"], [], BOOT) == []
 
 
 def test_property_activation_and_negation():
@@ -157,10 +166,10 @@ def test_closure_follows_provided_dependencies_of_dependencies():
     api = P("<groupId>g</groupId><artifactId>api</artifactId><version>1</version>")
     t = P("<groupId>g</groupId><artifactId>t</artifactId><version>1</version>")
     m = model_of({"svc/pom.xml": svc, "lib/pom.xml": lib, "api/pom.xml": api, "t/pom.xml": t})
-    links = link_dependencies(m)
+    links = link_dependencies(G(m))
     # lib's types extend api's types, so a package holding lib holds api (never a dangling reference)
-    assert closure(links, m, "svc/pom.xml") == ["svc/pom.xml", "api/pom.xml", "lib/pom.xml"]
-    assert set(closure(links, m, "lib/pom.xml")) <= set(closure(links, m, "svc/pom.xml"))
+    assert closure(links, G(m), "svc/pom.xml") == ["svc/pom.xml", "api/pom.xml", "lib/pom.xml"]
+    assert set(closure(links, G(m), "lib/pom.xml")) <= set(closure(links, G(m), "svc/pom.xml"))
 
 
 def test_source_directory_is_interpolated():

@@ -17,7 +17,7 @@ from tests.conftest import ROOT, run_cli
 EXAMPLES = ROOT / "examples" / "rules"
 RULES = load_rules([EXAMPLES])
 #: rule families that are catalogs, not probes (no sample forms required)
-CATALOG_FAMILIES = {"catalog", "maven-parents"}
+CATALOG_FAMILIES = {"catalog", "maven-parents", "build"}
 FORMS = ("declared", "indirect", "unresolved", "unsupported", "lookalike")
 
 SAMPLES = [(rid, i) for rid, r in sorted(RULES.by_id.items()) for i in range(len(r.samples))]

@@ -94,6 +94,27 @@ class RuleSet:
                 return True
         return False
 
+    def build_plugins(self, system: str) -> dict[str, dict[str, Any]]:
+        """Plugin id (Maven ``groupId:artifactId``, or a Gradle plugin id) → the attributes of the
+        build rule that makes a module applying it deployable (``basis``, and for Gradle the ``task``
+        whose ``enabled = false`` switches it off), from the ``build`` rules."""
+        return {r.match.build_plugin.id: dict(r.emits.attributes) for r in self.by_emit("DEPLOYABLE_PLUGIN")
+                if r.match.build_plugin and r.match.build_plugin.system == system}
+
+    def build_logic_plugins(self) -> set[str]:
+        """Gradle plugin ids whose projects build Gradle plugins, not application code."""
+        return {r.match.build_plugin.id for r in self.by_emit("BUILD_LOGIC_PLUGIN") if r.match.build_plugin}
+
+    def gradle_scopes(self) -> dict[str, str]:
+        """Gradle configuration → the Maven scope it stands for (``none``: not on any classpath the
+        closure follows), from the ``build`` rules."""
+        out: dict[str, str] = {}
+        for r in self.by_emit("DEPENDENCY_SCOPE"):
+            if r.match.gradle_configuration:
+                for n in r.match.gradle_configuration.names:
+                    out[n] = str(r.emits.attributes.get("scope", "none"))
+        return out
+
     def library_types(self) -> dict[str, dict[str, str]]:
         """Package → {simple name: kind} from the ``catalog`` rules."""
         out: dict[str, dict[str, str]] = {}
@@ -116,10 +137,12 @@ class RuleSet:
             out.update(r.emits.fields or {})
         return out
 
-    def application_annotations(self) -> set[str]:
-        """FQNs of annotations that mark a Spring Boot application class."""
+    def application_annotations(self, scanning: bool = False) -> set[str]:
+        """FQNs of annotations that mark a Spring Boot application class (``scanning``: only those
+        that also scan the class's package — every one but a rule with ``scans_package: false``)."""
         return {r.match.annotation.fqn for r in self.by_emit("DEPLOYABLE_APPLICATION")
-                if r.match.annotation and r.match.annotation.fqn}
+                if r.match.annotation and r.match.annotation.fqn
+                and not (scanning and r.emits.attributes.get("scans_package") is False)}
 
 
 #: parsed and validated rule files by (path, sha256 of the bytes): a process loads each version once

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from diting.inventory.layout import CONFIG, JAVA, POM
+from diting.inventory.layout import BUILD, CONFIG, JAVA
 from diting.inventory.services import PackagePlan
 from diting.ir.builder import RecordSet
 
@@ -60,8 +60,11 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
         if cs.problem == "lossy" or cs.code == "BUDGET_EXHAUSTED":
             return "partial", None
         return ("failed", None) if cs.problem else ("resolved", None)
-    if kind == POM:
-        return ("failed", None) if scanner.inv.modules[path].failed else ("resolved", None)
+    if kind == BUILD:
+        mod = scanner.inv.modules.get(path)
+        if mod is None:  # a settings file, gradle.properties, a catalog or an applied script
+            return ("failed", None) if path in scanner.file_problems else ("resolved", None)
+        return ("failed", None) if mod.failed else ("resolved", None)
     return "failed", None
 
 

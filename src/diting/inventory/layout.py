@@ -1,9 +1,12 @@
-"""Which files belong to which module, what kind they are, and what is excluded and why (SPEC §4.1).
+"""Which files belong to which module, what kind they are, and what is excluded and why (docs/gradle.md).
 
 Every regular blob belongs to the module whose directory is its longest
 prefix. Excluded, each counted with its reason: ``src/test/**`` (test_source),
 ``target/`` and ``build/`` at a module's top (build_output),
-``*/generated-sources/**`` (generated_sources), ``.mvn/`` (maven_wrapper).
+``*/generated-sources/**`` (generated_sources), ``.mvn/`` (maven_wrapper),
+``.gradle/`` and ``gradle/wrapper/`` (gradle_wrapper), ``buildSrc/`` (build_logic), Kotlin
+sources (kotlin_source: out of scope). Build files — poms, Gradle scripts, ``gradle.properties``,
+version catalogs — are of kind BUILD.
 Committed generator output under ``src/main`` is real source and is scanned.
 Files of kinds diting does not read are excluded as ``not_analyzed_type`` or
 ``outside_source_root``; symlinks are never followed (``symlink``).
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from diting.source.git import TreeEntry
 
 JAVA = "JAVA"
-POM = "POM"
+BUILD = "BUILD"
 CONFIG = "CONFIG"
 
 CONFIG_EXTENSIONS = (".properties", ".yml", ".yaml", ".xml")
@@ -24,7 +27,7 @@ CONFIG_EXTENSIONS = (".properties", ".yml", ".yaml", ".xml")
 
 @dataclass(frozen=True)
 class FileEntry:
-    """A blob of a module: ``kind`` (JAVA, POM, CONFIG) when diting reads it, else the
+    """A blob of a module: ``kind`` (JAVA, BUILD, CONFIG) when diting reads it, else the
     ``excluded`` reason; ``gitlink`` entries stand for submodules."""
 
     path: str
@@ -46,9 +49,15 @@ def exclusion_reason(rel: str) -> str | None:
     parts = rel.split("/")
     if parts[0] in ("target", "build"):
         return "build_output"
+    if parts[0] == "buildSrc":
+        return "build_logic"
+    if parts[0] == "gradle" and len(parts) > 2 and parts[1] == "wrapper":
+        return "gradle_wrapper"
     for i, p in enumerate(parts[:-1]):
         if p == ".mvn":
             return "maven_wrapper"
+        if p == ".gradle":
+            return "gradle_wrapper"
         if p in ("generated-sources", "generated-test-sources"):
             return "generated_sources"
         if p == "src" and i + 1 < len(parts) - 1 and parts[i + 1] == "test":
@@ -69,11 +78,14 @@ def owning_module(path: str, module_dirs: list[str]) -> str | None:
     return best
 
 
-def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], list[str]]]) -> list[FileEntry]:
+def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], list[str]]],
+             build_inputs: set[str] | None = None) -> list[FileEntry]:
     """Classify every tree entry.
 
-    ``modules``: module dir → (pom path, source roots, resource roots).
+    ``modules``: module dir → (module key, source roots, resource roots); ``build_inputs``: the
+    build files beside the modules' own (Gradle settings, properties, catalogs, applied scripts).
     """
+    build_inputs = build_inputs or set()
     dirs = sorted(modules)
     # longest-prefix ownership, computed by walking each path's ancestors
     dir_set = set(dirs)
@@ -104,8 +116,11 @@ def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], 
         if reason:
             out.append(FileEntry(path, e, pom_path, None, reason))
             continue
-        if path == pom_path:
-            out.append(FileEntry(path, e, pom_path, POM, None))
+        if path == pom_path or path in build_inputs:
+            out.append(FileEntry(path, e, pom_path, BUILD, None))
+            continue
+        if path.endswith((".kt", ".kts")):
+            out.append(FileEntry(path, e, pom_path, None, "kotlin_source"))
             continue
         if path.endswith(".java"):
             if any(_under(path, r) for r in src_roots):

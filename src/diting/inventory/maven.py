@@ -15,108 +15,56 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from typing import Callable
+
 from diting.findings import Finding
-from diting.inventory.pom import Dependency, Plugin, ProfileDecl, RawPom, Span
+from diting.inventory.module import BuildEvidence, BuildModule, DeployableBasis, EffectiveDependency, Span
+from diting.inventory.pom import Dependency, Plugin, ProfileDecl, RawPom
 from diting.source.paths import join_inside
 
-BOOT_PLUGIN = ("org.springframework.boot", "spring-boot-maven-plugin")
 _PROP = re.compile(r"\$\{([^}$]+)\}")
 #: an interpolated value longer than this is treated as unresolvable (property bombs)
 MAX_VALUE_CHARS = 65536
 
-#: module role by artifactId suffix (SPEC §4.1; seed L100–103)
-ROLE_SUFFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("EXPORT", ("-export", "-client", "-rpc", "-api")),
-    ("SERVICE", ("-service", "-domain", "-core", "-biz")),
-    ("DAO", ("-dao", "-mapper")),
-    ("ENTRY", ("-web", "-worker", "-provider", "-consumer", "-server", "-boot")),
-)
-
-
-class _Coordinates:
-    """``ga`` and ``coordinate`` of anything with group_id, artifact_id and version."""
-
-    group_id: str | None
-    artifact_id: str | None
-    version: str | None
-
-    @property
-    def ga(self) -> str:
-        return f"{self.group_id}:{self.artifact_id}"
-
-    @property
-    def coordinate(self) -> str:
-        return f"{self.ga}:{self.version}" if self.version else self.ga
-
 
 @dataclass
-class EffectiveDependency(_Coordinates):
-    """A dependency after inheritance, management and interpolation.
+class MavenModule(BuildModule):
+    """One in-repo Maven module with its effective model (``build_file`` is its pom path)."""
 
-    ``version_source`` is DECLARED, MANAGED or UNKNOWN; ``declared_in`` the pom
-    path whose ``<dependency>`` element (``span``) is the evidence."""
-
-    group_id: str
-    artifact_id: str
-    version: str | None
-    scope: str
-    type: str
-    classifier: str
-    optional: bool
-    exclusions: list[tuple[str, str]]
-    declared_in: str
-    span: Span
-    version_source: str
-    unresolved: list[str] = field(default_factory=list)
-
-
-@dataclass
-class MavenModule(_Coordinates):
-    """One in-repo Maven module with its effective model."""
-
-    pom_path: str
-    dir: str
-    raw: RawPom
-    group_id: str | None = None
-    artifact_id: str | None = None
-    version: str | None = None
-    packaging: str = "jar"
-    parent_path: str | None = None
-    parent_external: str | None = None
-    parent_status: str | None = None  # IN_REPO, EXTERNAL_WELL_KNOWN, MISSING
+    raw: RawPom = None  # type: ignore[assignment]
     properties: dict[str, str] = field(default_factory=dict)
-    dependencies: list[EffectiveDependency] = field(default_factory=list)
     managed: dict[tuple[str, str, str, str], EffectiveDependency] = field(default_factory=dict)
-    imported_boms: list[str] = field(default_factory=list)
-    active_profiles: list[str] = field(default_factory=list)
     inactive_profiles: list[str] = field(default_factory=list)
     own_plugins: list[tuple[Plugin, str | None]] = field(default_factory=list)
-    module_paths: list[str] = field(default_factory=list)
-    source_roots: list[str] = field(default_factory=list)
-    resource_roots: list[str] = field(default_factory=list)
-    java_level: str | None = None
-    source_encoding: str | None = None
-    findings: list[Finding] = field(default_factory=list)
-    failed: bool = False
+    lookup: Callable[[str], str | None] | None = None
 
-    def role(self) -> tuple[str | None, str]:
-        """Module role and its basis: by artifactId suffix, else POM for pom packaging."""
-        aid = (self.artifact_id or "").lower()
-        for role, suffixes in ROLE_SUFFIXES:
-            for s in suffixes:
-                if aid.endswith(s):
-                    return role, f"suffix {s}"
-        if self.packaging == "pom":
-            return "POM", "packaging pom"
-        return None, "no suffix rule matched"
+    def evidence(self) -> BuildEvidence:
+        raw = self.raw
+        span = raw.artifact_span or raw.project_span
+        start, end = (span.start, span.end) if span else (raw.error_line or 1, raw.error_line or 1)
+        return BuildEvidence(self.build_file, raw.lines or [""], raw.encoding, start, end)
 
-    def boot_plugin(self) -> tuple[Plugin, str | None] | None:
-        """The spring-boot-maven-plugin declared in the module's own build plugins (or an
-        active own profile), with its effective ``skip`` value; None when absent."""
+    def declared_deployable(self, plugin_rules: dict[str, dict]) -> list[DeployableBasis]:
+        """The plugins of the module's own ``<build><plugins>`` (or an own active profile's) that a
+        build rule names (by ``groupId:artifactId``; a plugin written without groupId matches by
+        artifactId), unless configured with ``skip`` true; ``war`` packaging."""
+        out: list[DeployableBasis] = []
         for plugin, skip in self.own_plugins:
-            if (plugin.group_id or "org.springframework.boot", plugin.artifact_id) == BOOT_PLUGIN:
-                return plugin, skip
-        return None
+            for pid, attrs in sorted(plugin_rules.items()):
+                g, _, a = pid.rpartition(":")
+                if a != plugin.artifact_id or (plugin.group_id and plugin.group_id != g):
+                    continue
+                if (skip or "").strip().lower() != "true":
+                    out.append(DeployableBasis(attrs["basis"], self.build_file, plugin.span.start, plugin.span.end,
+                                               f"{a} in the module's own build plugins"))
+        if self.packaging == "war":
+            sp = self.raw.packaging_span
+            out.append(DeployableBasis("WAR_PACKAGING", self.build_file, sp.start if sp else 1, sp.end if sp else 1,
+                                       "packaging war"))
+        return out
+
+    def property_lookup(self) -> Callable[[str], str | None]:
+        return self.lookup or (lambda name: None)
 
 
 class MavenModel:
@@ -212,7 +160,9 @@ class MavenModel:
         raw = self.poms.get(path)
         if raw is None:
             return None
-        mod = MavenModule(pom_path=path, dir=raw.dir, raw=raw)
+        mod = MavenModule(build_file=path, dir=raw.dir, raw=raw)
+        mod.lookup = lambda name, _m=mod: self.lookup(name, _m, None)
+        mod.build_inputs = [path]
         if raw.error:
             mod.failed = True
             mod.findings.append(Finding("MODULE_SKIPPED", f"{path} is not readable: {raw.error}", path,
@@ -337,6 +287,7 @@ class MavenModel:
         while cur is not None:
             chain.append(cur.raw)
             cur = self.modules.get(cur.parent_path) if cur.parent_path else None
+        mod.build_inputs = sorted({r.path for r in chain})
         for r in reversed(chain):
             for p in r.managed_plugins:
                 if p.skip is not None:
@@ -410,7 +361,7 @@ class MavenModel:
         joined = join_inside(mod.dir, rel)
         if joined is None:
             mod.findings.append(Finding("PATH_OUTSIDE_TREE", f"source or resource directory {rel!r} leaves the "
-                                        "repository; not read", mod.pom_path, 0, 0, mod.pom_path, f"root|{rel}"))
+                                        "repository; not read", mod.build_file, 0, 0, mod.build_file, f"root|{rel}"))
             return None
         return joined
 
@@ -542,22 +493,6 @@ class MavenModel:
         for path in sorted(self.modules):
             for child_path in self.modules[path].module_paths:
                 self.aggregated_by.setdefault(child_path, path)
-
-    def reactor_root(self, path: str) -> str:
-        """The top-level aggregator whose ``<modules>`` tree reaches ``path`` (itself if none)."""
-        seen = {path}
-        cur = path
-        while cur in self.aggregated_by and self.aggregated_by[cur] not in seen:
-            cur = self.aggregated_by[cur]
-            seen.add(cur)
-        return cur
-
-    def modules_by_ga(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for p, m in sorted(self.modules.items()):
-            if not m.failed:
-                out.setdefault(m.ga, []).append(p)
-        return out
 
 
 def read_maven_config(data: bytes) -> dict[str, str]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from diting.inventory.module import Span
+
 from diting.source.xmlsafe import (
     XmlDocument,
     child,
@@ -20,14 +22,6 @@ from diting.source.xmlsafe import (
     element_text,
     parse_xml,
 )
-
-
-@dataclass
-class Span:
-    """1-based inclusive line span in the pom file."""
-
-    start: int
-    end: int
 
 
 @dataclass

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from diting.config.spring import SpringConfig
 from diting.findings import Finding
-from diting.inventory.maven import EffectiveDependency, MavenModel, MavenModule
+from diting.inventory.module import BuildModule, DeployableBasis, EffectiveDependency, ModuleGraph
 
 CLOSURE_SCOPES = ("compile", "provided", "runtime", "system")
 
@@ -40,9 +40,10 @@ class ModuleLinks:
     findings: list[Finding] = field(default_factory=list)
 
 
-def link_dependencies(model: MavenModel) -> dict[str, ModuleLinks]:
-    """Resolve each dependency to the in-repo module it names, when the source at this commit is
-    that module's source: equal groupId and artifactId, and an equal version when both are known.
+def link_dependencies(model: ModuleGraph) -> dict[str, ModuleLinks]:
+    """Resolve each dependency to the in-repo module it names: a Gradle ``project(':x')``
+    dependency by its project; a coordinate when the source at this commit is that module's
+    source: equal groupId and artifactId, and an equal version when both are known.
 
     Several matching modules: the one in the same top-level reactor; else DEPENDENCY_UNRESOLVED.
     An in-repo coordinate at another version is an external artifact with SOURCE_UNMAPPED.
@@ -56,12 +57,15 @@ def link_dependencies(model: MavenModel) -> dict[str, ModuleLinks]:
             continue
         my_root = model.reactor_root(path)
         for d in mod.dependencies:
+            if d.project is not None:
+                links.in_repo.append((d, d.project))
+                continue
             cands = [p for p in by_ga.get(d.ga, []) if p != path]
             if not cands:
                 links.external.append(d)
                 continue
             if d.version and "${" not in d.version:
-                same_version = [p for p in cands if model.modules[p].version == d.version]
+                same_version = [p for p in cands if model.modules[p].version_matches(d.version)]
                 if not same_version:
                     links.external.append(d)
                     have = sorted({model.modules[p].version or "?" for p in cands})
@@ -86,7 +90,7 @@ def link_dependencies(model: MavenModel) -> dict[str, ModuleLinks]:
     return out
 
 
-def closure(links: dict[str, ModuleLinks], model: MavenModel, root: str) -> list[str]:
+def closure(links: dict[str, ModuleLinks], model: ModuleGraph, root: str) -> list[str]:
     """``root`` first, then every in-repo module it reaches through compile, provided, runtime or
     system dependencies at any depth (sorted).
 
@@ -104,18 +108,6 @@ def closure(links: dict[str, ModuleLinks], model: MavenModel, root: str) -> list
                 seen.add(target)
                 stack.append(target)
     return [root] + sorted(seen - {root})
-
-
-@dataclass
-class DeployableBasis:
-    """Why a module is a service: BOOT_PLUGIN, WAR_PACKAGING, SPRING_BOOT_APPLICATION or INVENTORY,
-    with the evidence location (path and lines) and a detail string."""
-
-    basis: str
-    path: str
-    start: int
-    end: int
-    detail: str
 
 
 @dataclass
@@ -140,22 +132,15 @@ class PackagePlan:
         return self.config.profiles if self.config else ["default"]
 
 
-def deployable_basis(mod: MavenModule, app_mains: list[tuple[str, str, int, int]]) -> list[DeployableBasis]:
-    """The deployable rule of SPEC §4.1 for one module. ``app_mains`` lists
-    ``(annotation FQN, path, start, end)`` of application classes with ``main``."""
+def deployable_basis(mod: BuildModule, app_mains: list[tuple[str, str, int, int]],
+                     plugin_rules: dict[str, dict]) -> list[DeployableBasis]:
+    """The deployable rule (docs/gradle.md, "Deployables") for one module: what its build declares
+    (a build rule's plugin, war packaging), then ``app_mains`` — ``(annotation FQN, path, start, end)``
+    of application classes with ``main``. A module that builds no artifact (Maven ``pom``
+    packaging, a Gradle project without the java plugins and without sources) is never deployable."""
     if mod.failed or mod.packaging == "pom":
         return []
-    out: list[DeployableBasis] = []
-    bp = mod.boot_plugin()
-    if bp is not None:
-        plugin, skip = bp
-        if (skip or "").strip().lower() != "true":
-            out.append(DeployableBasis("BOOT_PLUGIN", mod.pom_path, plugin.span.start, plugin.span.end,
-                                       "spring-boot-maven-plugin in the module's own build plugins"))
-    if mod.packaging == "war":
-        sp = mod.raw.packaging_span
-        out.append(DeployableBasis("WAR_PACKAGING", mod.pom_path, sp.start if sp else 1, sp.end if sp else 1,
-                                   "packaging war"))
+    out = mod.declared_deployable(plugin_rules)
     for fqn, path, start, end in app_mains:
         out.append(DeployableBasis("SPRING_BOOT_APPLICATION", path, start, end, f"@{fqn} class with main"))
     return out

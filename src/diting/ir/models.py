@@ -212,6 +212,14 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # every service of the repository got one service id from spring.application.name (a source that
     # is not each service's own: a shared or misbound config file); ids are told apart by module only
     "SERVICE_ID_SHARED": Severity.ERROR,
+    # a Gradle construct a static reader cannot follow (a loop, an `if`, a computed project or
+    # plugin, a script outside the repository, a syntax error) hides part of a build's structure:
+    # what it holds is not applied (docs/gradle.md)
+    "GRADLE_NOT_STATIC": Severity.WARNING,
+    # one directory built by two build systems (a pom.xml beside a build.gradle): one model is read
+    "BUILD_ALTERNATIVE": Severity.INFO,
+    # a Gradle build script inside a build whose settings do not include it: no build builds it
+    "MODULE_NOT_INCLUDED": Severity.INFO,
 }
 
 # ---------------------------------------------------------------- shared parts

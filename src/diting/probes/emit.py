@@ -151,7 +151,8 @@ class PackageProbes:
                 for mm in s.module_results[m].java.mains:
                     if mm.application_annotation:
                         app_classes.add(mm.type_binary)
-                        app_packages.append(class_packages.get(mm.type_binary, (None, ""))[1])
+                        if mm.application_annotation in s.scanning_apps:
+                            app_packages.append(class_packages.get(mm.type_binary, (None, ""))[1])
         if self.config is not None:  # Dubbo's property-driven annotation scan
             rv = self.config.get("dubbo.scan.base-packages")
             if rv.status == "RESOLVED" and rv.value:

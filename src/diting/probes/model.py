@@ -34,7 +34,7 @@ Role = Literal[
 
 #: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
 EmitKind = Literal[
-    "WELL_KNOWN_PARENT", "LIBRARY_TYPES", "LIBRARY_METHODS", "DEPLOYABLE_APPLICATION",
+    "WELL_KNOWN_PARENT", "DEPLOYABLE_PLUGIN", "BUILD_LOGIC_PLUGIN", "DEPENDENCY_SCOPE", "LIBRARY_TYPES", "LIBRARY_METHODS", "DEPLOYABLE_APPLICATION",
     "BEAN", "BEAN_METHOD", "XML_BEAN", "INJECTION", "PRIMARY", "COMPONENT_SCAN", "IMPORT", "IMPORT_RESOURCE",
     "XML_CONTEXT", "FEIGN_SCAN", "PROXY_SCAN",
     "RPC_PROVIDER", "RPC_CONSUMER",
@@ -141,8 +141,22 @@ class PomParentMatch(_Strict):
     group_id: str
 
 
+class BuildPluginMatch(_Strict):
+    """A build plugin: Maven ``groupId:artifactId`` or a Gradle plugin id."""
+
+    system: Literal["maven", "gradle"]
+    id: str = Field(min_length=1)
+
+
+class GradleConfigurationMatch(_Strict):
+    """Gradle dependency configurations by name (``implementation``, ``compileOnly`` …)."""
+
+    names: list[str] = Field(min_length=1)
+
+
 #: the match forms a rule may use (exactly one per rule)
-MATCH_FORMS = ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package", "imports")
+MATCH_FORMS = ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package", "imports",
+               "build_plugin", "gradle_configuration")
 
 
 class Match(_Strict):
@@ -155,6 +169,8 @@ class Match(_Strict):
     type: TypeMatch | None = None
     config: ConfigMatch | None = None
     pom_parent: PomParentMatch | None = None
+    build_plugin: BuildPluginMatch | None = None
+    gradle_configuration: GradleConfigurationMatch | None = None
     package: str | None = None
     imports: str | None = Field(None, description="an annotation FQN: the classes listed one a line in "
                                                  "META-INF/spring/{FQN}.imports files (Spring Boot's ImportCandidates) "
@@ -249,7 +265,8 @@ class Rule(_Strict):
 #: the match forms each emit mechanism of the engine reads (a rule pairing a kind with another
 #: form is refused when the rule file is loaded, instead of failing a scan)
 EMIT_FORMS: dict[str, set[str]] = {
-    "WELL_KNOWN_PARENT": {"pom_parent"}, "LIBRARY_TYPES": {"package"}, "LIBRARY_METHODS": {"package"},
+    "WELL_KNOWN_PARENT": {"pom_parent"}, "DEPLOYABLE_PLUGIN": {"build_plugin"},
+    "BUILD_LOGIC_PLUGIN": {"build_plugin"}, "DEPENDENCY_SCOPE": {"gradle_configuration"}, "LIBRARY_TYPES": {"package"}, "LIBRARY_METHODS": {"package"},
     "DEPLOYABLE_APPLICATION": {"annotation"}, "BEAN": {"annotation", "type"}, "BEAN_METHOD": {"annotation"},
     "XML_BEAN": {"xml"}, "INJECTION": {"annotation"}, "PRIMARY": {"annotation"},
     "COMPONENT_SCAN": {"annotation", "xml"}, "IMPORT": {"annotation", "call"}, "IMPORT_RESOURCE": {"annotation", "xml"},

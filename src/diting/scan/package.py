@@ -58,8 +58,6 @@ def _tool_versions() -> dict[str, str]:
     return out
 
 
-def _pom_lines(scanner: "Scanner", pom_path: str) -> list[str]:
-    return scanner.inv.modules[pom_path].raw.lines
 
 
 #: findings of an in-repo parent POM that shape its children's effective models
@@ -82,14 +80,12 @@ def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
     """The MODULE entity of ``pom_path`` and its findings (pom, files) into ``rs``; returns its record_id."""
     mod = scanner.inv.modules[pom_path]
     ns = scanner.inv.ns[pom_path]
-    raw = mod.raw
-    span = raw.artifact_span or raw.project_span
-    start, end = (span.start, span.end) if span else (raw.error_line or 1, raw.error_line or 1)
-    ev = rs.segment(pom_path, raw.lines or [""], start, end, "BUILD", raw.encoding)
+    where = mod.evidence()
+    ev = rs.segment(where.path, where.lines, where.start, where.end, "BUILD", where.encoding)
     role, role_basis = mod.role()
     model = scanner.inv.model
     attrs: dict[str, Any] = {
-        "pom_path": pom_path, "dir": mod.dir, "group_id": mod.group_id, "artifact_id": mod.artifact_id,
+        "build_system": mod.build_system, "build_file": pom_path, "dir": mod.dir, "group_id": mod.group_id, "artifact_id": mod.artifact_id,
         "version": mod.version, "packaging": mod.packaging, "role": role, "role_basis": role_basis,
         "parent": mod.parent_path or mod.parent_external, "parent_status": mod.parent_status,
         "active_maven_profiles": mod.active_profiles, "java_level": mod.java_level,
@@ -97,6 +93,7 @@ def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
         "reactor_root": model.reactor_root(pom_path), "failed": mod.failed,
         "test_dependencies": sorted(d.coordinate for d in mod.dependencies if d.scope == "test"),
     }
+    attrs.update(mod.extra_attributes())
     rid = rs.entity("MODULE", ns, mod.coordinate if not mod.failed else pom_path, [ev], attrs)
     links = scanner.links.get(pom_path)
     for f in mod.findings + (links.findings if links else []):
@@ -149,8 +146,8 @@ class PackageAssembler:
             for dep in mod.dependencies:
                 if dep.scope == "test":
                     continue
-                ev = rs.segment(dep.declared_in, _pom_lines(self.s, dep.declared_in), dep.span.start, dep.span.end,
-                                "BUILD", self.inv.modules[dep.declared_in].raw.encoding)
+                lines, enc = self.s.text_lines(dep.declared_in)
+                ev = rs.segment(dep.declared_in, lines, dep.span.start, dep.span.end, "BUILD", enc)
                 target = in_repo.get(dep.ga + "|" + dep.type + "|" + dep.classifier)
                 attrs = {"scope": dep.scope, "version": dep.version, "version_source": dep.version_source,
                          "optional": dep.optional, "type": dep.type}
@@ -209,7 +206,7 @@ class PackageAssembler:
             cur = self.inv.modules[m]
             while cur.parent_path and cur.parent_path in self.inv.modules:
                 cur = self.inv.modules[cur.parent_path]
-                if cur.pom_path in module_rids:
+                if cur.build_file in module_rids:
                     continue
                 for f in cur.findings:
                     if f.code in INHERITED_CODES:
@@ -223,15 +220,14 @@ class PackageAssembler:
         model = self.inv.model
         root = model.modules[plan.roots[0]]
         modules = []
-        pom_inputs: set[tuple[str, str]] = set()
+        build_inputs: set[tuple[str, str]] = set()
         for m in sorted(plan.modules):
             mod = model.modules[m]
-            cur = mod
-            while cur is not None:
-                pom_inputs.add((cur.pom_path, s.snapshot.by_path[cur.pom_path].oid))
-                cur = model.modules.get(cur.parent_path) if cur.parent_path else None
+            for path in mod.build_inputs:
+                if path in s.snapshot.by_path:
+                    build_inputs.add((path, s.snapshot.by_path[path].oid))
             modules.append({
-                "pom_path": m, "coordinate": mod.coordinate, "packaging": mod.packaging,
+                "build_file": m, "build_system": mod.build_system, "coordinate": mod.coordinate, "packaging": mod.packaging,
                 "active_maven_profiles": sorted(mod.active_profiles), "java_level": mod.java_level or _missing(
                     "no compiler release/source property"), "source_encoding": mod.source_encoding or _missing(
                     "project.build.sourceEncoding not set"),
@@ -246,7 +242,7 @@ class PackageAssembler:
             "service": {"service_id": plan.service_id, "kind": plan.kind, "module_path": plan.roots[0],
                         "coordinate": root.coordinate, "roots": sorted(plan.roots)},
             "modules": modules,
-            "pom_inputs": [{"path": p, "blob": b} for p, b in sorted(pom_inputs)],
+            "build_inputs": [{"path": p, "blob": b} for p, b in sorted(build_inputs)],
             "maven_user_properties": ({"path": self.inv.maven_config, "blob": self.inv.maven_config_blob,
                                        "properties": s.inv.model.user_properties}
                                       if self.inv.maven_config else _missing("no .mvn/maven.config")),

@@ -226,6 +226,11 @@ class Scanner:
         self.sql_dialects: dict[str, str] = parse_dialect_overrides(options.sql_dialects)
         self.progress = Progress(quiet=options.quiet)
 
+    def _root_name(self) -> str:
+        """Gradle's default name of a root project (its directory's name): the last segment of
+        the repository id."""
+        return self.repo_id.rstrip("/").rsplit("/", 1)[-1] or "root"
+
     # ------------------------------------------------------------ stages
     def run(self) -> ScanResult:
         with self.repo, self.progress, scan_gc_policy():
@@ -235,8 +240,9 @@ class Scanner:
                 raise UserError(f"commit {self.commit[:12]} has an empty tree: nothing to scan")
             self.snapshot = Snapshot(self.repo, self.commit, entries, self.options.max_file_bytes)
             self.config_dirs = self._config_dirs()  # a bad --config-dir is refused before any work
-            self.progress.stage("reading Maven modules")
-            self.inv: Inventory = build_inventory(self.snapshot, self.rules)
+            self.progress.stage("reading the build (Maven, Gradle)")
+            self.plugin_rules = {s: self.rules.build_plugins(s) for s in ("maven", "gradle")}
+            self.inv: Inventory = build_inventory(self.snapshot, self.rules, self._root_name())
             self.links: dict[str, ModuleLinks] = link_dependencies(self.inv.model)
             self.closures = {p: closure(self.links, self.inv.model, p) for p in self.inv.modules}
             self._read_sources()
@@ -336,8 +342,9 @@ class Scanner:
     def text_lines(self, path: str) -> tuple[list[str], str]:
         """Decoded lines and encoding of a file at the commit, decoded as the scan decoded it."""
         if path in self.inv.modules:
-            raw = self.inv.modules[path].raw
-            return raw.lines or [""], raw.encoding
+            ev = self.inv.modules[path].evidence()
+            if ev.path == path:
+                return ev.lines, ev.encoding
         got = self.snapshot.read(path)
         declared = None
         if path.endswith(".java"):
@@ -359,7 +366,7 @@ class Scanner:
         if f.path.endswith(".imports"):
             return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
         if mod is not None:
-            text, _ = filter_resource(text, lambda name: self.inv.model.lookup(name, mod, None))
+            text, _ = filter_resource(text, mod.property_lookup())
         cf = parse_config(f.path, text)
         if cf.error:
             return ConfigFileState(f.path, cf.error, cf.error_line)
@@ -403,6 +410,7 @@ class Scanner:
         self.expr_folder = ExpressionFolder(folder, registry, self.oracle, self.rule_index.config_annotations,
                                             self.rule_index.config_prefix_annotations)
         self.apps = self.rules.application_annotations()
+        self.scanning_apps = self.rules.application_annotations(scanning=True)
         self.placeholders = Placeholders()
         self.module_results: dict[str, ModuleResult] = {}
         self._by_module = by_module
@@ -487,12 +495,11 @@ class Scanner:
                 continue
             mains: list[MainMethod] = self.module_results[path].java.mains
             app_mains = [(mm.application_annotation, *mm.type_header) for mm in mains if mm.application_annotation]
-            basis = deployable_basis(mod, app_mains)
+            basis = deployable_basis(mod, app_mains, self.plugin_rules.get(mod.build_system, {}))
             inv_entry = forced.get(path)
             if inv_entry is not None:
-                basis.append(DeployableBasis("INVENTORY", mod.pom_path, mod.raw.artifact_span.start
-                                             if mod.raw.artifact_span else 1, mod.raw.artifact_span.end
-                                             if mod.raw.artifact_span else 1,
+                ev = mod.evidence()
+                basis.append(DeployableBasis("INVENTORY", ev.path, ev.start, ev.end,
                                              f"named by the inventory file as {inv_entry['service_id']}"))
             if not basis:
                 continue
@@ -586,7 +593,7 @@ class Scanner:
                 "SERVICE_ID_SHARED", f"every service of the repository ({len(named)}) is named {sid!r} by "
                 f"spring.application.name in {', '.join(paths)}, a source that is not each service's own; the "
                 "services are told apart by their modules only", str(p.id_basis.get("path")),
-                int(p.id_basis.get("line") or 0), int(p.id_basis.get("line") or 0), mod.pom_path,
+                int(p.id_basis.get("line") or 0), int(p.id_basis.get("line") or 0), mod.build_file,
                 f"shared-id|{sid}", "CONFIG"))
 
     def _disambiguate(self, plans: list[PackagePlan]) -> None:
@@ -623,11 +630,10 @@ class Scanner:
                     new = clean_service_id(f"{new}~{(mods[id(p)].dir or 'root').replace('/', '.')}")
                 mod = mods[id(p)]
                 others = ", ".join(sorted(q.roots[0] for q in group if q is not p))
-                span = mod.raw.artifact_span
+                ev = mod.evidence()
                 p.findings.append(Finding("SERVICE_ID_COLLISION", f"service id {sid!r} is also the id of the "
                                           f"deployable module(s) {others}; this one is named {new!r}",
-                                          mod.pom_path, span.start if span else 0, span.end if span else 0,
-                                          mod.pom_path, f"collision|{sid}"))
+                                          ev.path, ev.start, ev.end, mod.build_file, f"collision|{sid}"))
                 p.id_basis = dict(p.id_basis, collided_with=sid)
                 p.service_id = new
                 taken.add(new)
@@ -676,7 +682,7 @@ class Scanner:
                 p.findings.append(Finding(
                     "CONFIG_VALUE_UNKNOWN", f"{p.roots[0]} reads a config server ({via}) and {len(servers)} "
                     f"config servers could serve it ({', '.join(sorted(s.module for s in servers))}): their files "
-                    "are not read", mod.pom_path, 0, 0, mod.pom_path, "config-server|choice", "CONFIG"))
+                    "are not read", mod.build_file, 0, 0, mod.build_file, "config-server|choice", "CONFIG"))
                 continue
             name = p.config.not_chosen_by_name().get("spring.application.name")
             app, profiles = client_request(p.config, (name.value or "").strip() if name.status == "RESOLVED" and
@@ -694,14 +700,11 @@ class Scanner:
         return decode_bytes(got.data).text, self.snapshot.by_path[path].oid
 
     def _spring_config(self, mod, profiles: list[str] | None) -> SpringConfig:
-        paths = [f.path for f in self.inv.files_by_module.get(mod.pom_path, []) if f.kind == CONFIG]
+        paths = [f.path for f in self.inv.files_by_module.get(mod.build_file, []) if f.kind == CONFIG]
         files = spring_config_files(paths, mod.resource_roots)
         read_text = self._read_text
 
-        def maven_lookup(name: str):
-            return self.inv.model.lookup(name, mod, None)
-
-        cfg = load_spring_config(files, read_text, maven_lookup, profiles, lambda loc: self._import_path(mod, loc))
+        cfg = load_spring_config(files, read_text, mod.property_lookup(), profiles, lambda loc: self._import_path(mod, loc))
         if "_remote_index" not in self.__dict__:
             module_dirs = [m.dir for m in self.inv.model.modules.values()]
             self._remote_index = remote_file_index(self.snapshot.by_path, module_dirs, self.config_dirs)
@@ -726,7 +729,7 @@ class Scanner:
         rel = posixpath.normpath(rel.strip().lstrip("/"))
         if rel.startswith("..") or rel == ".":
             return None
-        for m in [mod.pom_path] + [d for d in self.closures.get(mod.pom_path, []) if d != mod.pom_path]:
+        for m in [mod.build_file] + [d for d in self.closures.get(mod.build_file, []) if d != mod.build_file]:
             for root in self.inv.model.modules[m].resource_roots:
                 p = f"{root}/{rel}" if root else rel
                 if p in self.snapshot.by_path:

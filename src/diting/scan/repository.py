@@ -1,8 +1,9 @@
-"""Stage 1 of a scan: the Maven inventory of the repository at the commit (SPEC §4.1).
+"""Stage 1 of a scan: the build inventory of the repository at the commit (docs/gradle.md).
 
-Finds every pom.xml (not test fixtures, build output, or resources of another
-module such as archetype templates), reads ``.mvn/maven.config``, builds the
-effective models, assigns every blob to its module and classifies it.
+Finds every pom.xml and every Gradle settings and build script (not test fixtures, build
+output, ``buildSrc`` build logic, or resources of another module such as archetype templates),
+reads ``.mvn/maven.config``, builds the Maven effective models and the Gradle project models
+into one :class:`ModuleGraph`, assigns every blob to its module and classifies it.
 """
 
 from __future__ import annotations
@@ -11,19 +12,22 @@ from dataclasses import dataclass, field
 
 from diting.errors import UserError
 from diting.findings import Finding
+from diting.inventory.gradle import BUILD_FILES, SETTINGS_FILES, GradleModel
 from diting.inventory.layout import FileEntry, classify, exclusion_reason
-from diting.inventory.maven import MavenModel, MavenModule, read_maven_config
+from diting.inventory.maven import MavenModel, read_maven_config
+from diting.inventory.module import BuildModule, ModuleGraph
 from diting.inventory.pom import RawPom, read_pom
 from diting.rules import RuleSet
 from diting.source.paths import join_inside
 from diting.source.snapshot import Snapshot
+from diting.source.text import decode_bytes
 
 
 @dataclass
 class Inventory:
     """Modules (by pom path), each module's namespace, and every classified file."""
 
-    model: MavenModel
+    model: ModuleGraph
     ns: dict[str, str]
     files: list[FileEntry]
     files_by_module: dict[str, list[FileEntry]] = field(default_factory=dict)
@@ -32,13 +36,23 @@ class Inventory:
     maven_config_blob: str | None = None
 
     @property
-    def modules(self) -> dict[str, MavenModule]:
+    def modules(self) -> dict[str, BuildModule]:
         return self.model.modules
 
 
+def _build_candidates(snapshot: Snapshot, names: tuple[str, ...]) -> list[str]:
+    """Build files named one of ``names`` that are a build's own: not build output or test
+    fixtures, not ``buildSrc`` build logic, not inside another module's ``src/`` (templates)."""
+    poms = [e.path for e in snapshot.entries if e.is_regular and e.path.rsplit("/", 1)[-1] in names
+            and exclusion_reason(e.path) is None and "buildSrc" not in e.path.split("/")[:-1]]
+    return _outside_sources(poms)
+
+
 def _pom_candidates(snapshot: Snapshot) -> list[str]:
-    poms = [e.path for e in snapshot.entries if e.is_regular and (e.path == "pom.xml" or e.path.endswith("/pom.xml"))
-            and exclusion_reason(e.path) is None]
+    return _build_candidates(snapshot, ("pom.xml",))
+
+
+def _outside_sources(poms: list[str]) -> list[str]:
     dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in poms}
     out = []
     for p in poms:
@@ -55,13 +69,27 @@ def _pom_candidates(snapshot: Snapshot) -> list[str]:
     return sorted(out)
 
 
-def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
-    """Read the repository's Maven structure. Raises :class:`UserError` when there is no pom.xml."""
+def _read_text(snapshot: Snapshot):
+    def read(path: str) -> tuple[str | None, str, str | None]:
+        got = snapshot.read(path)
+        if got.data is None:
+            return None, "utf-8", got.problem + (f", {got.size} bytes" if got.problem == "too_large" else "")
+        d = decode_bytes(got.data)
+        return d.text, d.encoding, "lossy" if d.lossy else None
+    return read
+
+
+def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root") -> Inventory:
+    """Read the repository's Maven and Gradle structure (``root_name``: the repository directory's
+    name, Gradle's default name of a root project). Raises :class:`UserError` when the tree has
+    neither a pom.xml nor a Gradle build script."""
     findings: list[Finding] = []
     raws: dict[str, RawPom] = {}
     todo = _pom_candidates(snapshot)
-    if not todo:
-        raise UserError(f"no pom.xml in the tree of commit {snapshot.commit[:12]}: diting scans Maven repositories")
+    gradle_files = _build_candidates(snapshot, SETTINGS_FILES + BUILD_FILES)
+    if not todo and not gradle_files:
+        raise UserError(f"no pom.xml, settings.gradle or build.gradle in the tree of commit {snapshot.commit[:12]}: "
+                        "diting scans Maven and Gradle repositories (docs/gradle.md)")
     while todo:
         path = todo.pop()
         if path in raws:
@@ -93,8 +121,40 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
             user_props = read_maven_config(got.data)
             inv_cfg = ".mvn/maven.config"
             cfg_blob = snapshot.by_path[".mvn/maven.config"].oid
-    model = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks,
-                       {e.path for e in snapshot.entries if e.is_symlink})
+    maven = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks,
+                       {e.path for e in snapshot.entries if e.is_symlink}) if raws else None
+    gradle = GradleModel(_read_text(snapshot), {e.path for e in snapshot.entries if e.is_regular},
+                         rules.gradle_scopes(), rules.build_logic_plugins(), root_name,
+                         gradle_files) if gradle_files else None
+    modules: dict[str, BuildModule] = {}
+    by_dir: dict[str, BuildModule] = {}
+    aggregated: dict[str, str] = {}
+    for part in (maven, gradle):
+        if part is None:
+            continue
+        for key, mod in part.modules.items():
+            other = by_dir.get(mod.dir)
+            if other is not None:
+                findings.append(Finding("BUILD_ALTERNATIVE", f"{key} builds the directory {mod.dir or '(root)'} that "
+                                        f"{other.build_file} builds too; the {other.build_system} model is read",
+                                        key, 0, 0, None, f"twice|{key}"))
+                continue
+            by_dir[mod.dir] = mod
+            modules[key] = mod
+        aggregated.update({k: v for k, v in part.aggregated_by.items() if k in modules and v in modules})
+    if gradle is not None:
+        findings.extend(gradle.findings)
+    model = ModuleGraph(modules, aggregated, maven, gradle)
+    # a build-level finding (a settings file, a second build system) is the concern of the module
+    # whose directory holds its file
+    dirs = sorted({m.dir: k for k, m in modules.items()}.items())
+    dir_key = dict(dirs)
+    for f in findings:
+        d = (f.path or "").rsplit("/", 1)[0] if "/" in (f.path or "") else ""
+        while d not in dir_key and d:
+            d = d.rsplit("/", 1)[0] if "/" in d else ""
+        if d in dir_key:
+            modules[dir_key[d]].findings.append(f)
     ns: dict[str, str] = {}
     for path, mod in model.modules.items():
         if mod.failed or not mod.group_id or not mod.artifact_id or "${" in mod.group_id + mod.artifact_id:
@@ -102,9 +162,11 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet) -> Inventory:
         else:
             ns[path] = mod.ga
     layout = {}
+    build_inputs: set[str] = set()
     for path, mod in model.modules.items():
         layout[mod.dir] = (path, [] if mod.failed else mod.source_roots, [] if mod.failed else mod.resource_roots)
-    files = classify(snapshot.entries, layout)
+        build_inputs.update(mod.build_inputs)
+    files = classify(snapshot.entries, layout, build_inputs)
     inv = Inventory(model, ns, files, findings=findings, maven_config=inv_cfg, maven_config_blob=cfg_blob)
     for f in files:
         if f.module is not None:

@@ -1,0 +1,1477 @@
+"""The Gradle inventory, read statically: nothing from the build is ever run (docs/gradle.md).
+
+A **build** is a ``settings.gradle``/``settings.gradle.kts`` (or a lone build script with no
+settings file above it). Its settings give the projects — ``rootProject.name``, ``include`` and
+``includeFlat`` (strings, lists, ``':a:b'`` paths, which also create ``:a``), ``project(':x').projectDir
+= file(…)`` — the builds it includes (``includeBuild``: separate roots of a composite) and its
+version catalogs (``gradle/libs.versions.toml`` and ``versionCatalogs { … from(files(…)) }``).
+
+Each project's model is what its build scripts declare, evaluated in Gradle's order as far as a
+static reader can follow it: ``gradle.properties`` of the build and of the project, then the
+``allprojects``/``subprojects`` blocks of its ancestors, the ``project(':x') { }`` /
+``configure(project(':x')) { }`` blocks naming it, script plugins applied with ``apply from:``, then its
+own script. Read are: ``group``, ``version``, ``ext``/``extra`` properties, ``def``/``val`` locals,
+string templates, plugins (``plugins { id … }``, ``apply plugin:``, catalog aliases, ``apply false``),
+dependencies (string, map and ``project(…)`` notations, ``projects.x`` accessors, ``libs.x`` catalog
+entries and bundles, ``platform(…)``), source sets (``srcDirs =`` replaces, ``srcDir``/``srcDirs(…)``
+adds), ``bootJar``/``jar``/``war`` switches, the Java level and the source encoding.
+
+What cannot be read statically — ``if``/``when``/loops, ``.each``/``.eachDir``/``.forEach``
+closures, ``configure(subprojects.findAll { … })``, task-graph callbacks, definitions in a script —
+is not applied; when it hides something that matters (an include, a plugin, a dependency, a
+coordinate, a source set) a GRADLE_NOT_STATIC finding names the file, line and construct.
+Plugins the build defines itself (``buildSrc``, an included ``build-logic`` build) are named
+as such: their conventions are not read.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from diting.config.sources import parse_properties
+from diting.findings import Finding
+from diting.inventory.gradle_script import (
+    Arg, Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, ListLit, MapLit, Member, Name,
+    Num, Op, Opaque, Script, Stmt, Str, parse_expression, read_script,
+)
+from diting.inventory.module import BuildEvidence, BuildModule, DeployableBasis, EffectiveDependency, Span
+from diting.source.paths import join_inside, parent_dir
+
+SETTINGS_FILES = ("settings.gradle", "settings.gradle.kts")
+BUILD_FILES = ("build.gradle", "build.gradle.kts")
+CATALOG_DEFAULT = "gradle/libs.versions.toml"
+#: plugins that make a project a Java project (packaging jar)
+JAVA_PLUGINS = {"java", "java-library", "application", "groovy", "war", "org.springframework.boot",
+                "org.jetbrains.kotlin.jvm", "kotlin", "scala", "io.spring.dependency-management", "java-platform"}
+#: statements naming one of these are what a build's structure turns on
+_MATTERS = {"include", "includeFlat", "includeBuild", "dependencies", "plugins", "apply", "sourceSets", "srcDir",
+            "srcDirs", "bootJar", "bootWar", "allprojects", "subprojects", "archivesBaseName"}
+#: assignments that matter (``version = …`` under an ``if``)
+_MATTERS_ASSIGNED = {"group", "version"}
+#: closure-taking calls that iterate or decide at run time
+_DYNAMIC_CALLS = {"each", "eachDir", "eachFile", "eachDirMatch", "eachFileRecurse", "forEach", "forEachIndexed",
+                  "all", "findAll", "filter", "collect", "map", "times", "upto", "withType", "matching",
+                  "afterEvaluate", "beforeEvaluate", "projectsEvaluated", "whenReady", "whenTaskAdded",
+                  "configureEach", "doFirst", "doLast", "eachWithIndex", "onEach", "also", "let", "run", "with",
+                  "apply_closure"}
+_SELECTORS = {"allprojects", "subprojects"}
+_NAMED = {"named", "getByName", "register", "create", "maybeCreate", "getting", "creating", "findByName", "getAt"}
+MAX_SCRIPT_PLUGINS = 32
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class ProjectRef:
+    path: str  # a Gradle project path (absolute, ':a:b') or a relative one to resolve
+
+
+@dataclass(frozen=True)
+class FileVal:
+    path: str | None  # repository-relative; None when it leaves the tree
+
+
+@dataclass(frozen=True)
+class CatalogRef:
+    catalog: str
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    group: str
+    name: str
+    version: str | None
+    classifier: str = ""
+    type: str = "jar"
+    platform: bool = False
+
+
+class _Unknown:
+    """A value the static reader cannot know; ``why`` says what it depends on."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<unknown {self.why}>"
+
+
+def _unknown(why: str) -> _Unknown:
+    return _Unknown(why)
+
+
+#: no property of that name
+_MISSING = object()
+
+
+# --------------------------------------------------------------------------- catalogs
+
+
+@dataclass
+class Catalog:
+    """A version catalog: libraries, bundles and plugins by normalised alias (``spring.boot``)."""
+
+    path: str
+    libraries: dict[str, tuple[str, str, str | None, int]] = field(default_factory=dict)
+    bundles: dict[str, list[str]] = field(default_factory=dict)
+    plugins: dict[str, tuple[str, int]] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def _alias(name: str) -> str:
+    """Gradle's accessor form of an alias: ``-``, ``_`` and ``.`` are one separator; case is kept
+    (``spring-boot`` and ``spring_boot`` are ``libs.spring.boot``)."""
+    return re.sub(r"[-_.]+", ".", name).strip(".")
+
+
+def _toml_lines(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i, line in enumerate(text.split("\n"), 1):
+        m = re.match(r"\s*\"?([A-Za-z0-9_.-]+)\"?\s*=", line)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = i
+    return out
+
+
+def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
+    """Read ``libs.versions.toml`` (TOML, never executed). A malformed file gives a finding and an
+    empty catalog."""
+    cat = Catalog(path)
+    try:
+        doc = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path} is not valid TOML ({exc}); its "
+                                "entries are unknown", path, 0, 0, None, "catalog|toml"))
+        return cat
+    lines = _toml_lines(text)
+
+    def version_of(v: Any) -> str | None:
+        if isinstance(v, str):
+            return v
+        if isinstance(v, dict):
+            if "ref" in v:
+                return cat.versions.get(_alias(str(v["ref"])))
+            for k in ("strictly", "require", "prefer"):
+                if isinstance(v.get(k), str):
+                    return v[k]
+        return None
+
+    for k, v in (doc.get("versions") or {}).items() if isinstance(doc.get("versions"), dict) else ():
+        ver = version_of(v) if not isinstance(v, dict) or "ref" not in v else None
+        if ver is not None:
+            cat.versions[_alias(str(k))] = ver
+    libs = doc.get("libraries") if isinstance(doc.get("libraries"), dict) else {}
+    for k, v in libs.items():
+        line = lines.get(k, 0)
+        if isinstance(v, str):
+            parts = v.split(":")
+            if len(parts) >= 2:
+                cat.libraries[_alias(k)] = (parts[0], parts[1], parts[2] if len(parts) > 2 else None, line)
+        elif isinstance(v, dict):
+            module = v.get("module")
+            if isinstance(module, str) and ":" in module:
+                g, n = module.split(":", 1)
+            else:
+                g, n = v.get("group"), v.get("name")
+            if not (isinstance(g, str) and isinstance(n, str)):
+                continue
+            ver = version_of(v.get("version")) if "version" in v else (
+                cat.versions.get(_alias(str(v["version.ref"]))) if "version.ref" in v else None)
+            if ver is None and isinstance(v.get("version"), dict) and "ref" in v["version"]:
+                ver = cat.versions.get(_alias(str(v["version"]["ref"])))
+            cat.libraries[_alias(k)] = (g, n, ver, line)
+    bundles = doc.get("bundles") if isinstance(doc.get("bundles"), dict) else {}
+    for k, v in bundles.items():
+        if isinstance(v, list):
+            cat.bundles[_alias(k)] = [_alias(str(x)) for x in v]
+    plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
+    for k, v in plugins.items():
+        pid = v.split(":", 1)[0] if isinstance(v, str) else v.get("id") if isinstance(v, dict) else None
+        if isinstance(pid, str):
+            cat.plugins[_alias(k)] = (pid, lines.get(k, 0))
+    return cat
+
+
+# --------------------------------------------------------------------------- projects
+
+
+@dataclass
+class PluginUse:
+    id: str
+    path: str
+    line: int
+    own: bool  # applied by the project's own script or a block naming the project alone
+
+
+@dataclass
+class GradleProject(BuildModule):
+    """One Gradle project with what its scripts declare (``build_system`` gradle)."""
+
+    gradle_path: str = ":"
+    build_root: str = ""
+    script: str | None = None
+    dsl: str | None = None
+    settings_file: str | None = None
+    declared_at: tuple[str, int] = ("", 0)
+    plugins: list[PluginUse] = field(default_factory=list)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    group_source: str = "GRADLE_DEFAULT"
+    ext: dict[str, Any] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    encoding: str = "utf-8"
+    build_logic: bool = False
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def evidence(self) -> BuildEvidence:
+        if self.script is not None:
+            return BuildEvidence(self.script, self.lines or [""], self.encoding, 1, 1)
+        path, line = self.declared_at
+        return BuildEvidence(path, self.lines or [""], self.encoding, line or 1, line or 1)
+
+    def version_matches(self, version: str) -> bool:
+        """A project without a version is Gradle's ``unspecified``."""
+        return (self.version or "unspecified") == version
+
+    def extra_attributes(self) -> dict[str, object]:
+        return {"gradle_path": self.gradle_path, "gradle_build": self.build_root or ".", "gradle_dsl": self.dsl,
+                "gradle_plugins": sorted({p.id for p in self.plugins}), "group_source": self.group_source,
+                "build_logic": self.build_logic}
+
+    def plugin_ids(self) -> set[str]:
+        return {p.id for p in self.plugins}
+
+    def declared_deployable(self, plugin_rules: dict[str, dict]) -> list[DeployableBasis]:
+        """Plugins a build rule names, applied by the project's own script (or a block naming this
+        project alone — a plugin every subproject gets is no evidence that this one deploys), unless
+        the rule's task is switched off (``bootJar { enabled = false }``)."""
+        out: list[DeployableBasis] = []
+        for use in self.plugins:
+            attrs = plugin_rules.get(use.id)
+            if attrs is None or not use.own:
+                continue
+            task = attrs.get("task")
+            if task and self.tasks.get(task, {}).get("enabled") is False:
+                continue
+            out.append(DeployableBasis(attrs["basis"], use.path, use.line, use.line,
+                                       f"Gradle plugin {use.id} applied by the project's build"))
+        return out
+
+    def property_lookup(self) -> Callable[[str], str | None]:
+        props = dict(self.properties)
+        for k, v in self.ext.items():
+            if isinstance(v, str):
+                props[k] = v
+        props.setdefault("version", self.version or "unspecified")
+        props.setdefault("project.version", self.version or "unspecified")
+        props.setdefault("group", self.group_id or "")
+        props.setdefault("name", self.artifact_id or "")
+        return props.get
+
+
+@dataclass
+class _ProjectDecl:
+    path: str  # gradle path
+    name: str
+    dir: str | None
+    declared_in: str
+    line: int
+
+
+@dataclass
+class GradleBuild:
+    """One build: its settings (or lone script), root directory, projects and catalogs."""
+
+    root_dir: str
+    settings: str | None
+    root_name: str
+    projects: dict[str, _ProjectDecl] = field(default_factory=dict)
+    catalogs: dict[str, Catalog] = field(default_factory=dict)
+    included: list[str] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+
+
+class _Files:
+    """Reading repository files for the Gradle reader (decoded, bounded, never outside the tree)."""
+
+    def __init__(self, read: Callable[[str], tuple[str | None, str, str | None]], tree: set[str]) -> None:
+        self._read = read
+        self.tree = tree
+        self.scripts: dict[str, Script] = {}
+        self.encodings: dict[str, str] = {}
+        self.problems: dict[str, str] = {}
+
+    def text(self, path: str) -> str | None:
+        text, enc, problem = self._read(path)
+        self.encodings[path] = enc
+        if problem:
+            self.problems[path] = problem
+        return text
+
+    def script(self, path: str) -> Script | None:
+        if path in self.scripts:
+            return self.scripts[path]
+        text = self.text(path)
+        if text is None:
+            return None
+        sc = read_script(path, text)
+        self.scripts[path] = sc
+        return sc
+
+
+def _literal_parts(parts: tuple) -> str | None:
+    return "".join(parts) if all(isinstance(p, str) for p in parts) else None
+
+
+class _Eval:
+    """Evaluates expressions of one script for one project (values, never side effects)."""
+
+    def __init__(self, model: "GradleModel", build: GradleBuild, project: GradleProject | None, script: Script,
+                 locals_: dict[str, Any]) -> None:
+        self.m = model
+        self.b = build
+        self.p = project
+        self.s = script
+        self.locals = locals_
+
+    def prop(self, name: str) -> Any:
+        """A property by name: locals, the project's ext (and its ancestors'), then gradle.properties."""
+        if name in self.locals:
+            return self.locals[name]
+        if self.p is not None:
+            found = self.m.project_property(self.p, name)
+            if found is not _MISSING:
+                return found
+            if name == "name":
+                return self.p.artifact_id
+            if name in ("version", "group"):
+                v = self.p.version if name == "version" else self.p.group_id
+                return v if v is not None else _unknown(name)
+            if name in ("projectDir", "buildDir"):
+                return FileVal(self.p.dir) if name == "projectDir" else FileVal(join_inside(self.p.dir, "build"))
+        if name in self.b.properties:
+            return self.b.properties[name]
+        if name in ("rootDir", "settingsDir"):
+            return FileVal(self.b.root_dir)
+        return _unknown(name)
+
+    def value(self, e: Expr | None) -> Any:
+        if e is None:
+            return _unknown("nothing")
+        if isinstance(e, Str):
+            return self.string(e)
+        if isinstance(e, Num):
+            return e.text
+        if isinstance(e, Name):
+            if e.name in ("true", "false"):
+                return e.name == "true"
+            if e.name == "null":
+                return None
+            if e.name in ("rootProject", "project"):
+                return ProjectRef(":" if e.name == "rootProject" else (self.p.gradle_path if self.p else ":"))
+            if e.name in self.b.catalogs:
+                return CatalogRef(e.name, ())
+            if e.name == "projects":
+                return ProjectRef("projects:")
+            return self.prop(e.name)
+        if isinstance(e, ListLit):
+            return [self.value(x) for x in e.items]
+        if isinstance(e, MapLit):
+            return {a.name: self.value(a.value) for a in e.entries if a.name}
+        if isinstance(e, Member):
+            return self.member(self.value(e.target), e.name, e)
+        if isinstance(e, Index):
+            base = self.value(e.target)
+            key = self.value(e.key)
+            if isinstance(key, str):
+                return self.member(base, key, e)
+            return _unknown("index")
+        if isinstance(e, Op):
+            if e.op == "+" and len(e.operands) == 2:
+                a, b = (self.value(x) for x in e.operands)
+                if isinstance(a, str) and isinstance(b, str):
+                    return a + b
+                if isinstance(a, FileVal) and isinstance(b, str) and a.path is not None:
+                    return FileVal(join_inside(a.path, b.lstrip("/")))
+                if isinstance(a, list) and isinstance(b, list):
+                    return a + b
+            if e.op == "?:" and len(e.operands) == 2:
+                a = self.value(e.operands[0])
+                return a if not isinstance(a, _Unknown) and a is not None else self.value(e.operands[1])
+            if e.op in ("as",) and e.operands:
+                return self.value(e.operands[0])
+            return _unknown(f"expression {e.op}")
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, Opaque) and e.text == "new" and len(e.inner) == 2:
+            base, rel = (self.value(x) for x in e.inner)
+            if isinstance(base, FileVal) and isinstance(rel, str) and base.path is not None:
+                return FileVal(join_inside(base.path, rel))
+        return _unknown(type(e).__name__)
+
+    def string(self, e: Str) -> Any:
+        """A string's value; one that starts with a directory template (``"$rootDir/x"``) is that file."""
+        out: list[str] = []
+        base: FileVal | None = None
+        for i, part in enumerate(e.parts):
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            inner = parse_expression(part[1])
+            v = self.value(inner) if inner is not None else _unknown(part[1])
+            if isinstance(v, FileVal) and i == 0:
+                base = v
+                continue
+            if isinstance(v, FileVal):
+                v = v.path
+            if isinstance(v, bool):
+                v = str(v).lower()
+            if not isinstance(v, str):
+                return _unknown(part[1])
+            out.append(v)
+        if base is not None:
+            return FileVal(join_inside(base.path, "".join(out).lstrip("/")) if base.path is not None else None)
+        return "".join(out)
+
+    def member(self, base: Any, name: str, e: Expr) -> Any:
+        if isinstance(base, dict):
+            return base.get(name, _unknown(name))
+        if isinstance(base, CatalogRef):
+            return CatalogRef(base.catalog, base.parts + (name,))
+        if isinstance(base, ProjectRef):
+            if base.path == "projects:" or base.path.startswith("projects:"):
+                return ProjectRef(base.path + ("." if not base.path.endswith(":") else "") + name)
+            target = self.m.project_at(self.b, base.path)
+            if name in ("ext", "extra", "extensions"):
+                return ProjectRef(base.path + "#ext")
+            if base.path.endswith("#ext"):
+                tp = self.m.project_at(self.b, base.path[:-4])
+                found = self.m.project_property(tp, name) if tp is not None else _MISSING
+                return found if found is not _MISSING else self.b.properties.get(name, _unknown(name))
+            if name in ("projectDir", "rootDir"):
+                d = target.dir if target is not None and name == "projectDir" else self.b.root_dir
+                return FileVal(d)
+            if name == "name":
+                return target.artifact_id if target else _unknown("name")
+            if name in ("version", "group"):
+                v = (target.version if name == "version" else target.group_id) if target else None
+                return v if v is not None else _unknown(name)
+            found = self.m.project_property(target, name) if target is not None else _MISSING
+            return found if found is not _MISSING else self.b.properties.get(name, _unknown(name))
+        if isinstance(base, FileVal):
+            if name in ("path", "absolutePath", "canonicalPath"):
+                return base.path
+            return _unknown(name)
+        if isinstance(base, _Unknown) and isinstance(e, Member) and isinstance(e.target, Name) and \
+                e.target.name == "ext":
+            return self.prop(name)
+        return _unknown(name)
+
+    def call(self, c: Call) -> Any:
+        args = [self.value(a.value) for a in c.args if a.name is None]
+        named = {a.name: self.value(a.value) for a in c.args if a.name is not None}
+        if c.target is None:
+            if c.name == "project":
+                p = args[0] if args else named.get("path")
+                if isinstance(p, str):
+                    return ProjectRef(p)
+                if not c.args:
+                    return ProjectRef(self.p.gradle_path if self.p else ":")
+                return _unknown("project path")
+            if c.name in ("file", "files", "layout.projectDirectory.dir"):
+                base = self.p.dir if self.p is not None else self.b.root_dir
+                if args and isinstance(args[0], str):
+                    return FileVal(join_inside(base, args[0]))
+                if args and isinstance(args[0], FileVal):
+                    return args[0]
+                return _unknown("file")
+            if c.name in ("property", "findProperty") and args and isinstance(args[0], str):
+                return self.prop(args[0])
+            if c.name in ("platform", "enforcedPlatform"):
+                inner = args[0] if args else _unknown("platform")
+                return ("platform", inner)
+            if c.name == "testFixtures":
+                return ("testFixtures", args[0] if args else _unknown("testFixtures"))
+            if c.name == "kotlin" and args and isinstance(args[0], str):
+                return Coordinate("org.jetbrains.kotlin", f"kotlin-{args[0]}", args[1] if len(args) > 1 and
+                                  isinstance(args[1], str) else None)
+            if c.name in ("listOf", "arrayOf", "setOf", "mutableListOf"):
+                return args
+            if c.name in ("mapOf", "mutableMapOf"):
+                return _unknown("map")
+            return _unknown(f"{c.name}()")
+        target = self.value(c.target)
+        if c.name in ("get", "getOrElse", "orNull", "toString", "trim") and not isinstance(target, _Unknown):
+            return target
+        if c.name in ("get", "getAt") and args and isinstance(args[0], str):
+            return self.member(target, args[0], c)
+        if c.name in ("property", "findProperty") and args and isinstance(args[0], str) and isinstance(target,
+                                                                                                       ProjectRef):
+            return self.member(target, args[0], c)
+        if c.name == "gradleProperty" and args and isinstance(args[0], str):
+            return self.b.properties.get(args[0], _unknown(args[0]))
+        if c.name == "file" and isinstance(target, ProjectRef):
+            tp = self.m.project_at(self.b, target.path)
+            if tp is not None and args and isinstance(args[0], str):
+                return FileVal(join_inside(tp.dir, args[0]))
+        if c.name == "dir" and isinstance(target, _Unknown) and args and isinstance(args[0], str):
+            base = self.p.dir if self.p is not None else self.b.root_dir
+            return FileVal(join_inside(base, args[0]))
+        if c.name == "of" and args:
+            return args[0]
+        return _unknown(f"{c.name}()")
+
+
+def _chain(e: Expr) -> list[str] | None:
+    """The dotted path of a receiver chain (``tasks.named("bootJar")`` → tasks, bootJar), or None
+    when the chain holds something else than names, members, indexes and named lookups."""
+    if isinstance(e, Name):
+        return [e.name]
+    if isinstance(e, Member):
+        head = _chain(e.target)
+        return head + [e.name] if head is not None else None
+    if isinstance(e, Index) and isinstance(e.key, Str) and e.key.literal is not None:
+        head = _chain(e.target)
+        return head + [e.key.literal] if head is not None else None
+    if isinstance(e, Call) and e.name in _NAMED and e.args and isinstance(e.args[0].value, Str) \
+            and e.args[0].value.literal is not None:
+        head = _chain(e.target) if e.target is not None else []
+        return head + [e.args[0].value.literal] if head is not None else None
+    if isinstance(e, Call) and e.name == "withType" and e.target is not None:
+        head = _chain(e.target)
+        return head + ["withType"] if head is not None else None
+    return None
+
+
+def _norm(path: list[str]) -> list[str]:
+    """Drop receivers that do not change the meaning: ``project.``, ``tasks.``, ``buildscript`` for ext."""
+    out = list(path)
+    while out and out[0] in ("project", "tasks", "this"):
+        out = out[1:]
+    if out[:2] == ["buildscript", "ext"]:
+        out = out[1:]
+    if out and out[0] == "extra":
+        out = ["ext"] + out[1:]
+    return out
+
+
+def _mentions(stmts: list[Stmt] | list[Expr], names: set[str]) -> bool:
+    """True when any call, name or member in ``stmts`` is one of ``names``."""
+    stack: list[Any] = list(stmts)
+    seen = 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        if seen > 100000:
+            return True
+        if isinstance(x, Call):
+            if x.name in names:
+                return True
+            stack.extend(a.value for a in x.args)
+            if x.target is not None:
+                stack.append(x.target)
+            if x.closure is not None:
+                stack.extend(x.closure.body)
+        elif isinstance(x, Name):
+            if x.name in names:
+                return True
+        elif isinstance(x, Member):
+            if x.name in names:
+                return True
+            stack.append(x.target)
+        elif isinstance(x, ExprStmt):
+            stack.append(x.expr)
+        elif isinstance(x, Assign):
+            if isinstance(x.target, Name) and x.target.name in _MATTERS_ASSIGNED and names is _MATTERS:
+                return True
+            stack.extend((x.target, x.value))
+        elif isinstance(x, Decl):
+            stack.extend(v for v in (x.value, x.delegate) if v is not None)
+        elif isinstance(x, Control):
+            for b in x.bodies:
+                stack.extend(b)
+            stack.extend(x.header)
+        elif isinstance(x, Closure):
+            stack.extend(x.body)
+        elif isinstance(x, (ListLit,)):
+            stack.extend(x.items)
+        elif isinstance(x, Index):
+            stack.append(x.target)
+        elif isinstance(x, Op):
+            stack.extend(x.operands)
+    return False
+
+
+class GradleModel:
+    """Every Gradle build of the repository and the effective model of each project.
+
+    ``read``: path → (text, encoding, problem) for a repository file; ``tree``: every regular
+    path of the tree; ``scopes``: Gradle configuration → Maven scope (build rules);
+    ``root_name``: the name of the repository's root directory (Gradle's default root project name)."""
+
+    def __init__(self, read: Callable[[str], tuple[str | None, str, str | None]], tree: set[str],
+                 scopes: dict[str, str], build_logic_plugins: set[str], root_name: str,
+                 candidates: list[str]) -> None:
+        self.files = _Files(read, tree)
+        self.tree = tree
+        self.scopes = scopes
+        self.build_logic_plugins = build_logic_plugins
+        self.root_name = root_name
+        self.builds: dict[str, GradleBuild] = {}
+        self.modules: dict[str, GradleProject] = {}
+        self.by_build_path: dict[tuple[str, str], str] = {}
+        self.findings: list[Finding] = []
+        self.aggregated_by: dict[str, str] = {}
+        self._discover(candidates)
+        for root in sorted(self.builds):
+            self._configure(self.builds[root])
+
+    # ------------------------------------------------------------ discovery
+    def _discover(self, candidates: list[str]) -> None:
+        settings = sorted(p for p in candidates if p.rsplit("/", 1)[-1] in SETTINGS_FILES)
+        scripts = sorted(p for p in candidates if p.rsplit("/", 1)[-1] in BUILD_FILES)
+        for s in settings:
+            d = parent_dir(s)
+            if d in self.builds:  # both settings.gradle and settings.gradle.kts: Gradle takes the Groovy one
+                self.findings.append(Finding("GRADLE_NOT_STATIC", f"{s} is ignored: {self.builds[d].settings} is "
+                                             "the settings file of this build", s, 0, 0, None, "settings|twice"))
+                continue
+            self.builds[d] = self._read_settings(d, s)
+        owned: set[str] = set()
+        for b in self.builds.values():
+            for decl in b.projects.values():
+                if decl.dir is not None:
+                    owned.add(decl.dir)
+        for sc in scripts:
+            d = parent_dir(sc)
+            if d in owned or d in self.builds:
+                continue
+            top = self._enclosing_build(d)
+            if top is not None:
+                # inside a build whose settings do not include it: Gradle builds it from nowhere
+                self.findings.append(Finding("MODULE_NOT_INCLUDED", f"{sc} is not included by {top.settings}: no "
+                                             "build at this commit builds it; its directory is not a module", sc, 0, 0,
+                                             None, "orphan"))
+                continue
+            # a build script with no settings file above it: a single-project build of its own
+            b = GradleBuild(d, None, d.rsplit("/", 1)[-1] if d else self.root_name)
+            b.projects[":"] = _ProjectDecl(":", b.root_name, d, sc, 1)
+            self._properties(b)
+            self._default_catalog(b)
+            self.builds[d] = b
+            owned.add(d)
+
+    def _enclosing_build(self, d: str) -> GradleBuild | None:
+        cur = d
+        while cur:
+            cur = parent_dir(cur)
+            b = self.builds.get(cur)
+            if b is not None and b.settings is not None:
+                return b
+        return None
+
+    def _properties(self, b: GradleBuild) -> None:
+        path = join_inside(b.root_dir, "gradle.properties")
+        if path and path in self.tree:
+            b.properties = self._read_properties(path)
+            b.inputs.append(path)
+
+    def _read_properties(self, path: str) -> dict[str, str]:
+        text = self.files.text(path)
+        if text is None:
+            return {}
+        cf = parse_properties(path, text)
+        return {e.raw_key: e.value for doc in cf.documents for e in doc.entries}
+
+    def _default_catalog(self, b: GradleBuild) -> None:
+        path = join_inside(b.root_dir, CATALOG_DEFAULT)
+        if path and path in self.tree and "libs" not in b.catalogs:
+            self._catalog(b, "libs", path)
+
+    def _catalog(self, b: GradleBuild, name: str, path: str) -> None:
+        text = self.files.text(path)
+        if text is None:
+            return
+        b.catalogs[name] = read_catalog(path, text, self.findings)
+        b.inputs.append(path)
+
+    def _read_settings(self, d: str, path: str) -> GradleBuild:
+        b = GradleBuild(d, path, d.rsplit("/", 1)[-1] if d else self.root_name)
+        b.inputs.append(path)
+        self._properties(b)
+        b.projects[":"] = _ProjectDecl(":", b.root_name, d, path, 1)
+        sc = self.files.script(path)
+        if sc is None:
+            self.findings.append(Finding("MODULE_SKIPPED", f"{path} is not readable "
+                                         f"({self.files.problems.get(path, 'unreadable')}); only its root project "
+                                         "is known", path, 0, 0, None, "settings|unreadable"))
+            self._default_catalog(b)
+            return b
+        self._script_errors(sc)
+        ev = _Eval(self, b, None, sc, {})
+        dirs: dict[str, tuple[Any, int]] = {}
+        self._settings_block(b, sc, sc.statements, ev, dirs, [])
+        for gpath, (val, line) in sorted(dirs.items()):
+            decl = b.projects.get(gpath)
+            if decl is None:
+                continue
+            if isinstance(val, FileVal):
+                if val.path is None:
+                    self.findings.append(Finding("PATH_OUTSIDE_TREE", f"project {gpath}'s projectDir leaves the "
+                                                 "repository; not read", path, line, line, None, f"dir|{gpath}"))
+                    decl.dir = None
+                else:
+                    decl.dir = val.path
+            else:
+                self.findings.append(Finding("GRADLE_NOT_STATIC", f"project {gpath}'s projectDir is computed "
+                                             f"({getattr(val, 'why', '?')}); its default directory is read",
+                                             path, line, line, None, f"dir|{gpath}"))
+        if b.projects[":"].name != b.root_name:
+            b.root_name = b.projects[":"].name
+        self._default_catalog(b)
+        return b
+
+    def _settings_block(self, b: GradleBuild, sc: Script, stmts: list[Stmt], ev: _Eval,
+                        dirs: dict[str, tuple[Any, int]], ctx: list[str]) -> None:
+        for st in stmts:
+            if isinstance(st, Decl):
+                ev.locals[st.name] = ev.value(st.value)
+                continue
+            if isinstance(st, Control):
+                self._dynamic(sc, st.line, st.keyword, st.bodies, {"include", "includeFlat", "includeBuild",
+                                                                   "projectDir"})
+                continue
+            if isinstance(st, Assign):
+                tgt = st.target
+                if isinstance(tgt, Member) and tgt.name == "name" and isinstance(tgt.target, Name) and \
+                        tgt.target.name == "rootProject":
+                    v = ev.value(st.value)
+                    if isinstance(v, str) and v:
+                        b.projects[":"].name = v
+                    continue
+                if isinstance(tgt, Member) and tgt.name == "projectDir" and isinstance(tgt.target, Call) and \
+                        tgt.target.name == "project":
+                    p = ev.value(tgt.target)
+                    if isinstance(p, ProjectRef):
+                        dirs[self._abs(p.path, ":")] = (ev.value(st.value), st.line)
+                    continue
+                if isinstance(tgt, Name):
+                    ev.locals[tgt.name] = ev.value(st.value)
+                continue
+            if not isinstance(st, ExprStmt) or not isinstance(st.expr, Call):
+                continue
+            c = st.expr
+            if c.target is None and c.name in ("include", "includeFlat"):
+                for v in self._flat([ev.value(a.value) for a in c.args]):
+                    if not isinstance(v, str) or not v.strip(":"):
+                        self.findings.append(Finding("GRADLE_NOT_STATIC", f"{c.name} of a computed project path "
+                                                     f"({getattr(v, 'why', v)!s}) at line {c.line}; that project is "
+                                                     "not read", sc.path, c.line, c.line, None,
+                                                     f"include|{c.line}"))
+                        continue
+                    self._include(b, v, c.name == "includeFlat", sc.path, c.line)
+                continue
+            if c.target is None and c.name == "includeBuild":
+                v = ev.value(c.args[0].value) if c.args else None
+                target = join_inside(b.root_dir, v) if isinstance(v, str) else (
+                    v.path if isinstance(v, FileVal) else None)
+                if target is None:
+                    self.findings.append(Finding("PATH_OUTSIDE_TREE" if isinstance(v, (str, FileVal)) else
+                                                 "GRADLE_NOT_STATIC", f"includeBuild {v if isinstance(v, str) else '?'}"
+                                                 " is outside the repository or computed; not read", sc.path,
+                                                 c.line, c.line, None, f"includeBuild|{c.line}"))
+                else:
+                    b.included.append(target)
+                continue
+            chain = _chain(c.target) if c.target is not None else []
+            if chain is None:
+                chain = []
+            full = ctx + chain + [c.name]
+            if full[-1] == "from" and "versionCatalogs" in full and len(full) >= 2:
+                name = full[-2] if full[-2] not in ("create",) else None
+                if c.target is not None and isinstance(c.target, Call) and c.target.name == "create":
+                    name = None
+                vals = self._flat([ev.value(a.value) for a in c.args])
+                for v in vals:
+                    if isinstance(v, FileVal) and v.path and name:
+                        self._catalog(b, name, v.path)
+                continue
+            if c.closure is not None:
+                sub = ctx + chain + [c.name]
+                if c.name == "create" and c.args:
+                    n = ev.value(c.args[0].value)
+                    if isinstance(n, str):
+                        sub = ctx + chain + [n]
+                if c.name in _DYNAMIC_CALLS:
+                    self._dynamic(sc, c.line, f".{c.name} {{ }}", [c.closure.body], {"include", "includeFlat",
+                                                                                     "includeBuild"})
+                    continue
+                self._settings_block(b, sc, c.closure.body, ev, dirs, sub)
+
+    @staticmethod
+    def _flat(values: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for v in values:
+            if isinstance(v, list):
+                out.extend(GradleModel._flat(v))
+            else:
+                out.append(v)
+        return out
+
+    @staticmethod
+    def _abs(path: str, base: str) -> str:
+        if path.startswith(":"):
+            return path.rstrip(":") or ":"
+        return (base.rstrip(":") + ":" + path).rstrip(":") or ":"
+
+    def _include(self, b: GradleBuild, raw: str, flat: bool, path: str, line: int) -> None:
+        gpath = ":" + raw.strip().strip(":")
+        segs = gpath.strip(":").split(":")
+        for i in range(1, len(segs) + 1):
+            sub = ":" + ":".join(segs[:i])
+            if sub in b.projects:
+                continue
+            if flat:
+                d = join_inside(b.root_dir, "../" + "/".join(segs[:i]))
+            else:
+                d = join_inside(b.root_dir, "/".join(segs[:i]))
+            if d is None:
+                self.findings.append(Finding("PATH_OUTSIDE_TREE", f"project {sub} ({'includeFlat' if flat else 'include'}"
+                                             f" {raw!r}) lies outside the repository; not read", path, line, line,
+                                             None, f"include|{sub}"))
+            b.projects[sub] = _ProjectDecl(sub, segs[i - 1], d, path, line)
+
+    def _script_errors(self, sc: Script) -> None:
+        for line, msg in sc.errors[:20]:
+            self.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
+                                         sc.path, line, line, None, f"syntax|{line}|{msg}"))
+
+    def _dynamic(self, sc: Script, line: int, construct: str, bodies: list[list[Stmt]], names: set[str]) -> None:
+        if any(_mentions(body, names) for body in bodies):
+            self.findings.append(Finding("GRADLE_NOT_STATIC", f"{construct.strip()} at {sc.path}:{line} decides at "
+                                         "build time what it configures; what it holds is not applied", sc.path,
+                                         line, line, None, f"dynamic|{line}"))
+
+    # ------------------------------------------------------------ projects
+    def project_property(self, p: GradleProject, name: str) -> Any:
+        """A project's property: its ``ext`` or an ancestor's, then its ``gradle.properties``;
+        :data:`_MISSING` when it has none of that name."""
+        cur: GradleProject | None = p
+        while cur is not None:
+            if name in cur.ext:
+                return cur.ext[name]
+            cur = self.parent_of(cur)
+        return p.properties.get(name, _MISSING)
+
+    def parent_of(self, p: GradleProject) -> GradleProject | None:
+        if p.gradle_path == ":":
+            return None
+        parent = p.gradle_path.rsplit(":", 1)[0] or ":"
+        key = self.by_build_path.get((p.build_root, parent))
+        return self.modules.get(key) if key else None
+
+    def project_at(self, b: GradleBuild, gpath: str) -> GradleProject | None:
+        if gpath.startswith("projects:"):
+            return self._accessor(b, gpath[len("projects:"):])
+        key = self.by_build_path.get((b.root_dir, self._abs(gpath, ":")))
+        return self.modules.get(key) if key else None
+
+    def _accessor(self, b: GradleBuild, dotted: str) -> GradleProject | None:
+        """A type-safe project accessor (``projects.sharedLib.api``) → the project it names."""
+        def norm(s: str) -> str:
+            return re.sub(r"[-_]", "", s).lower()
+        cur = ":"
+        for seg in [s for s in dotted.split(".") if s]:
+            kids = [p for p in b.projects if p != ":" and (p.rsplit(":", 1)[0] or ":") == cur
+                    and norm(b.projects[p].name) == norm(seg)]
+            if len(kids) != 1:
+                return None
+            cur = kids[0]
+        return self.project_at(b, cur) if cur != ":" else None
+
+    def _configure(self, b: GradleBuild) -> None:
+        # create every project first (properties and names are visible across projects)
+        for gpath, decl in sorted(b.projects.items(), key=lambda kv: (kv[0].count(":"), kv[0])):
+            if decl.dir is None:
+                continue
+            script = None
+            for name in BUILD_FILES:
+                cand = join_inside(decl.dir, name)
+                if cand and cand in self.tree:
+                    script = cand
+                    break
+            key = script or f"{b.settings or decl.declared_in}#{gpath}"
+            if key in self.modules:
+                continue
+            proj = GradleProject(build_file=key, dir=decl.dir, build_system="gradle", gradle_path=gpath,
+                                 build_root=b.root_dir, script=script, settings_file=b.settings,
+                                 declared_at=(decl.declared_in, decl.line), artifact_id=decl.name)
+            proj.dsl = ("kotlin" if script.endswith(".kts") else "groovy") if script else None
+            proj.properties = dict(b.properties)
+            own_props = join_inside(decl.dir, "gradle.properties")
+            if own_props and own_props in self.tree and decl.dir != b.root_dir:
+                proj.properties.update(self._read_properties(own_props))
+                proj.build_inputs.append(own_props)
+            if script is None and decl.declared_in in self.files.scripts:
+                proj.lines = self.files.scripts[decl.declared_in].lines
+                proj.encoding = self.files.encodings.get(decl.declared_in, "utf-8")
+            self.modules[key] = proj
+            self.by_build_path[(b.root_dir, gpath)] = key
+        root_key = self.by_build_path.get((b.root_dir, ":"))
+        for (root, gpath), key in sorted(self.by_build_path.items()):
+            if root == b.root_dir and gpath != ":" and root_key:
+                self.aggregated_by[key] = root_key
+        projects = [self.modules[k] for (r, _), k in sorted(self.by_build_path.items(), key=lambda kv: (
+            kv[0][1].count(":") if kv[0][1] != ":" else 0, kv[0][1])) if r == b.root_dir]
+        # the scripts, in Gradle's order: root first, then by depth
+        injected: dict[str, list[tuple[Script, list[Stmt], bool, _Eval | None]]] = {}
+        for proj in projects:
+            proj.build_inputs = sorted(set(proj.build_inputs) | set(b.inputs) | {p for p in (proj.script,) if p})
+            for blk in injected.get(proj.build_file, []):
+                sc, stmts, own, ev = blk
+                proj.build_inputs = sorted(set(proj.build_inputs) | {sc.path})
+                self._apply(b, proj, sc, stmts, own, injected, set(), ev)
+            if proj.script is not None:
+                sc = self.files.script(proj.script)
+                if sc is None:
+                    proj.failed = True
+                    proj.findings.append(Finding("MODULE_SKIPPED", f"{proj.script} is not readable "
+                                                 f"({self.files.problems.get(proj.script, 'unreadable')})",
+                                                 proj.script, 0, 0, proj.build_file, "script|unreadable"))
+                    continue
+                proj.lines = sc.lines
+                proj.encoding = self.files.encodings.get(proj.script, "utf-8")
+                self._script_errors_to(proj, sc)
+                self._apply(b, proj, sc, sc.statements, True, injected, set(), None)
+            self._conventions(b, proj, injected)
+            self._finish(b, proj)
+        for proj in projects:  # a project dependency carries the coordinates its target ended with
+            for i, d in enumerate(proj.dependencies):
+                t = self.modules.get(d.project) if d.project else None
+                if t is not None:
+                    d.group_id, d.artifact_id, d.version = t.group_id or "", t.artifact_id or "", t.version
+                    d.version_source = "DECLARED" if t.version else "UNKNOWN"
+
+    def _script_errors_to(self, proj: GradleProject, sc: Script) -> None:
+        for line, msg in sc.errors[:20]:
+            proj.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
+                                         sc.path, line, line, proj.build_file, f"syntax|{line}|{msg}"))
+
+    def _targets(self, b: GradleBuild, proj: GradleProject, sel: str) -> list[GradleProject]:
+        mine = [self.modules[k] for (r, g), k in sorted(self.by_build_path.items()) if r == b.root_dir]
+        if sel == "allprojects":
+            return [p for p in mine if p.gradle_path == proj.gradle_path or p.gradle_path.startswith(
+                proj.gradle_path.rstrip(":") + ":")]
+        return [p for p in mine if p.gradle_path != proj.gradle_path and p.gradle_path.startswith(
+            proj.gradle_path.rstrip(":") + ":")]
+
+    def _inject(self, b: GradleBuild, proj: GradleProject, targets: list[GradleProject], sc: Script,
+                body: list[Stmt], own: bool, injected, ev: _Eval) -> None:
+        for t in targets:
+            if t is proj:
+                self._apply(b, proj, sc, body, own, injected, set(), ev)
+            else:
+                injected.setdefault(t.build_file, []).append((sc, body, own, ev))
+
+    def _apply(self, b: GradleBuild, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool,
+               injected, applied: set[str], parent_ev: _Eval | None, ctx: list[str] | None = None) -> None:
+        """Apply ``stmts`` of script ``sc`` to ``proj``; ``own`` is False for blocks every subproject
+        gets; ``ctx`` is the path of the enclosing configuration blocks."""
+        ev = _Eval(self, b, proj, sc, dict(parent_ev.locals) if parent_ev else {})
+        ev.p = proj
+        self._walk(b, proj, sc, stmts, own, injected, applied, ev, ctx or [])
+
+    def _walk(self, b, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool, injected, applied,
+              ev: _Eval, ctx: list[str]) -> None:
+        for st in stmts:
+            if isinstance(st, Decl):
+                v = ev.value(st.value) if st.value is not None else _unknown(st.name)
+                if st.delegate is not None and isinstance(st.delegate, Call) and st.delegate.name == "extra":
+                    args = st.delegate.args
+                    proj.ext[st.name] = ev.value(args[0].value) if args else _unknown(st.name)
+                elif st.delegate is not None:
+                    ev.locals[st.name] = ev.prop(st.name)
+                else:
+                    ev.locals[st.name] = v
+                continue
+            if isinstance(st, Definition):
+                continue
+            if isinstance(st, Control):
+                self._dynamic_to(proj, sc, st.line, st.keyword, st.bodies)
+                continue
+            if isinstance(st, Assign):
+                self._assign(b, proj, sc, st, ev, ctx)
+                continue
+            if isinstance(st, ExprStmt):
+                e = st.expr
+                if isinstance(e, Name) and ctx[-1:] == ["plugins"]:
+                    self._plugin(proj, e.name, sc.path, st.line, own)
+                    continue
+                if isinstance(e, Call):
+                    self._call(b, proj, sc, e, own, injected, applied, ev, ctx)
+
+    def _dynamic_to(self, proj: GradleProject, sc: Script, line: int, construct: str,
+                    bodies: list[list[Stmt]]) -> None:
+        if any(_mentions(body, _MATTERS) for body in bodies):
+            proj.findings.append(Finding("GRADLE_NOT_STATIC", f"{construct.strip()} at {sc.path}:{line} decides at "
+                                         "build time what it configures; what it holds is not applied", sc.path,
+                                         line, line, proj.build_file, f"dynamic|{sc.path}|{line}"))
+
+    def _plugin(self, proj: GradleProject, pid: str, path: str, line: int, own: bool) -> None:
+        if pid == "kotlin":
+            pid = "org.jetbrains.kotlin.jvm"
+        if not any(p.id == pid and p.own >= own for p in proj.plugins):
+            proj.plugins = [p for p in proj.plugins if p.id != pid] + [PluginUse(pid, path, line, own)]
+        if pid in self.build_logic_plugins:
+            proj.build_logic = True
+
+    def _plugin_value(self, b: GradleBuild, ev: _Eval, e: Expr) -> str | None:
+        if isinstance(e, Call) and e.target is None and e.name == "kotlin" and e.args:
+            v = ev.value(e.args[0].value)
+            return f"org.jetbrains.kotlin.{v}" if isinstance(v, str) else None
+        v = ev.value(e)
+        if isinstance(v, CatalogRef) and v.parts[:1] == ("plugins",):
+            cat = b.catalogs.get(v.catalog)
+            hit = cat.plugins.get(".".join(v.parts[1:])) if cat else None
+            return hit[0] if hit else None
+        return v if isinstance(v, str) else None
+
+    def _call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected, applied,
+              ev: _Eval, ctx: list[str]) -> None:
+        # a plugins-block entry, possibly a chain: id 'x' version 'y' apply false
+        if ctx[-1:] == ["plugins"]:
+            links: list[Call] = []
+            cur: Expr | None = c
+            while isinstance(cur, Call):
+                links.append(cur)
+                cur = cur.target
+            base = links[-1]
+            applies = not any(lk.name == "apply" and lk.args and isinstance(lk.args[0].value, Name)
+                              and lk.args[0].value.name == "false" for lk in links)
+            if base.name in ("id", "alias") and base.args:
+                pid = self._plugin_value(b, ev, base.args[0].value)
+            elif base.name == "kotlin":
+                pid = self._plugin_value(b, ev, base)
+            else:
+                pid = base.name if not base.args else None
+            if pid is None:
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"plugin at {sc.path}:{c.line} is computed or "
+                                             "not in a version catalog; it is not known", sc.path, c.line, c.line,
+                                             proj.build_file, f"plugin|{sc.path}|{c.line}"))
+            elif applies:
+                self._plugin(proj, pid, sc.path, c.line, own)
+            return
+        chain = _chain(c.target) if c.target is not None else []
+        if c.target is not None and isinstance(c.target, Str) and c.name == "call":  # Kotlin "implementation"(…)
+            chain, name = [], c.target.literal or ""
+        elif c.name in _NAMED and c.args and isinstance(c.args[0].value, Str) and c.args[0].value.literal:
+            name = c.args[0].value.literal  # tasks.named("bootJar") { … }, sourceSets.getByName("main") { … }
+        else:
+            name = c.name
+        if chain is None:
+            # a call on a computed receiver: configure(subprojects.findAll {…}) and friends
+            if c.closure is not None:
+                self._dynamic_to(proj, sc, c.line, f".{c.name} {{ }}", [c.closure.body])
+            return
+        path = _norm(ctx + chain + [name])
+        head = path[-1] if path else name
+        # scope switches
+        if not chain and name in _SELECTORS and c.closure is not None and not c.args:
+            self._inject(b, proj, self._targets(b, proj, name), sc, c.closure.body, False, injected, ev)
+            return
+        if not chain and name in ("project", "configure") and c.closure is not None and c.args:
+            targets = self._selected(b, proj, ev, c.args[0].value)
+            if targets is None:
+                self._dynamic_to(proj, sc, c.line, f"{name}(…) {{ }}", [c.closure.body])
+                return
+            self._inject(b, proj, targets, sc, c.closure.body, len(targets) == 1, injected, ev)
+            return
+        if c.closure is not None and name in _DYNAMIC_CALLS and name != "withType":
+            self._dynamic_to(proj, sc, c.line, f".{name} {{ }}", [c.closure.body])
+            return
+        if not chain and name == "apply" or path[:1] == ["apply"] and head == "plugin":
+            self._apply_call(b, proj, sc, c, own, injected, applied, ev)
+            if c.closure is not None:
+                self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, ["apply"])
+            return
+        if path[:1] == ["dependencies"] and len(path) == 2:
+            self._dependencies(b, proj, sc, c, head, ev)
+            return
+        if path[:2] == ["dependencies", "add"] and c.args:
+            conf = ev.value(c.args[0].value)
+            if isinstance(conf, str):
+                self._dependencies(b, proj, sc, Call(c.line, None, conf, c.args[1:], c.closure), conf, ev)
+            return
+        if path[:1] == ["dependencies"] and name == "constraints":
+            return
+        if head in ("group", "version") and len(path) == 1 and c.args and not c.closure:
+            self._set(proj, [head], ev.value(c.args[0].value), sc, c.line)
+            return
+        if head in ("srcDir", "srcDirs", "setSrcDirs") and "sourceSets" in path:
+            vals = self._flat([ev.value(a.value) for a in c.args])
+            self._source_dirs(proj, path[:-1], vals, head == "setSrcDirs", sc, c.line)
+            return
+        if head == "set" and len(path) >= 2 and c.args and path[-2] not in ("ext",):
+            self._set(proj, path[:-1], ev.value(c.args[-1].value), sc, c.line)
+            return
+        if head == "set" and path[-2:-1] == ["ext"] and len(c.args) == 2:
+            k = ev.value(c.args[0].value)
+            if isinstance(k, str):
+                proj.ext[k] = ev.value(c.args[1].value)
+            return
+        if c.closure is not None:
+            sub = path if name not in _NAMED else path
+            if head in ("withType",) or name == "withType":
+                sub = path
+            self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, sub)
+
+    def _selected(self, b: GradleBuild, proj: GradleProject, ev: _Eval, e: Expr) -> list[GradleProject] | None:
+        v = ev.value(e)
+        if isinstance(e, Name) and e.name in _SELECTORS:
+            return self._targets(b, proj, e.name)
+        vals = v if isinstance(v, list) else [v]
+        out: list[GradleProject] = []
+        for x in vals:
+            if isinstance(x, ProjectRef):
+                t = self.project_at(b, self._abs(x.path, proj.gradle_path) if not x.path.startswith("projects:")
+                                    else x.path)
+                if t is None:
+                    return None
+                out.append(t)
+            elif isinstance(x, str):
+                t = self.project_at(b, self._abs(x, proj.gradle_path))
+                if t is None:
+                    return None
+                out.append(t)
+            else:
+                return None
+        return out
+
+    def _apply_call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected, applied,
+                    ev: _Eval) -> None:
+        named = {a.name: a.value for a in c.args if a.name is not None}
+        if c.name == "plugin" or "plugin" in named:
+            e = named.get("plugin") or (c.args[0].value if c.args else None)
+            v = ev.value(e) if e is not None else None
+            if isinstance(v, str):
+                self._plugin(proj, v, sc.path, c.line, own)
+            elif isinstance(e, (Name, Member)) and _chain(e):
+                # apply plugin: SomePluginClass — a class of buildSrc or of a plugin jar
+                cls = ".".join(_chain(e) or [])
+                self._plugin(proj, cls, sc.path, c.line, own)
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"apply plugin: {cls} at {sc.path}:{c.line} is a "
+                                             "plugin class (build logic code); what it configures is not read",
+                                             sc.path, c.line, c.line, proj.build_file, f"class-plugin|{cls}"))
+            else:
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"apply plugin at {sc.path}:{c.line} names a "
+                                             "computed plugin; it is not known", sc.path, c.line, c.line,
+                                             proj.build_file, f"apply|{sc.path}|{c.line}"))
+        if "from" in named:
+            v = ev.value(named["from"])
+            target = v.path if isinstance(v, FileVal) else join_inside(proj.dir, v) if isinstance(v, str) and \
+                "://" not in v else None
+            if isinstance(v, str) and v.startswith(b.root_dir + "/") and b.root_dir:
+                target = v
+            if target is None or target not in self.tree or not target.endswith((".gradle", ".gradle.kts")):
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"apply from: {v if isinstance(v, str) else '?'} "
+                                             f"at {sc.path}:{c.line} is not a script of this repository; what it "
+                                             "configures is not applied", sc.path, c.line, c.line, proj.build_file,
+                                             f"from|{sc.path}|{c.line}"))
+                return
+            if target in applied or len(applied) >= MAX_SCRIPT_PLUGINS:
+                return
+            sub = self.files.script(target)
+            if sub is None:
+                return
+            proj.build_inputs = sorted(set(proj.build_inputs) | {target})
+            self._script_errors_to(proj, sub)
+            self._walk(b, proj, sub, sub.statements, own, injected, applied | {target},
+                       _Eval(self, b, proj, sub, {}), [])
+
+    def _assign(self, b: GradleBuild, proj: GradleProject, sc: Script, st: Assign, ev: _Eval,
+                ctx: list[str]) -> None:
+        chain = _chain(st.target)
+        if chain is None:
+            return
+        path = _norm(ctx + chain)
+        value = ev.value(st.value)
+        if len(path) == 1 and not ctx and path[0] not in ("group", "version", "archivesBaseName",
+                                                          "sourceCompatibility", "targetCompatibility", "description"):
+            ev.locals[path[0]] = value  # a Groovy script binding variable
+            return
+        if st.op == "+=" and path[-1] == "srcDirs":
+            self._source_dirs(proj, path[:-1], self._flat([value]), False, sc, st.line)
+            return
+        if path[-1] == "srcDirs" and "sourceSets" in path:
+            self._source_dirs(proj, path[:-1], self._flat([value]), True, sc, st.line)
+            return
+        self._set(proj, path, value, sc, st.line, st.value)
+
+    def _set(self, proj: GradleProject, path: list[str], value: Any, sc: Script, line: int,
+             raw: Expr | None = None) -> None:
+        if path[:1] == ["ext"] and len(path) == 2:
+            proj.ext[path[1]] = value
+            return
+        if path in (["group"], ["version"]):
+            if isinstance(value, str):
+                if path[0] == "group":
+                    proj.group_id, proj.group_source = value, "DECLARED"
+                else:
+                    proj.version = value
+            else:
+                proj.findings.append(Finding("PROPERTY_UNRESOLVED", f"{path[0]} at {sc.path}:{line} is computed "
+                                             f"({getattr(value, 'why', '?')}); not known", sc.path, line, line,
+                                             proj.build_file, f"{path[0]}|{sc.path}|{line}"))
+            return
+        if path in (["archivesBaseName"], ["base", "archivesName"]) and isinstance(value, str):
+            proj.tasks.setdefault("jar", {})["archiveBaseName"] = value
+            return
+        if len(path) == 2 and path[1] == "enabled" and isinstance(value, bool):
+            proj.tasks.setdefault(path[0], {})["enabled"] = value
+            return
+        if len(path) == 2 and path[1] in ("archiveBaseName", "baseName", "archiveName", "archiveFileName") \
+                and isinstance(value, str):
+            proj.tasks.setdefault(path[0], {})["archiveBaseName"] = value
+            return
+        if path[-1] in ("sourceCompatibility", "targetCompatibility", "languageVersion", "release"):
+            if isinstance(value, _Unknown) and isinstance(raw, Member) and raw.name.startswith("VERSION_"):
+                value = raw.name  # JavaVersion.VERSION_17
+            if not isinstance(value, _Unknown) and (path[-1] != "targetCompatibility" or proj.java_level is None):
+                proj.java_level = str(value).replace("VERSION_", "").replace("_", ".")
+            return
+        if path[-2:] == ["options", "encoding"] and isinstance(value, str):
+            proj.source_encoding = value
+
+    def _source_dirs(self, proj: GradleProject, path: list[str], vals: list[Any], replace: bool, sc: Script,
+                     line: int) -> None:
+        # path: sourceSets, <set>, java|resources
+        try:
+            i = path.index("sourceSets")
+        except ValueError:
+            return
+        rest = path[i + 1:]
+        if len(rest) != 2 or rest[0] != "main" or rest[1] not in ("java", "resources"):
+            return
+        kind = rest[1]
+        dirs: list[str] = []
+        for v in vals:
+            d = v.path if isinstance(v, FileVal) else join_inside(proj.dir, v) if isinstance(v, str) else None
+            if d is None:
+                proj.findings.append(Finding("GRADLE_NOT_STATIC" if not isinstance(v, (str, FileVal)) else
+                                             "PATH_OUTSIDE_TREE", f"source directory at {sc.path}:{line} is computed "
+                                             "or outside the repository; not read", sc.path, line, line,
+                                             proj.build_file, f"srcdir|{sc.path}|{line}"))
+                continue
+            dirs.append(d)
+        key = "source" if kind == "java" else "resource"
+        cur = proj.tasks.setdefault("sourceSets", {}).get(key)
+        if replace or cur is None:
+            base = [] if replace else [join_inside(proj.dir, "src/main/java" if kind == "java" else
+                                                   "src/main/resources") or ""]
+            proj.tasks["sourceSets"][key] = base + dirs
+        else:
+            proj.tasks["sourceSets"][key] = cur + dirs
+
+    def _dependencies(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, conf: str,
+                      ev: _Eval) -> None:
+        scope = self.scope_of(conf)
+        span = Span(c.line, c.closure.end_line if c.closure is not None and c.closure.end_line else c.line)
+        for a in c.args:
+            if a.name is not None:
+                continue
+            self._dependency(b, proj, sc, ev.value(a.value), conf, scope, span, a.value)
+        named = {a.name: ev.value(a.value) for a in c.args if a.name is not None}
+        if "name" in named or "group" in named:
+            g, n, v = named.get("group"), named.get("name"), named.get("version")
+            if isinstance(g, str) and isinstance(n, str):
+                self._add_dep(proj, sc, Coordinate(g, n, v if isinstance(v, str) else None,
+                                                   named.get("classifier") if isinstance(named.get("classifier"), str)
+                                                   else ""), conf, scope, span)
+            else:
+                self._unresolved_dep(proj, sc, span, "map notation with computed group or name")
+
+    def scope_of(self, conf: str) -> str:
+        """The Maven scope a Gradle configuration maps to (build rules; ``test…`` configurations are
+        test, unknown ones ``none``)."""
+        if conf in self.scopes:
+            return self.scopes[conf]
+        if conf.startswith("test") or conf.endswith(("TestImplementation", "TestRuntimeOnly", "TestCompileOnly")):
+            return "test"
+        return "none"
+
+    def _dependency(self, b: GradleBuild, proj: GradleProject, sc: Script, v: Any, conf: str, scope: str,
+                    span: Span, e: Expr | None) -> None:
+        if isinstance(v, list):
+            for x in v:
+                self._dependency(b, proj, sc, x, conf, scope, span, None)
+            return
+        if isinstance(v, tuple) and v and v[0] == "platform":
+            inner = v[1]
+            if isinstance(inner, str):
+                inner = self._parse_coordinate(inner)
+            if isinstance(inner, CatalogRef):
+                inner = self._catalog_lib(b, inner)
+            if isinstance(inner, Coordinate):
+                self._add_dep(proj, sc, Coordinate(inner.group, inner.name, inner.version, "", "pom", True), conf,
+                              "import", span)
+                bom = f"{inner.group}:{inner.name}" + (f":{inner.version}" if inner.version else "")
+                if bom not in proj.imported_boms:
+                    proj.imported_boms.append(bom)
+                return
+            if isinstance(inner, ProjectRef):
+                self._dependency(b, proj, sc, inner, conf, scope, span, None)
+                return
+            self._unresolved_dep(proj, sc, span, "platform of a computed coordinate")
+            return
+        if isinstance(v, tuple) and v and v[0] == "testFixtures":
+            self._dependency(b, proj, sc, v[1], conf, "test" if scope != "none" else scope, span, None)
+            return
+        if isinstance(v, str):
+            coord = self._parse_coordinate(v)
+            if coord is None:
+                self._unresolved_dep(proj, sc, span, f"{v!r} is not a group:name[:version] coordinate")
+                return
+            self._add_dep(proj, sc, coord, conf, scope, span)
+            return
+        if isinstance(v, Coordinate):
+            self._add_dep(proj, sc, v, conf, scope, span)
+            return
+        if isinstance(v, CatalogRef):
+            if v.parts[:1] == ("bundles",):
+                cat = b.catalogs.get(v.catalog)
+                members = cat.bundles.get(".".join(v.parts[1:])) if cat else None
+                if members is None:
+                    self._unresolved_dep(proj, sc, span, f"bundle {v.catalog}.{'.'.join(v.parts)} is not in the "
+                                         "version catalog")
+                    return
+                for m in members:
+                    self._dependency(b, proj, sc, CatalogRef(v.catalog, tuple(m.split("."))), conf, scope, span, None)
+                return
+            coord = self._catalog_lib(b, v)
+            if coord is None:
+                self._unresolved_dep(proj, sc, span, f"{v.catalog}.{'.'.join(v.parts)} is not in the version catalog")
+                return
+            self._add_dep(proj, sc, coord, conf, scope, span)
+            return
+        if isinstance(v, ProjectRef):
+            target = self.project_at(b, v.path if v.path.startswith("projects:") else self._abs(v.path,
+                                                                                               proj.gradle_path))
+            if target is None:
+                self._unresolved_dep(proj, sc, span, f"project {v.path.replace('projects:', 'projects.')} is not a "
+                                     "project of this build")
+                return
+            dep = EffectiveDependency(target.group_id or "", target.artifact_id or "", target.version, scope, "jar", "",
+                                      False, [], sc.path, span, "DECLARED" if target.version else "UNKNOWN",
+                                      project=target.build_file, configuration=conf)
+            self._push(proj, dep)
+            return
+        if isinstance(e, Call) and e.target is None and e.name in ("files", "fileTree", "gradleApi", "localGroovy",
+                                                                    "gradleTestKit"):
+            return
+        self._unresolved_dep(proj, sc, span, f"computed dependency ({getattr(v, 'why', type(v).__name__)})")
+
+    def _push(self, proj: GradleProject, dep: EffectiveDependency) -> None:
+        key = (dep.group_id, dep.artifact_id, dep.type, dep.classifier, dep.configuration, dep.project)
+        for i, d in enumerate(proj.dependencies):
+            if (d.group_id, d.artifact_id, d.type, d.classifier, d.configuration, d.project) == key:
+                proj.dependencies[i] = dep
+                return
+        proj.dependencies.append(dep)
+
+    def _add_dep(self, proj: GradleProject, sc: Script, coord: Coordinate, conf: str, scope: str, span: Span) -> None:
+        dep = EffectiveDependency(coord.group, coord.name, coord.version, scope, coord.type, coord.classifier, False,
+                                  [], sc.path, span, "DECLARED" if coord.version else "UNKNOWN",
+                                  configuration=conf)
+        self._push(proj, dep)
+
+    def _unresolved_dep(self, proj: GradleProject, sc: Script, span: Span, why: str) -> None:
+        proj.findings.append(Finding("DEPENDENCY_UNRESOLVED", f"dependency at {sc.path}:{span.start}: {why}",
+                                     sc.path, span.start, span.end, proj.build_file,
+                                     f"gradle-dep|{sc.path}|{span.start}|{why}"))
+
+    @staticmethod
+    def _parse_coordinate(s: str) -> Coordinate | None:
+        s = s.strip()
+        typ = "jar"
+        if "@" in s:
+            s, typ = s.rsplit("@", 1)
+        parts = s.split(":")
+        if len(parts) < 2 or not parts[0] or not parts[1] or any(" " in p for p in parts):
+            return None
+        return Coordinate(parts[0], parts[1], parts[2] or None if len(parts) > 2 else None,
+                          parts[3] if len(parts) > 3 else "", typ or "jar")
+
+    def _catalog_lib(self, b: GradleBuild, ref: CatalogRef) -> Coordinate | None:
+        cat = b.catalogs.get(ref.catalog)
+        if cat is None:
+            return None
+        hit = cat.libraries.get(".".join(ref.parts))
+        if hit is None:
+            return None
+        g, n, v, _ = hit
+        return Coordinate(g, n, v)
+
+    def _finish(self, b: GradleBuild, proj: GradleProject) -> None:
+        """Defaults once every script has been applied: group, roots, packaging."""
+        if proj.group_id is None:
+            parent = proj.gradle_path.rsplit(":", 1)[0]
+            # Gradle's default group: the parent project's path under the root project's name
+            root = b.projects[":"].name if ":" in b.projects else b.root_name
+            proj.group_id = (root + parent.replace(":", ".")) if proj.gradle_path != ":" else root
+            proj.group_source = "GRADLE_DEFAULT"
+        ss = proj.tasks.get("sourceSets", {})
+        src = ss.get("source") or [join_inside(proj.dir, "src/main/java") or ""]
+        res = ss.get("resource") or [join_inside(proj.dir, "src/main/resources") or ""]
+        proj.source_roots = sorted(set(src))
+        proj.resource_roots = sorted(set(res))
+        ids = proj.plugin_ids()
+        has_children = any(r == b.root_dir and g != proj.gradle_path and g.startswith(proj.gradle_path.rstrip(":")
+                                                                                        + ":")
+                           for (r, g) in self.by_build_path)
+        if "war" in ids:
+            proj.packaging = "war"
+        elif "java-platform" in ids or proj.build_logic:
+            proj.packaging = "pom"
+        elif ids & JAVA_PLUGINS or not has_children:
+            proj.packaging = "jar"
+        else:
+            proj.packaging = "pom"  # an aggregating project that applies no Java plugin builds no jar
+
+    @property
+    def _local_plugins(self) -> dict[str, str]:
+        """Plugin id → script of the precompiled script plugins the repository's own build logic
+        defines (``buildSrc``, ``build-logic``: ``src/main/{groovy,kotlin}/[package/]NAME.gradle[.kts]``;
+        the id is the package path, dotted, and the name)."""
+        cached = self.__dict__.get("_local_plugin_cache")
+        if cached is None:
+            cached = {}
+            for p in sorted(self.tree):
+                m = re.search(r"(?:^|/)src/main/(?:groovy|kotlin)/((?:[A-Za-z0-9_]+/)*)([A-Za-z0-9_.-]+)\.gradle(?:\.kts)?$",
+                              p)
+                if m:
+                    cached.setdefault(m.group(1).replace("/", ".") + m.group(2), p)
+            self.__dict__["_local_plugin_cache"] = cached
+        return cached
+
+    def _conventions(self, b: GradleBuild, proj: GradleProject, injected) -> None:
+        """Apply the precompiled script plugins of the repository's build logic a project uses, as
+        scripts of their own (a convention plugin is a build script applied to the project)."""
+        done: set[str] = set()
+        while len(done) < MAX_SCRIPT_PLUGINS:
+            todo = [u for u in proj.plugins if u.id in self._local_plugins and u.id not in done]
+            if not todo:
+                return
+            use = todo[0]
+            done.add(use.id)
+            path = self._local_plugins[use.id]
+            sc = self.files.script(path)
+            if sc is None:
+                continue
+            proj.build_inputs = sorted(set(proj.build_inputs) | {path})
+            self._script_errors_to(proj, sc)
+            self._walk(b, proj, sc, sc.statements, use.own, injected, {path}, _Eval(self, b, proj, sc, {}), [])
