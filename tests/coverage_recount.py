@@ -148,7 +148,7 @@ def _reason(rel: str) -> str | None:
     if "generated-sources" in dirs or "generated-test-sources" in dirs:
         return "generated_sources"
     for i in range(len(dirs) - 1):
-        if dirs[i] == "src" and dirs[i + 1] == "test":
+        if dirs[i] == "src" and "test" in dirs[i + 1].lower():
             return "test_source"
     return None
 
@@ -209,7 +209,7 @@ def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str,
         return reason
     if path == pom or path in build_files:
         return None
-    if path.endswith((".kt", ".kts")):
+    if path.endswith((".kt", ".kts")) and not path.endswith(".gradle.kts"):
         return "kotlin_source"
     src_roots = attrs.get("source_roots") or [f"{owner}/src/main/java".lstrip("/")]
     res_roots = attrs.get("resource_roots") or [f"{owner}/src/main/resources".lstrip("/")]

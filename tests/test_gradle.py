@@ -384,3 +384,126 @@ def test_no_build_at_all_is_a_user_error(tmp_path):
     repo, _ = make_repo(tmp_path, {"README.md": "nothing to build\n"})
     proc = run_cli("scan", str(repo), "--commit", "HEAD", "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "Gradle" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_kotlin_dsl_settings_and_project_forms():
+    m = model({
+        "settings.gradle.kts": ('rootProject.name = "shop"\ninclude(listOf("svc", "lib"))\ninclude("tools:cli")\n'
+                                'project(":lib").projectDir = file("libraries/lib")\n'
+                                'if (System.getenv("CI") != null) { include("ci-only") }\n'),
+        "gradle.properties": "kotlinVersion=1.9.22\n",
+        "build.gradle.kts": ('allprojects {\n  group = "com.shop"\n  version = "2.0"\n}\n'
+                            'subprojects {\n  apply(plugin = "java")\n}\nextra["auditVersion"] = "3.1"\n'),
+        "svc/build.gradle.kts": ('plugins { id("org.springframework.boot") version "3.2.0" }\n'
+                                 'base { archivesName.set("shop-svc") }\n'
+                                 'val auditVersion: String by rootProject.extra\n'
+                                 'dependencies {\n  implementation(project(":lib"))\n'
+                                 '  implementation("org.acme:audit:${rootProject.extra["auditVersion"]}")\n'
+                                 '  add("runtimeOnly", "org.postgresql:postgresql:42.7.1")\n'
+                                 '  compileOnly(kotlin("stdlib", "${property("kotlinVersion")}"))\n}\n'
+                                 'sourceSets["main"].java.srcDir("src/gen")\n'
+                                 'java { toolchain { languageVersion.set(JavaLanguageVersion.of(21)) } }\n'
+                                 'tasks.withType<JavaCompile> { options.encoding = "UTF-8" }\n'),
+    })
+    b = m.builds[""]
+    assert sorted(b.projects) == [":", ":lib", ":svc", ":tools", ":tools:cli"]
+    assert project(m, ":lib").dir == "libraries/lib"
+    assert [(f.code, f.start_line) for f in m.findings] == [("GRADLE_NOT_STATIC", 5)]  # the `if` around include
+    svc = project(m, ":svc")
+    assert (svc.group_id, svc.version) == ("com.shop", "2.0") and svc.dsl == "kotlin"
+    assert svc.extra_attributes()["archives_name"] == "shop-svc"
+    d = {x.ga: x for x in svc.dependencies}
+    assert d["com.shop:lib"].project == "settings.gradle.kts#:lib"
+    assert d["org.acme:audit"].version == "3.1"
+    assert d["org.postgresql:postgresql"].scope == "runtime"
+    assert d["org.jetbrains.kotlin:kotlin-stdlib"].version == "1.9.22" and d["org.jetbrains.kotlin:kotlin-stdlib"].scope == "provided"
+    assert svc.source_roots == ["svc/src/gen", "svc/src/main/java"]
+    assert (svc.java_level, svc.source_encoding) == ("21", "UTF-8")
+    assert [b.basis for b in svc.declared_deployable(RULES.build_plugins("gradle"))] == ["BOOT_PLUGIN"]
+
+
+def test_groovy_script_plugins_and_their_cycles():
+    m = model({
+        "settings.gradle": "include 'svc'\n",
+        "gradle/deps.gradle": "ext.libs = [audit: 'org.acme:audit:1.0']\napply from: \"$rootDir/gradle/deps.gradle\"\n",
+        "svc/build.gradle": ("apply from: \"${rootDir}/gradle/deps.gradle\"\napply from: 'https://example.com/x.gradle'\n"
+                             "apply plugin: 'java'\ndependencies { implementation libs.audit }\n"),
+    })
+    svc = project(m, ":svc")
+    assert "org.acme:audit" in deps(svc)  # a map in ext, read through a script plugin applied from the root
+    assert "gradle/deps.gradle" in svc.build_inputs
+    assert [f.start_line for f in svc.findings if f.code == "GRADLE_NOT_STATIC"] == [2]  # the URL is not fetched
+
+
+def test_gradle_properties_coordinates_link_in_repo_coordinates():
+    m = model({
+        "settings.gradle": "include 'svc', 'lib'\n",
+        "gradle.properties": "group=com.acme.shop\nversion=1.2.0\n",
+        "build.gradle": "subprojects { apply plugin: 'java' }\n",
+        "svc/build.gradle": "dependencies { implementation 'com.acme.shop:lib:1.2.0' }\n",
+        "lib/build.gradle": "",
+    })
+    svc, lib = project(m, ":svc"), project(m, ":lib")
+    assert (lib.group_id, lib.version, lib.group_source) == ("com.acme.shop", "1.2.0", "DECLARED")
+    from diting.inventory.module import ModuleGraph
+    from diting.inventory.services import closure, link_dependencies
+    g = ModuleGraph(m.modules, m.aggregated_by, None, m)
+    assert closure(link_dependencies(g), g, svc.build_file) == [svc.build_file, lib.build_file]
+
+
+def test_kotlin_extra_lambdas_mavenbom_imports_and_buildscript_project_ext():
+    m = model({
+        "settings.gradle.kts": 'include("svc")\n',
+        "svc/build.gradle.kts": ('val mapstructVersion by extra { "1.5.5.Final" }\n'
+                                 'plugins { id("io.spring.dependency-management") version "1.1.4" }\n'
+                                 'dependencyManagement {\n  imports {\n'
+                                 '    mavenBom("org.springframework.cloud:spring-cloud-dependencies:2023.0.0")\n  }\n}\n'
+                                 'dependencies { implementation("org.mapstruct:mapstruct:$mapstructVersion") }\n'),
+    })
+    svc = project(m, ":svc")
+    d = {x.ga: x for x in svc.dependencies}
+    assert d["org.mapstruct:mapstruct"].version == "1.5.5.Final"
+    assert d["org.springframework.cloud:spring-cloud-dependencies"].scope == "import"
+    assert svc.imported_boms == ["org.springframework.cloud:spring-cloud-dependencies:2023.0.0"]
+    assert not svc.findings
+    lone = model({"tool/build.gradle": ("buildscript {\n  project.ext { swaggerVersion = '2.7.0' }\n}\n"
+                                        "apply plugin: 'java'\n"
+                                        "dependencies { compile \"io.springfox:springfox:${swaggerVersion}\" }\n")})
+    tool = project(lone, ":", "tool")
+    assert {x.ga: x.version for x in tool.dependencies} == {"io.springfox:springfox": "2.7.0"}
+
+
+def test_boot_jar_switched_off_by_task_type_and_settings_renames():
+    m = model({
+        "settings.gradle.kts": ('include("apps:user-app", "libs:a", "libs:b")\n'
+                                'findProject(":apps:user-app")?.name = "user-service"\n'),
+        "apps/user-app/build.gradle.kts": 'plugins { id("org.springframework.boot") version "3.2.0" }\n'
+                                          'dependencies { implementation(projects.libs.a) }\n',
+        "libs/a/build.gradle.kts": ('plugins { id("org.springframework.boot") version "3.2.0" }\n'
+                                    'tasks.withType<org.springframework.boot.gradle.tasks.bundling.BootJar> '
+                                    '{ enabled = false }\n'),
+        "libs/b/build.gradle": ("plugins { id 'org.springframework.boot' version '3.2.0' }\n"
+                                "tasks.withType(BootJar).configureEach { enabled = false }\n"),
+    })
+    boot = RULES.build_plugins("gradle")
+    assert project(m, ":apps:user-app").artifact_id == "user-service"
+    assert project(m, ":apps:user-app").declared_deployable(boot)
+    assert not project(m, ":libs:a").declared_deployable(boot)
+    assert not project(m, ":libs:b").declared_deployable(boot)
+
+
+def test_what_stays_quiet_and_what_a_dynamic_include_says():
+    m = model({
+        "settings.gradle": "include 'e2e'\nfile('services').eachDir { include \"services:${it.name}\" }\n",
+        "e2e/build.gradle": ("apply plugin: 'java'\nfor (t in ['a', 'b']) {\n  tasks.register(t, JavaExec) {\n"
+                             "    classpath = sourceSets.main.runtimeClasspath\n  }\n}\n"
+                             "dependencies { annotationProcessor \"org.x:proc:${procVersion}\" }\n"),
+        "services/orders/build.gradle": "apply plugin: 'java'\n",
+    })
+    e2e = project(m, ":e2e")
+    assert e2e.findings == []  # a loop that only registers tasks; an annotation processor nothing follows
+    orphan = [f for f in m.findings if f.path == "services/orders/build.gradle"]
+    assert [f.code for f in orphan] == ["GRADLE_NOT_STATIC"] and "eachDir" in orphan[0].message
+    from diting.inventory.layout import exclusion_reason
+    assert exclusion_reason("src/integrationTest/java/a/B.java") == "test_source"
+    assert exclusion_reason("src/main/java/a/B.java") is None

@@ -93,8 +93,8 @@ def scan(
         _fail(exc.message, exc.exit_code)
         return
     if result.repo_id_basis == "directory name" and not quiet and not as_json:
-        say(err, f"note: repo id {result.repo_id!r} is the directory name (no origin remote); "
-                 "pass --repo-id to name the repository")
+        say(err, f"note: repo id {result.repo_id!r} is the directory name (no origin remote with a host: none, "
+                 "or a local path); pass --repo-id to name the repository")
     for spec in result.unused_sql_dialects if not as_json else []:
         say(err, f"note: --sql-dialect {spec} names a datasource no package connects to "
                  f"(datasources: {', '.join(sorted({p.sql_datasource for p in result.packages if p.sql_datasource})) or 'none known'})")

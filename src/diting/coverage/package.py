@@ -68,6 +68,17 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
     return "failed", None
 
 
+def _unread_build(scanner: "Scanner", plan: PackagePlan) -> list[str]:
+    """What the package's build scripts hold that a static reader cannot follow (GRADLE_NOT_STATIC),
+    one note per construct: projects, plugins or dependencies it would add are not examined."""
+    out = []
+    for m in plan.modules:
+        for f in scanner.inv.modules[m].findings:
+            if f.code == "GRADLE_NOT_STATIC":
+                out.append(f"{f.path}:{f.start_line}: build logic decided at build time (GRADLE_NOT_STATIC)")
+    return sorted(set(out))
+
+
 def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_examined: list[str]) -> dict[str, Any]:
     """A dimension of SPEC §7 from its counts by term (resolved, partial, failed) and its excluded
     items by reason; ``discovered`` is their sum."""
@@ -104,7 +115,8 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     dims: dict[str, Any] = {k: _empty(v) for k, v in NOT_EXAMINED.items()}
     dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
                          denominator_source="git ls-tree of the package's modules at the commit",
-                         not_examined=["files outside every Maven module are in no package"])
+                         not_examined=["files outside every Maven module and Gradle project are in no package"]
+                         + _unread_build(scanner, plan))
     listed = [(rid, "MAIN_METHOD", True, None) for rid in entry_rids]
     listed += probes.entries
     # an entry whose reachability walk ran over a budget stays in the denominator, as partial

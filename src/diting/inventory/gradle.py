@@ -53,9 +53,9 @@ _MATTERS = {"include", "includeFlat", "includeBuild", "dependencies", "plugins",
 _MATTERS_ASSIGNED = {"group", "version"}
 #: closure-taking calls that iterate or decide at run time
 _DYNAMIC_CALLS = {"each", "eachDir", "eachFile", "eachDirMatch", "eachFileRecurse", "forEach", "forEachIndexed",
-                  "all", "findAll", "filter", "collect", "map", "times", "upto", "withType", "matching",
+                  "findAll", "filter", "collect", "map", "times", "upto", "matching",
                   "afterEvaluate", "beforeEvaluate", "projectsEvaluated", "whenReady", "whenTaskAdded",
-                  "configureEach", "doFirst", "doLast", "eachWithIndex", "onEach", "also", "let", "run", "with",
+                  "doFirst", "doLast", "eachWithIndex", "onEach", "also", "let", "run", "with",
                   "apply_closure"}
 _SELECTORS = {"allprojects", "subprojects"}
 _NAMED = {"named", "getByName", "register", "create", "maybeCreate", "getting", "creating", "findByName", "getAt"}
@@ -239,6 +239,7 @@ class GradleProject(BuildModule):
 
     def extra_attributes(self) -> dict[str, object]:
         return {"gradle_path": self.gradle_path, "gradle_build": self.build_root or ".", "gradle_dsl": self.dsl,
+                "archives_name": self.tasks.get("jar", {}).get("archiveBaseName"),
                 "gradle_plugins": sorted({p.id for p in self.plugins}), "group_source": self.group_source,
                 "build_logic": self.build_logic}
 
@@ -294,6 +295,8 @@ class GradleBuild:
     included: list[str] = field(default_factory=list)
     properties: dict[str, str] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
+    #: constructs of the settings that decide at build time which projects exist
+    dynamic: list[str] = field(default_factory=list)
 
 
 class _Files:
@@ -542,26 +545,51 @@ def _chain(e: Expr) -> list[str] | None:
             and e.args[0].value.literal is not None:
         head = _chain(e.target) if e.target is not None else []
         return head + [e.args[0].value.literal] if head is not None else None
+    if isinstance(e, Call) and e.name in ("get", "configure") and not e.args and e.target is not None:
+        return _chain(e.target)  # sourceSets.main.get().java, a provider's value
+    if isinstance(e, Call) and e.name in ("all", "configureEach") and not e.args and e.target is not None:
+        return _chain(e.target)  # every element of what the receiver selects
     if isinstance(e, Call) and e.name == "withType" and e.target is not None:
         head = _chain(e.target)
-        return head + ["withType"] if head is not None else None
+        return head + [_task_of(e)] if head is not None else None
     return None
 
 
+#: task types whose tasks a build switches by type (``tasks.withType<BootJar> { enabled = false }``)
+_TASK_TYPES = {"BootJar": "bootJar", "BootWar": "bootWar", "Jar": "jar", "War": "war", "JavaCompile": "compileJava"}
+
+
+def _task_of(c: Call) -> str:
+    """The task a ``withType(T)`` / ``withType<T>`` call selects, by its type's simple name."""
+    names = list(c.type_args)
+    if c.args and isinstance(c.args[0].value, (Name, Member)):
+        names.append(c.args[0].value.name)
+    for n in names:
+        if n.rsplit(".", 1)[-1] in _TASK_TYPES:
+            return _TASK_TYPES[n.rsplit(".", 1)[-1]]
+    return "withType"
+
+
 def _norm(path: list[str]) -> list[str]:
-    """Drop receivers that do not change the meaning: ``project.``, ``tasks.``, ``buildscript`` for ext."""
+    """Drop receivers that do not change the meaning: ``project.``, ``tasks.``, ``this.``, and
+    ``buildscript`` before ``ext`` (``buildscript { project.ext { … } }`` too)."""
     out = list(path)
-    while out and out[0] in ("project", "tasks", "this"):
-        out = out[1:]
-    if out[:2] == ["buildscript", "ext"]:
-        out = out[1:]
+    while True:
+        if out and out[0] in ("project", "tasks", "this"):
+            out = out[1:]
+        elif out[:1] == ["buildscript"] and len(out) > 1 and out[1] in ("ext", "extra", "project", "this"):
+            out = out[1:]
+        else:
+            break
     if out and out[0] == "extra":
         out = ["ext"] + out[1:]
     return out
 
 
-def _mentions(stmts: list[Stmt] | list[Expr], names: set[str]) -> bool:
-    """True when any call, name or member in ``stmts`` is one of ``names``."""
+def _mentions(stmts: list[Stmt], names: set[str]) -> bool:
+    """True when a statement of ``stmts`` (or of a closure or body inside them) calls one of
+    ``names`` or assigns to a path through one of them — what a build's structure turns on. Values
+    only read (``classpath = sourceSets.x.runtimeClasspath``) do not count."""
     stack: list[Any] = list(stmts)
     seen = 0
     while stack:
@@ -569,41 +597,24 @@ def _mentions(stmts: list[Stmt] | list[Expr], names: set[str]) -> bool:
         seen += 1
         if seen > 100000:
             return True
-        if isinstance(x, Call):
-            if x.name in names:
+        if isinstance(x, ExprStmt):
+            stack.append(x.expr)
+        elif isinstance(x, Call):
+            chain = _chain(x.target) if x.target is not None else []
+            if x.name in names or any(n in names for n in chain or []):
                 return True
-            stack.extend(a.value for a in x.args)
-            if x.target is not None:
-                stack.append(x.target)
+            stack.extend(a.value for a in x.args if isinstance(a.value, Call))  # include(project(...)) …
             if x.closure is not None:
                 stack.extend(x.closure.body)
-        elif isinstance(x, Name):
-            if x.name in names:
-                return True
-        elif isinstance(x, Member):
-            if x.name in names:
-                return True
-            stack.append(x.target)
-        elif isinstance(x, ExprStmt):
-            stack.append(x.expr)
         elif isinstance(x, Assign):
-            if isinstance(x.target, Name) and x.target.name in _MATTERS_ASSIGNED and names is _MATTERS:
+            chain = _chain(x.target) or []
+            if any(n in names for n in chain) or (chain[:1] and chain[0] in _MATTERS_ASSIGNED and names is _MATTERS):
                 return True
-            stack.extend((x.target, x.value))
-        elif isinstance(x, Decl):
-            stack.extend(v for v in (x.value, x.delegate) if v is not None)
         elif isinstance(x, Control):
-            for b in x.bodies:
-                stack.extend(b)
-            stack.extend(x.header)
+            for body in x.bodies:
+                stack.extend(body)
         elif isinstance(x, Closure):
             stack.extend(x.body)
-        elif isinstance(x, (ListLit,)):
-            stack.extend(x.items)
-        elif isinstance(x, Index):
-            stack.append(x.target)
-        elif isinstance(x, Op):
-            stack.extend(x.operands)
     return False
 
 
@@ -652,6 +663,11 @@ class GradleModel:
             if d in owned or d in self.builds:
                 continue
             top = self._enclosing_build(d)
+            if top is not None and top.dynamic:
+                self.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc} is not included by {top.settings} as read, "
+                                             f"but {top.dynamic[0]} decides at build time which projects exist: it may "
+                                             "be one; not read", sc, 0, 0, None, "orphan"))
+                continue
             if top is not None:
                 # inside a build whose settings do not include it: Gradle builds it from nowhere
                 self.findings.append(Finding("MODULE_NOT_INCLUDED", f"{sc} is not included by {top.settings}: no "
@@ -744,7 +760,7 @@ class GradleModel:
                 continue
             if isinstance(st, Control):
                 self._dynamic(sc, st.line, st.keyword, st.bodies, {"include", "includeFlat", "includeBuild",
-                                                                   "projectDir"})
+                                                                   "projectDir"}, b)
                 continue
             if isinstance(st, Assign):
                 tgt = st.target
@@ -754,9 +770,16 @@ class GradleModel:
                     if isinstance(v, str) and v:
                         b.projects[":"].name = v
                     continue
+                if isinstance(tgt, Member) and tgt.name == "name" and isinstance(tgt.target, Call) and \
+                        tgt.target.name in ("project", "findProject"):
+                    p, v = ev.value(Call(tgt.line, None, "project", tgt.target.args)), ev.value(st.value)
+                    decl = b.projects.get(self._abs(p.path, ":")) if isinstance(p, ProjectRef) else None
+                    if decl is not None and isinstance(v, str) and v:
+                        decl.name = v  # project(':apps:user-app').name = 'user-service'
+                    continue
                 if isinstance(tgt, Member) and tgt.name == "projectDir" and isinstance(tgt.target, Call) and \
-                        tgt.target.name == "project":
-                    p = ev.value(tgt.target)
+                        tgt.target.name in ("project", "findProject"):
+                    p = ev.value(Call(tgt.line, None, "project", tgt.target.args))
                     if isinstance(p, ProjectRef):
                         dirs[self._abs(p.path, ":")] = (ev.value(st.value), st.line)
                     continue
@@ -809,7 +832,7 @@ class GradleModel:
                         sub = ctx + chain + [n]
                 if c.name in _DYNAMIC_CALLS:
                     self._dynamic(sc, c.line, f".{c.name} {{ }}", [c.closure.body], {"include", "includeFlat",
-                                                                                     "includeBuild"})
+                                                                                     "includeBuild"}, b)
                     continue
                 self._settings_block(b, sc, c.closure.body, ev, dirs, sub)
 
@@ -851,8 +874,11 @@ class GradleModel:
             self.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
                                          sc.path, line, line, None, f"syntax|{line}|{msg}"))
 
-    def _dynamic(self, sc: Script, line: int, construct: str, bodies: list[list[Stmt]], names: set[str]) -> None:
+    def _dynamic(self, sc: Script, line: int, construct: str, bodies: list[list[Stmt]], names: set[str],
+                 b: GradleBuild | None = None) -> None:
         if any(_mentions(body, names) for body in bodies):
+            if b is not None:
+                b.dynamic.append(f"{construct.strip()} at {sc.path}:{line}")
             self.findings.append(Finding("GRADLE_NOT_STATIC", f"{construct.strip()} at {sc.path}:{line} decides at "
                                          "build time what it configures; what it holds is not applied", sc.path,
                                          line, line, None, f"dynamic|{line}"))
@@ -917,6 +943,11 @@ class GradleModel:
             if own_props and own_props in self.tree and decl.dir != b.root_dir:
                 proj.properties.update(self._read_properties(own_props))
                 proj.build_inputs.append(own_props)
+            # gradle.properties may set the project's group and version (Gradle project properties)
+            if proj.properties.get("group"):
+                proj.group_id, proj.group_source = proj.properties["group"], "DECLARED"
+            if proj.properties.get("version"):
+                proj.version = proj.properties["version"]
             if script is None and decl.declared_in in self.files.scripts:
                 proj.lines = self.files.scripts[decl.declared_in].lines
                 proj.encoding = self.files.encodings.get(decl.declared_in, "utf-8")
@@ -992,8 +1023,10 @@ class GradleModel:
             if isinstance(st, Decl):
                 v = ev.value(st.value) if st.value is not None else _unknown(st.name)
                 if st.delegate is not None and isinstance(st.delegate, Call) and st.delegate.name == "extra":
-                    args = st.delegate.args
-                    proj.ext[st.name] = ev.value(args[0].value) if args else _unknown(st.name)
+                    args, lam = st.delegate.args, st.delegate.closure
+                    last = lam.body[-1] if lam is not None and lam.body else None
+                    proj.ext[st.name] = ev.value(args[0].value) if args else (
+                        ev.value(last.expr) if isinstance(last, ExprStmt) else _unknown(st.name))
                 elif st.delegate is not None:
                     ev.locals[st.name] = ev.prop(st.name)
                 else:
@@ -1071,6 +1104,11 @@ class GradleModel:
             chain, name = [], c.target.literal or ""
         elif c.name in _NAMED and c.args and isinstance(c.args[0].value, Str) and c.args[0].value.literal:
             name = c.args[0].value.literal  # tasks.named("bootJar") { … }, sourceSets.getByName("main") { … }
+        elif c.name == "withType":
+            name = _task_of(c)  # tasks.withType<BootJar> { … }
+        elif c.name in ("all", "configureEach") and not c.args and c.target is not None:
+            chain = _chain(c.target)  # tasks.withType(Jar).configureEach { … }: the selection itself
+            name = chain.pop() if chain else c.name
         else:
             name = c.name
         if chain is None:
@@ -1091,7 +1129,7 @@ class GradleModel:
                 return
             self._inject(b, proj, targets, sc, c.closure.body, len(targets) == 1, injected, ev)
             return
-        if c.closure is not None and name in _DYNAMIC_CALLS and name != "withType":
+        if c.closure is not None and name in _DYNAMIC_CALLS:
             self._dynamic_to(proj, sc, c.line, f".{name} {{ }}", [c.closure.body])
             return
         if not chain and name == "apply" or path[:1] == ["apply"] and head == "plugin":
@@ -1099,13 +1137,13 @@ class GradleModel:
             if c.closure is not None:
                 self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, ["apply"])
             return
-        if path[:1] == ["dependencies"] and len(path) == 2:
-            self._dependencies(b, proj, sc, c, head, ev)
-            return
         if path[:2] == ["dependencies", "add"] and c.args:
             conf = ev.value(c.args[0].value)
             if isinstance(conf, str):
                 self._dependencies(b, proj, sc, Call(c.line, None, conf, c.args[1:], c.closure), conf, ev)
+            return
+        if path[:1] == ["dependencies"] and len(path) == 2:
+            self._dependencies(b, proj, sc, c, head, ev)
             return
         if path[:1] == ["dependencies"] and name == "constraints":
             return
@@ -1124,11 +1162,13 @@ class GradleModel:
             if isinstance(k, str):
                 proj.ext[k] = ev.value(c.args[1].value)
             return
+        if head == "mavenBom" and path[-2:-1] == ["imports"] and c.args:
+            # io.spring.dependency-management: dependencyManagement { imports { mavenBom "g:a:v" } }
+            self._dependency(b, proj, sc, ("platform", ev.value(c.args[0].value)), "dependencyManagement", "import",
+                             Span(c.line, c.line), None)
+            return
         if c.closure is not None:
-            sub = path if name not in _NAMED else path
-            if head in ("withType",) or name == "withType":
-                sub = path
-            self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, sub)
+            self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, path)
 
     def _selected(self, b: GradleBuild, proj: GradleProject, ev: _Eval, e: Expr) -> list[GradleProject] | None:
         v = ev.value(e)
@@ -1293,7 +1333,7 @@ class GradleModel:
                                                    named.get("classifier") if isinstance(named.get("classifier"), str)
                                                    else ""), conf, scope, span)
             else:
-                self._unresolved_dep(proj, sc, span, "map notation with computed group or name")
+                self._unresolved_dep(proj, sc, span, scope, "map notation with computed group or name")
 
     def scope_of(self, conf: str) -> str:
         """The Maven scope a Gradle configuration maps to (build rules; ``test…`` configurations are
@@ -1326,7 +1366,7 @@ class GradleModel:
             if isinstance(inner, ProjectRef):
                 self._dependency(b, proj, sc, inner, conf, scope, span, None)
                 return
-            self._unresolved_dep(proj, sc, span, "platform of a computed coordinate")
+            self._unresolved_dep(proj, sc, span, scope, "platform of a computed coordinate")
             return
         if isinstance(v, tuple) and v and v[0] == "testFixtures":
             self._dependency(b, proj, sc, v[1], conf, "test" if scope != "none" else scope, span, None)
@@ -1334,7 +1374,7 @@ class GradleModel:
         if isinstance(v, str):
             coord = self._parse_coordinate(v)
             if coord is None:
-                self._unresolved_dep(proj, sc, span, f"{v!r} is not a group:name[:version] coordinate")
+                self._unresolved_dep(proj, sc, span, scope, f"{v!r} is not a group:name[:version] coordinate")
                 return
             self._add_dep(proj, sc, coord, conf, scope, span)
             return
@@ -1346,7 +1386,7 @@ class GradleModel:
                 cat = b.catalogs.get(v.catalog)
                 members = cat.bundles.get(".".join(v.parts[1:])) if cat else None
                 if members is None:
-                    self._unresolved_dep(proj, sc, span, f"bundle {v.catalog}.{'.'.join(v.parts)} is not in the "
+                    self._unresolved_dep(proj, sc, span, scope, f"bundle {v.catalog}.{'.'.join(v.parts)} is not in the "
                                          "version catalog")
                     return
                 for m in members:
@@ -1354,7 +1394,7 @@ class GradleModel:
                 return
             coord = self._catalog_lib(b, v)
             if coord is None:
-                self._unresolved_dep(proj, sc, span, f"{v.catalog}.{'.'.join(v.parts)} is not in the version catalog")
+                self._unresolved_dep(proj, sc, span, scope, f"{v.catalog}.{'.'.join(v.parts)} is not in the version catalog")
                 return
             self._add_dep(proj, sc, coord, conf, scope, span)
             return
@@ -1362,7 +1402,7 @@ class GradleModel:
             target = self.project_at(b, v.path if v.path.startswith("projects:") else self._abs(v.path,
                                                                                                proj.gradle_path))
             if target is None:
-                self._unresolved_dep(proj, sc, span, f"project {v.path.replace('projects:', 'projects.')} is not a "
+                self._unresolved_dep(proj, sc, span, scope, f"project {v.path.replace('projects:', 'projects.')} is not a "
                                      "project of this build")
                 return
             dep = EffectiveDependency(target.group_id or "", target.artifact_id or "", target.version, scope, "jar", "",
@@ -1373,7 +1413,7 @@ class GradleModel:
         if isinstance(e, Call) and e.target is None and e.name in ("files", "fileTree", "gradleApi", "localGroovy",
                                                                     "gradleTestKit"):
             return
-        self._unresolved_dep(proj, sc, span, f"computed dependency ({getattr(v, 'why', type(v).__name__)})")
+        self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({getattr(v, 'why', type(v).__name__)})")
 
     def _push(self, proj: GradleProject, dep: EffectiveDependency) -> None:
         key = (dep.group_id, dep.artifact_id, dep.type, dep.classifier, dep.configuration, dep.project)
@@ -1389,7 +1429,9 @@ class GradleModel:
                                   configuration=conf)
         self._push(proj, dep)
 
-    def _unresolved_dep(self, proj: GradleProject, sc: Script, span: Span, why: str) -> None:
+    def _unresolved_dep(self, proj: GradleProject, sc: Script, span: Span, scope: str, why: str) -> None:
+        if scope in ("test", "none"):
+            return  # on no classpath a service's closure follows: nothing turns on it
         proj.findings.append(Finding("DEPENDENCY_UNRESOLVED", f"dependency at {sc.path}:{span.start}: {why}",
                                      sc.path, span.start, span.end, proj.build_file,
                                      f"gradle-dep|{sc.path}|{span.start}|{why}"))

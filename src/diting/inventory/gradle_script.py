@@ -107,6 +107,8 @@ class Call(Expr):
     args: list[Arg]
     closure: "Closure | None" = None
     parens: bool = True
+    #: Kotlin type arguments written before the arguments (``withType<BootJar>``), simple names
+    type_args: tuple[str, ...] = ()
 
 
 @dataclass
@@ -378,6 +380,7 @@ class _Reader:
         self.i = 0
         self.errors = errors
         self.depth = 0
+        self.type_args: tuple[str, ...] = ()
 
     # -- tokens
     def peek(self, k: int = 0) -> Tok:
@@ -548,7 +551,8 @@ class _Reader:
                 self.generic()
 
     def generic(self) -> bool:
-        """Skip ``<…>`` when it is a type argument list; False (nothing consumed) otherwise."""
+        """Skip ``<…>`` when it is a type argument list (its simple names are kept in
+        :attr:`type_args`); False (nothing consumed) otherwise."""
         j, depth = self.i, 0
         while True:
             tok = self.t[j]
@@ -567,6 +571,8 @@ class _Reader:
             j += 1
             if j - self.i > 64:
                 return False
+        names = [t.value for t in self.t[self.i:j] if t.kind == "id"]
+        self.type_args = tuple(names)
         self.i = j + 1
         return True
 
@@ -730,17 +736,25 @@ class _Reader:
                     name = "".join(p if isinstance(p, str) else "" for p in name_tok.parts)
                 else:
                     return e
-                if self.at("<"):
-                    self.generic_before_call()
+                targs: tuple[str, ...] = ()
+                if self.at("<") and self.generic_before_call():
+                    targs = self.type_args
                 if self.at("("):
                     args = self.arguments()
-                    e = Call(e.line, e, name, args, self.trailing_closure())
+                    e = Call(e.line, e, name, args, self.trailing_closure(), type_args=targs)
                 elif self.at("{"):
-                    e = Call(e.line, e, name, [], self.closure())
+                    e = Call(e.line, e, name, [], self.closure(), type_args=targs)
                 else:
                     e = Member(e.line, e, name)
                 continue
             if tok.kind == "op" and tok.value == "<" and isinstance(e, (Name, Member)) and self.generic_before_call():
+                targs = self.type_args
+                if self.at("("):
+                    e = self.to_call(e, self.arguments(), self.trailing_closure())
+                else:
+                    e = self.to_call(e, [], self.closure())
+                if isinstance(e, Call):
+                    e.type_args = targs
                 continue
             if tok.kind == "op" and tok.value == "(":
                 args = self.arguments()

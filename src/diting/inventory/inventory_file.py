@@ -2,7 +2,7 @@
 
 YAML ``services: [{service_id, repo_id, module_path, owner, profile, exclusion_reason}]``.
 An entry whose ``repo_id`` matches the scanned repository (or that has none)
-and whose ``module_path`` names a module (its directory or pom path) makes that
+and whose ``module_path`` names a module (its directory, or its pom or Gradle build file) makes that
 module a service with that id; an entry with ``exclusion_reason`` is not
 scanned and is reported. The same file is the application denominator of the
 coverage report over a graph.
@@ -66,7 +66,7 @@ class InventoryFile:
             mp = (e.get("module_path") or "").strip().strip("/")
             if mp == ".":
                 mp = ""
-            pom = mp if mp.endswith(".xml") and mp in model.modules else by_dir.get(mp)
+            pom = mp if mp in model.modules else by_dir.get(mp.rstrip("/"))
             if pom is None:
                 if e.get("module_path") is not None:
                     unmapped.append(e["service_id"])

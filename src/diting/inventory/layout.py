@@ -1,7 +1,8 @@
 """Which files belong to which module, what kind they are, and what is excluded and why (docs/gradle.md).
 
 Every regular blob belongs to the module whose directory is its longest
-prefix. Excluded, each counted with its reason: ``src/test/**`` (test_source),
+prefix. Excluded, each counted with its reason: ``src/test/**`` and other test source sets
+(``src/integrationTest/**``: a source-set directory naming a test; test_source),
 ``target/`` and ``build/`` at a module's top (build_output),
 ``*/generated-sources/**`` (generated_sources), ``.mvn/`` (maven_wrapper),
 ``.gradle/`` and ``gradle/wrapper/`` (gradle_wrapper), ``buildSrc/`` (build_logic), Kotlin
@@ -60,8 +61,8 @@ def exclusion_reason(rel: str) -> str | None:
             return "gradle_wrapper"
         if p in ("generated-sources", "generated-test-sources"):
             return "generated_sources"
-        if p == "src" and i + 1 < len(parts) - 1 and parts[i + 1] == "test":
-            return "test_source"
+        if p == "src" and i + 1 < len(parts) - 1 and "test" in parts[i + 1].lower():
+            return "test_source"  # src/test, and test source sets: src/integrationTest, src/it-test …
     return None
 
 
@@ -119,7 +120,7 @@ def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], 
         if path == pom_path or path in build_inputs:
             out.append(FileEntry(path, e, pom_path, BUILD, None))
             continue
-        if path.endswith((".kt", ".kts")):
+        if path.endswith((".kt", ".kts")) and not path.endswith(".gradle.kts"):
             out.append(FileEntry(path, e, pom_path, None, "kotlin_source"))
             continue
         if path.endswith(".java"):
