@@ -507,3 +507,81 @@ def test_what_stays_quiet_and_what_a_dynamic_include_says():
     from diting.inventory.layout import exclusion_reason
     assert exclusion_reason("src/integrationTest/java/a/B.java") == "test_source"
     assert exclusion_reason("src/main/java/a/B.java") is None
+
+
+# ------------------------------------------------------------------ hostile build scripts
+
+
+def _bomb(n: int) -> str:
+    lines = ["def a0 = 'xxxxxxxxxx'"] + [f'def a{i} = "$a{i - 1}$a{i - 1}"' for i in range(1, n + 1)]
+    return "\n".join(lines + [f"version = a{n}"]) + "\n"
+
+
+HOSTILE_SCRIPTS = {
+    # assignments to the receiver itself
+    "receiver": "tasks = 1\nproject = 2\nthis = 3\nsubprojects { tasks = 1 }\n",
+    # evaluation nesting: long concatenations, nested templates, prefix operators, member chains
+    "concat": "version = " + "+".join(["'1'"] * 500) + "\n",
+    "templates": "version = " + "f(\"${f(" * 125 + "x" + ")}\")" * 125 + "\n",
+    "unary": 'version = "${' + "~" * 2000 + 'a}"\n',
+    "members": "version = a" + ".a" * 3000 + "\n",
+    "elseif": "if (a) { b }" + " else if (a) { b }" * 1000 + "\n",
+    # doubling strings (a template bomb)
+    "bomb": _bomb(40),
+}
+
+
+def test_hostile_scripts_evaluate_to_unknowns_never_to_errors():
+    for name, text in HOSTILE_SCRIPTS.items():
+        m = model({"build.gradle": "plugins { id 'war' }\n" + text})
+        p = project(m, ":", "")
+        assert p.packaging == "war", name  # what comes before the hostile part is kept
+        assert p.version is None or len(p.version) <= 65536, name
+
+
+def test_script_plugin_fan_out_applies_each_script_once():
+    files = {"build.gradle": "apply from: 'c0.gradle'\n"}
+    for i in range(12):
+        files[f"c{i}.gradle"] = "".join(f"apply from: 'c{j}.gradle'\n" for j in range(12) if j != i)
+    files["c11.gradle"] += "apply plugin: 'war'\n"
+    m = model(files)
+    p = project(m, ":", "")
+    assert p.applied == {f"c{i}.gradle" for i in range(12)} and p.packaging == "war"
+
+
+def test_hostile_settings_and_catalogs():
+    m = model({"settings.gradle": "include '" + ":".join(f"a{i}" for i in range(200)) + "'\ninclude 'b::c', '..'\n"
+                                  "include 'ok'\n",
+               "gradle/libs.versions.toml": '[bundles]\nweb = ["bundles-web"]\n[libraries]\n'
+                                            'x = { module = "g:x", version.ref = "nope" }\n',
+               "build.gradle": "dependencies { implementation libs.bundles.web\n implementation libs.x }\n"})
+    assert sorted(m.builds[""].projects) == [":", ":ok"]
+    assert sum(f.code == "GRADLE_NOT_STATIC" and "include" in f.message for f in m.findings) == 3
+    root = project(m, ":")
+    assert [f.code for f in root.findings] == ["DEPENDENCY_UNRESOLVED"]  # the bundle names no library
+    assert {d.ga: d.version for d in root.dependencies} == {"g:x": None}
+    assert any(f.code == "PROPERTY_UNRESOLVED" and "nope" in f.message for f in m.findings)
+    deep = model({"gradle/libs.versions.toml": "a = " + "[" * 500 + "]" * 500 + "\n", "build.gradle": ""})
+    assert [f.code for f in deep.findings] == ["GRADLE_NOT_STATIC"]
+
+
+def test_only_the_builds_own_build_logic_defines_plugins():
+    m = model({"settings.gradle": "include 'app'\n", "build.gradle": "",
+               "app/build.gradle": "plugins { id 'java'\n id 'shop.boot' }\n",
+               # a sample's script named like a core plugin, and one outside build logic
+               "docs/samples/src/main/groovy/java.gradle": "plugins { id 'org.springframework.boot' }\n",
+               "docs/samples/src/main/groovy/shop.boot.gradle": "plugins { id 'org.springframework.boot' }\n"})
+    app = project(m, ":app")
+    assert not app.declared_deployable(RULES.build_plugins("gradle"))
+    assert "org.springframework.boot" not in app.plugin_ids()
+
+
+def test_inputs_that_cannot_be_read_are_said(tmp_path):
+    files = {"build.gradle": "apply from: 'big.gradle'\n", "big.gradle": "apply plugin: 'war'\n" + "//\n" * 100,
+             "gradle.properties": "version=9\n" + "#\n" * 100, "settings.gradle": "include 'sub'\n"}
+    repo, _ = make_repo(tmp_path, files, symlinks={"sub": "elsewhere"})
+    result = scan_repo(repo, tmp_path / "out", repo_id="shop", max_file_bytes=200)
+    diags = [(d["code"], d["message"]) for p in result.packages for d in _records(p.path, "diagnostics.jsonl")]
+    codes = sorted(c for c, _ in diags)
+    assert codes.count("FILE_TOO_LARGE") == 2, diags
+    assert any(c == "MODULE_SKIPPED" and "symlink" in msg for c, msg in diags), diags

@@ -63,7 +63,8 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
     if kind == BUILD:
         mod = scanner.inv.modules.get(path)
         if mod is None:  # a settings file, gradle.properties, a catalog or an applied script
-            return ("failed", None) if path in scanner.file_problems else ("resolved", None)
+            unread = path in scanner.file_problems or path in scanner.inv.model.unread_build_files
+            return ("failed", None) if unread else ("resolved", None)
         return ("failed", None) if mod.failed else ("resolved", None)
     return "failed", None
 

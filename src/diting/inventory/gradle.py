@@ -60,6 +60,22 @@ _DYNAMIC_CALLS = {"each", "eachDir", "eachFile", "eachDirMatch", "eachFileRecurs
 _SELECTORS = {"allprojects", "subprojects"}
 _NAMED = {"named", "getByName", "register", "create", "maybeCreate", "getting", "creating", "findByName", "getAt"}
 MAX_SCRIPT_PLUGINS = 32
+#: evaluation of one expression nests at most this deep (then it is unknown)
+MAX_EVAL_DEPTH = 64
+#: an evaluated string longer than this, or a list with more items, is unknown
+MAX_VALUE_CHARS = 65536
+MAX_LIST_ITEMS = 10000
+#: a project path deeper than this is not read
+MAX_PROJECT_DEPTH = 32
+#: script applications (``apply from:``, convention plugins, injected blocks) per build
+MAX_APPLICATIONS = 100000
+#: Gradle's core plugins: a script of the repository never stands for one
+CORE_PLUGINS = {"java", "java-library", "java-platform", "java-test-fixtures", "application", "war", "ear", "groovy",
+                "scala", "base", "jacoco", "maven-publish", "ivy-publish", "idea", "eclipse", "checkstyle", "pmd",
+                "codenarc", "signing", "distribution", "antlr", "jvm-test-suite", "java-gradle-plugin",
+                "groovy-gradle-plugin", "kotlin-dsl", "version-catalog", "test-report-aggregation",
+                "jacoco-report-aggregation", "project-report", "build-dashboard", "help-tasks", "reporting-base",
+                "publishing", "wrapper", "init"}
 
 
 # --------------------------------------------------------------------------- values
@@ -144,7 +160,7 @@ def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
     cat = Catalog(path)
     try:
         doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path} is not valid TOML ({exc}); its "
                                 "entries are unknown", path, 0, 0, None, "catalog|toml"))
         return cat
@@ -184,6 +200,11 @@ def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
                 cat.versions.get(_alias(str(v["version.ref"]))) if "version.ref" in v else None)
             if ver is None and isinstance(v.get("version"), dict) and "ref" in v["version"]:
                 ver = cat.versions.get(_alias(str(v["version"]["ref"])))
+            ref = v.get("version.ref") or (v["version"].get("ref") if isinstance(v.get("version"), dict) else None)
+            if ref is not None and ver is None:
+                findings.append(Finding("PROPERTY_UNRESOLVED", f"version catalog {path}: library {k} refers to version "
+                                        f"{ref!r}, which [versions] does not define", path, line, line, None,
+                                        f"catalog-ref|{k}"))
             cat.libraries[_alias(k)] = (g, n, ver, line)
     bundles = doc.get("bundles") if isinstance(doc.get("bundles"), dict) else {}
     for k, v in bundles.items():
@@ -226,6 +247,10 @@ class GradleProject(BuildModule):
     encoding: str = "utf-8"
     build_logic: bool = False
     properties: dict[str, str] = field(default_factory=dict)
+    #: dependency key → its index in ``dependencies``
+    dep_index: dict[tuple, int] = field(default_factory=dict, repr=False)
+    #: scripts applied to this project (each at most once), and the applications counted
+    applied: set[str] = field(default_factory=set, repr=False)
 
     def evidence(self) -> BuildEvidence:
         if self.script is not None:
@@ -341,6 +366,7 @@ class _Eval:
         self.p = project
         self.s = script
         self.locals = locals_
+        self.depth = 0
 
     def prop(self, name: str) -> Any:
         """A property by name: locals, the project's ext (and its ancestors'), then gradle.properties."""
@@ -364,6 +390,20 @@ class _Eval:
         return _unknown(name)
 
     def value(self, e: Expr | None) -> Any:
+        """The value of ``e``: evaluation nests at most :data:`MAX_EVAL_DEPTH` deep, and a string or
+        list longer than :data:`MAX_VALUE_CHARS` is unknown (template and concatenation bombs)."""
+        if self.depth >= MAX_EVAL_DEPTH:
+            return _unknown("nested too deeply")
+        self.depth += 1
+        try:
+            v = self._value(e)
+        finally:
+            self.depth -= 1
+        if isinstance(v, str) and len(v) > MAX_VALUE_CHARS or isinstance(v, list) and len(v) > MAX_LIST_ITEMS:
+            return _unknown("too long")
+        return v
+
+    def _value(self, e: Expr | None) -> Any:
         if e is None:
             return _unknown("nothing")
         if isinstance(e, Str):
@@ -398,11 +438,11 @@ class _Eval:
             if e.op == "+" and len(e.operands) == 2:
                 a, b = (self.value(x) for x in e.operands)
                 if isinstance(a, str) and isinstance(b, str):
-                    return a + b
+                    return a + b if len(a) + len(b) <= MAX_VALUE_CHARS else _unknown("too long")
                 if isinstance(a, FileVal) and isinstance(b, str) and a.path is not None:
                     return FileVal(join_inside(a.path, b.lstrip("/")))
                 if isinstance(a, list) and isinstance(b, list):
-                    return a + b
+                    return a + b if len(a) + len(b) <= MAX_LIST_ITEMS else _unknown("too long")
             if e.op == "?:" and len(e.operands) == 2:
                 a = self.value(e.operands[0])
                 return a if not isinstance(a, _Unknown) and a is not None else self.value(e.operands[1])
@@ -437,6 +477,8 @@ class _Eval:
             if not isinstance(v, str):
                 return _unknown(part[1])
             out.append(v)
+            if sum(map(len, out)) > MAX_VALUE_CHARS:
+                return _unknown("too long")
         if base is not None:
             return FileVal(join_inside(base.path, "".join(out).lstrip("/")) if base.path is not None else None)
         return "".join(out)
@@ -532,27 +574,36 @@ class _Eval:
 
 def _chain(e: Expr) -> list[str] | None:
     """The dotted path of a receiver chain (``tasks.named("bootJar")`` → tasks, bootJar), or None
-    when the chain holds something else than names, members, indexes and named lookups."""
-    if isinstance(e, Name):
-        return [e.name]
-    if isinstance(e, Member):
-        head = _chain(e.target)
-        return head + [e.name] if head is not None else None
-    if isinstance(e, Index) and isinstance(e.key, Str) and e.key.literal is not None:
-        head = _chain(e.target)
-        return head + [e.key.literal] if head is not None else None
-    if isinstance(e, Call) and e.name in _NAMED and e.args and isinstance(e.args[0].value, Str) \
-            and e.args[0].value.literal is not None:
-        head = _chain(e.target) if e.target is not None else []
-        return head + [e.args[0].value.literal] if head is not None else None
-    if isinstance(e, Call) and e.name in ("get", "configure") and not e.args and e.target is not None:
-        return _chain(e.target)  # sourceSets.main.get().java, a provider's value
-    if isinstance(e, Call) and e.name in ("all", "configureEach") and not e.args and e.target is not None:
-        return _chain(e.target)  # every element of what the receiver selects
-    if isinstance(e, Call) and e.name == "withType" and e.target is not None:
-        head = _chain(e.target)
-        return head + [_task_of(e)] if head is not None else None
-    return None
+    when the chain holds something else than names, members, indexes and named lookups (walked in
+    a loop: a chain of any length never recurses)."""
+    out: list[str] = []
+    cur: Expr | None = e
+    while True:
+        if isinstance(cur, Name):
+            out.append(cur.name)
+            break
+        if isinstance(cur, Member):
+            out.append(cur.name)
+            cur = cur.target
+        elif isinstance(cur, Index) and isinstance(cur.key, Str) and cur.key.literal is not None:
+            out.append(cur.key.literal)
+            cur = cur.target
+        elif isinstance(cur, Call) and cur.name in _NAMED and cur.args and isinstance(cur.args[0].value, Str) \
+                and cur.args[0].value.literal is not None:
+            out.append(cur.args[0].value.literal)
+            if cur.target is None:
+                break
+            cur = cur.target
+        elif isinstance(cur, Call) and cur.name in ("get", "configure", "all", "configureEach") and not cur.args \
+                and cur.target is not None:
+            cur = cur.target  # sourceSets.main.get().java; every element of what the receiver selects
+        elif isinstance(cur, Call) and cur.name == "withType" and cur.target is not None:
+            out.append(_task_of(cur))
+            cur = cur.target
+        else:
+            return None
+    out.reverse()
+    return out
 
 
 #: task types whose tasks a build switches by type (``tasks.withType<BootJar> { enabled = false }``)
@@ -627,7 +678,7 @@ class GradleModel:
 
     def __init__(self, read: Callable[[str], tuple[str | None, str, str | None]], tree: set[str],
                  scopes: dict[str, str], build_logic_plugins: set[str], root_name: str,
-                 candidates: list[str]) -> None:
+                 candidates: list[str], gitlinks: set[str] | None = None, symlinks: set[str] | None = None) -> None:
         self.files = _Files(read, tree)
         self.tree = tree
         self.scopes = scopes
@@ -638,9 +689,21 @@ class GradleModel:
         self.by_build_path: dict[tuple[str, str], str] = {}
         self.findings: list[Finding] = []
         self.aggregated_by: dict[str, str] = {}
+        self._applications = 0
+        #: build files that exist but could not be read (too large, unreadable)
+        self.unread: set[str] = set()
+        self._local_cache: dict[str, dict[str, str]] = {}
+        self._accessors: dict[str, dict[tuple[str, str], list[str]]] = {}
+        self._build_keys: dict[str, list[str]] = {}
+        self._parents: dict[str, set[str]] = {}
+        self.gitlinks = set(gitlinks or ())
+        self.symlinks = set(symlinks or ())
+        self._plugin_scripts = sorted(p for p in tree if p.endswith((".gradle", ".gradle.kts")) and "/src/main/" in
+                                      f"/{p}")
         self._discover(candidates)
         for root in sorted(self.builds):
             self._configure(self.builds[root])
+            self.files.scripts.clear()  # syntax trees are large: a build's are dropped once it is read
 
     # ------------------------------------------------------------ discovery
     def _discover(self, candidates: list[str]) -> None:
@@ -663,6 +726,8 @@ class GradleModel:
             if d in owned or d in self.builds:
                 continue
             top = self._enclosing_build(d)
+            if any(d in other.included for other in self.builds.values()):
+                top = None  # an included build without a settings file of its own
             if top is not None and top.dynamic:
                 self.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc} is not included by {top.settings} as read, "
                                              f"but {top.dynamic[0]} decides at build time which projects exist: it may "
@@ -693,6 +758,9 @@ class GradleModel:
 
     def _properties(self, b: GradleBuild) -> None:
         path = join_inside(b.root_dir, "gradle.properties")
+        if path and path in self.symlinks:
+            self.findings.append(Finding("FILE_UNREADABLE", f"{path} is a symlink, never followed; the build's "
+                                         "properties are unknown", path, 0, 0, None, f"props|{path}"))
         if path and path in self.tree:
             b.properties = self._read_properties(path)
             b.inputs.append(path)
@@ -700,18 +768,25 @@ class GradleModel:
     def _read_properties(self, path: str) -> dict[str, str]:
         text = self.files.text(path)
         if text is None:
+            self._not_read(path, self.findings, None, "Gradle properties")
             return {}
         cf = parse_properties(path, text)
         return {e.raw_key: e.value for doc in cf.documents for e in doc.entries}
 
     def _default_catalog(self, b: GradleBuild) -> None:
         path = join_inside(b.root_dir, CATALOG_DEFAULT)
-        if path and path in self.tree and "libs" not in b.catalogs:
+        if path and "libs" not in b.catalogs and (path in self.tree or path in self.symlinks):
             self._catalog(b, "libs", path)
 
     def _catalog(self, b: GradleBuild, name: str, path: str) -> None:
+        if path not in self.tree:
+            why = "is a symlink, never followed" if path in self.symlinks else "does not exist at this commit"
+            self.findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {name} ({path}) {why}; its entries are "
+                                         "unknown", b.settings or path, 0, 0, None, f"catalog|{path}"))
+            return
         text = self.files.text(path)
         if text is None:
+            self._not_read(path, self.findings, None, f"version catalog {name}")
             return
         b.catalogs[name] = read_catalog(path, text, self.findings)
         b.inputs.append(path)
@@ -823,6 +898,14 @@ class GradleModel:
                 for v in vals:
                     if isinstance(v, FileVal) and v.path and name:
                         self._catalog(b, name, v.path)
+                    elif isinstance(v, FileVal):
+                        self.findings.append(Finding("PATH_OUTSIDE_TREE", f"version catalog {name} at {sc.path}:"
+                                                     f"{c.line} lies outside the repository; not read", sc.path,
+                                                     c.line, c.line, None, f"catalog|{c.line}"))
+                    else:
+                        self.findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {name} at {sc.path}:"
+                                                     f"{c.line} is computed or not a file; not read", sc.path,
+                                                     c.line, c.line, None, f"catalog|{c.line}"))
                 continue
             if c.closure is not None:
                 sub = ctx + chain + [c.name]
@@ -855,6 +938,15 @@ class GradleModel:
     def _include(self, b: GradleBuild, raw: str, flat: bool, path: str, line: int) -> None:
         gpath = ":" + raw.strip().strip(":")
         segs = gpath.strip(":").split(":")
+        bad = "an empty segment" if "" in segs else (f"more than {MAX_PROJECT_DEPTH} segments"
+                                                      if len(segs) > MAX_PROJECT_DEPTH else None)
+        if bad is None and any(not seg.isprintable() or seg in (".", "..") or "/" in seg or "\\" in seg
+                               for seg in segs):
+            bad = "a segment that is no directory name"
+        if bad is not None:
+            self.findings.append(Finding("GRADLE_NOT_STATIC", f"include {raw[:80]!r} at {path}:{line} has {bad}; "
+                                         "that project is not read", path, line, line, None, f"include|{line}|{bad}"))
+            return
         for i in range(1, len(segs) + 1):
             sub = ":" + ":".join(segs[:i])
             if sub in b.projects:
@@ -868,6 +960,18 @@ class GradleModel:
                                              f" {raw!r}) lies outside the repository; not read", path, line, line,
                                              None, f"include|{sub}"))
             b.projects[sub] = _ProjectDecl(sub, segs[i - 1], d, path, line)
+
+    def _special_dir(self, d: str) -> str | None:
+        """Why a project directory cannot be read: a git submodule or a symlink (itself or an
+        ancestor); None for a plain directory."""
+        cur = d
+        while cur:
+            if cur in self.gitlinks:
+                return "is a git submodule (its content is not in this repository's tree)"
+            if cur in self.symlinks:
+                return "is a symlink, never followed"
+            cur = parent_dir(cur)
+        return None
 
     def _script_errors(self, sc: Script) -> None:
         for line, msg in sc.errors[:20]:
@@ -908,22 +1012,37 @@ class GradleModel:
         return self.modules.get(key) if key else None
 
     def _accessor(self, b: GradleBuild, dotted: str) -> GradleProject | None:
-        """A type-safe project accessor (``projects.sharedLib.api``) → the project it names."""
+        """A type-safe project accessor (``projects.sharedLib.api``) → the project it names (by an
+        index of each project's children under their names without ``-``/``_``, case folded)."""
         def norm(s: str) -> str:
             return re.sub(r"[-_]", "", s).lower()
+        index = self._accessors.get(b.root_dir)
+        if index is None:
+            index = {}
+            for p, decl in b.projects.items():
+                if p != ":":
+                    index.setdefault((p.rsplit(":", 1)[0] or ":", norm(decl.name)), []).append(p)
+            self._accessors[b.root_dir] = index
         cur = ":"
         for seg in [s for s in dotted.split(".") if s]:
-            kids = [p for p in b.projects if p != ":" and (p.rsplit(":", 1)[0] or ":") == cur
-                    and norm(b.projects[p].name) == norm(seg)]
+            kids = index.get((cur, norm(seg)), [])
             if len(kids) != 1:
                 return None
             cur = kids[0]
         return self.project_at(b, cur) if cur != ":" else None
 
     def _configure(self, b: GradleBuild) -> None:
+        self._applications = 0
+        mine: list[str] = []
         # create every project first (properties and names are visible across projects)
         for gpath, decl in sorted(b.projects.items(), key=lambda kv: (kv[0].count(":"), kv[0])):
             if decl.dir is None:
+                continue
+            special = self._special_dir(decl.dir)
+            if special is not None:
+                self.findings.append(Finding("MODULE_SKIPPED", f"project {gpath}'s directory {decl.dir} {special}; "
+                                             "not read", decl.declared_in, decl.line, decl.line, None,
+                                             f"special|{gpath}"))
                 continue
             script = None
             for name in BUILD_FILES:
@@ -944,42 +1063,33 @@ class GradleModel:
                 proj.properties.update(self._read_properties(own_props))
                 proj.build_inputs.append(own_props)
             # gradle.properties may set the project's group and version (Gradle project properties)
-            if proj.properties.get("group"):
+            if proj.properties.get("group", "").isprintable() and proj.properties.get("group"):
                 proj.group_id, proj.group_source = proj.properties["group"], "DECLARED"
-            if proj.properties.get("version"):
+            if proj.properties.get("version", "").isprintable() and proj.properties.get("version"):
                 proj.version = proj.properties["version"]
             if script is None and decl.declared_in in self.files.scripts:
                 proj.lines = self.files.scripts[decl.declared_in].lines
                 proj.encoding = self.files.encodings.get(decl.declared_in, "utf-8")
             self.modules[key] = proj
             self.by_build_path[(b.root_dir, gpath)] = key
+            mine.append(key)
+        self._build_keys[b.root_dir] = sorted(mine, key=lambda k: self.modules[k].gradle_path)
+        self._parents[b.root_dir] = {self.modules[k].gradle_path.rsplit(":", 1)[0] or ":" for k in mine
+                                     if self.modules[k].gradle_path != ":"}
         root_key = self.by_build_path.get((b.root_dir, ":"))
-        for (root, gpath), key in sorted(self.by_build_path.items()):
-            if root == b.root_dir and gpath != ":" and root_key:
+        for key in mine:
+            if self.modules[key].gradle_path != ":" and root_key:
                 self.aggregated_by[key] = root_key
-        projects = [self.modules[k] for (r, _), k in sorted(self.by_build_path.items(), key=lambda kv: (
-            kv[0][1].count(":") if kv[0][1] != ":" else 0, kv[0][1])) if r == b.root_dir]
         # the scripts, in Gradle's order: root first, then by depth
+        projects = [self.modules[k] for k in mine]
         injected: dict[str, list[tuple[Script, list[Stmt], bool, _Eval | None]]] = {}
         for proj in projects:
-            proj.build_inputs = sorted(set(proj.build_inputs) | set(b.inputs) | {p for p in (proj.script,) if p})
-            for blk in injected.get(proj.build_file, []):
-                sc, stmts, own, ev = blk
-                proj.build_inputs = sorted(set(proj.build_inputs) | {sc.path})
-                self._apply(b, proj, sc, stmts, own, injected, set(), ev)
-            if proj.script is not None:
-                sc = self.files.script(proj.script)
-                if sc is None:
-                    proj.failed = True
-                    proj.findings.append(Finding("MODULE_SKIPPED", f"{proj.script} is not readable "
-                                                 f"({self.files.problems.get(proj.script, 'unreadable')})",
-                                                 proj.script, 0, 0, proj.build_file, "script|unreadable"))
-                    continue
-                proj.lines = sc.lines
-                proj.encoding = self.files.encodings.get(proj.script, "utf-8")
-                self._script_errors_to(proj, sc)
-                self._apply(b, proj, sc, sc.statements, True, injected, set(), None)
-            self._conventions(b, proj, injected)
+            try:
+                self._configure_project(b, proj, injected)
+            except RecursionError:  # pragma: no cover - evaluation and reading are depth-bounded first
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"the build scripts of {proj.gradle_path} nest "
+                                             "too deeply to evaluate; the rest is not applied", proj.evidence().path,
+                                             0, 0, proj.build_file, "recursion"))
             self._finish(b, proj)
         for proj in projects:  # a project dependency carries the coordinates its target ended with
             for i, d in enumerate(proj.dependencies):
@@ -988,13 +1098,33 @@ class GradleModel:
                     d.group_id, d.artifact_id, d.version = t.group_id or "", t.artifact_id or "", t.version
                     d.version_source = "DECLARED" if t.version else "UNKNOWN"
 
+    def _configure_project(self, b: GradleBuild, proj: GradleProject, injected) -> None:
+        proj.build_inputs = sorted(set(proj.build_inputs) | set(b.inputs) | {p for p in (proj.script,) if p})
+        for sc, stmts, own, ev in injected.get(proj.build_file, []):
+            proj.build_inputs = sorted(set(proj.build_inputs) | {sc.path})
+            self._apply(b, proj, sc, stmts, own, injected, set(), ev)
+        if proj.script is not None:
+            sc = self.files.script(proj.script)
+            if sc is None:
+                proj.failed = True
+                proj.findings.append(Finding("MODULE_SKIPPED", f"{proj.script} is not readable "
+                                             f"({self.files.problems.get(proj.script, 'unreadable')})",
+                                             proj.script, 0, 0, proj.build_file, "script|unreadable"))
+                return
+            proj.lines = sc.lines
+            proj.encoding = self.files.encodings.get(proj.script, "utf-8")
+            self._script_errors_to(proj, sc)
+            self._apply(b, proj, sc, sc.statements, True, injected, set(), None)
+            self.files.scripts.pop(proj.script, None)  # read once: its syntax tree is not kept
+        self._conventions(b, proj, injected)
+
     def _script_errors_to(self, proj: GradleProject, sc: Script) -> None:
         for line, msg in sc.errors[:20]:
             proj.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
                                          sc.path, line, line, proj.build_file, f"syntax|{line}|{msg}"))
 
     def _targets(self, b: GradleBuild, proj: GradleProject, sel: str) -> list[GradleProject]:
-        mine = [self.modules[k] for (r, g), k in sorted(self.by_build_path.items()) if r == b.root_dir]
+        mine = [self.modules[k] for k in self._build_keys.get(b.root_dir, [])]
         if sel == "allprojects":
             return [p for p in mine if p.gradle_path == proj.gradle_path or p.gradle_path.startswith(
                 proj.gradle_path.rstrip(":") + ":")]
@@ -1012,7 +1142,15 @@ class GradleModel:
     def _apply(self, b: GradleBuild, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool,
                injected, applied: set[str], parent_ev: _Eval | None, ctx: list[str] | None = None) -> None:
         """Apply ``stmts`` of script ``sc`` to ``proj``; ``own`` is False for blocks every subproject
-        gets; ``ctx`` is the path of the enclosing configuration blocks."""
+        gets; ``ctx`` is the path of the enclosing configuration blocks. A build applies at most
+        :data:`MAX_APPLICATIONS` blocks (nested ``allprojects`` grow with the square of the projects)."""
+        self._applications += 1
+        if self._applications > MAX_APPLICATIONS:
+            if self._applications == MAX_APPLICATIONS + 1:
+                proj.findings.append(Finding("GRADLE_NOT_STATIC", f"more than {MAX_APPLICATIONS} configuration "
+                                             f"blocks applied in the build of {b.settings or proj.build_file}; the "
+                                             "rest are not read", sc.path, 0, 0, proj.build_file, "applications"))
+            return
         ev = _Eval(self, b, proj, sc, dict(parent_ev.locals) if parent_ev else {})
         ev.p = proj
         self._walk(b, proj, sc, stmts, own, injected, applied, ev, ctx or [])
@@ -1213,6 +1351,11 @@ class GradleModel:
                                              proj.build_file, f"apply|{sc.path}|{c.line}"))
         if "from" in named:
             v = ev.value(named["from"])
+            if isinstance(v, FileVal) and v.path is None:
+                proj.findings.append(Finding("PATH_OUTSIDE_TREE", f"apply from: at {sc.path}:{c.line} names a script "
+                                             "outside the repository; not read", sc.path, c.line, c.line,
+                                             proj.build_file, f"from|{sc.path}|{c.line}"))
+                return
             target = v.path if isinstance(v, FileVal) else join_inside(proj.dir, v) if isinstance(v, str) and \
                 "://" not in v else None
             if isinstance(v, str) and v.startswith(b.root_dir + "/") and b.root_dir:
@@ -1223,9 +1366,10 @@ class GradleModel:
                                              "configures is not applied", sc.path, c.line, c.line, proj.build_file,
                                              f"from|{sc.path}|{c.line}"))
                 return
-            if target in applied or len(applied) >= MAX_SCRIPT_PLUGINS:
-                return
-            sub = self.files.script(target)
+            if target in proj.applied or len(proj.applied) >= MAX_SCRIPT_PLUGINS:
+                return  # each script is applied to a project once (cycles and fan-outs end here)
+            proj.applied.add(target)
+            sub = self._script_for(proj, target, sc.path, c.line)
             if sub is None:
                 return
             proj.build_inputs = sorted(set(proj.build_inputs) | {target})
@@ -1239,6 +1383,8 @@ class GradleModel:
         if chain is None:
             return
         path = _norm(ctx + chain)
+        if not path:
+            return  # `project = x`, `tasks = 1`: an assignment to the receiver itself means nothing here
         value = ev.value(st.value)
         if len(path) == 1 and not ctx and path[0] not in ("group", "version", "archivesBaseName",
                                                           "sourceCompatibility", "targetCompatibility", "description"):
@@ -1254,10 +1400,14 @@ class GradleModel:
 
     def _set(self, proj: GradleProject, path: list[str], value: Any, sc: Script, line: int,
              raw: Expr | None = None) -> None:
+        if not path:
+            return
         if path[:1] == ["ext"] and len(path) == 2:
             proj.ext[path[1]] = value
             return
         if path in (["group"], ["version"]):
+            if isinstance(value, str) and not value.isprintable():
+                value = _unknown("control characters")
             if isinstance(value, str):
                 if path[0] == "group":
                     proj.group_id, proj.group_source = value, "DECLARED"
@@ -1389,8 +1539,13 @@ class GradleModel:
                     self._unresolved_dep(proj, sc, span, scope, f"bundle {v.catalog}.{'.'.join(v.parts)} is not in the "
                                          "version catalog")
                     return
-                for m in members:
-                    self._dependency(b, proj, sc, CatalogRef(v.catalog, tuple(m.split("."))), conf, scope, span, None)
+                for m in members:  # a bundle lists libraries (Gradle has no bundles of bundles)
+                    lib = cat.libraries.get(m)
+                    if lib is None:
+                        self._unresolved_dep(proj, sc, span, scope, f"bundle member {m} is not a library of "
+                                             f"{cat.path}")
+                        continue
+                    self._add_dep(proj, sc, Coordinate(lib[0], lib[1], lib[2]), conf, scope, span)
                 return
             coord = self._catalog_lib(b, v)
             if coord is None:
@@ -1416,11 +1571,14 @@ class GradleModel:
         self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({getattr(v, 'why', type(v).__name__)})")
 
     def _push(self, proj: GradleProject, dep: EffectiveDependency) -> None:
+        """Add a dependency; a later declaration of the same one (same coordinates, configuration and
+        project) replaces the earlier, in place."""
         key = (dep.group_id, dep.artifact_id, dep.type, dep.classifier, dep.configuration, dep.project)
-        for i, d in enumerate(proj.dependencies):
-            if (d.group_id, d.artifact_id, d.type, d.classifier, d.configuration, d.project) == key:
-                proj.dependencies[i] = dep
-                return
+        at = proj.dep_index.get(key)
+        if at is not None:
+            proj.dependencies[at] = dep
+            return
+        proj.dep_index[key] = len(proj.dependencies)
         proj.dependencies.append(dep)
 
     def _add_dep(self, proj: GradleProject, sc: Script, coord: Coordinate, conf: str, scope: str, span: Span) -> None:
@@ -1472,9 +1630,7 @@ class GradleModel:
         proj.source_roots = sorted(set(src))
         proj.resource_roots = sorted(set(res))
         ids = proj.plugin_ids()
-        has_children = any(r == b.root_dir and g != proj.gradle_path and g.startswith(proj.gradle_path.rstrip(":")
-                                                                                        + ":")
-                           for (r, g) in self.by_build_path)
+        has_children = proj.gradle_path in self._parents.get(b.root_dir, set())
         if "war" in ids:
             proj.packaging = "war"
         elif "java-platform" in ids or proj.build_logic:
@@ -1484,34 +1640,60 @@ class GradleModel:
         else:
             proj.packaging = "pom"  # an aggregating project that applies no Java plugin builds no jar
 
-    @property
-    def _local_plugins(self) -> dict[str, str]:
-        """Plugin id → script of the precompiled script plugins the repository's own build logic
-        defines (``buildSrc``, ``build-logic``: ``src/main/{groovy,kotlin}/[package/]NAME.gradle[.kts]``;
-        the id is the package path, dotted, and the name)."""
-        cached = self.__dict__.get("_local_plugin_cache")
+    def _local_plugins(self, b: GradleBuild) -> dict[str, str]:
+        """Plugin id → script of the precompiled script plugins the build's own build logic defines:
+        ``buildSrc/`` at the build's root and the builds it includes (``includeBuild``), under
+        ``src/main/{groovy,kotlin}/[package/]NAME.gradle[.kts]`` (the id is the package path, dotted,
+        and the name). A core plugin id is never a script of the repository."""
+        cached = self._local_cache.get(b.root_dir)
         if cached is None:
             cached = {}
-            for p in sorted(self.tree):
-                m = re.search(r"(?:^|/)src/main/(?:groovy|kotlin)/((?:[A-Za-z0-9_]+/)*)([A-Za-z0-9_.-]+)\.gradle(?:\.kts)?$",
-                              p)
+            roots = [join_inside(b.root_dir, "buildSrc")] + list(b.included)
+            prefixes = tuple(r + "/" if r else "" for r in roots if r is not None)
+            pat = re.compile(r"(?:^|/)src/main/(?:groovy|kotlin)/((?:[A-Za-z0-9_]+/)*)([A-Za-z0-9_.-]+)\.gradle(?:\.kts)?$")
+            for p in self._plugin_scripts:
+                if not p.startswith(prefixes):
+                    continue
+                m = pat.search(p)
                 if m:
-                    cached.setdefault(m.group(1).replace("/", ".") + m.group(2), p)
-            self.__dict__["_local_plugin_cache"] = cached
+                    pid = m.group(1).replace("/", ".") + m.group(2)
+                    if pid not in CORE_PLUGINS:
+                        cached.setdefault(pid, p)
+            self._local_cache[b.root_dir] = cached
         return cached
 
+    def _script_for(self, proj: GradleProject, path: str, by: str, line: int) -> Script | None:
+        """The script at ``path`` applied to ``proj`` (by ``by``:``line``); one that cannot be read
+        is a finding (FILE_TOO_LARGE or FILE_UNREADABLE), never a silent drop."""
+        sc = self.files.script(path)
+        if sc is None:
+            self._not_read(path, proj.findings, proj.build_file, f"applied at {by}:{line}")
+            proj.build_inputs = sorted(set(proj.build_inputs) | {path})  # an input still, one not read
+        return sc
+
+    def _not_read(self, path: str, findings: list[Finding], module: str | None, what: str) -> None:
+        self.unread.add(path)
+        problem = self.files.problems.get(path, "unreadable")
+        code = "FILE_TOO_LARGE" if problem.startswith("too_large") else "FILE_UNREADABLE"
+        findings.append(Finding(code, f"{path} is not read ({problem}); {what}, what it declares is unknown",
+                                path, 0, 0, module, f"not-read|{path}"))
+
     def _conventions(self, b: GradleBuild, proj: GradleProject, injected) -> None:
-        """Apply the precompiled script plugins of the repository's build logic a project uses, as
+        """Apply the precompiled script plugins of the build's own build logic a project uses, as
         scripts of their own (a convention plugin is a build script applied to the project)."""
+        local = self._local_plugins(b)
         done: set[str] = set()
         while len(done) < MAX_SCRIPT_PLUGINS:
-            todo = [u for u in proj.plugins if u.id in self._local_plugins and u.id not in done]
+            todo = [u for u in proj.plugins if u.id in local and u.id not in done]
             if not todo:
                 return
             use = todo[0]
             done.add(use.id)
-            path = self._local_plugins[use.id]
-            sc = self.files.script(path)
+            path = local[use.id]
+            if path in proj.applied:
+                continue
+            proj.applied.add(path)
+            sc = self._script_for(proj, path, use.path, use.line)
             if sc is None:
                 continue
             proj.build_inputs = sorted(set(proj.build_inputs) | {path})

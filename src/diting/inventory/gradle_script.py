@@ -24,6 +24,7 @@ nesting deeper than :data:`MAX_DEPTH` is cut with an error.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 #: brackets nested deeper than this are not read (an error names the line)
@@ -48,7 +49,7 @@ _CONTINUES = {",", "=", "(", "[", ".", "?.", "->", ":", "+", "-", "*", "/", "&&"
               "!=", "<", ">", "<=", ">=", "?", "*.", "::"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Tok:
     kind: str  # id, str, num, op, nl, eof
     value: str
@@ -60,12 +61,12 @@ class Tok:
 # --------------------------------------------------------------------------- values
 
 
-@dataclass
+@dataclass(slots=True)
 class Expr:
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Str(Expr):
     """A string literal; ``parts`` are literal strings and ``("$", text)`` templates."""
 
@@ -79,25 +80,25 @@ class Str(Expr):
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Num(Expr):
     text: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Name(Expr):
     """An identifier (``true``, ``false`` and ``null`` among them)."""
 
     name: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Arg:
     name: str | None
     value: Expr
 
 
-@dataclass
+@dataclass(slots=True)
 class Call(Expr):
     """``target.name(args) {closure}``; ``target`` None for a call on the script's receiver;
     ``parens`` False for a Groovy command call or a Kotlin infix call."""
@@ -111,7 +112,7 @@ class Call(Expr):
     type_args: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Member(Expr):
     """``target.name`` (also ``target?.name``)."""
 
@@ -119,7 +120,7 @@ class Member(Expr):
     name: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Index(Expr):
     """``target[key]``."""
 
@@ -127,23 +128,23 @@ class Index(Expr):
     key: Expr | None
 
 
-@dataclass
+@dataclass(slots=True)
 class ListLit(Expr):
     items: list[Expr]
 
 
-@dataclass
+@dataclass(slots=True)
 class MapLit(Expr):
     entries: list[Arg]
 
 
-@dataclass
+@dataclass(slots=True)
 class Closure(Expr):
     body: list["Stmt"]
     end_line: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Op(Expr):
     """A binary, unary or ternary expression; ``operands`` in source order."""
 
@@ -151,7 +152,7 @@ class Op(Expr):
     operands: list[Expr]
 
 
-@dataclass
+@dataclass(slots=True)
 class Opaque(Expr):
     """Something the reader keeps only as a location (``new X(…)``, a cast, a lambda reference)."""
 
@@ -162,25 +163,25 @@ class Opaque(Expr):
 # --------------------------------------------------------------------------- statements
 
 
-@dataclass
+@dataclass(slots=True)
 class Stmt:
     line: int
     end_line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ExprStmt(Stmt):
     expr: Expr
 
 
-@dataclass
+@dataclass(slots=True)
 class Assign(Stmt):
     target: Expr
     op: str
     value: Expr
 
 
-@dataclass
+@dataclass(slots=True)
 class Decl(Stmt):
     """``def x = v`` / ``val x = v`` / ``val x by extra(v)`` (``delegate`` holds the ``by`` expression)."""
 
@@ -189,7 +190,7 @@ class Decl(Stmt):
     delegate: Expr | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Control(Stmt):
     """``if``/``for``/``while``/``when``/``try``/``switch``: ``keyword``, the condition or header
     expressions, and every body (then, else, catch, finally …) as statement lists."""
@@ -199,7 +200,7 @@ class Control(Stmt):
     bodies: list[list[Stmt]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Definition(Stmt):
     """A class, function or other definition inside a script (build logic, never applied)."""
 
@@ -207,7 +208,7 @@ class Definition(Stmt):
     name: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Script:
     path: str
     dsl: str  # groovy or kotlin
@@ -219,29 +220,36 @@ class Script:
 # --------------------------------------------------------------------------- lexer
 
 
+#: the common tokens in one pattern (a compiled regex scans them far faster than a loop over
+#: characters): blanks, a newline, a line comment, an identifier, a number, an operator
+_FAST = re.compile(r"(?P<ws>[ \t\r\f\ufeff]+)|(?P<nl>\n)|(?P<cm>//[^\n]*)"
+                   r"|(?P<id>(?:[^\W\d]|\$)[\w$]*)|(?P<num>\d(?:\w|\.(?!\.))*)"
+                   r"|(?P<op>" + "|".join(re.escape(o) for o in _OPS3 + _OPS2) + r"|[^\s\w'\"`/\\])")
+
+
 def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
     toks: list[Tok] = []
+    append = toks.append
     i, n, line = 0, len(text), 1
     if text.startswith("#!"):
         i = text.find("\n")
         i = n if i < 0 else i
+    match = _FAST.match
     while i < n:
-        c = text[i]
-        if c == "\n":
-            toks.append(Tok("nl", "\n", line))
-            line += 1
-            i += 1
-            continue
-        if c in " \t\r\f\ufeff" or c == "\\" and text.startswith("\\\n", i):
-            if c == "\\":
+        m = match(text, i)
+        if m is not None:
+            kind = m.lastgroup
+            if kind == "nl":
+                append(Tok("nl", "\n", line))
                 line += 1
-                i += 2
-                continue
-            i += 1
+            elif kind in ("id", "num", "op"):
+                append(Tok(kind, m.group(), line))
+            i = m.end()
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+        c = text[i]
+        if c == "\\" and text.startswith("\\\n", i):
+            line += 1
+            i += 2
             continue
         if text.startswith("/*", i):
             j = text.find("*/", i + 2)
@@ -254,47 +262,21 @@ def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
         if c in "'\"":
             triple = text.startswith(c * 3, i)
             tok, i, line = _string(text, i, line, c, triple, errors)
-            toks.append(tok)
+            append(tok)
             continue
         if c == "`":
             j = text.find("`", i + 1)
-            nl = text.find("\n", i + 1)
-            if j < 0 or 0 <= nl < j:
+            nl = text.find("\n", i + 1, j if j >= 0 else n)
+            if j < 0 or nl >= 0:
                 errors.append((line, "unterminated backtick name"))
                 i += 1
                 continue
-            toks.append(Tok("id", text[i + 1:j], line))
+            append(Tok("id", text[i + 1:j], line))
             i = j + 1
             continue
-        if c.isdigit():
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "._") and not text.startswith("..", j):
-                j += 1
-            toks.append(Tok("num", text[i:j], line))
-            i = j
-            continue
-        if c.isalpha() or c in "_$":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "_$"):
-                j += 1
-            toks.append(Tok("id", text[i:j], line))
-            i = j
-            continue
-        for op in _OPS3:
-            if text.startswith(op, i):
-                toks.append(Tok("op", op, line))
-                i += len(op)
-                break
-        else:
-            for op in _OPS2:
-                if text.startswith(op, i):
-                    toks.append(Tok("op", op, line))
-                    i += len(op)
-                    break
-            else:
-                toks.append(Tok("op", c, line))
-                i += 1
-    toks.append(Tok("eof", "", line))
+        append(Tok("op", c, line))  # '/', a lone backslash, other whitespace
+        i += 1
+    append(Tok("eof", "", line))
     return toks
 
 
@@ -608,6 +590,14 @@ class _Reader:
 
     def control(self) -> Stmt:
         line = self.peek().line
+        if not self.deeper():
+            return Control(line, line, "nested", [], [])
+        try:
+            return self._control(line)
+        finally:
+            self.depth -= 1
+
+    def _control(self, line: int) -> Stmt:
         kw = self.next().value
         header: list[Expr] = []
         bodies: list[list[Stmt]] = []
@@ -709,11 +699,14 @@ class _Reader:
 
     def unary(self, statement: bool) -> Expr | None:
         tok = self.peek()
-        if tok.kind == "op" and tok.value in ("!", "-", "+", "~", "++", "--", "*"):
-            self.next()
-            inner = self.unary(False)
-            return Op(tok.line, tok.value, [inner] if inner else [])
-        return self.postfix(statement)
+        ops: list[Tok] = []
+        while tok.kind == "op" and tok.value in ("!", "-", "+", "~", "++", "--", "*"):
+            ops.append(self.next())  # a run of prefix operators is read in a loop, never by recursion
+            tok = self.peek()
+        e = self.postfix(statement)
+        for op in reversed(ops):
+            e = Op(op.line, op.value, [e] if e else [])
+        return e
 
     def postfix(self, statement: bool) -> Expr | None:
         e = self.primary()
@@ -1032,5 +1025,8 @@ def parse_expression(text: str) -> Expr | None:
         return None
     errors: list[tuple[int, str]] = []
     reader = _Reader(_lex(text, errors), errors)
-    e = reader.expression()
+    try:
+        e = reader.expression()
+    except RecursionError:  # pragma: no cover - the reader's depth bound comes first
+        return None
     return e if not errors and reader.peek().kind == "eof" else None

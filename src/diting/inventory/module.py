@@ -195,6 +195,12 @@ class ModuleGraph:
                 out.setdefault(m.ga, []).append(p)
         return out
 
+    @property
+    def unread_build_files(self) -> set[str]:
+        """Build files beside the modules' own (Gradle properties, catalogs, applied scripts) that
+        exist but could not be read."""
+        return set(self.gradle.unread) if self.gradle is not None else set()
+
     def build_systems(self) -> list[str]:
         """The build systems of the repository's modules, sorted."""
         return sorted({m.build_system for m in self.modules.values()})

@@ -125,7 +125,8 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
                        {e.path for e in snapshot.entries if e.is_symlink}) if raws else None
     gradle = GradleModel(_read_text(snapshot), {e.path for e in snapshot.entries if e.is_regular},
                          rules.gradle_scopes(), rules.build_logic_plugins(), root_name,
-                         gradle_files) if gradle_files else None
+                         gradle_files, snapshot.gitlinks, {e.path for e in snapshot.entries if e.is_symlink}) \
+        if gradle_files else None
     modules: dict[str, BuildModule] = {}
     by_dir: dict[str, BuildModule] = {}
     aggregated: dict[str, str] = {}
