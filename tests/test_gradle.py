@@ -585,3 +585,61 @@ def test_inputs_that_cannot_be_read_are_said(tmp_path):
     codes = sorted(c for c, _ in diags)
     assert codes.count("FILE_TOO_LARGE") == 2, diags
     assert any(c == "MODULE_SKIPPED" and "symlink" in msg for c, msg in diags), diags
+
+
+def _shared_lists(k: int) -> str:
+    """Each list holds ten references to the one before: 10**k leaves in a few hundred bytes."""
+    return "def l0 = ['a', 'b']\n" + "".join(f"def l{i} = [" + ", ".join([f"l{i - 1}"] * 10) + "]\n"
+                                            for i in range(1, k + 1))
+
+
+def test_nested_and_shared_lists_are_bounded():
+    deep = "def l0 = ['a']\n" + "".join(f"def l{i} = [l{i - 1}]\n" for i in range(1, 3001))
+    m = model({"settings.gradle": deep + "include l3000\n"})  # flattened in a loop, whatever the depth
+    assert sorted(m.builds[""].projects) == [":", ":a"] and m.findings == []
+    m = model({"settings.gradle": _shared_lists(7) + "include l7\n"})  # 10**7 leaves: unknown
+    assert sorted(m.builds[""].projects) == [":"]
+    assert [f.code for f in m.findings] == ["GRADLE_NOT_STATIC"]
+    m = model({"build.gradle": _shared_lists(7) + "apply plugin: 'java'\nsourceCompatibility = l7\n"
+                               "dependencies { implementation l6 }\n"})
+    p = project(m, ":", "")
+    assert p.java_level is None and p.dependencies == []
+    assert all(len(f.message) < 400 for f in p.findings)
+
+
+def test_lexer_strings_that_are_not_code():
+    m = model({"build.gradle": ("plugins { id 'java' }\ndef usage = /Add this to your build:\ndependencies {\n"
+                                "  implementation 'com.example:fabricated:1.0'\n}\n/\n"
+                                "def other = $/dependencies { implementation 'com.example:also:1.0' }/$\n"
+                                "version = '2' + \"\\u0041\"\n"),
+               "sub/build.gradle.kts": ('val dir = """C:\\tools\\"""\n'
+                                        'dependencies { implementation("a:real:1") }\n'
+                                        'val springVersion: String by project\n'
+                                        'dependencies { implementation("org.springframework:spring-web:$springVersion") }\n'),
+               "sub/gradle.properties": "springVersion=6.1.2\n"})
+    root = project(m, ":", "")
+    assert root.dependencies == [] and root.version == "2A"
+    sub = project(m, ":", "sub")
+    assert {d.ga: d.version for d in sub.dependencies} == {"a:real": "1", "org.springframework:spring-web": "6.1.2"}
+    cr = model({"settings.gradle": "rootProject.name = 'shop'\r// note\rinclude 'svc'\r"})
+    assert sorted(cr.builds[""].projects) == [":", ":svc"]
+
+
+def test_settings_refusals_gradle_makes_are_said(tmp_path):
+    m = model({"settings.gradle": "include 'a', 'b'\nproject(':b').projectDir = file('a')\nincludeBuild '.'\n",
+               "gradle/libs.versions.toml": '[libraries]\nspring-web = "a:b:1"\nspring_web = "x:y:1"\n',
+               "build.gradle": "dependencies { implementation libs.spring.web }\n",
+               "src/main/groovy/java.gradle": "", "src/main/groovy/my.boot.gradle": ""})
+    assert [p.gradle_path for p in m.modules.values()] == [":", ":a"]
+    msgs = {f.code: f.message for f in m.findings}
+    assert "two projects in one directory" in msgs["MODULE_SKIPPED"]
+    assert any("includes this build" in f.message for f in m.findings)
+    assert any("alias spring_web" in f.message for f in m.findings)
+    assert {d.ga for d in project(m, ":").dependencies} == {"a:b"}
+    assert m._local_plugins(m.builds[""]) == {}
+    files = {"settings.gradle": "include 'a'\n", "real.gradle": "apply plugin: 'war'\n",
+             "a/src/main/java/A.java": "class A {}\n"}
+    repo, _ = make_repo(tmp_path, files, symlinks={"a/build.gradle": "../real.gradle"})
+    result = scan_repo(repo, tmp_path / "out", repo_id="shop")
+    diags = [(d["code"], d["message"]) for p in result.packages for d in _records(p.path, "diagnostics.jsonl")]
+    assert any(c == "FILE_UNREADABLE" and "a/build.gradle is a symlink" in msg for c, msg in diags), diags

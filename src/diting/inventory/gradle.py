@@ -26,6 +26,7 @@ as such: their conventions are not read.
 
 from __future__ import annotations
 
+import bisect
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -121,6 +122,26 @@ def _unknown(why: str) -> _Unknown:
     return _Unknown(why)
 
 
+def _leaves(v: list[Any]) -> int:
+    """How many leaves nested lists hold, every shared sublist counted again; counting stops past
+    :data:`MAX_LIST_ITEMS` (so the cost is bounded whatever the nesting)."""
+    n = 0
+    stack = [v]
+    while stack and n <= MAX_LIST_ITEMS:
+        cur = stack.pop()
+        for x in cur:
+            if isinstance(x, list):
+                stack.append(x)
+            n += 1
+    return n
+
+
+def _describe(v: Any) -> str:
+    """A value as a diagnostic names it: what an unknown depends on, else a short text."""
+    text = v.why if isinstance(v, _Unknown) else str(v)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
 #: no property of that name
 _MISSING = object()
 
@@ -184,6 +205,11 @@ def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
     libs = doc.get("libraries") if isinstance(doc.get("libraries"), dict) else {}
     for k, v in libs.items():
         line = lines.get(k, 0)
+        if _alias(k) in cat.libraries:
+            findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path}: alias {k} is the accessor "
+                                    f"libs.{_alias(k)} of another alias too (Gradle refuses the catalog); the first "
+                                    "is kept", path, line, line, None, f"catalog-alias|{k}"))
+            continue
         if isinstance(v, str):
             parts = v.split(":")
             if len(parts) >= 2:
@@ -209,6 +235,11 @@ def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
     bundles = doc.get("bundles") if isinstance(doc.get("bundles"), dict) else {}
     for k, v in bundles.items():
         if isinstance(v, list):
+            if len(v) > MAX_LIST_ITEMS:
+                findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path}: bundle {k} lists {len(v)} "
+                                        f"libraries (more than {MAX_LIST_ITEMS}); not read", path, lines.get(k, 0),
+                                        lines.get(k, 0), None, f"catalog-bundle|{k}"))
+                continue
             cat.bundles[_alias(k)] = [_alias(str(x)) for x in v]
     plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
     for k, v in plugins.items():
@@ -247,10 +278,13 @@ class GradleProject(BuildModule):
     encoding: str = "utf-8"
     build_logic: bool = False
     properties: dict[str, str] = field(default_factory=dict)
+    #: the build's gradle.properties (one dict shared by every project of the build, never copied)
+    build_properties: dict[str, str] = field(default_factory=dict, repr=False)
     #: dependency key → its index in ``dependencies``
     dep_index: dict[tuple, int] = field(default_factory=dict, repr=False)
     #: scripts applied to this project (each at most once), and the applications counted
     applied: set[str] = field(default_factory=set, repr=False)
+    applied_bundles: set[tuple] = field(default_factory=set, repr=False)
 
     def evidence(self) -> BuildEvidence:
         if self.script is not None:
@@ -288,15 +322,18 @@ class GradleProject(BuildModule):
         return out
 
     def property_lookup(self) -> Callable[[str], str | None]:
-        props = dict(self.properties)
-        for k, v in self.ext.items():
+        model = {"version": self.version or "unspecified", "project.version": self.version or "unspecified",
+                 "group": self.group_id or "", "name": self.artifact_id or ""}
+
+        def lookup(name: str) -> str | None:
+            v = self.ext.get(name)
             if isinstance(v, str):
-                props[k] = v
-        props.setdefault("version", self.version or "unspecified")
-        props.setdefault("project.version", self.version or "unspecified")
-        props.setdefault("group", self.group_id or "")
-        props.setdefault("name", self.artifact_id or "")
-        return props.get
+                return v
+            for props in (self.properties, self.build_properties, model):
+                if name in props:
+                    return props[name]
+            return None
+        return lookup
 
 
 @dataclass
@@ -399,7 +436,7 @@ class _Eval:
             v = self._value(e)
         finally:
             self.depth -= 1
-        if isinstance(v, str) and len(v) > MAX_VALUE_CHARS or isinstance(v, list) and len(v) > MAX_LIST_ITEMS:
+        if isinstance(v, str) and len(v) > MAX_VALUE_CHARS or isinstance(v, list) and _leaves(v) > MAX_LIST_ITEMS:
             return _unknown("too long")
         return v
 
@@ -695,6 +732,7 @@ class GradleModel:
         self._local_cache: dict[str, dict[str, str]] = {}
         self._accessors: dict[str, dict[tuple[str, str], list[str]]] = {}
         self._build_keys: dict[str, list[str]] = {}
+        self._build_paths: dict[str, list[str]] = {}
         self._parents: dict[str, set[str]] = {}
         self.gitlinks = set(gitlinks or ())
         self.symlinks = set(symlinks or ())
@@ -707,6 +745,10 @@ class GradleModel:
 
     # ------------------------------------------------------------ discovery
     def _discover(self, candidates: list[str]) -> None:
+        for link in sorted(self.symlinks):
+            if link.rsplit("/", 1)[-1] in SETTINGS_FILES:
+                self.findings.append(Finding("FILE_UNREADABLE", f"{link} is a symlink, never followed; the build it "
+                                             "would define is not read", link, 0, 0, None, f"settings-link|{link}"))
         settings = sorted(p for p in candidates if p.rsplit("/", 1)[-1] in SETTINGS_FILES)
         scripts = sorted(p for p in candidates if p.rsplit("/", 1)[-1] in BUILD_FILES)
         for s in settings:
@@ -820,7 +862,7 @@ class GradleModel:
                     decl.dir = val.path
             else:
                 self.findings.append(Finding("GRADLE_NOT_STATIC", f"project {gpath}'s projectDir is computed "
-                                             f"({getattr(val, 'why', '?')}); its default directory is read",
+                                             f"({_describe(val)}); its default directory is read",
                                              path, line, line, None, f"dir|{gpath}"))
         if b.projects[":"].name != b.root_name:
             b.root_name = b.projects[":"].name
@@ -865,20 +907,27 @@ class GradleModel:
                 continue
             c = st.expr
             if c.target is None and c.name in ("include", "includeFlat"):
+                computed = []
                 for v in self._flat([ev.value(a.value) for a in c.args]):
                     if not isinstance(v, str) or not v.strip(":"):
-                        self.findings.append(Finding("GRADLE_NOT_STATIC", f"{c.name} of a computed project path "
-                                                     f"({getattr(v, 'why', v)!s}) at line {c.line}; that project is "
-                                                     "not read", sc.path, c.line, c.line, None,
-                                                     f"include|{c.line}"))
+                        computed.append(v)
                         continue
                     self._include(b, v, c.name == "includeFlat", sc.path, c.line)
+                if computed:  # one finding per statement, however many paths it computes
+                    self.findings.append(Finding("GRADLE_NOT_STATIC", f"{c.name} of {len(computed)} computed project "
+                                                 f"path(s) ({_describe(computed[0])}) at line {c.line}; not read",
+                                                 sc.path, c.line, c.line, None, f"include|{c.line}"))
                 continue
             if c.target is None and c.name == "includeBuild":
                 v = ev.value(c.args[0].value) if c.args else None
                 target = join_inside(b.root_dir, v) if isinstance(v, str) else (
                     v.path if isinstance(v, FileVal) else None)
-                if target is None:
+                if target is not None and (target == b.root_dir or b.root_dir.startswith(target + "/") or not target):
+                    self.findings.append(Finding("GRADLE_NOT_STATIC", f"includeBuild {target or '.'!r} at {sc.path}:"
+                                                 f"{c.line} includes this build or one around it (Gradle refuses "
+                                                 "it); not read", sc.path, c.line, c.line, None,
+                                                 f"includeBuild|{c.line}"))
+                elif target is None:
                     self.findings.append(Finding("PATH_OUTSIDE_TREE" if isinstance(v, (str, FileVal)) else
                                                  "GRADLE_NOT_STATIC", f"includeBuild {v if isinstance(v, str) else '?'}"
                                                  " is outside the repository or computed; not read", sc.path,
@@ -921,12 +970,20 @@ class GradleModel:
 
     @staticmethod
     def _flat(values: list[Any]) -> list[Any]:
+        """The leaves of nested lists, in order (walked in a loop; at most :data:`MAX_LIST_ITEMS`
+        leaves: a list that holds more, counted with every shared sublist again, gives one unknown)."""
         out: list[Any] = []
-        for v in values:
-            if isinstance(v, list):
-                out.extend(GradleModel._flat(v))
+        stack: list[Any] = [iter(values)]
+        while stack:
+            item = next(stack[-1], _MISSING)
+            if item is _MISSING:
+                stack.pop()
+            elif isinstance(item, list):
+                stack.append(iter(item))
             else:
-                out.append(v)
+                out.append(item)
+                if len(out) > MAX_LIST_ITEMS:
+                    return [_unknown("too many items")]
         return out
 
     @staticmethod
@@ -996,7 +1053,8 @@ class GradleModel:
             if name in cur.ext:
                 return cur.ext[name]
             cur = self.parent_of(cur)
-        return p.properties.get(name, _MISSING)
+        found = p.properties.get(name, _MISSING)
+        return found if found is not _MISSING else p.build_properties.get(name, _MISSING)
 
     def parent_of(self, p: GradleProject) -> GradleProject | None:
         if p.gradle_path == ":":
@@ -1034,6 +1092,7 @@ class GradleModel:
     def _configure(self, b: GradleBuild) -> None:
         self._applications = 0
         mine: list[str] = []
+        used_dirs: dict[str, str] = {}
         # create every project first (properties and names are visible across projects)
         for gpath, decl in sorted(b.projects.items(), key=lambda kv: (kv[0].count(":"), kv[0])):
             if decl.dir is None:
@@ -1045,35 +1104,56 @@ class GradleModel:
                                              f"special|{gpath}"))
                 continue
             script = None
+            linked = []
             for name in BUILD_FILES:
                 cand = join_inside(decl.dir, name)
                 if cand and cand in self.tree:
                     script = cand
                     break
+                if cand and cand in self.symlinks:
+                    linked.append(cand)
             key = script or f"{b.settings or decl.declared_in}#{gpath}"
+            if decl.dir in used_dirs:
+                self.findings.append(Finding("MODULE_SKIPPED", f"project {gpath}'s directory {decl.dir or '(root)'} "
+                                             f"is project {used_dirs[decl.dir]}'s too (Gradle refuses two projects "
+                                             "in one directory); not read", decl.declared_in, decl.line, decl.line,
+                                             None, f"dir-twice|{gpath}"))
+                continue
             if key in self.modules:
                 continue
+            used_dirs[decl.dir] = gpath
             proj = GradleProject(build_file=key, dir=decl.dir, build_system="gradle", gradle_path=gpath,
                                  build_root=b.root_dir, script=script, settings_file=b.settings,
                                  declared_at=(decl.declared_in, decl.line), artifact_id=decl.name)
             proj.dsl = ("kotlin" if script.endswith(".kts") else "groovy") if script else None
-            proj.properties = dict(b.properties)
+            proj.build_properties = b.properties
             own_props = join_inside(decl.dir, "gradle.properties")
+            if own_props and decl.dir != b.root_dir and own_props in self.symlinks:
+                proj.findings.append(Finding("FILE_UNREADABLE", f"{own_props} is a symlink, never followed; the "
+                                             "project's properties are unknown", own_props, 0, 0, key,
+                                             f"props|{own_props}"))
             if own_props and own_props in self.tree and decl.dir != b.root_dir:
-                proj.properties.update(self._read_properties(own_props))
+                proj.properties = self._read_properties(own_props)
                 proj.build_inputs.append(own_props)
             # gradle.properties may set the project's group and version (Gradle project properties)
-            if proj.properties.get("group", "").isprintable() and proj.properties.get("group"):
-                proj.group_id, proj.group_source = proj.properties["group"], "DECLARED"
-            if proj.properties.get("version", "").isprintable() and proj.properties.get("version"):
-                proj.version = proj.properties["version"]
+            for prop in ("group", "version"):
+                v = self.project_property(proj, prop)
+                if isinstance(v, str) and v and v.isprintable():
+                    if prop == "group":
+                        proj.group_id, proj.group_source = v, "DECLARED"
+                    else:
+                        proj.version = v
             if script is None and decl.declared_in in self.files.scripts:
                 proj.lines = self.files.scripts[decl.declared_in].lines
                 proj.encoding = self.files.encodings.get(decl.declared_in, "utf-8")
+            for cand in linked:
+                proj.findings.append(Finding("FILE_UNREADABLE", f"{cand} is a symlink, never followed; the project's "
+                                             "build script is unknown", cand, 0, 0, key, f"script-link|{cand}"))
             self.modules[key] = proj
             self.by_build_path[(b.root_dir, gpath)] = key
             mine.append(key)
         self._build_keys[b.root_dir] = sorted(mine, key=lambda k: self.modules[k].gradle_path)
+        self._build_paths[b.root_dir] = [self.modules[k].gradle_path for k in self._build_keys[b.root_dir]]
         self._parents[b.root_dir] = {self.modules[k].gradle_path.rsplit(":", 1)[0] or ":" for k in mine
                                      if self.modules[k].gradle_path != ":"}
         root_key = self.by_build_path.get((b.root_dir, ":"))
@@ -1124,15 +1204,24 @@ class GradleModel:
                                          sc.path, line, line, proj.build_file, f"syntax|{line}|{msg}"))
 
     def _targets(self, b: GradleBuild, proj: GradleProject, sel: str) -> list[GradleProject]:
-        mine = [self.modules[k] for k in self._build_keys.get(b.root_dir, [])]
+        """The projects ``allprojects`` (the project and its descendants) or ``subprojects`` (its
+        descendants) of ``proj`` selects: a range of the build's projects sorted by path."""
+        keys = self._build_keys.get(b.root_dir, [])
+        paths = self._build_paths[b.root_dir]
+        prefix = proj.gradle_path.rstrip(":") + ":"
+        lo = bisect.bisect_left(paths, prefix)
+        hi = bisect.bisect_left(paths, prefix[:-1] + chr(ord(":") + 1))
+        out = [self.modules[k] for k in keys[lo:hi]]
         if sel == "allprojects":
-            return [p for p in mine if p.gradle_path == proj.gradle_path or p.gradle_path.startswith(
-                proj.gradle_path.rstrip(":") + ":")]
-        return [p for p in mine if p.gradle_path != proj.gradle_path and p.gradle_path.startswith(
-            proj.gradle_path.rstrip(":") + ":")]
+            out = [proj] + [p for p in out if p is not proj]
+        return [p for p in out if sel == "allprojects" or p is not proj]
 
     def _inject(self, b: GradleBuild, proj: GradleProject, targets: list[GradleProject], sc: Script,
                 body: list[Stmt], own: bool, injected, ev: _Eval) -> None:
+        # each target is one application of the block (nested allprojects grow with the square)
+        self._applications += max(0, len(targets) - 1)
+        if self._applications > MAX_APPLICATIONS:
+            targets = [t for t in targets if t is proj]
         for t in targets:
             if t is proj:
                 self._apply(b, proj, sc, body, own, injected, set(), ev)
@@ -1258,7 +1347,8 @@ class GradleModel:
         head = path[-1] if path else name
         # scope switches
         if not chain and name in _SELECTORS and c.closure is not None and not c.args:
-            self._inject(b, proj, self._targets(b, proj, name), sc, c.closure.body, False, injected, ev)
+            if self._applications <= MAX_APPLICATIONS:
+                self._inject(b, proj, self._targets(b, proj, name), sc, c.closure.body, False, injected, ev)
             return
         if not chain and name in ("project", "configure") and c.closure is not None and c.args:
             targets = self._selected(b, proj, ev, c.args[0].value)
@@ -1415,7 +1505,7 @@ class GradleModel:
                     proj.version = value
             else:
                 proj.findings.append(Finding("PROPERTY_UNRESOLVED", f"{path[0]} at {sc.path}:{line} is computed "
-                                             f"({getattr(value, 'why', '?')}); not known", sc.path, line, line,
+                                             f"({_describe(value)}); not known", sc.path, line, line,
                                              proj.build_file, f"{path[0]}|{sc.path}|{line}"))
             return
         if path in (["archivesBaseName"], ["base", "archivesName"]) and isinstance(value, str):
@@ -1431,7 +1521,8 @@ class GradleModel:
         if path[-1] in ("sourceCompatibility", "targetCompatibility", "languageVersion", "release"):
             if isinstance(value, _Unknown) and isinstance(raw, Member) and raw.name.startswith("VERSION_"):
                 value = raw.name  # JavaVersion.VERSION_17
-            if not isinstance(value, _Unknown) and (path[-1] != "targetCompatibility" or proj.java_level is None):
+            if isinstance(value, str) and len(value) <= 32 and value.isprintable() and (
+                    path[-1] != "targetCompatibility" or proj.java_level is None):
                 proj.java_level = str(value).replace("VERSION_", "").replace("_", ".")
             return
         if path[-2:] == ["options", "encoding"] and isinstance(value, str):
@@ -1533,13 +1624,17 @@ class GradleModel:
             return
         if isinstance(v, CatalogRef):
             if v.parts[:1] == ("bundles",):
+                seen = (v.catalog, v.parts, conf)
+                if seen in proj.applied_bundles:
+                    return  # the same bundle in the same configuration again adds nothing
+                proj.applied_bundles.add(seen)
                 cat = b.catalogs.get(v.catalog)
                 members = cat.bundles.get(".".join(v.parts[1:])) if cat else None
                 if members is None:
                     self._unresolved_dep(proj, sc, span, scope, f"bundle {v.catalog}.{'.'.join(v.parts)} is not in the "
                                          "version catalog")
                     return
-                for m in members:  # a bundle lists libraries (Gradle has no bundles of bundles)
+                for m in sorted(set(members)):  # a bundle lists libraries (Gradle has no bundles of bundles)
                     lib = cat.libraries.get(m)
                     if lib is None:
                         self._unresolved_dep(proj, sc, span, scope, f"bundle member {m} is not a library of "
@@ -1568,7 +1663,7 @@ class GradleModel:
         if isinstance(e, Call) and e.target is None and e.name in ("files", "fileTree", "gradleApi", "localGroovy",
                                                                     "gradleTestKit"):
             return
-        self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({getattr(v, 'why', type(v).__name__)})")
+        self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({_describe(v)})")
 
     def _push(self, proj: GradleProject, dep: EffectiveDependency) -> None:
         """Add a dependency; a later declaration of the same one (same coordinates, configuration and

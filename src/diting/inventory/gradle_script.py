@@ -222,12 +222,19 @@ class Script:
 
 #: the common tokens in one pattern (a compiled regex scans them far faster than a loop over
 #: characters): blanks, a newline, a line comment, an identifier, a number, an operator
-_FAST = re.compile(r"(?P<ws>[ \t\r\f\ufeff]+)|(?P<nl>\n)|(?P<cm>//[^\n]*)"
+_FAST = re.compile(r"(?P<ws>[ \t\f\ufeff]+|\r(?=\n))|(?P<nl>\n)|(?P<cm>//[^\n\r]*)"
                    r"|(?P<id>(?:[^\W\d]|\$)[\w$]*)|(?P<num>\d(?:\w|\.(?!\.))*)"
-                   r"|(?P<op>" + "|".join(re.escape(o) for o in _OPS3 + _OPS2) + r"|[^\s\w'\"`/\\])")
+                   r"|(?P<op>" + "|".join(re.escape(o) for o in sorted(_OPS3 + _OPS2, key=len, reverse=True)) + r"|[^\s\w'\"`/\\])")
 
 
-def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
+#: after these tokens a Groovy ``/`` starts a slashy string, not a division
+_SLASHY_AFTER = {"=", "(", ",", "[", ":", "{", "==~", "=~", "~", "!", "&&", "||", "?", "+", "->", "return", "nl"}
+
+
+def _lex(text: str, errors: list[tuple[int, str]], dsl: str = "groovy") -> list[Tok]:
+    """Tokens of a script. A lone ``\\r`` ends a statement as a newline does (lines stay counted on
+    ``\\n``, as evidence counts them); Groovy slashy (``/…/``) and dollar-slashy (``$/…/$``) strings
+    are strings, so that text inside them is never read as code."""
     toks: list[Tok] = []
     append = toks.append
     i, n, line = 0, len(text), 1
@@ -236,6 +243,15 @@ def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
         i = n if i < 0 else i
     match = _FAST.match
     while i < n:
+        c = text[i]
+        if c == "\r" and not text.startswith("\r\n", i):
+            append(Tok("nl", "\n", line))
+            i += 1
+            continue
+        if dsl == "groovy" and (c == "/" or text.startswith("$/", i)) and _slashy_here(toks, text, i):
+            tok, i, line = _slashy(text, i, line, errors)
+            append(tok)
+            continue
         m = match(text, i)
         if m is not None:
             kind = m.lastgroup
@@ -246,7 +262,6 @@ def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
                 append(Tok(kind, m.group(), line))
             i = m.end()
             continue
-        c = text[i]
         if c == "\\" and text.startswith("\\\n", i):
             line += 1
             i += 2
@@ -261,7 +276,7 @@ def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
             continue
         if c in "'\"":
             triple = text.startswith(c * 3, i)
-            tok, i, line = _string(text, i, line, c, triple, errors)
+            tok, i, line = _string(text, i, line, c, triple, errors, raw=triple and dsl == "kotlin")
             append(tok)
             continue
         if c == "`":
@@ -280,8 +295,45 @@ def _lex(text: str, errors: list[tuple[int, str]]) -> list[Tok]:
     return toks
 
 
-def _string(text: str, i: int, line: int, q: str, triple: bool, errors) -> tuple[Tok, int, int]:
-    """One string literal from ``text[i]``: (token, next index, line after it)."""
+def _slashy_here(toks: list[Tok], text: str, i: int) -> bool:
+    """Whether a ``/`` (or ``$/``) at ``i`` starts a Groovy slashy string: where an expression starts
+    (after an operator, an opening bracket, a newline or the start), not before a blank or a comment."""
+    if text.startswith("$/", i):
+        return True
+    nxt = text[i + 1:i + 2]
+    if nxt in ("", " ", "\t", "\n", "\r", "/", "*", "="):
+        return False
+    prev = toks[-1] if toks else None
+    return prev is None or (prev.kind == "nl" or prev.kind in ("op", "id") and prev.value in _SLASHY_AFTER)
+
+
+def _slashy(text: str, i: int, line: int, errors) -> tuple[Tok, int, int]:
+    """A slashy string ``/…/`` (``\\/`` escapes the slash) or dollar-slashy ``$/…/$``: kept whole,
+    its templates are not evaluated (it is a pattern or a text, never a coordinate of the build)."""
+    start = line
+    dollar = text.startswith("$/", i)
+    end = text.find("/$", i + 2) if dollar else -1
+    if not dollar:
+        j = i + 1
+        while j < len(text):
+            if text[j] == "\\" and j + 1 < len(text):
+                j += 2
+                continue
+            if text[j] == "/":
+                end = j
+                break
+            j += 1
+    if end < 0:
+        errors.append((start, "unterminated slashy string"))
+        end = len(text)
+    body = text[i + (2 if dollar else 1):end]
+    line += body.count("\n")
+    return Tok("str", "", start, (("$", "slashy"),)), min(len(text), end + (2 if dollar else 1)), line
+
+
+def _string(text: str, i: int, line: int, q: str, triple: bool, errors, raw: bool = False) -> tuple[Tok, int, int]:
+    """One string literal from ``text[i]``: (token, next index, line after it). ``raw``: a Kotlin
+    raw string (``\"\"\"…\"\"\"``), where a backslash escapes nothing."""
     start_line = line
     n = len(text)
     i += 3 if triple else 1
@@ -304,8 +356,12 @@ def _string(text: str, i: int, line: int, q: str, triple: bool, errors) -> tuple
                 errors.append((start_line, "unterminated string"))
                 break
             line += 1
-        if c == "\\" and i + 1 < n:
+        if c == "\\" and i + 1 < n and not raw:
             nxt = text[i + 1]
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
+                buf.append(chr(int(text[i + 2:i + 6], 16)))
+                i += 6
+                continue
             buf.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}.get(nxt, nxt))
             if nxt == "\n":
                 line += 1
@@ -526,11 +582,23 @@ class _Reader:
         return Decl(line, self.prev_line(), name_tok.value, value, delegate)
 
     def type_ref(self) -> None:
-        """Skip a Kotlin type (``Foo.Bar<Baz?>?``)."""
-        while self.peek().kind == "id" or self.at(".") or self.at("?"):
-            self.next()
-            if self.at("<"):
-                self.generic()
+        """Skip a Kotlin type (``Foo.Bar<Baz?>?``): names joined by dots, type arguments, ``?``;
+        never the ``by`` of a delegate that may follow."""
+        expect_name = True
+        while True:
+            tok = self.peek()
+            if expect_name and tok.kind == "id" and tok.value != "by":
+                self.next()
+                expect_name = False
+                if self.at("<"):
+                    self.generic()
+            elif not expect_name and self.at("."):
+                self.next()
+                expect_name = True
+            elif self.at("?"):
+                self.next()
+            else:
+                return
 
     def generic(self) -> bool:
         """Skip ``<…>`` when it is a type argument list (its simple names are kept in
@@ -1006,7 +1074,7 @@ def read_script(path: str, text: str) -> Script:
 
     Returns the statements and the errors the reader met (line, message); never raises."""
     errors: list[tuple[int, str]] = []
-    toks = _lex(text, errors)
+    toks = _lex(text, errors, "kotlin" if path.endswith(".kts") else "groovy")
     reader = _Reader(toks, errors)
     try:
         statements = reader.block(None)
