@@ -171,15 +171,19 @@ def graph_build(
 ) -> None:
     """Verify packages and load them into the graph database (one transaction: all or nothing)."""
     from diting.graph.store import build
-    try:
-        result = build(db, packages, replace=replace, label=label, deep=deep)
-    except UserError as exc:
-        _fail(exc.message, exc.exit_code)
-    say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
-             f"replaced {len(result.replaced)} package(s) into {db}"
-             + (f" ({result.duplicates} duplicate cop{'y' if result.duplicates == 1 else 'ies'} of a package named "
-                "twice skipped)" if result.duplicates else ""))
-    say(out, result.alignment_summary())
+    from diting.interrupts import CommitGate
+    with CommitGate() as gate:  # interrupted before the commit: rolled back; after it: finished and said
+        try:
+            result = build(db, packages, replace=replace, label=label, deep=deep, gate=gate)
+        except UserError as exc:
+            _fail(exc.message, exc.exit_code)
+        say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
+                 f"replaced {len(result.replaced)} package(s) into {db}"
+                 + (f" ({result.duplicates} duplicate cop{'y' if result.duplicates == 1 else 'ies'} of a package "
+                    "named twice skipped)" if result.duplicates else ""))
+        say(out, result.alignment_summary())
+    if gate.late is not None:
+        say(err, "note: interrupted after the commit point: the build completed and is committed")
 
 
 @app.command()
@@ -570,7 +574,7 @@ def run() -> None:
     main_pid = os.getpid()
 
     def on_sigint(signum: int, frame: object) -> None:
-        # typer turns Ctrl-C into a silent exit 130 before the handler below sees it: say it here
+        # SIGINT and SIGTERM alike; typer turns Ctrl-C into a silent exit 130 before the handler below sees it: say it here
         # (once, from the main process; workers share the process group)
         if os.getpid() == main_pid:
             say(err, "interrupted")
@@ -582,9 +586,11 @@ def run() -> None:
             watchdog.daemon = True
             watchdog.start()
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
+    signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
     try:
         app()
     except KeyboardInterrupt:

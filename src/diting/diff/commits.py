@@ -49,8 +49,9 @@ def _listing(out: Path) -> list[str]:
     """The package directories of a scan output and their manifests' sha256 (a deleted or altered
     package makes a finished scan not reusable)."""
     import hashlib
+    from diting.ir.writer import is_leftover
     return sorted(f"{p.name}:{hashlib.sha256((p / 'manifest.json').read_bytes()).hexdigest()}"
-                  for p in out.iterdir() if (p / "manifest.json").is_file())
+                  for p in out.iterdir() if (p / "manifest.json").is_file() and not is_leftover(p.name))
 
 
 def _by_service(d: Path) -> dict[str, Path]:
@@ -58,8 +59,9 @@ def _by_service(d: Path) -> dict[str, Path]:
     and analysis input (a directory name is made file-safe and may carry a hash: it never keys)."""
     from diting.graph.store import _profile_set
     out: dict[str, Path] = {}
+    from diting.ir.writer import skipped_leftover
     for p in sorted(d.iterdir()):
-        if not (p / "manifest.json").is_file():
+        if not (p / "manifest.json").is_file() or skipped_leftover(p):
             continue
         try:
             sid = json.loads((p / "manifest.json").read_text(encoding="utf-8"))["service_id"]

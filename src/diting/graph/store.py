@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from diting.errors import UserError
+from diting.interrupts import CommitGate
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
@@ -140,9 +141,11 @@ class LoadResult:
 
 def package_dirs(paths: list[Path]) -> list[Path]:
     """The package directories named: a directory with a manifest.json, or every such directory
-    below one (symbolic links are not followed; a package's own subdirectories are not searched).
+    below one (symbolic links are not followed; a package's own subdirectories are not searched; a
+    writer's leftover, a package half-written by a killed scan, is skipped with a note on stderr).
     Raises :class:`UserError` for a path that is neither."""
     import os
+    from diting.ir.writer import skipped_leftover
     out: list[Path] = []
     for p in paths:
         if (p / "manifest.json").is_file():
@@ -154,7 +157,8 @@ def package_dirs(paths: list[Path]) -> list[Path]:
                     found.append(Path(root))
                     dirs[:] = []
                 else:
-                    dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink())
+                    dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink()
+                                     and not skipped_leftover(Path(root) / d))
             if not found:
                 raise UserError(f"{p}: no IR package here (no manifest.json in it or below it)")
             out.extend(sorted(found))
@@ -355,19 +359,42 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     return out, duplicates
 
 
-def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False) -> LoadResult:
+def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False,
+          gate: CommitGate | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
+
+    An existing database is changed in one transaction; a new one is built in a temporary file
+    beside it (``.{name}.tmp-{pid}-{hex}``, what a killed build left there is removed) and moved into
+    place when complete, so ``db`` never exists without its tables. ``gate`` (a
+    :class:`~diting.interrupts.CommitGate` the caller entered) learns the commit point: an interrupt
+    before it rolls back, one after it is recorded there and the build completes; without one, an
+    interrupt recorded past the commit point is raised again when the build is done.
 
     Raises :class:`UserError` for a path that is no package, a package that does not verify or
     cannot be loaded (bad records the default check does not read), two packages of one (service,
     profile set) in one run, a current package that would be replaced without ``replace``, or a
     database that is not a graph database of this version; the database is then unchanged (a
-    database file the build created is removed). ``KeyboardInterrupt`` is re-raised after the
-    rollback."""
+    new one is not created). ``KeyboardInterrupt`` is re-raised after the rollback."""
+    import contextlib
+    import os
+    if gate is None:
+        with CommitGate(redeliver=True) as own:
+            return build(db, paths, replace, label, deep, own)
     import duckdb
+    from diting.ir.writer import fsync_path, sweep_leftovers
     manifests, duplicates = _read_packages(paths, deep)
-    existed = db.exists()
-    con = connect(db)
+    existed = db.exists() or db.is_symlink()
+    if existed:
+        target = db
+        con = connect(db)
+    else:
+        if db.parent.is_dir():
+            sweep_leftovers(db.parent, db.name)
+        target = db.with_name(f".{db.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            con = connect(target)
+        except UserError:
+            raise UserError(f"{db}: cannot create the graph database (is {db.parent} a writable directory?)") from None
     ok = False
     try:
         _check_schema(con, db)
@@ -383,15 +410,27 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             from diting.pyramid.build import PYRAMID_TABLES
             for table in PYRAMID_TABLES:  # derived from the packages just changed: stale ('diting pyramid' remakes them)
                 con.execute(f"DROP TABLE IF EXISTS {table}")
+            if existed:
+                gate.commit()  # from here on the build completes: an interrupt no longer undoes it
             con.execute("COMMIT")
+            if not existed:
+                con.execute("CHECKPOINT")  # everything in the file itself, none in a write-ahead log
+                con.close()
+                fsync_path(target)
+                gate.commit()
+                os.replace(target, db)
+                fsync_path(db.parent)
             ok = True
         except BaseException as exc:
-            try:
-                con.execute("ROLLBACK")
-            except (duckdb.Error, RuntimeError):
-                pass  # the transaction is already gone (an interrupt during COMMIT)
+            if gate.committed and not ok:
+                gate.committed = False  # the commit itself failed: nothing was loaded
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                con.execute("ROLLBACK")  # fails when the transaction is already gone (an interrupt during COMMIT)
             if interrupted(exc):
                 raise KeyboardInterrupt from exc
+            if isinstance(exc, OSError):
+                raise UserError(f"{db}: cannot write the graph database: {exc.strerror or exc}; nothing was "
+                                "loaded") from exc
             if isinstance(exc, duckdb.Error):
                 raise UserError(f"{db}: the packages could not be loaded ({str(exc).splitlines()[0]}); nothing was "
                                 "loaded — 'diting verify --deep' on the packages says which record is bad") from exc
@@ -399,7 +438,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
     finally:
         con.close()
         if not ok and not existed:
-            for f in (db, db.with_name(db.name + ".wal")):
+            for f in (target, target.with_name(target.name + ".wal")):
                 f.unlink(missing_ok=True)
     return result
 

@@ -109,7 +109,8 @@ def manifest_for(*, scan_id: str, service_id: str, repo_id: str, commit_sha: str
     return manifest
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush a file or a directory (its entries) to disk; a failure to is ignored."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -144,24 +145,55 @@ def _remove(path: Path) -> None:
         pass
 
 
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+(?:\.wal)?$")
 
 
-def _sweep_leftovers(out_dir: Path, name: str) -> None:
-    """Remove temporary and set-aside directories of ``name`` left by a process that died
-    (killed mid-write); those of live processes are left alone."""
-    for entry in out_dir.iterdir():
+def is_leftover(name: str) -> bool:
+    """Whether a directory entry's ``name`` is a writer's temporary or set-aside copy
+    (``.{name}.tmp-{pid}-{hex}``, ``.{name}.old-{pid}-{hex}-{n}``): a partly written package, never
+    one to read."""
+    return _LEFTOVER.match(name) is not None
+
+
+def skipped_leftover(path: Path) -> bool:
+    """Whether ``path`` is a writer's leftover (:func:`is_leftover`) a reader of a directory of packages
+    passes over; it then says so in one line on stderr."""
+    if not is_leftover(path.name):
+        return False
+    import sys
+    from diting.graph.export import printable
+    sys.stderr.write(f"note: skipped {printable(str(path))}: a package still being written, or left half-written "
+                     "by a killed scan (the next scan into that directory removes such a leftover)\n")
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # not ours, or an id no process can have: not ours to judge either
+    return True
+
+
+def sweep_leftovers(out_dir: Path, name: str | None = None) -> list[Path]:
+    """Remove the temporary and set-aside entries in ``out_dir`` (of ``name`` only, when given) left
+    by a process that died (killed mid-write); those of live processes are left alone. Returns the
+    entries removed."""
+    removed: list[Path] = []
+    try:
+        entries = sorted(out_dir.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
         m = _LEFTOVER.match(entry.name)
-        if not m or m.group("name") != name:
+        if not m or name is not None and m.group("name") != name or _alive(int(m.group("pid"))):
             continue
-        pid = int(m.group("pid"))
-        try:
-            os.kill(pid, 0)
-            continue  # still running (or the id was reused): not ours to remove
-        except ProcessLookupError:
-            _remove(entry)
-        except PermissionError:
-            continue
+        _remove(entry)
+        removed.append(entry)
+    return removed
 
 
 def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple[Path, str]:
@@ -175,7 +207,7 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
     Raises OSError when the output directory cannot be written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    _sweep_leftovers(out_dir, name)
+    sweep_leftovers(out_dir, name)
     final = out_dir / name
     if _same_package(final, files):
         return final, "unchanged"
@@ -188,12 +220,12 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-        _fsync_dir(tmp)
+        fsync_path(tmp)
         status = "written"
         for attempt in range(8):
             try:
                 os.rename(tmp, final)
-                _fsync_dir(out_dir)
+                fsync_path(out_dir)
                 return final, status
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
@@ -209,7 +241,7 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
             status = "replaced"
             try:
                 os.rename(tmp, final)
-                _fsync_dir(out_dir)
+                fsync_path(out_dir)
                 return final, status
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):

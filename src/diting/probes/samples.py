@@ -114,7 +114,8 @@ def matches(expected: dict[str, Any], record: dict[str, Any]) -> bool:
 def package_records(out: Path) -> list[dict[str, Any]]:
     """Every entity, relation, binding and diagnostic of the packages under ``out``."""
     records: list[dict[str, Any]] = []
-    for pkg in sorted(p for p in out.iterdir() if (p / "manifest.json").is_file()):
+    from diting.ir.writer import is_leftover
+    for pkg in sorted(p for p in out.iterdir() if (p / "manifest.json").is_file() and not is_leftover(p.name)):
         for name in _PACKAGE_FILES:
             path = pkg / name
             if path.is_file():

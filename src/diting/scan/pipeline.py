@@ -16,6 +16,8 @@ import multiprocessing
 import os
 import pickle
 import posixpath
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +55,7 @@ from diting.inventory.services import (
 )
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
-from diting.ir.writer import package_dir_name
+from diting.ir.writer import package_dir_name, sweep_leftovers
 from diting.java.constants import ConstantFolder
 from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
@@ -185,6 +187,47 @@ class ConfigFileState:
     code: str = "PARSE_ERROR"
 
 
+def _worker_init(parent: int) -> None:
+    """Start of a worker process: it dies with the scan that forked it (Linux: the kernel sends it
+    SIGKILL when its parent ends; the parent may already have ended before that was asked), and a
+    Ctrl-C to the terminal's process group is the parent's to handle (it ends the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if parent and os.getppid() != parent:  # the parent ended before the kernel was asked to watch it
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int):
+    """A pool of ``workers`` processes (forked where the platform can) that do not outlive this one:
+    each dies with it (:func:`_worker_init`), and when the work here ends with an exception (an
+    interrupt, SIGTERM) the workers are killed and the work not started is dropped, not finished."""
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid() if ctx is not None else 0,))
+    try:
+        yield pool
+    except BaseException:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            with contextlib.suppress(OSError, ValueError):
+                proc.kill()
+        for proc in procs:
+            with contextlib.suppress(OSError, ValueError, AssertionError):
+                proc.join(5)
+        raise
+    else:
+        pool.shutdown(wait=True)
+
+
 def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
     """Parse one file into ``(skeleton, full facts)``; the full facts are pickled when they cross
     to another process, so the main process decodes only skeletons. An unexpected failure comes
@@ -253,6 +296,7 @@ class Scanner:
             warm_lineage([mf for m in sorted(self.module_results) for mf in self.module_results[m].mappers],
                          lambda chunks: self._fork_map(analyze_many, chunks))
             self.progress.stage("writing packages", total=len(plans))
+            sweep_leftovers(self.options.out)  # what a killed scan left half-written (never a live writer's)
             results = self._fork_map(_package_job, plans)
             seen = {r.sql_datasource.lower() for r in results if r.sql_datasource}
             unused = [f"{ds}={d}" for ds, d in sorted(self.sql_dialects.items())
@@ -305,7 +349,7 @@ class Scanner:
         self._full: dict[str, bytes | FileFacts] = {}
         if workers > 1 and len(jobs) > 16:
             chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with worker_pool(workers) as pool:
                 for res in pool.map(_parse_job, [j[:3] + (True,) for j in jobs], chunksize=chunk):
                     self._parsed(res)
         else:
@@ -472,8 +516,7 @@ class Scanner:
         _ACTIVE = self
         try:
             if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-                ctx = multiprocessing.get_context("fork")
-                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                with worker_pool(workers) as pool:
                     return list(pool.map(fn, items, chunksize=1))
             return [fn(item) for item in items]
         finally:

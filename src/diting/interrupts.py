@@ -1,0 +1,56 @@
+"""Interrupts (Ctrl-C, SIGTERM) around a commit point.
+
+Work that commits (a graph build) answers one of two ways: interrupted before the commit, it is
+rolled back and the command says "interrupted"; from the commit point on, it finishes, says what it
+did, and notes that an interrupt came too late to undo it. Never "interrupted" over committed work.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+#: the signals that interrupt a command
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class CommitGate:
+    """A context in which SIGINT and SIGTERM go to the handlers in place before (an interrupt: the
+    work is rolled back) until :meth:`commit` is called; from then on they are only recorded
+    (:attr:`late`) and the work goes on to its end. The handlers are restored on leaving; with
+    ``redeliver`` a recorded interrupt is then raised again (for a caller with more work to stop).
+    Signal handlers belong to the main thread: elsewhere the gate changes nothing."""
+
+    def __init__(self, redeliver: bool = False) -> None:
+        self.committed = False
+        self.late: int | None = None
+        self.redeliver = redeliver
+        self._prev: dict[int, object] = {}
+
+    def __enter__(self) -> "CommitGate":
+        if threading.current_thread() is threading.main_thread():
+            for sig in SIGNALS:
+                self._prev[sig] = signal.getsignal(sig)
+                signal.signal(sig, self._on_signal)
+        return self
+
+    def commit(self) -> None:
+        """The commit point: interrupts from now on no longer stop the work."""
+        self.committed = True
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.committed:
+            self.late = signum
+            return
+        prev = self._prev.get(signum)
+        if callable(prev):
+            prev(signum, frame)
+        elif prev != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, prev in self._prev.items():
+            if signal.getsignal(sig) == self._on_signal:  # not when an interrupt handler replaced it meanwhile
+                signal.signal(sig, prev)  # type: ignore[arg-type]
+        if self.redeliver and self.late is not None and exc[0] is None:
+            signal.raise_signal(self.late)
