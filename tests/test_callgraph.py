@@ -324,3 +324,31 @@ def test_a_config_value_read_into_a_local_guards_the_branch_that_tests_it(tmp_pa
         ("config:ducc://promo.gate", f"method:{M}/com.ex.Switches#tested()")]
     assert guards[0]["attributes"]["reads"] == "local p = getProperty()"
     assert guards[0]["guard_ref"]["record_id"].endswith("#tested()/if[0]/then")
+
+
+def test_a_class_of_thousands_of_members_resolves_each_call(tmp_path):
+    # methods, overloads, fields and anonymous classes looked up by name in one large class (the
+    # lookups are indexed; benchmarks/large_class.py measures the time): every call still reaches its own
+    n = 500
+    body = ["package com.ex;\npublic class Big {\n    public void m0() { }\n    public void m0(int x) { }\n"]
+    for i in range(1, n + 1):
+        body.append(f"    private int f{i};\n    public void m{i}() {{ m{i - 1}(); f{i}++; }}\n"
+                    f"    public void m{i}(int x) {{ f{i} += x; this.m{i}(); }}\n"
+                    f"    public Runnable r{i}() {{ Runnable x = () -> m{i}(); return new Runnable() {{ "
+                    f"public void run() {{ x.run(); m{i - 1}(f{i}); }} }}; }}\n")
+    repo, sha = make_repo(tmp_path, {**SHOP_FILES, "src/main/java/com/ex/Big.java": "".join(body) + "}\n"})
+    result = scan(repo, sha, ScanOptions(out=tmp_path / "out", repo_id="t/big", quiet=True, jobs=1))
+    got: dict[str, str] = {}
+    for line in (Path(result.packages[0].path) / "relations.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r["kind"] == "CALLS" and "/com.ex.Big" in r["callsite_id"]:
+            assert r["resolution_status"] == "RESOLVED", r["callsite_id"]
+            got[r["callsite_id"].split("/", 1)[1]] = r["attributes"]["declared_target"]
+    assert len(got) == 6 * n
+    for i in (1, 2, n // 2, n):
+        assert got[f"com.ex.Big#m{i}()@0"] == f"com.ex.Big#m{i - 1}()"
+        assert got[f"com.ex.Big#m{i}(int)@0"] == f"com.ex.Big#m{i}()"
+        assert got[f"com.ex.Big#r{i}()@0"] == f"com.ex.Big#m{i}()"
+        # the anonymous class's local ``x`` is read from the member around it
+        assert got[f"com.ex.Big${i}#run()@0"] == "java.lang.Runnable#run()"
+        assert got[f"com.ex.Big${i}#run()@1"] == f"com.ex.Big#m{i - 1}(int)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -294,4 +295,21 @@ def test_non_utf8_file_names_stay_distinct(tmp_path):
     commit_tree(src, repo)
     pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
     assert {"shop.Bad0", "shop.Bad1"} <= entity_names(pkg)
+    assert verify_package(Path(pkg["path"]), deep=True, repo=repo) == []
+
+
+def test_a_raw_byte_and_its_spelled_escape_are_two_files(tmp_path):
+    # Bad<0xFF>.java and a name spelled B-a-d-\-x-f-f: both must reach the package, each its own path
+    raw = os.fsdecode(b"svc/src/main/java/shop/Bad\xff.java")  # written back as the byte 0xFF
+    spelled = "svc/src/main/java/shop/Bad\\xff.java"
+    repo, _ = make_repo(tmp_path, shop({raw: "package shop;\npublic class BadRaw { void r() {} }\n",
+                                        spelled: "package shop;\npublic class BadSpelled { void s() {} }\n"}))
+    pkg = svc_pkg(scan_json(repo, tmp_path / "out"))
+    assert {"shop.BadRaw", "shop.BadSpelled"} <= entity_names(pkg)
+    assert not [d for d in diags(pkg) if d["code"] == "DUPLICATE_DECLARATION"]
+    seg_paths = {json.loads(x)["locator"]["path"]
+                 for x in (Path(pkg["path"]) / "source_segments.jsonl").read_text().splitlines()}
+    assert {"svc/src/main/java/shop/Bad\\xff.java", "svc/src/main/java/shop/Bad\\\\xff.java"} <= seg_paths
+    files = json.loads((Path(pkg["path"]) / "coverage.json").read_text())["dimensions"]["files"]
+    assert (files["discovered"], files["resolved"]) == (4, 4)
     assert verify_package(Path(pkg["path"]), deep=True, repo=repo) == []

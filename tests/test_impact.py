@@ -283,6 +283,25 @@ def test_query_parameters_and_no_file_access(db, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.csv"]
 
 
+def test_query_may_not_use_the_spill_directory_or_the_database_file(db, tmp_path):
+    # DuckDB allows its spill directory <db>.tmp (and the database's own files) even with external
+    # access off: a user query must reach neither
+    copy = tmp_path / "G.duckdb"
+    copy.write_bytes(db.read_bytes())
+    spill = tmp_path / "G.duckdb.tmp"
+    spill.mkdir()
+    (spill / "note.txt").write_text("a\n1\n", encoding="utf-8")
+    runner = CliRunner()
+    for sql in (f"COPY (SELECT 1) TO '{spill / 'w.csv'}'",
+                f"SELECT * FROM read_csv('{spill / 'note.txt'}')", f"SELECT * FROM read_text('{spill}/*')",
+                f"SELECT count(*) FROM read_blob('{copy}')"):
+        res = runner.invoke(app, ["query", "--db", str(copy), sql])
+        assert res.exit_code == 2 and "query failed: a query reads only the graph" in res.output, sql
+        assert "Traceback" not in res.output
+    assert sorted(p.name for p in spill.iterdir()) == ["note.txt"]
+    assert store.query(copy, "SELECT count(*) FROM packages")[1] == [(7,)]
+
+
 def test_diagram_exports_are_safe_and_plain_files(tmp_path):
     import os
     e = Estate()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from diting.errors import UserError
-from diting.source.git import GitRepo, repo_id_from_url
+from diting.source.git import GitRepo, path_from_git, path_to_git, repo_id_from_url
 from diting.source.paths import join_inside
 from diting.source.text import decode_bytes, is_lfs_pointer, split_lines
 from diting.source.xmlsafe import element_span, parse_xml
@@ -226,3 +226,13 @@ def test_element_spans_past_line_65535_come_from_the_text():
     first, second = [el for el in parsed.root if isinstance(el.tag, str)]
     assert element_span(lines, first) == (65542, 65543)
     assert element_span(lines, second) == (65545, 65545)
+
+
+def test_git_path_strings_never_collide_and_give_the_bytes_back():
+    names = [b"Bad\xff.java", b"Bad\\xff.java", b"Bad\\\\xff.java", b"a\\b", b"\\", b"\xe2\x5c", "订单.java".encode(),
+             b"\xed\xa0\x80.java", b"plain/Path.java"]
+    strings = [path_from_git(n) for n in names]
+    assert len(set(strings)) == len(names)
+    assert strings[0] == "Bad\\xff.java" and strings[1] == "Bad\\\\xff.java" and strings[-1] == "plain/Path.java"
+    assert [path_to_git(s) for s in strings] == names
+    assert all(s.encode("utf-8") for s in strings)  # no lone surrogates

@@ -269,6 +269,18 @@ def interrupted(exc: BaseException) -> bool:
         isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
+def _sandbox(con) -> None:
+    """Leave user SQL no filesystem at all, no attached databases, no extensions, and no way to turn
+    that back on. With external access off DuckDB still allows its spill directory (``<db>.tmp``,
+    readable and writable when present) and the database's own files; so spilling is off (a query
+    needing more memory than the limit fails) and the local file system is disabled outright (the
+    open database reads through the handle it already holds)."""
+    con.execute("SET temp_directory = ''")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    con.execute("SET lock_configuration = true")
+
+
 def with_graph(db: Path, fn, user_sql: bool = False):
     """Run ``fn(con)`` on a read-only connection to ``db``. A DuckDB error becomes a
     :class:`UserError` — the query's when ``user_sql`` (the connection then has no file, network or
@@ -276,9 +288,8 @@ def with_graph(db: Path, fn, user_sql: bool = False):
     or it is damaged); a Ctrl-C DuckDB reports is a ``KeyboardInterrupt``."""
     import duckdb
     con = connect(db, read_only=True)
-    if user_sql:  # no files, no attached databases, no extensions, and no way to turn that back on
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
+    if user_sql:
+        _sandbox(con)
     try:
         return fn(con)
     except (duckdb.Error, RuntimeError) as exc:
@@ -287,6 +298,8 @@ def with_graph(db: Path, fn, user_sql: bool = False):
         if not isinstance(exc, duckdb.Error):
             raise
         first = str(exc).splitlines()[0]
+        if user_sql and isinstance(exc, duckdb.PermissionException):
+            first = f"a query reads only the graph, never a file, a database or an extension ({first})"
         raise UserError(f"query failed: {first}" if user_sql else
                         f"{db}: {first} (rebuild the graph with 'diting graph build')") from exc
     finally:

@@ -30,6 +30,7 @@ the mapper method bound to it; otherwise they are ``access = DECLARED_ONLY`` (SP
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +127,17 @@ class ModuleCallSites:
         self.bodies: list[dict[str, Any]] = []
         self._seen_types: set[str] = set()
         self._seen_methods: set[str] = set()
+        #: (path, type index) → starts and members with a body of the type (of the file being added)
+        self._starts: dict[tuple[str, int], tuple[list[int], list[MethodDecl]]] = {}
+
+    def _member_starts(self, facts: FileFacts, idx: int) -> tuple[list[int], list[MethodDecl]]:
+        """The members with a body of type ``idx`` sorted by start, and their starts (once per type)."""
+        key = (facts.path, idx)
+        got = self._starts.get(key)
+        if got is None:
+            bodies = sorted((md for md in facts.types[idx].methods if md.body is not None), key=lambda m: m.start_byte)
+            got = self._starts[key] = ([md.start_byte for md in bodies], bodies)
+        return got
 
     def _enclosing(self, facts: FileFacts, scope: FileScope, idx: int,
                    memo: dict[int, MemberContext | None]) -> MemberContext | None:
@@ -136,11 +148,17 @@ class ModuleCallSites:
         td = facts.types[idx]
         out = None
         if td.nesting in ("LOCAL", "ANONYMOUS") and td.outer is not None:
-            outer = facts.types[td.outer]
-            around = [md for md in outer.methods if md.body is not None and md.start_byte <= td.start_byte and
-                      md.start_line <= td.header_start <= md.end_line]
-            if around:
-                md = max(around, key=lambda m: m.start_byte)  # the nearest member starting before it
+            starts, bodies = self._member_starts(facts, td.outer)
+            md = None
+            # the nearest member starting before it whose lines hold its header; members do not overlap,
+            # so their end lines only grow with their starts: walking back stops at the first that ends before
+            for i in range(bisect.bisect_right(starts, td.start_byte) - 1, -1, -1):
+                if bodies[i].end_line < td.header_start:
+                    break
+                if bodies[i].start_line <= td.header_start:
+                    md = bodies[i]
+                    break
+            if md is not None:
                 chain = type_chain(facts, td.outer)
                 out = MemberContext(scope, chain, self.module, md, md.body, scope.type_vars_for(chain, md.type_params),
                                     self._enclosing(facts, scope, td.outer, memo))
@@ -149,6 +167,7 @@ class ModuleCallSites:
 
     def add_file(self, facts: FileFacts, scope: FileScope) -> None:
         memo: dict[int, MemberContext | None] = {}
+        self._starts.clear()
         for idx, td in enumerate(facts.types):
             chain = type_chain(facts, idx)
             binary = scope.binary_of(td)
@@ -208,8 +227,8 @@ class ModuleCallSites:
             scope, idx = found
             td = scope.facts.types[idx]
             chain = scope._chain_of(idx)
-            for d in self.resolver._declared(m, b):
-                if d.method.name == name and list(d.params) == sig:
+            for d in self.resolver._named(m, b, name):
+                if list(d.params) == sig:
                     tx = self._transactional(d.method.annotations, scope, chain) or \
                         self._transactional(td.annotations, scope, chain)
                     if tx:

@@ -85,6 +85,7 @@ class CallResolver:
         self.oracle = oracle
         self._subtypes: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._decls: dict[tuple[str, str], list[_Decl]] = {}
+        self._by_name: dict[tuple[str, str], dict[str, list[_Decl]]] = {}
 
     # ------------------------------------------------------------ the repository's methods
     def _declared(self, module: str, binary: str) -> list[_Decl]:
@@ -120,6 +121,18 @@ class CallResolver:
         self._decls[key] = out
         return out
 
+    def _named(self, module: str, binary: str, name: str) -> list[_Decl]:
+        """The methods (or ``<init>`` constructors) ``name`` a type declares: :meth:`_declared` indexed
+        by name once per type, so a lookup never walks a class of thousands of members."""
+        key = (module, binary)
+        index = self._by_name.get(key)
+        if index is None:
+            index = {}
+            for d in self._declared(module, binary):
+                index.setdefault(d.method.name, []).append(d)
+            self._by_name[key] = index
+        return index.get(name, [])
+
     def _subtypes_of(self, module: str, binary: str) -> list[tuple[str, str]]:
         """Every in-repo type whose ancestors include ``(module, binary)`` (index built once)."""
         if self._subtypes is None:
@@ -139,8 +152,8 @@ class CallResolver:
         owners = [(module, binary)] if name == "<init>" else \
             [(module, binary)] + self.oracle.registry.ancestors(module, binary)  # constructors are not inherited
         for m, b in owners:
-            for d in self._declared(m, b):
-                if d.method.name != name or not _takes(d.method, arity) or d.params in seen:
+            for d in self._named(m, b, name):
+                if not _takes(d.method, arity) or d.params in seen:
                     continue
                 seen.add(d.params)
                 out.append(d)
@@ -158,8 +171,8 @@ class CallResolver:
         td = found[0].facts.types[found[1]]
         if not t.params and t.name in td.getter_fields:
             return True, td.getter_fields[t.name]
-        for d in self._declared(t.module, t.binary):
-            if d.method.name == t.name and d.params == t.params:
+        for d in self._named(t.module, t.binary, t.name):
+            if d.params == t.params:
                 if d.method.start_line != 0:
                     return False, None  # declared in the source: not synthesized
                 if len(t.params) == 1 and t.name.startswith("set"):
@@ -216,7 +229,7 @@ class CallResolver:
                                   (target,), target, external=True)
         owners = [(owner.module, owner.name)] if name == "<init>" else \
             [(owner.module, owner.name)] + self.oracle.registry.ancestors(owner.module, owner.name)
-        arities = sorted({len(d.params) for m, b in owners for d in self._declared(m, b) if d.method.name == name})
+        arities = sorted({len(d.params) for m, b in owners for d in self._named(m, b, name)})
         if not arities:
             if name == "<init>":
                 return CallResolution("UNRESOLVED", "STATIC", reason=f"no constructor of {owner.name}")
@@ -275,7 +288,7 @@ class CallResolver:
             return CallResolution("RESOLVED", kind, (target,), target, external=True)
         cands = self._candidates(owner.module, binary, name, call.arity)
         if not cands and name == "<init>":
-            if call.arity == 0 and not any(d.method.name == "<init>" for d in self._declared(owner.module, binary)):
+            if call.arity == 0 and not self._named(owner.module, binary, "<init>"):
                 implicit = MethodTarget(owner.module, binary, "<init>", ())  # the implicit default constructor
                 return CallResolution("RESOLVED", "STATIC", (implicit,), implicit)
             return CallResolution("UNRESOLVED", "STATIC", reason=f"no constructor of {binary} takes {call.arity} "
@@ -351,8 +364,8 @@ class CallResolver:
                 for i in generic:
                     k = type_params.index(d.method.params[i].type.parts[0])
                     wanted[i] = args[k].name if k < len(args) and args[k] is not None else None
-            for o in self._declared(m, b):
-                if o.method.name == d.method.name and len(o.params) == len(wanted) and o.method.has_body \
+            for o in self._named(m, b, d.method.name):
+                if len(o.params) == len(wanted) and o.method.has_body \
                         and all(w is None or w == p for w, p in zip(wanted, o.params)) \
                         and "abstract" not in o.method.modifiers and "static" not in o.method.modifiers:
                     out.append(o)

@@ -250,20 +250,36 @@ class TypeOracle:
             memo[key] = self._field_of(module, binary, name)
         return memo[key]
 
+    def _own_fields(self, module: str, binary: str) -> dict[str, FieldRef]:
+        """The fields a type declares by name (the first of a name; then a record's components, its
+        private final fields), indexed once per type so a lookup never walks thousands of fields."""
+        memo = self.__dict__.setdefault("_own_fields_memo", {})
+        key = (module, binary)
+        if key not in memo:
+            out: dict[str, FieldRef] = {}
+            found = self.decl(module, binary)
+            if found is not None:
+                td = found[0].facts.types[found[1]]
+                for f in td.fields:
+                    out.setdefault(f.name, FieldRef(module, binary, f))
+                for p in td.record_components:
+                    if p.name not in out:
+                        out[p.name] = FieldRef(module, binary, FieldDecl(p.name, p.type, ["private", "final"],
+                                                                         p.annotations, None, td.header_start,
+                                                                         td.header_end, 0))
+            memo[key] = out
+        return memo[key]
+
     def _field_of(self, module: str, binary: str, name: str) -> FieldRef | None:
         for m, b in [(module, binary)] + self.registry.ancestors(module, binary):
             found = self.decl(m, b)
             if found is None:
                 continue
+            own = self._own_fields(m, b).get(name)
+            if own is not None:
+                return own
             scope, idx = found
             td = scope.facts.types[idx]
-            for f in td.fields:
-                if f.name == name:
-                    return FieldRef(m, b, f)
-            for p in td.record_components:  # a record's components are its private final fields
-                if p.name == name:
-                    return FieldRef(m, b, FieldDecl(name, p.type, ["private", "final"], p.annotations, None,
-                                                    td.header_start, td.header_end, 0))
             if name == "log":
                 for sm in synthesize(td, scope, scope._chain_of(idx)):
                     if sm.kind == "FIELD" and sm.name == name and sm.type is not None:

@@ -29,6 +29,32 @@ MODE_GITLINK = "160000"
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
+def path_from_git(raw: bytes) -> str:
+    """The string a path git gives as bytes is known by: UTF-8 as it is, each byte that is not
+    UTF-8 spelled ``\\xNN`` and each backslash of the name itself doubled, so no two paths share a
+    string (``Bad<0xFF>.java`` is ``Bad\\xff.java``, a name spelled ``Bad\\xff.java`` is
+    ``Bad\\\\xff.java``). :func:`path_to_git` gives the bytes back."""
+    if b"\\" not in raw:
+        return raw.decode("utf-8", "backslashreplace")
+    # 0x5C never occurs inside a UTF-8 sequence: splitting on it cuts no character
+    return "\\\\".join(part.decode("utf-8", "backslashreplace") for part in raw.split(b"\\"))
+
+
+_PATH_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2})")
+
+
+def path_to_git(path: str) -> bytes:
+    """The bytes of a path string :func:`path_from_git` made (its inverse)."""
+    out, pos = bytearray(), 0
+    for m in _PATH_ESCAPE.finditer(path):
+        out += path[pos:m.start()].encode("utf-8")
+        esc = m.group(1)
+        out += b"\\" if esc == "\\" else bytes([int(esc[1:], 16)])
+        pos = m.end()
+    out += path[pos:].encode("utf-8")
+    return bytes(out)
+
+
 def _git_env() -> dict[str, str]:
     """A minimal environment: no inherited GIT_* variables, no user or system config."""
     env = {
@@ -164,8 +190,7 @@ class GitRepo:
             if len(parts) != 4:
                 continue
             mode, typ, oid, size = (p.decode("ascii") for p in parts)
-            # bytes that are not UTF-8 are spelled \\xNN: distinct names stay distinct
-            path = path_b.decode("utf-8", "backslashreplace")
+            path = path_from_git(path_b)
             if size == "-":
                 entries.append(TreeEntry(path, mode, typ, oid, None))
             elif size.isdigit():
