@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from diting.errors import UserError
+from diting.ir.canonical import loads as json_loads
 
 #: fixed identity and time of the fixture commits (git's own plumbing, our own files)
 FIXTURE_ENV = {
@@ -232,7 +233,7 @@ def read_jsonl(path: Path) -> list[dict]:
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line:
             try:
-                out.append(json.loads(line))
+                out.append(json_loads(line))
             except ValueError as exc:
                 raise UserError(f"{path}:{n}: not a JSON record ({exc})") from exc
     return out

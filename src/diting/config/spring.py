@@ -76,6 +76,9 @@ class SpringConfig:
     files_read: list[ConfigFileRef] = field(default_factory=list)
     unreadable: list[tuple[str, str, int | None]] = field(default_factory=list)
     unfiltered: list[tuple[str, str]] = field(default_factory=list)
+    #: keys asked for whose placeholders reach beyond :data:`MAX_PLACEHOLDER_DEPTH` → (path, line)
+    #: of the key's entry (None, 0 for a value expanded outside the configuration)
+    too_deep: dict[str, tuple[str | None, int]] = field(default_factory=dict)
 
     def add_source(self, path: str, file: ConfigFile, blob: str, tier: int, order: int,
                    profile: str | None = None, by_name: bool = False) -> None:
@@ -90,12 +93,18 @@ class SpringConfig:
         if all(r.path != path for r in self.files_read):
             self.files_read.append(ConfigFileRef(path, blob))
             self.files_read.sort(key=lambda r: r.path)
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what resolution memoised (the sources or the profiles changed)."""
         self.__dict__.pop("_memo", None)
+        self.__dict__.pop("_hits", None)
 
     def not_chosen_by_name(self) -> "SpringConfig":
         """This configuration without the sources chosen by ``spring.application.name`` — where the
         name itself is read from (a file found by the name cannot say what the name is)."""
-        return SpringConfig(self.profiles, self.profile_basis, [s for s in self.sources if not s.by_name])
+        return SpringConfig(self.profiles, self.profile_basis, [s for s in self.sources if not s.by_name],
+                            too_deep=self.too_deep)
 
     def entries_of(self, key: str) -> list[tuple[str, ConfigEntry]]:
         """Every active entry of ``key`` and of its indexed forms (``key[0]``, ``key[1]``…) in
@@ -158,7 +167,9 @@ class SpringConfig:
 
     def expand(self, value: str) -> str | None:
         """``value`` with its ``${…}`` placeholders filled from this configuration, or None."""
-        out, _, _ = self._placeholders(value, set())
+        out, basis, missing, _ = self._placeholders(value, set(), 0)
+        if basis == "BUDGET_EXHAUSTED":
+            self.too_deep.setdefault(missing[-1], (None, 0))
         return out
 
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
@@ -193,51 +204,81 @@ class SpringConfig:
 
     def get(self, key: str) -> ResolvedValue:
         """Resolve ``key`` (any relaxed form) with precedence and placeholders. Each key is
-        resolved once (memoised); a key that refers to itself is a cycle, never expanded."""
-        return self._get(canonical_key(key), set())
+        resolved once (memoised); a key that refers to itself is a cycle, never expanded; a key
+        whose placeholders reach further than :data:`MAX_PLACEHOLDER_DEPTH` levels is
+        BUDGET_EXHAUSTED (and listed in :attr:`too_deep`)."""
+        ck = canonical_key(key)
+        rv, _ = self._get(ck, set(), 0)
+        if rv.basis == "BUDGET_EXHAUSTED":
+            self.too_deep.setdefault(ck, (rv.path, rv.entry.line if rv.entry else 0))
+        return rv
 
-    def _get(self, ck: str, active: set[str]) -> ResolvedValue:
+    def _get(self, ck: str, active: set[str], depth: int) -> tuple[ResolvedValue, int]:
+        """``ck`` resolved ``depth`` levels below the key or value asked for, and its height (how
+        many levels below it its resolution went). Recursion stays bounded: a resolution that
+        would go beyond :data:`MAX_PLACEHOLDER_DEPTH` is cut (BUDGET_EXHAUSTED). A cut is memoised
+        only for the key asked for — a key cut deeper down may resolve when asked for itself — and
+        a memoised value is used only where its height still fits, so the outcome of every key is
+        the same whatever was asked first."""
         memo = self.__dict__.setdefault("_memo", {})
         if ck in memo:
-            return memo[ck]
+            rv, height = memo[ck]
+            fits = depth + height <= MAX_PLACEHOLDER_DEPTH or rv.basis == "BUDGET_EXHAUSTED"
+            return (rv, height) if fits else (_cut(ck), _TOO_DEEP)
         if ck in active:
-            return ResolvedValue(ck, "UNKNOWN", None, basis="PLACEHOLDER_CYCLE")
+            return ResolvedValue(ck, "UNKNOWN", None, basis="PLACEHOLDER_CYCLE"), 0
+        if depth > MAX_PLACEHOLDER_DEPTH:
+            return _cut(ck), _TOO_DEEP
         active.add(ck)
         try:
-            result = self._resolve(ck, active)
+            result, height = self._resolve(ck, active, depth)
         finally:
             active.discard(ck)
-        memo[ck] = result
-        return result
+        if result.basis == "BUDGET_EXHAUSTED":
+            height = _TOO_DEEP
+            if depth > 0:
+                return result, height
+        memo[ck] = (result, height)
+        return result, height
 
-    def _resolve(self, ck: str, active: set[str]) -> ResolvedValue:
-        hits = self._entries(ck)
+    def _resolve(self, ck: str, active: set[str], depth: int) -> tuple[ResolvedValue, int]:
+        found = self.__dict__.setdefault("_hits", {})  # a cut key is resolved again when asked for itself
+        hits = found[ck] if ck in found else found.setdefault(ck, self._entries(ck))
         if not hits:
-            return ResolvedValue(ck, "UNKNOWN", None)
+            return ResolvedValue(ck, "UNKNOWN", None), 0
         # .properties beats .yml inside a rank; .yml and .yaml of one rank can disagree
         top_rank = hits[0][0].rank
         same = [(s, e) for s, e in hits if s.rank == top_rank]
         values = {e.value for _, e in same}
         if len(values) > 1:
             return ResolvedValue(ck, "AMBIGUOUS", None, candidates=tuple(sorted((s.path, e.value, e.line)
-                                                                                for s, e in same)))
+                                                                                for s, e in same))), 0
         src, entry = hits[0]
-        value, basis, missing = self._placeholders(entry.value, active)
+        value, basis, missing, height = self._placeholders(entry.value, active, depth)
         if value is None:
-            return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing))
-        return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis)
+            return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing)), height
+        return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis), height
 
-    def _placeholders(self, value: str, active: set[str], depth: int = 0) -> tuple[str | None, str, list[str]]:
+    def _placeholders(self, value: str, active: set[str], depth: int,
+                      nesting: int = 0) -> tuple[str | None, str, list[str], int]:
         """Expand ``${name:default}`` left to right (each placeholder once; defaults are not
-        re-expanded). A value longer than :data:`MAX_VALUE_CHARS` is not a value."""
+        re-expanded) for a value ``depth`` levels down: its keys are one level further, a nested
+        default's keys two. A value longer than :data:`MAX_VALUE_CHARS` is not a value. Returns
+        the value (None when unresolved), its basis, the keys missing and the height reached."""
         basis = "CONFIG_FILE"
         missing: list[str] = []
         parts: list[str] = []
         pos = 0
         size = 0
+        height = 0
         for ph in placeholders(value):
             name, default = ph.name, ph.default
-            inner = self._get(canonical_key(name), active) if name.strip() else ResolvedValue(name, "UNKNOWN", None)
+            inner, below = self._get(canonical_key(name), active, depth + 1) if name.strip() else \
+                (ResolvedValue(name, "UNKNOWN", None), 0)
+            height = max(height, below + 1)
+            if inner.basis == "BUDGET_EXHAUSTED":  # no default in its place: the key may well have a value
+                # the chain as (deepest key reached, key this value names)
+                return None, "BUDGET_EXHAUSTED", [*inner.missing[:1], name], _TOO_DEEP
             if inner.status == "RESOLVED" and inner.value is not None:
                 rep = inner.value
                 if inner.basis != "CONFIG_FILE":
@@ -245,27 +286,43 @@ class SpringConfig:
             elif default is not None:
                 rep = default
                 if "${" in default:  # a nested default: ${a:${b:30}}
-                    if depth >= MAX_NESTING:
-                        return None, "PLACEHOLDER_UNRESOLVED", missing + [name]
-                    got, _, more = self._placeholders(default, active, depth + 1)
+                    if nesting >= MAX_NESTING:
+                        return None, "PLACEHOLDER_UNRESOLVED", missing + [name], height
+                    got, why, more, below = self._placeholders(default, active, depth + 1, nesting + 1)
+                    height = max(height, below + 1)
+                    if why == "BUDGET_EXHAUSTED":
+                        return None, why, more, _TOO_DEEP
                     if got is None:
-                        return None, "PLACEHOLDER_UNRESOLVED", missing + more
+                        return None, "PLACEHOLDER_UNRESOLVED", missing + more, height
                     rep = got
                 basis = "PLACEHOLDER_DEFAULT"
             else:
                 missing.append(name)
-                return None, "PLACEHOLDER_UNRESOLVED", missing
+                return None, "PLACEHOLDER_UNRESOLVED", missing, height
             parts.append(value[pos:ph.start])
             parts.append(rep)
             size += ph.start - pos + len(rep)
             pos = ph.end
             if size > MAX_VALUE_CHARS:
-                return None, "VALUE_TOO_LONG", missing
+                return None, "VALUE_TOO_LONG", missing, height
         parts.append(value[pos:])
         out = "".join(parts)
         if len(out) > MAX_VALUE_CHARS:
-            return None, "VALUE_TOO_LONG", missing
-        return out, basis, missing
+            return None, "VALUE_TOO_LONG", missing, height
+        return out, basis, missing, height
+
+
+def _cut(ck: str) -> ResolvedValue:
+    """The value of a key placeholders reach too deep to follow."""
+    return ResolvedValue(ck, "UNKNOWN", None, basis="BUDGET_EXHAUSTED")
+
+
+#: placeholders are followed at most this many levels deep — keys whose values name keys, and
+#: defaults nested in defaults, together (the resolver recurses once per level: a longer chain is
+#: BUDGET_EXHAUSTED, never a RecursionError)
+MAX_PLACEHOLDER_DEPTH = 64
+#: the height of a resolution that was cut: it fits nowhere
+_TOO_DEEP = MAX_PLACEHOLDER_DEPTH + 1
 
 
 #: nested placeholder defaults followed at most this deep
@@ -482,7 +539,7 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
             if cf is not None:
                 cfg.sources.append(_Source(rank_of(b, profile, ext, loc, profiles), path, cf, profile))
         cfg.sources.sort(key=lambda s: (s.rank, s.path))
-        cfg.__dict__.pop("_memo", None)
+        cfg._forget()
         # Boot < 2.4 also read an include of a profile-specific file or document
         more = list(dict.fromkeys(p for src in cfg.sources
                                   for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
@@ -530,4 +587,4 @@ def _add_imports(cfg: SpringConfig, resolve_import, parse) -> None:
             added.append(_Source(rank, path, cf, src.profile))  # type: ignore[arg-type]
     if added:
         cfg.sources = sorted(cfg.sources + added, key=lambda s: (s.rank, s.path))
-        cfg.__dict__.pop("_memo", None)
+        cfg._forget()

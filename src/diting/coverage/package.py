@@ -8,12 +8,12 @@ examine are present with zeros and ``not_examined`` saying why.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from diting.inventory.layout import BUILD, CONFIG, JAVA
 from diting.inventory.services import PackagePlan
 from diting.ir.builder import RecordSet
+from diting.ir.canonical import loads as json_loads
 
 if TYPE_CHECKING:
     from diting.probes.emit import ProbeStats
@@ -190,7 +190,7 @@ def coverage_problem(text: str | bytes) -> tuple[dict[str, Any] | None, str | No
 
     from diting.ir.models import Coverage
     try:
-        doc = json.loads(text)
+        doc = json_loads(text)
         Coverage.model_validate(doc, strict=True)
         missing = sorted((set(NOT_EXAMINED) | {"entries", "files", "sql_statements", "config_keys"})
                          - set(doc["dimensions"]))

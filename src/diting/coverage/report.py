@@ -33,6 +33,7 @@ from typing import Any
 from diting.coverage.model import DIMENSIONS, TERMS
 from diting.coverage.package import dimension
 from diting.errors import UserError
+from diting.ir.canonical import loads as json_loads
 
 GRAPH_DIMENSIONS = ("applications", "cross_service_edges")
 EDGE_KINDS = ("RPC", "HTTP", "MQ")
@@ -100,7 +101,7 @@ def _from_packages(paths: list[Path]) -> _Estate:
         findings = verify_package(d)
         if findings:
             raise UserError(f"{d}: the package does not verify ({findings[0]})")
-        m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        m = json_loads((d / "manifest.json").read_text(encoding="utf-8"))
         if m["scan_id"] in seen:
             continue
         seen.add(m["scan_id"])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.errors import UserError
+from diting.ir.canonical import loads as json_loads
 
 MARKER = ".diting-scan.json"
 
@@ -32,7 +33,7 @@ def packages_at(repo: Path, sha: str, work: Path, repo_id: str) -> tuple[Path, b
     marker = out / MARKER
     if marker.is_file():
         try:
-            doc = json.loads(marker.read_text(encoding="utf-8"))
+            doc = json_loads(marker.read_text(encoding="utf-8"))
             if isinstance(doc, dict) and doc.get("key") == key and doc.get("packages") == _listing(out):
                 return out, True  # the same scan, and its packages all still there
         except (OSError, ValueError):
@@ -64,7 +65,7 @@ def _by_service(d: Path) -> dict[str, Path]:
         if not (p / "manifest.json").is_file() or skipped_leftover(p):
             continue
         try:
-            sid = json.loads((p / "manifest.json").read_text(encoding="utf-8"))["service_id"]
+            sid = json_loads((p / "manifest.json").read_text(encoding="utf-8"))["service_id"]
             profiles = _profile_set(p)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UserError(f"{p}: not a readable package ({exc})") from exc

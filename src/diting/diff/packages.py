@@ -24,13 +24,13 @@ methods that carry the same members or signature under another name, as identity
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from diting.demo import read_jsonl
 from diting.errors import UserError
+from diting.ir.canonical import loads as json_loads
 
 CLASSES = (
     "CONTRACT_ADDED", "CONTRACT_REMOVED", "CONTRACT_SIGNATURE_CHANGED", "CONSUMER_ADDED", "CONSUMER_REMOVED",
@@ -66,8 +66,8 @@ def load(path: Path) -> Package:
     if findings:
         raise UserError(f"{path}: the package does not verify ({findings[0]})")
     try:
-        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        ai = json.loads((path / "analysis_input.json").read_text(encoding="utf-8"))
+        manifest = json_loads((path / "manifest.json").read_text(encoding="utf-8"))
+        ai = json_loads((path / "analysis_input.json").read_text(encoding="utf-8"))
         ents = read_jsonl(path / "entities.jsonl")
         stable_of = {e["record_id"]: e["stable_id"] for e in ents}
         pkg = Package(path, manifest, ai, {e["stable_id"]: e for e in ents},

@@ -75,10 +75,12 @@ The rules, as SPEC §9 states them:
 from __future__ import annotations
 
 import json
+import operator
 import re
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -689,16 +691,18 @@ def filter_admits(tag_filter: str | None, etype: str | None, sub: dict[str, Any]
 
 def _rabbit_key_matches(pattern: str, key: str) -> bool:
     """A topic-exchange binding key (``*`` one word, ``#`` zero or more words) against a routing key;
-    a key without wildcards must be equal."""
-    def match(ps: list[str], ks: list[str]) -> bool:
-        if not ps:
-            return not ks
-        if ps[0] == "#":
-            return any(match(ps[1:], ks[i:]) for i in range(len(ks) + 1))
-        return bool(ks) and (ps[0] == "*" or ps[0] == ks[0]) and match(ps[1:], ks[1:])
+    a key without wildcards must be equal. Word by word, without recursion (a pattern of many words
+    or many ``#`` costs words × words, never a deep stack or an exponential search)."""
     if "*" not in pattern and "#" not in pattern:
         return pattern == key
-    return match(pattern.split("."), key.split("."))
+    ks = key.split(".")
+    reach = [True] + [False] * len(ks)  # reach[j]: the pattern words so far match the first j key words
+    for p in pattern.split("."):
+        if p == "#":
+            reach = list(accumulate(reach, operator.or_))
+        else:
+            reach = [False] + [reach[j] and (p == "*" or p == ks[j]) for j in range(len(ks))]
+    return reach[-1]
 
 
 class RabbitRoutes:

@@ -16,7 +16,6 @@ other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, get_args
 
 from diting.errors import UserError
 from diting.interrupts import CommitGate
+from diting.ir.canonical import loads as json_loads
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
@@ -111,7 +111,7 @@ _SHIPPED: dict[str, dict[str, Any]] = {}
 def analysis_input(pkg: Path) -> dict[str, Any]:
     """A package's parsed analysis_input.json, ``{}`` when it cannot be read or is no mapping."""
     try:
-        ai = json.loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
+        ai = json_loads((pkg / "analysis_input.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return ai if isinstance(ai, dict) else {}
@@ -352,7 +352,7 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
             raise UserError(f"{pkg}: the package does not verify ({len(findings)} finding(s), first: {findings[0]}); "
                             "nothing was loaded")
         raw = (pkg / "manifest.json").read_bytes()
-        m, digest = json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+        m, digest = json_loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
         if m["scan_id"] in seen:
             if seen[m["scan_id"]][1] != digest:
                 raise UserError(f"{pkg} and {seen[m['scan_id']][0]} claim one scan_id ({m['scan_id']}) with different "
@@ -570,8 +570,9 @@ def saved_queries() -> dict[str, SavedQuery]:
 
 def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[list[str], list[tuple]]:
     """Run ``sql`` on a read-only connection with ``$name`` parameters (no file, network or extension
-    access); returns column names and rows. A SQL error, or a parameter the SQL does not use or
-    lacks, is a :class:`UserError` with DuckDB's first line."""
+    access); returns column names and rows. A SQL error, SQL without a statement (blanks, comments,
+    semicolons), or a parameter the SQL does not use or lacks, is a :class:`UserError` with
+    DuckDB's first line."""
     used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", sql))
     if used - set(params or {}):
         raise UserError("the query needs " + ", ".join(f"--param {n}=VALUE" for n in sorted(used - set(params or {}))))
@@ -580,6 +581,8 @@ def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[lis
 
     def run(con) -> tuple[list[str], list[tuple]]:
         cur = con.execute(sql, params) if params else con.execute(sql)
+        if cur is None:  # DuckDB runs nothing and returns no cursor for SQL without a statement
+            raise UserError("the query holds no SQL statement (only blanks, comments or semicolons)")
         return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
 
     return with_graph(db, run, user_sql=True)

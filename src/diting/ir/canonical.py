@@ -8,6 +8,9 @@ files, one trailing newline per line.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+from itertools import accumulate
 from typing import Any, Callable
 
 import orjson
@@ -66,3 +69,48 @@ def sha256_hex(data: bytes | str) -> str:
 def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
     """Canonical jsonl: one canonical line per record, each ending in ``\\n``."""
     return b"".join(dumps(r).encode("utf-8") + b"\n" for r in records)
+
+
+#: JSON in an IR package nests at most this deep (records nest about a dozen levels): deeper is
+#: hostile input, refused before a recursive parser or walker meets it
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}\n]+")
+_DELTA = [0] * 256
+_DELTA[ord("[")] = _DELTA[ord("{")] = 1
+_DELTA[ord("]")] = _DELTA[ord("}")] = -1
+
+
+class JsonTooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_JSON_DEPTH`; ``line`` is the 1-based line where it gets too deep."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}: JSON nested more than {MAX_JSON_DEPTH} levels deep")
+        self.line = line
+
+
+def too_deep_line(data: bytes | str, per_line: bool = False) -> int | None:
+    """The first 1-based line where the JSON in ``data`` nests deeper than :data:`MAX_JSON_DEPTH`,
+    None when it never does. ``per_line``: each line is a value of its own (jsonl). Strings are
+    skipped; linear, and no recursion, whatever the input."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    for n, chunk in enumerate(data.split(b"\n") if per_line else [data], 1):
+        if chunk.count(b"[") + chunk.count(b"{") <= MAX_JSON_DEPTH:
+            continue  # too few brackets to nest that deep (the common case: no regex, no walk)
+        skeleton = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", chunk))  # brackets and line breaks
+        if max(accumulate(map(_DELTA.__getitem__, skeleton)), default=0) > MAX_JSON_DEPTH:
+            if per_line:
+                return n
+            first = next(i for i, d in enumerate(accumulate(map(_DELTA.__getitem__, skeleton))) if d > MAX_JSON_DEPTH)
+            return skeleton.count(b"\n", 0, first) + 1
+    return None
+
+
+def loads(data: bytes | str) -> Any:
+    """``json.loads`` of package JSON (one file, or one jsonl line), refusing nesting deeper than
+    :data:`MAX_JSON_DEPTH` with :class:`JsonTooDeep` (a ``ValueError``, as every JSON error is)."""
+    line = too_deep_line(data)
+    if line is not None:
+        raise JsonTooDeep(line)
+    return json.loads(data)

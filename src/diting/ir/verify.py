@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir import ids
-from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.canonical import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads, sha256_hex, too_deep_line
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
     JSONL_MODELS,
@@ -90,7 +90,10 @@ class _Verifier:
             raise UserError(f"not an IR package (no manifest.json): {self.pkg}")
         raw = mpath.read_bytes()
         try:
-            self.manifest = json.loads(raw.decode("utf-8"))
+            self.manifest = loads(raw.decode("utf-8"))
+        except JsonTooDeep as exc:
+            self.add("manifest.json", exc.line, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+            return self.findings
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             self.add("manifest.json", None, None, f"not valid JSON: {exc}")
             return self.findings
@@ -115,6 +118,10 @@ class _Verifier:
                 self.add(name, None, None, "listed in the manifest but missing")
                 continue
             data = fpath.read_bytes()
+            deep = too_deep_line(data, per_line=name.endswith(".jsonl"))
+            if deep is not None:  # refused before any reader (JSON parser, record walker) recurses into it
+                self.add(name, deep, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+                continue
             contents[name] = data
             if sha256_hex(data) != entry["sha256"]:
                 self.add(name, None, None, f"sha256 {sha256_hex(data)[:16]}… differs from the manifest's "

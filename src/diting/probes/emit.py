@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.remote import config_centres
 from diting.config.sources import canonical_key, parse_config
-from diting.config.spring import MAX_NESTING, placeholders
+from diting.config.spring import MAX_NESTING, MAX_PLACEHOLDER_DEPTH, placeholders
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
@@ -174,6 +174,13 @@ class PackageProbes:
         if scheme == "ducc" and not snap:
             return f"no config snapshot, and {files}"
         return f"neither config snapshot {snap.snapshot_id} nor any {files[3:]}" if snap else files
+
+    def _why_unknown(self, scheme: str, got: ConfigLookup) -> str:
+        """Why a key read has no value: a placeholder chain too deep to follow, else the source
+        that lacks it (:meth:`_missing_source`)."""
+        if got.rv is not None and got.rv.basis == "BUDGET_EXHAUSTED":
+            return f"its placeholders name keys more than {MAX_PLACEHOLDER_DEPTH} levels deep: BUDGET_EXHAUSTED"
+        return self._missing_source(scheme)
 
     def _centres(self, scheme: str) -> list[str] | None:
         """The config centres that may override a value not taken from the snapshot: Ducc for a
@@ -383,8 +390,7 @@ class PackageProbes:
                    "attributes": {"read_by": what, "default_in_code": default,
                                   "snapshot_id": self.s.config_snapshot.snapshot_id if got.snapshot else None,
 
-                                  "missing": None if resolution != "UNKNOWN" else
-                                  self._missing_source(scheme)}}
+                                  "missing": None if resolution != "UNKNOWN" else self._why_unknown(scheme, got)}}
             centres = None if got.snapshot or resolution not in ("RESOLVED", "DEFAULT_ONLY") else self._centres(scheme)
             if centres:  # a config centre's run-time value may override the file's (or the code default)
                 rec["attributes"]["config_centre_may_override"] = centres
@@ -393,7 +399,7 @@ class PackageProbes:
                 self.stats.bindings[brid] = resolution
             if resolution == "UNKNOWN":
                 self.diag("CONFIG_VALUE_UNKNOWN", f"{stable}", f"{urn} has no value for profiles "
-                          f"{','.join(self.plan.profiles)} ({self._missing_source(scheme)})", [consumer_rid, kid], c)
+                          f"{','.join(self.plan.profiles)} ({self._why_unknown(scheme, got)})", [consumer_rid, kid], c)
             elif resolution == "AMBIGUOUS":
                 cands = got.rv.candidates if got.rv is not None else ()
                 listed = "; ".join(f"{p}:{line} = {redact_value(key, v)}" for p, v, line in cands) or \

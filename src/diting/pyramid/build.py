@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.errors import UserError
+from diting.ir.canonical import loads as json_loads
 from diting.pyramid.cards import package_cards
 from diting.pyramid.facts import PackageFacts
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
@@ -246,7 +247,7 @@ def _foreign_pages(out: Path) -> set[str]:
     cannot be read): they are someone's, and a run that would delete them is refused."""
     entries = {p.name for p in (out / "services").iterdir()}
     try:
-        index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+        index = json_loads((out / "index.json").read_text(encoding="utf-8"))
         pages = {Path(r["page"]).name for r in index["services"]}
     except (OSError, ValueError, KeyError, TypeError):
         return entries

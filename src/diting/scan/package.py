@@ -28,6 +28,7 @@ from diting.probes.families import Families
 from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import PackageCallGraph
 from diting.config.sources import MAX_YAML_NODES
+from diting.config.spring import MAX_PLACEHOLDER_DEPTH
 from diting.inventory.services import PackagePlan
 from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
 
@@ -310,6 +311,12 @@ class PackageAssembler:
                 finding_diagnostic(s, rs, Finding("PROPERTY_UNRESOLVED", f"{path}: @{name}@ is not a Maven property "
                                                   "of the module; left unfiltered", path, 0, 0, plan.roots[0],
                                                   f"filter|{name}", "CONFIG"), service_rid)
+            for key, (path, line) in sorted(plan.config.too_deep.items()):
+                where = f" ({path}:{line})" if path else ""
+                finding_diagnostic(s, rs, Finding("BUDGET_EXHAUSTED", f"config key {key}{where}: its placeholders "
+                                                  f"name keys more than {MAX_PLACEHOLDER_DEPTH} levels deep; its value "
+                                                  "is not resolved", path, line, line, plan.roots[0],
+                                                  f"placeholder-depth|{key}", "CONFIG"), service_rid)
             name_state = plan.id_basis.get("spring_application_name")
             if plan.id_basis.get("source") == "artifactId" and name_state in ("AMBIGUOUS", "UNKNOWN") and (
                     name_state == "AMBIGUOUS" or plan.id_basis.get("unresolved_value") is not None):
