@@ -236,3 +236,21 @@ def test_git_path_strings_never_collide_and_give_the_bytes_back():
     assert strings[0] == "Bad\\xff.java" and strings[1] == "Bad\\\\xff.java" and strings[-1] == "plain/Path.java"
     assert [path_to_git(s) for s in strings] == names
     assert all(s.encode("utf-8") for s in strings)  # no lone surrogates
+
+
+def test_a_folder_inside_a_repository_is_not_the_repository(tmp_path):
+    """A subdirectory of a work tree (or of a bare repository's git directory) given as REPO would scan
+    the enclosing repository under the wrong name: it is refused, naming the top folder (exit 2)."""
+    from tests.conftest import make_repo, run_cli
+    repo, _ = make_repo(tmp_path, {"pom.xml": "<project/>\n", "svc/pom.xml": "<project/>\n"})
+    proc = run_cli("scan", str(repo / "svc"), "--commit", "HEAD", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "inside the git repository" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    ok = run_cli("scan", str(repo), "--commit", "HEAD", "--out", str(tmp_path / "o2"))
+    assert ok.returncode == 0, ok.stderr
+    import subprocess
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    inner = run_cli("scan", str(bare / "objects"), "--commit", "HEAD", "--out", str(tmp_path / "o3"))
+    assert inner.returncode == 2 and "inside the git directory" in inner.stderr
+    assert run_cli("scan", str(bare), "--commit", "HEAD", "--out", str(tmp_path / "o4")).returncode == 0

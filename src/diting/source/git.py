@@ -130,8 +130,24 @@ class GitRepo:
         out = self._run(["rev-parse", "--git-dir"], check=False)
         if out.returncode != 0:
             raise UserError(f"not a git repository: {path}")
+        self._refuse_inner_folder(path, out.stdout.decode("utf-8", "replace").strip())
         self._batch: subprocess.Popen[bytes] | None = None
         self._batch_pid = os.getpid()
+
+    def _refuse_inner_folder(self, given: str | os.PathLike[str], git_dir: str) -> None:
+        """A folder inside a work tree, or inside a bare repository's git directory, is not the
+        repository: scanning it would read (and name) the enclosing one. Raises :class:`UserError`
+        naming the repository's top folder."""
+        top = self._run(["rev-parse", "--show-toplevel"], check=False)
+        if top.returncode == 0 and top.stdout.strip():
+            root = Path(top.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
+            if root != self.path:
+                raise UserError(f"{given} is a folder inside the git repository {root}: pass the repository's "
+                                "top folder")
+            return
+        if (self.path / git_dir).resolve() != self.path and git_dir not in (".", ".git"):
+            raise UserError(f"{given} is a folder inside the git directory {(self.path / git_dir).resolve()}: "
+                            "pass the repository itself")
 
     # -------------------------------------------------------------- plumbing
     def _cmd(self, args: list[str]) -> list[str]:
