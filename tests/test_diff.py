@@ -146,6 +146,14 @@ def test_a_commit_range_scans_once_and_reuses(two_commits, tmp_path):
     for args in (["HEAD~1", "--repo", str(repo)], ["nope..HEAD", "--repo", str(repo)], ["a..b"]):
         r = CliRunner().invoke(app, ["diff", *args, "--work", str(tmp_path / "w2")])
         assert r.exit_code == 2 and "Traceback" not in r.output, args
+    # --work is a folder the range diff owns: one holding anything else is refused, and left as it was
+    foreign = tmp_path / "someones"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(foreign),
+                                 "--repo-id", "fixtures/estate"])
+    assert r.exit_code == 2 and "no scan of a range diff" in r.output
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
 
 
 def test_the_json_equals_the_checked_in_report(two_commits):

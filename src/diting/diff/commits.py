@@ -4,6 +4,7 @@ the same analyzer and rules), then diff the packages of each service and profile
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,27 @@ def packages_at(repo: Path, sha: str, work: Path, repo_id: str) -> tuple[Path, b
     from diting.graph.export import write_text_atomic
     write_text_atomic(marker, json.dumps({"commit": sha, "key": key, "packages": _listing(out)}) + "\n")
     return out, False
+
+
+_SHA_DIR = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+def check_work(work: Path) -> None:
+    """``--work`` must be a folder the range diff owns: absent, empty, or holding only its scans
+    (``{commit sha}/`` folders). Raises :class:`UserError` otherwise — it never writes into someone's
+    folder (``--work /etc``)."""
+    if not work.exists():
+        return
+    if work.is_symlink() or not work.is_dir():
+        raise UserError(f"--work {work}: is not a folder")
+    try:
+        foreign = sorted(p.name for p in work.iterdir() if not (_SHA_DIR.fullmatch(p.name) and p.is_dir()
+                                                                 and not p.is_symlink()))
+    except OSError as exc:
+        raise UserError(f"--work {work}: cannot be read ({exc.strerror or exc})") from exc
+    if foreign:
+        raise UserError(f"--work {work}: holds {foreign[0]!r}, which is no scan of a range diff; give an "
+                        "empty or new folder")
 
 
 def _listing(out: Path) -> list[str]:
@@ -87,6 +109,7 @@ def diff_range(repo: Path, spec: str, work: Path, db: Path | None = None, repo_i
     git = GitRepo(repo)
     old_sha, new_sha = git.resolve_commit(a), git.resolve_commit(b)
     rid = repo_id or default_repo_id(git)[0]
+    check_work(work)
     old_dir, old_reused = packages_at(repo, old_sha, work, rid)
     new_dir, new_reused = packages_at(repo, new_sha, work, rid)
     olds, news = _by_service(old_dir), _by_service(new_dir)
