@@ -845,7 +845,7 @@ class GradleModel:
                                          "is known", path, 0, 0, None, "settings|unreadable"))
             self._default_catalog(b)
             return b
-        self._script_errors(sc)
+        self._script_errors(sc, self.findings, None)
         ev = _Eval(self, b, None, sc, {})
         dirs: dict[str, tuple[Any, int]] = {}
         self._settings_block(b, sc, sc.statements, ev, dirs, [])
@@ -1030,10 +1030,11 @@ class GradleModel:
             cur = parent_dir(cur)
         return None
 
-    def _script_errors(self, sc: Script) -> None:
+    def _script_errors(self, sc: Script, findings: list[Finding], module: str | None) -> None:
+        """The reader's errors of ``sc`` (at most 20) as GRADLE_NOT_STATIC findings of ``module``."""
         for line, msg in sc.errors[:20]:
-            self.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
-                                         sc.path, line, line, None, f"syntax|{line}|{msg}"))
+            findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
+                                    sc.path, line, line, module, f"syntax|{line}|{msg}"))
 
     def _dynamic(self, sc: Script, line: int, construct: str, bodies: list[list[Stmt]], names: set[str],
                  b: GradleBuild | None = None) -> None:
@@ -1182,7 +1183,7 @@ class GradleModel:
         proj.build_inputs = sorted(set(proj.build_inputs) | set(b.inputs) | {p for p in (proj.script,) if p})
         for sc, stmts, own, ev in injected.get(proj.build_file, []):
             proj.build_inputs = sorted(set(proj.build_inputs) | {sc.path})
-            self._apply(b, proj, sc, stmts, own, injected, set(), ev)
+            self._apply(b, proj, sc, stmts, own, injected, ev)
         if proj.script is not None:
             sc = self.files.script(proj.script)
             if sc is None:
@@ -1193,15 +1194,10 @@ class GradleModel:
                 return
             proj.lines = sc.lines
             proj.encoding = self.files.encodings.get(proj.script, "utf-8")
-            self._script_errors_to(proj, sc)
-            self._apply(b, proj, sc, sc.statements, True, injected, set(), None)
+            self._script_errors(sc, proj.findings, proj.build_file)
+            self._apply(b, proj, sc, sc.statements, True, injected, None)
             self.files.scripts.pop(proj.script, None)  # read once: its syntax tree is not kept
         self._conventions(b, proj, injected)
-
-    def _script_errors_to(self, proj: GradleProject, sc: Script) -> None:
-        for line, msg in sc.errors[:20]:
-            proj.findings.append(Finding("GRADLE_NOT_STATIC", f"{sc.path}:{line}: {msg}; the statement is not read",
-                                         sc.path, line, line, proj.build_file, f"syntax|{line}|{msg}"))
 
     def _targets(self, b: GradleBuild, proj: GradleProject, sel: str) -> list[GradleProject]:
         """The projects ``allprojects`` (the project and its descendants) or ``subprojects`` (its
@@ -1224,12 +1220,12 @@ class GradleModel:
             targets = [t for t in targets if t is proj]
         for t in targets:
             if t is proj:
-                self._apply(b, proj, sc, body, own, injected, set(), ev)
+                self._apply(b, proj, sc, body, own, injected, ev)
             else:
                 injected.setdefault(t.build_file, []).append((sc, body, own, ev))
 
     def _apply(self, b: GradleBuild, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool,
-               injected, applied: set[str], parent_ev: _Eval | None, ctx: list[str] | None = None) -> None:
+               injected, parent_ev: _Eval | None, ctx: list[str] | None = None) -> None:
         """Apply ``stmts`` of script ``sc`` to ``proj``; ``own`` is False for blocks every subproject
         gets; ``ctx`` is the path of the enclosing configuration blocks. A build applies at most
         :data:`MAX_APPLICATIONS` blocks (nested ``allprojects`` grow with the square of the projects)."""
@@ -1242,9 +1238,9 @@ class GradleModel:
             return
         ev = _Eval(self, b, proj, sc, dict(parent_ev.locals) if parent_ev else {})
         ev.p = proj
-        self._walk(b, proj, sc, stmts, own, injected, applied, ev, ctx or [])
+        self._walk(b, proj, sc, stmts, own, injected, ev, ctx or [])
 
-    def _walk(self, b, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool, injected, applied,
+    def _walk(self, b, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool, injected,
               ev: _Eval, ctx: list[str]) -> None:
         for st in stmts:
             if isinstance(st, Decl):
@@ -1273,7 +1269,7 @@ class GradleModel:
                     self._plugin(proj, e.name, sc.path, st.line, own)
                     continue
                 if isinstance(e, Call):
-                    self._call(b, proj, sc, e, own, injected, applied, ev, ctx)
+                    self._call(b, proj, sc, e, own, injected, ev, ctx)
 
     def _dynamic_to(self, proj: GradleProject, sc: Script, line: int, construct: str,
                     bodies: list[list[Stmt]]) -> None:
@@ -1301,7 +1297,7 @@ class GradleModel:
             return hit[0] if hit else None
         return v if isinstance(v, str) else None
 
-    def _call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected, applied,
+    def _call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected,
               ev: _Eval, ctx: list[str]) -> None:
         # a plugins-block entry, possibly a chain: id 'x' version 'y' apply false
         if ctx[-1:] == ["plugins"]:
@@ -1361,9 +1357,9 @@ class GradleModel:
             self._dynamic_to(proj, sc, c.line, f".{name} {{ }}", [c.closure.body])
             return
         if not chain and name == "apply" or path[:1] == ["apply"] and head == "plugin":
-            self._apply_call(b, proj, sc, c, own, injected, applied, ev)
+            self._apply_call(b, proj, sc, c, own, injected, ev)
             if c.closure is not None:
-                self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, ["apply"])
+                self._walk(b, proj, sc, c.closure.body, own, injected, ev, ["apply"])
             return
         if path[:2] == ["dependencies", "add"] and c.args:
             conf = ev.value(c.args[0].value)
@@ -1396,7 +1392,7 @@ class GradleModel:
                              Span(c.line, c.line), None)
             return
         if c.closure is not None:
-            self._walk(b, proj, sc, c.closure.body, own, injected, applied, ev, path)
+            self._walk(b, proj, sc, c.closure.body, own, injected, ev, path)
 
     def _selected(self, b: GradleBuild, proj: GradleProject, ev: _Eval, e: Expr) -> list[GradleProject] | None:
         v = ev.value(e)
@@ -1420,7 +1416,7 @@ class GradleModel:
                 return None
         return out
 
-    def _apply_call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected, applied,
+    def _apply_call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected,
                     ev: _Eval) -> None:
         named = {a.name: a.value for a in c.args if a.name is not None}
         if c.name == "plugin" or "plugin" in named:
@@ -1456,16 +1452,8 @@ class GradleModel:
                                              "configures is not applied", sc.path, c.line, c.line, proj.build_file,
                                              f"from|{sc.path}|{c.line}"))
                 return
-            if target in proj.applied or len(proj.applied) >= MAX_SCRIPT_PLUGINS:
-                return  # each script is applied to a project once (cycles and fan-outs end here)
-            proj.applied.add(target)
-            sub = self._script_for(proj, target, sc.path, c.line)
-            if sub is None:
-                return
-            proj.build_inputs = sorted(set(proj.build_inputs) | {target})
-            self._script_errors_to(proj, sub)
-            self._walk(b, proj, sub, sub.statements, own, injected, applied | {target},
-                       _Eval(self, b, proj, sub, {}), [])
+            if len(proj.applied) < MAX_SCRIPT_PLUGINS:
+                self._apply_script(b, proj, target, own, injected, sc.path, c.line)
 
     def _assign(self, b: GradleBuild, proj: GradleProject, sc: Script, st: Assign, ev: _Eval,
                 ctx: list[str]) -> None:
@@ -1757,6 +1745,20 @@ class GradleModel:
             self._local_cache[b.root_dir] = cached
         return cached
 
+    def _apply_script(self, b: GradleBuild, proj: GradleProject, path: str, own: bool, injected, by: str,
+                      line: int) -> None:
+        """Apply the script at ``path`` (``apply from:``, a convention plugin) to ``proj``, as a script of
+        its own: each script at most once per project (cycles and fan-outs end here)."""
+        if path in proj.applied:
+            return
+        proj.applied.add(path)
+        sc = self._script_for(proj, path, by, line)
+        if sc is None:
+            return
+        proj.build_inputs = sorted(set(proj.build_inputs) | {path})
+        self._script_errors(sc, proj.findings, proj.build_file)
+        self._walk(b, proj, sc, sc.statements, own, injected, _Eval(self, b, proj, sc, {}), [])
+
     def _script_for(self, proj: GradleProject, path: str, by: str, line: int) -> Script | None:
         """The script at ``path`` applied to ``proj`` (by ``by``:``line``); one that cannot be read
         is a finding (FILE_TOO_LARGE or FILE_UNREADABLE), never a silent drop."""
@@ -1784,13 +1786,4 @@ class GradleModel:
                 return
             use = todo[0]
             done.add(use.id)
-            path = local[use.id]
-            if path in proj.applied:
-                continue
-            proj.applied.add(path)
-            sc = self._script_for(proj, path, use.path, use.line)
-            if sc is None:
-                continue
-            proj.build_inputs = sorted(set(proj.build_inputs) | {path})
-            self._script_errors_to(proj, sc)
-            self._walk(b, proj, sc, sc.statements, use.own, injected, {path}, _Eval(self, b, proj, sc, {}), [])
+            self._apply_script(b, proj, local[use.id], use.own, injected, use.path, use.line)
