@@ -389,10 +389,6 @@ class _Files:
         return sc
 
 
-def _literal_parts(parts: tuple) -> str | None:
-    return "".join(parts) if all(isinstance(p, str) for p in parts) else None
-
-
 class _Eval:
     """Evaluates expressions of one script for one project (values, never side effects)."""
 
