@@ -112,30 +112,26 @@ def _unescape_props(s: str) -> str:
 
 
 class _LineOf:
-    """The 1-based line of a character offset as evidence counts lines (``\n`` only, the way
-    :func:`diting.source.text.split_lines` does), whatever a parser counted (``\r`` alone, NEL,
-    U+2028 …)."""
+    """The 1-based line of a character offset as evidence counts lines (at ``\\r\\n``, a lone ``\\r``
+    or ``\\n``, the rule of :mod:`diting.source.text`), whatever a parser counted (NEL, U+2028 …)."""
 
     def __init__(self, text: str) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.newlines = [m.start() for m in _LINE_END.finditer(text)]
 
     def __call__(self, index: int) -> int:
         return bisect.bisect_left(self.newlines, index) + 1
 
 
-#: line breaks YAML counts and evidence does not (a bare CR, NEL, LS, PS)
-_ODD_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+#: a line end as evidence counts it (the text of a scanned file has no lone CR left; a caller's may)
+_LINE_END = re.compile("\n|\r(?!\n)")
+#: line breaks YAML counts and evidence does not (NEL, LS, PS)
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
 def parse_properties(path: str, text: str) -> ConfigFile:
-    """Parse ``.properties`` text. Never raises. Lines end at ``\r\n``, ``\r`` or ``\n`` (as
-    ``java.util.Properties`` reads them); entry lines are counted as evidence counts them."""
-    parts = re.split(r"(\r\n|\r|\n)", text)
-    lines = parts[0::2]
-    offsets = [0]
-    for piece, sep in zip(parts[0::2], parts[1::2], strict=False):
-        offsets.append(offsets[-1] + len(piece) + len(sep))
-    line_of = _LineOf(text) if _ODD_BREAKS.search(text) else None
+    """Parse ``.properties`` text. Never raises. Lines end at ``\\r\\n``, ``\\r`` or ``\\n``, where
+    ``java.util.Properties`` and evidence end them alike."""
+    lines = re.split(r"\r\n|\r|\n", text)
     entries: list[ConfigEntry] = []
     i = 0
     while i < len(lines):
@@ -170,8 +166,7 @@ def parse_properties(path: str, text: str) -> ConfigFile:
                 j += 1
         raw_key = scrub_surrogates(_unescape_props("".join(key_chars)))
         value = scrub_surrogates(_unescape_props(logical[j:]))
-        first, last = (line_of(offsets[start]), line_of(offsets[i - 1])) if line_of else (start + 1, i)
-        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, first, last))
+        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, start + 1, i))
     return ConfigFile(path, "properties", [ConfigDocument(entries)])
 
 

@@ -32,6 +32,7 @@ from diting.ir.models import (
 )
 from diting.ir.redaction import redact
 from diting.ir.writer import manifest_validator
+from diting.source.text import decode_as, split_lines
 
 
 @dataclass(frozen=True)
@@ -419,7 +420,7 @@ class _Verifier:
                     if e is None or not e.is_regular:
                         cache[key] = None
                     else:
-                        cache[key] = _decode_as(repo.read_blob(e.oid), key[1])
+                        cache[key] = split_lines(decode_as(repo.read_blob(e.oid), key[1]))
                 lines = cache[key]
                 if lines is None:
                     self.add("source_segments.jsonl", lineno, rid, f"{path} is not a file at {commit[:12]}")
@@ -447,24 +448,6 @@ class _Verifier:
 
 #: ``attributes.dispatch_kind`` of a CALLS relation (SPEC §3.4)
 DISPATCH_KINDS = frozenset({"STATIC", "VIRTUAL", "INTERFACE", "INJECTED", "RPC", "ASYNC", "DYNAMIC"})
-
-
-def _decode_as(data: bytes, encoding: str) -> list[str]:
-    import codecs
-    if encoding == "utf-8" and data.startswith(codecs.BOM_UTF8):
-        data = data[3:]
-    elif encoding == "utf-16-le" and data.startswith(codecs.BOM_UTF16_LE):
-        data = data[2:]
-    elif encoding == "utf-16-be" and data.startswith(codecs.BOM_UTF16_BE):
-        data = data[2:]
-    try:
-        text = data.decode(encoding, "replace")
-    except LookupError:
-        text = data.decode("utf-8", "replace")
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:

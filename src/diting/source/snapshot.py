@@ -66,6 +66,6 @@ class Snapshot:
         e = self.by_path.get(path)
         if e is None or not e.is_regular or e.missing:
             return "", "utf-8"
-        head = self.repo.read_blob_head(e.oid, 65536).split(b"\n", 1)[0]
-        d = decode_bytes(head)
+        head = self.repo.read_blob_head(e.oid, 65536)
+        d = decode_bytes(head.splitlines()[0] if head else b"")  # ends at CRLF, a lone CR or LF
         return d.text, d.encoding
