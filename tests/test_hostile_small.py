@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from diting.ir.verify import verify_package
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli, scan_repo
 
 HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" '
         '"http://mybatis.org/dtd/mybatis-3-mapper.dtd">\n')
@@ -83,3 +83,59 @@ def test_lone_cr_and_mixed_line_ends_give_every_segment_its_lines(tmp_path):
     assert cited[(f"{RES}/application.yml", 3, 3)] == "  size: 3"
     assert not [d for d in recs["diagnostics"] if d["code"] == "PARSE_ERROR"]
     assert verify_package(pkg, deep=True, repo=repo) == []
+
+
+# ---------------------------------------------------------------- 2. config files Spring Boot refuses
+
+
+def test_config_files_spring_boot_refuses_are_parse_errors_never_half_read(tmp_path):
+    """A ``.properties`` file with a malformed ``\\uXXXX`` (``Properties.load`` and Spring Boot's loader
+    throw) and a YAML mapping that repeats a key (SnakeYAML with allowDuplicateKeys=false) are no
+    config source, as at run time: a PARSE_ERROR names the file and line, and no key of the file is
+    used; in a file the user hands over, a repeated key is a user error naming the file and line."""
+    from diting.config.sources import parse_properties, parse_yaml
+    bad = parse_properties("a.properties", "a=1\nb=x\\\n  y\\u00zz\n")
+    assert (bad.error_line, bad.documents) == (3, []) and "malformed \\uxxxx" in bad.error
+    assert parse_properties("a.properties", "# \\uzz\na=\\\\u00zz\n").documents[0].entries[0].value == "\\u00zz"
+    dup = parse_yaml("a.yml", "x:\n  on: 1\n  true: 2\n")  # YAML 1.1: one boolean key
+    assert (dup.error_line, dup.documents) == (3, []) and "duplicate key 'true' (first at line 2)" in dup.error
+    assert not parse_yaml("a.yml", 'x:\n  "1": a\n  1: b\n---\nx: 2\n').error  # a string and an int; two documents
+    files = _app("esc-app", {
+        f"{RES}/application.properties": "spring.application.name=from-props\nbad.key=\\uZZZZ\n",
+        f"{RES}/application.yml": "order:\n  size: 3\n  size: 4\n",
+        "src/main/java/com/example/Orders.java": "package com.example;\n@org.springframework.stereotype.Service\n"
+        'public class Orders {\n  @org.springframework.beans.factory.annotation.Value("${order.size}") int size;\n}\n'})
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    pkg, recs = _records(tmp_path / "out", "esc-app")  # not from-props: the file is no config source
+    errors = sorted(d["message"] for d in recs["diagnostics"] if d["code"] == "PARSE_ERROR")
+    assert errors == [f"{RES}/application.properties: malformed \\uxxxx encoding (java.util.Properties and Spring "
+                      "Boot refuse the file) (line 2)",
+                      f"{RES}/application.yml: duplicate key 'size' (first at line 2): Spring Boot refuses the file "
+                      "(line 3)"]
+    segs = {s["record_id"]: s["locator"] for s in recs["source_segments"]}
+    cited = sorted((segs[r["record_id"]]["path"], segs[r["record_id"]]["start_line"]) for d in recs["diagnostics"]
+                   if d["code"] == "PARSE_ERROR" for r in d["evidence_refs"])
+    assert cited == [(f"{RES}/application.properties", 2), (f"{RES}/application.yml", 3)]
+    size = next(b for b in recs["config_bindings"] if b["config_key"].endswith("order.size"))
+    assert (size["value_resolution"], size["value"]) == ("UNKNOWN", None)
+    files_dim = json.loads((pkg / "coverage.json").read_text())["dimensions"]["files"]
+    assert files_dim["failed"] == 2
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("services:\n  - service_id: esc-app\n    module_path: .\n    service_id: other\n")
+    r = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "o2"), "--inventory", str(inv), "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: inventory file {inv} repeats the key 'service_id' in one "
+                                             "mapping (line 4, first at line 2)"]
+
+
+def test_gradle_properties_with_a_malformed_escape_are_a_parse_error():
+    """Gradle loads ``gradle.properties`` with java.util.Properties: a malformed ``\\uXXXX`` fails the
+    build, so none of its properties is used and a PARSE_ERROR names the file and line."""
+    from tests.test_gradle import model, project
+    m = model({"settings.gradle": "rootProject.name = 'shop'\n",
+               "gradle.properties": "springVersion=6.1.2\nbad=\\u12\n",
+               "build.gradle": "apply plugin: 'java'\ndependencies { implementation \"a:b:$springVersion\" }\n"})
+    (f,) = [f for f in m.findings if f.code == "PARSE_ERROR"]
+    assert (f.path, f.start_line) == ("gradle.properties", 2) and "malformed \\uxxxx" in f.message
+    assert all(d.version != "6.1.2" for d in project(m, ":").dependencies)  # springVersion is unknown

@@ -447,7 +447,12 @@ class SqlStage:
                 seen.add(path)
                 if got is None or got.data is None:
                     continue
-                cf = parse_yaml(path, decode_bytes(got.data).text)
+                cf = parse_yaml(path, decode_bytes(got.data).text, allow_duplicate_keys=True)  # SnakeYAML's default
+                if cf.error:
+                    at = {"path": path, "lines": [cf.error_line, cf.error_line]} if cf.error_line else where
+                    self.p.diag("CONFIG_VALUE_UNKNOWN", f"{path}|sharding-routing-file", f"{path}: the ShardingSphere "
+                                f"routing file is not read ({cf.error}); the shard keys it would configure are unknown",
+                                [self.p.service_rid] if self.p.service_rid else [], at)
                 out += [(path, e) for doc in cf.documents for e in doc.entries]
         return out
 
