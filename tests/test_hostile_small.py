@@ -139,3 +139,52 @@ def test_gradle_properties_with_a_malformed_escape_are_a_parse_error():
     (f,) = [f for f in m.findings if f.code == "PARSE_ERROR"]
     assert (f.path, f.start_line) == ("gradle.properties", 2) and "malformed \\uxxxx" in f.message
     assert all(d.version != "6.1.2" for d in project(m, ":").dependencies)  # springVersion is unknown
+
+
+# ---------------------------------------------------------------- 3. MySQL comments
+
+
+def _statement_tables(tmp_path: Path, files: dict[str, str | bytes], service: str) -> dict[str, tuple[str, set[str]]]:
+    """Scan ``files``: statement stable id → (parse status, names of the tables it reads or writes)."""
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    _, recs = _records(tmp_path / "out", service)
+    ents = {e["record_id"]: e for e in recs["entities"]}
+    out = {e["stable_id"]: (e["attributes"]["parse_status"], set()) for e in ents.values() if e["kind"] == "SQL_STATEMENT"}
+    for r in recs["relations"]:
+        if r["kind"] in ("READS", "WRITES") and r["target_ref"]:
+            out[ents[r["source_ref"]["record_id"]]["stable_id"]][1].add(ents[r["target_ref"]["record_id"]]["name"])
+    return out
+
+
+def test_a_mysql_hash_comment_line_keeps_its_statement(tmp_path):
+    """MySQL reads ``# …`` to the end of the line as a comment (``-- `` only before a blank): a comment
+    line before a statement — in a mapper or in annotation SQL — is cut before whitespace is folded,
+    never swallowing the statement. ``#{…}``/``${…}`` placeholders, ``#`` inside quotes or a block
+    comment, and ``a--1`` (a minus minus) are no comments; in PostgreSQL ``#`` is an operator."""
+    mapper = HEAD + '''<mapper namespace="com.example.OrderMapper">
+  <select id="one"># find orders
+    SELECT * FROM t_order WHERE id = #{id}</select>
+  <select id="quoted">select * from t_note where body = '# not a comment' /* # nor this */ and id = #{id}
+    # trailing comment
+    and shop_id in (select id from t_shop)</select>
+  <select id="minus">select price--1 from t_price # the cheapest
+    join t_discount on 1 = 1</select>
+</mapper>
+'''
+    java = ("package com.example;\n@org.apache.ibatis.annotations.Mapper\npublic interface OrderMapper {\n"
+            '  @org.apache.ibatis.annotations.Select("# by user\\nSELECT * FROM t_user_order WHERE user_id = #{u}")\n'
+            "  Object byUser(long u);\n}\n")
+    got = _statement_tables(tmp_path / "my", _app("my-app", {
+        f"{RES}/application.properties": "mybatis.mapper-locations=classpath:mapper/*.xml\n",
+        f"{RES}/mapper/OrderMapper.xml": mapper, "src/main/java/com/example/OrderMapper.java": java}), "my-app")
+    assert got["com.example.OrderMapper.one"] == ("PARSED", {"t_order"})
+    assert got["com.example.OrderMapper.quoted"] == ("PARSED", {"t_note", "t_shop"})
+    assert got["com.example.OrderMapper.minus"] == ("PARSED", {"t_price", "t_discount"})
+    assert got["com.example.OrderMapper.byUser"] == ("PARSED", {"t_user_order"})
+    pg = _statement_tables(tmp_path / "pg", _app("pg-app", {
+        f"{RES}/application.properties": "spring.datasource.url=jdbc:postgresql://db:5432/trade\n"
+                                         "mybatis.mapper-locations=classpath:mapper/*.xml\n",
+        f"{RES}/mapper/M.xml": HEAD + '<mapper namespace="com.example.M">\n  <select id="xor">select flags # mask\n'
+                               "    from t_flag</select>\n</mapper>\n"}), "pg-app")
+    assert pg["com.example.M.xor"] == ("PARSED", {"t_flag"})
