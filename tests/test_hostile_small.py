@@ -4,6 +4,8 @@ comments, crafted tree paths and record sizes — each a class, each with its co
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from diting.ir.verify import verify_package
@@ -188,3 +190,64 @@ def test_a_mysql_hash_comment_line_keeps_its_statement(tmp_path):
         f"{RES}/mapper/M.xml": HEAD + '<mapper namespace="com.example.M">\n  <select id="xor">select flags # mask\n'
                                "    from t_flag</select>\n</mapper>\n"}), "pg-app")
     assert pg["com.example.M.xor"] == ("PARSED", {"t_flag"})
+
+
+# ---------------------------------------------------------------- 4. crafted tree paths
+
+
+def _git(repo: Path, *args: str, data: bytes | None = None) -> str:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    return subprocess.run(["git", "-C", str(repo), *args], input=data, capture_output=True, check=True,
+                          env=env).stdout.decode().strip()
+
+
+def _literal_tree(repo: Path, entries: list[tuple[str, str, bytes]]) -> str:
+    """A tree object written as given (``(mode, sha, name)``; a name may hold ``/``), as only
+    ``hash-object --literally`` writes one."""
+    body = b"".join(mode.encode() + b" " + name + b"\0" + bytes.fromhex(sha) for mode, sha, name in entries)
+    return _git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=body)
+
+
+def test_crafted_tree_entries_git_refuses_to_check_out_are_never_read(tmp_path):
+    """Tree entries whose path has a ``..``, ``.``, ``.git`` or empty segment, an absolute path, or a
+    path another entry also has (a crafted name holding ``/``) are refused by a git checkout; ``git
+    mktree`` and ``hash-object --literally`` still write them. None is read as a file of the
+    repository: each path gets a PATH_OUTSIDE_TREE diagnostic, coverage counts it excluded as
+    ``refused_path``, and what it says (an application name, a class) is in no record."""
+    repo, sha = make_repo(tmp_path, _app("tree-app", {f"{RES}/application.properties": "x=1\n"}))
+    evil_java = _git(repo, "hash-object", "-w", "--stdin", data=b"package com.example;\npublic class Evil {}\n")
+    evil_props = _git(repo, "hash-object", "-w", "--stdin", data=b"spring.application.name=evil\n")
+    dotdot = _git(repo, "mktree", data=f"100644 blob {evil_java}\tEvil.java\n".encode())
+    dotgit = _git(repo, "mktree", data=f"100644 blob {evil_props}\tconfig\n".encode())
+    with_empty = _literal_tree(repo, [("100644", evil_java, b"/Evil.java")])
+    top = _git(repo, "ls-tree", sha).splitlines()
+    listing = "".join(f"{row}\n" for row in top) + (
+        f"040000 tree {dotdot}\t..\n100644 blob {evil_props}\t.\n040000 tree {dotgit}\t.git\n"
+        f"040000 tree {with_empty}\tempty\n")
+    crafted = _git(repo, "mktree", data=listing.encode())
+    rows = [(r.split()[0], r.split()[2], r.split("\t", 1)[1].encode()) for r in _git(repo, "ls-tree", crafted).splitlines()]
+    rows += [("100644", evil_props, f"{RES}/application.properties".encode()), ("100644", evil_java, b"/etc")]
+    commit = _git(repo, "commit-tree", _literal_tree(repo, sorted(rows, key=lambda r: r[2])), "-m", "crafted")
+    scan_repo(repo, tmp_path / "out", commit)
+    pkg, recs = _records(tmp_path / "out", "tree-app")  # not 'evil': the crafted copy of the config is refused
+    refused = sorted(d["message"] for d in recs["diagnostics"] if d["code"] == "PATH_OUTSIDE_TREE")
+    assert refused == sorted([
+        f"../Evil.java is a tree entry git refuses to check out (a path segment '..'); it is not read as a file of "
+        "the repository",
+        ". is a tree entry git refuses to check out (a path segment '.'); it is not read as a file of the repository",
+        ".git/config is a tree entry git refuses to check out (a '.git' path segment); it is not read as a file of "
+        "the repository",
+        "/etc is a tree entry git refuses to check out (an absolute path); it is not read as a file of the repository",
+        "empty//Evil.java is a tree entry git refuses to check out (an empty path segment); it is not read as a file "
+        "of the repository",
+        f"{RES}/application.properties is a tree entry git refuses to check out (another tree entry has the same "
+        "path); it is not read as a file of the repository"])
+    assert not any("Evil" in e["name"] for e in recs["entities"])
+    assert not any(s["locator"]["path"] != "pom.xml" and "src/" not in s["locator"]["path"]
+                   for s in recs["source_segments"])
+    files = json.loads((pkg / "coverage.json").read_text())["dimensions"]["files"]
+    assert files["excluded_by_reason"]["refused_path"] == 7  # the two entries of one path each count
+    assert verify_package(pkg, deep=True, repo=repo) == []

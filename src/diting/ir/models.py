@@ -178,7 +178,10 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # symlink, a submodule gitlink, a Git LFS pointer): its facts are missing.
     "FILE_UNREADABLE": Severity.ERROR,
     # a path that would leave the repository tree (``..`` in a module or
-    # relativePath, a symlink): never followed.
+    # relativePath, a symlink): never followed; or a tree entry git refuses to
+    # check out (``..``, ``.``, ``.git`` or an empty segment, an absolute path, two
+    # entries of one path — a crafted tree): never read (coverage: files, excluded
+    # as refused_path).
     "PATH_OUTSIDE_TREE": Severity.WARNING,
     # two declarations with one identity (same binary name, or same erased
     # signature in one type): the first is recorded, the others are not.

@@ -315,6 +315,11 @@ class Scanner:
             mod = self.inv.modules.get(f.module) if f.module else None
             if f.module is None:
                 continue
+            if f.entry.refused is not None:
+                self.file_problems[f.path] = Finding(
+                    "PATH_OUTSIDE_TREE", f"{f.path} is a tree entry git refuses to check out ({f.entry.refused}); it "
+                    "is not read as a file of the repository", f.path, 0, 0, f.module, "refused-path", "CODE")
+                continue
             if f.entry.is_gitlink:
                 self.file_problems[f.path] = Finding(
                     "FILE_UNREADABLE", f"{f.path} is a git submodule (gitlink {f.entry.oid[:12]}); its content is "

@@ -16,7 +16,8 @@ from diting.source.text import is_lfs_pointer
 @dataclass(frozen=True)
 class BlobRead:
     """Result of reading a blob: ``data`` or the reason it was not read
-    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``, ``missing_object``)."""
+    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``, ``missing_object``,
+    ``refused_path``: an entry git refuses to check out)."""
 
     data: bytes | None
     problem: str | None = None
@@ -43,6 +44,8 @@ class Snapshot:
         e = self.by_path.get(path)
         if e is None:
             return BlobRead(None, "missing")
+        if e.refused is not None:
+            return BlobRead(None, "refused_path")
         if e.is_symlink:
             return BlobRead(None, "symlink")
         if e.is_gitlink:
