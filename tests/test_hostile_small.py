@@ -3,8 +3,10 @@ comments, crafted tree paths and record sizes — each a class, each with its co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -251,3 +253,106 @@ def test_crafted_tree_entries_git_refuses_to_check_out_are_never_read(tmp_path):
     files = json.loads((pkg / "coverage.json").read_text())["dimensions"]["files"]
     assert files["excluded_by_reason"]["refused_path"] == 7  # the two entries of one path each count
     assert verify_package(pkg, deep=True, repo=repo) == []
+
+
+# ---------------------------------------------------------------- 5. record sizes
+
+
+def test_a_span_too_long_for_one_record_is_cut_to_its_first_lines(monkeypatch):
+    """A segment whose record would be longer than MAX_RECORD_BYTES cites its longest first lines
+    that fit, and says so (BUDGET_EXHAUSTED naming the span); asked again, the same cut record."""
+    import diting.ir.builder as builder
+    from diting.ir.canonical import dumps_bytes
+    monkeypatch.setattr(builder, "MAX_RECORD_BYTES", 4096)
+    lines = [f"db{i}.host=10.0.{i % 200}.{i % 250 + 1}" for i in range(400)]
+    rs = builder.RecordSet("test/repo", "0" * 40)
+    rid = rs.segment("a.properties", lines, 3, 400, "CONFIG", "utf-8")
+    assert rs.segment("a.properties", lines, 3, 400, "CONFIG", "utf-8") == rid
+    seg = rs.segments[rid]
+    end = seg["locator"]["end_line"]
+    assert seg["locator"]["start_line"] == 3 and 3 < end < 400
+    assert len(dumps_bytes(seg)) <= 4096 < len(dumps_bytes(rs._segment_lines("a.properties", lines, 3, end + 1,
+                                                                             "CONFIG", "utf-8")))
+    (d,) = rs.diagnostics.values()
+    assert d["code"] == "BUDGET_EXHAUSTED" and [r.rid for r in d["evidence_refs"]] == [rid]
+    assert d["message"].startswith(f"a.properties:3-400: evidence cut to lines 3-{end}: the whole span would be a "
+                                   "record longer than the 4096 bytes")
+
+
+def test_a_file_with_a_line_too_long_to_cite_is_not_read(tmp_path):
+    """Evidence cites whole lines: a file with a line longer than MAX_LINE_BYTES could give a record
+    longer than any reader takes, so it is not read (FILE_TOO_LARGE) — in any line-end style."""
+    from diting.source.snapshot import MAX_LINE_BYTES
+    long_value = "x" * (MAX_LINE_BYTES + 1)
+    files = _app("long-app", {f"{RES}/application.properties": f"spring.application.name=named\rk={long_value}\r"})
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    pkg, recs = _records(tmp_path / "out", "long-app")  # the file is not read: not 'named'
+    (d,) = [d for d in recs["diagnostics"] if d["code"] == "FILE_TOO_LARGE"]
+    assert d["message"] == (f"{RES}/application.properties has a line of more than {MAX_LINE_BYTES} bytes: evidence "
+                            "cites whole lines, and one that long could not be a record; not read")
+    assert verify_package(pkg, deep=True, repo=repo) == []
+
+
+def _write_long_line(path: Path, prefix: bytes, n: int, suffix: bytes) -> None:
+    """Append one line ``prefix + b"x" * n + suffix`` to ``path`` without holding it whole."""
+    with path.open("ab") as fh:
+        fh.write(prefix)
+        chunk = b"x" * (1 << 20)
+        for _ in range(n >> 20):
+            fh.write(chunk)
+        fh.write(b"x" * (n & ((1 << 20) - 1)) + suffix + b"\n")
+
+
+def _reseal(pkg: Path) -> None:
+    """The manifest's checksums and record counts made those of the files (read in chunks)."""
+    m = json.loads((pkg / "manifest.json").read_text())
+    for f in m["files"]:
+        h, lines = hashlib.sha256(), 0
+        with (pkg / f["path"]).open("rb") as fh:
+            while chunk := fh.read(1 << 22):
+                h.update(chunk)
+                lines += chunk.count(b"\n")
+        f["sha256"] = h.hexdigest()
+        if f["path"].endswith(".jsonl"):
+            f["record_count"] = lines
+    (pkg / "manifest.json").write_text(json.dumps(m, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def test_verify_and_graph_build_agree_on_the_longest_record(tmp_path):
+    """One bound for every reader: a jsonl line over MAX_RECORD_BYTES is refused by verify (file:line)
+    and by graph build (exit 2, one message), before any JSON parser holds it; a line between
+    DuckDB's default object size and the bound loads."""
+    from diting.ir.canonical import MAX_RECORD_BYTES
+    repo, sha = make_repo(tmp_path, _app("rec-app", {}))
+    scan_repo(repo, tmp_path / "out", sha)
+    pkg, _ = _records(tmp_path / "out", "rec-app")
+    big = tmp_path / "big" / pkg.name
+    shutil.copytree(pkg, big)
+    segs = (big / "source_segments.jsonl").read_text().splitlines()
+    first = json.loads(segs[0])
+    first["content"] = "y" * 34_000_000  # DuckDB's default maximum_object_size reads up to about 32 MiB
+    (big / "source_segments.jsonl").write_text("\n".join([json.dumps(first, sort_keys=True, separators=(",", ":")),
+                                                          *segs[1:]]) + "\n")
+    del first
+    _reseal(big)
+    assert verify_package(big) == []
+    db = tmp_path / "g.duckdb"
+    r = run_cli("graph", "build", "--db", str(db), str(big))
+    assert r.returncode == 0, r.stderr
+    import duckdb
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT max(length(content)) FROM segments").fetchone()[0] == 34_000_000
+    over = tmp_path / "over" / pkg.name
+    shutil.copytree(pkg, over)
+    lines = (over / "diagnostics.jsonl").read_bytes().count(b"\n")
+    _write_long_line(over / "diagnostics.jsonl", b'{"message":"', MAX_RECORD_BYTES, b'"}')
+    _reseal(over)
+    said = (f"diagnostics.jsonl:{lines + 1}: a record of {MAX_RECORD_BYTES + 14} bytes, longer than the "
+            f"{MAX_RECORD_BYTES} bytes a record may be")
+    r = run_cli("verify", str(over))
+    assert r.returncode == 1 and said in r.stdout and "Traceback" not in r.stderr
+    r = run_cli("graph", "build", "--db", str(tmp_path / "g2.duckdb"), str(over))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: {over}: the package does not verify (1 finding(s), first: "
+                                             f"{said}); nothing was loaded"]

@@ -455,9 +455,11 @@ class Relation(_Record):
 class SourceSegment(_Record):
     """Evidence text with its locator (SPEC §3.4).
 
-    ``content`` is the decoded text of the lines (``\\r`` kept, BOM removed, last
-    line terminator excluded) after redaction; ``content_hash`` is sha256 of
-    ``content`` as UTF-8 and ``source_content_hash`` of the original text.
+    ``content`` is the decoded text of the lines (``\\r`` of a CRLF kept, BOM removed, last
+    line terminator excluded; a lone CR ends a line and reads as LF, :mod:`diting.source.text`)
+    after redaction; ``content_hash`` is sha256 of ``content`` as UTF-8 and
+    ``source_content_hash`` of the original text. Its canonical line is at most
+    :data:`~diting.ir.canonical.MAX_RECORD_BYTES` long.
     """
 
     record_id: str = Field(pattern=r"^source:[0-9a-f]{32}$")

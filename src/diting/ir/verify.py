@@ -1,7 +1,8 @@
 """``diting verify``: check an IR package against the contract of SPEC §3.
 
 Always: the manifest validates against the frozen IR manifest 0.1 schema; the
-file list equals the directory; every file's sha256 and record count match;
+file list equals the directory; no jsonl line is longer than
+:data:`~diting.ir.canonical.MAX_RECORD_BYTES`; every file's sha256 and record count match;
 ``analysis_input.json`` hashes to ``input_digest`` and ``scan_id`` derives from
 it. With ``deep``: every record — JSON per line, canonical bytes, sort order,
 model validation, id formats and derivations, record_id uniqueness across
@@ -22,7 +23,8 @@ from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir import ids
-from diting.ir.canonical import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads, sha256_hex, too_deep_line
+from diting.ir.canonical import (MAX_JSON_DEPTH, MAX_RECORD_BYTES, JsonTooDeep, dumps, loads, long_line,
+                                 sha256_hex, too_deep_line)
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
     JSONL_MODELS,
@@ -119,6 +121,11 @@ class _Verifier:
                 self.add(name, None, None, "listed in the manifest but missing")
                 continue
             data = fpath.read_bytes()
+            long = long_line(data) if name.endswith(".jsonl") else None
+            if long is not None:  # refused before a reader (JSON parser, DuckDB) holds it whole
+                self.add(name, long[0], None, f"a record of {long[1]} bytes, longer than the {MAX_RECORD_BYTES} "
+                                              "bytes a record may be")
+                continue
             deep = too_deep_line(data, per_line=name.endswith(".jsonl"))
             if deep is not None:  # refused before any reader (JSON parser, record walker) recurses into it
                 self.add(name, deep, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from diting.ir.canonical import MAX_RECORD_BYTES
 from diting.source.git import GitRepo, TreeEntry
 from diting.source.text import is_lfs_pointer
+
+#: a file with a longer line (bytes; ends at CRLF, a lone CR or LF) is not read: evidence cites whole
+#: lines, and one line's segment must stay one record (:data:`~diting.ir.canonical.MAX_RECORD_BYTES`).
+#: A character costs a record at most ~43 bytes (6 for a ``\\u00XX`` escape, ~37 for a redaction
+#: masking every other character), so 64 per byte of the line leaves room.
+MAX_LINE_BYTES = MAX_RECORD_BYTES // 64
 
 
 @dataclass(frozen=True)
 class BlobRead:
     """Result of reading a blob: ``data`` or the reason it was not read
-    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``, ``missing_object``,
-    ``refused_path``: an entry git refuses to check out)."""
+    (``too_large``, ``too_large_line``: a line over :data:`MAX_LINE_BYTES`, ``lfs_pointer``,
+    ``symlink``, ``submodule``, ``missing``, ``missing_object``, ``refused_path``: an entry git
+    refuses to check out)."""
 
     data: bytes | None
     problem: str | None = None
@@ -60,6 +68,8 @@ class Snapshot:
         data = self.repo.read_blob(e.oid)
         if is_lfs_pointer(data):
             return BlobRead(None, "lfs_pointer", size)
+        if len(data) > MAX_LINE_BYTES and max(map(len, data.splitlines())) > MAX_LINE_BYTES:
+            return BlobRead(None, "too_large_line", size)
         return BlobRead(data, None, size)
 
     def first_line(self, path: str) -> tuple[str, str]:
