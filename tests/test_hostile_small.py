@@ -356,3 +356,21 @@ def test_verify_and_graph_build_agree_on_the_longest_record(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [f"error: {over}: the package does not verify (1 finding(s), first: "
                                              f"{said}); nothing was loaded"]
+
+
+def test_an_unread_pom_cites_its_real_first_line(tmp_path):
+    """A module whose pom is not read (a line too long to cite, a Git LFS pointer) is skipped, never
+    dropped; the evidence of its MODULE record is the blob's real first line, so ``verify --repo``
+    finds it at the commit."""
+    from diting.source.snapshot import MAX_LINE_BYTES
+    root = pom("shop", parent=None, packaging="pom", body="<modules><module>a</module><module>b</module></modules>")
+    files = {"pom.xml": root,
+             "a/pom.xml": pom("a", body=f"<!-- {'x' * (MAX_LINE_BYTES + 1)} -->"),
+             "b/pom.xml": "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n"}
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    (pkg,) = list((tmp_path / "out").iterdir())
+    segs = [json.loads(x) for x in (pkg / "source_segments.jsonl").read_text().splitlines()]
+    cited = {s["locator"]["path"]: s["content"] for s in segs if s["locator"]["path"] != "pom.xml"}
+    assert cited == {"a/pom.xml": '<?xml version="1.0"?>', "b/pom.xml": "version https://******************/spec/v1"}  # its host redacted
+    assert verify_package(pkg, deep=True, repo=repo) == []

@@ -79,6 +79,6 @@ class Snapshot:
         e = self.by_path.get(path)
         if e is None or not e.is_regular or e.missing:
             return "", "utf-8"
-        head = self.repo.read_blob_head(e.oid, 65536)
+        head = self.repo.read_blob_head(e.oid, MAX_LINE_BYTES + 2)  # a line evidence may cite, and its end
         d = decode_bytes(head.splitlines()[0] if head else b"")  # ends at CRLF, a lone CR or LF
         return d.text, d.encoding
