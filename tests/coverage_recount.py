@@ -122,7 +122,9 @@ _FAILED_FILE_CODES = {"FILE_UNREADABLE", "FILE_TOO_LARGE"}
 
 
 def _ls_tree(repo: Path, commit: str) -> list[tuple[str, str]]:
-    """``(mode, path)`` of every entry of the commit's tree."""
+    """``(mode, path)`` of every entry of the commit's tree; the mode is ``refused`` for an entry git
+    would not check out (an absolute path; an empty, ``.``, ``..`` or ``.git`` segment; a path two
+    entries share)."""
     out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", commit],
                          check=True, capture_output=True).stdout.decode("utf-8", "surrogateescape")
     rows = []
@@ -130,7 +132,10 @@ def _ls_tree(repo: Path, commit: str) -> list[tuple[str, str]]:
         if rec:
             meta, path = rec.split("\t", 1)
             rows.append((meta.split(" ")[0], path))
-    return rows
+    twice = {path for path, n in Counter(path for _, path in rows).items() if n > 1}
+    return [("refused" if path in twice or path.startswith("/") or
+             any(seg in ("", ".", "..") or seg.lower() == ".git" for seg in path.split("/")) else mode, path)
+            for mode, path in rows]
 
 
 def _reason(rel: str) -> str | None:
@@ -199,6 +204,8 @@ def files(p: dict[str, Any], repo: Path, module_dirs: frozenset[str] = frozenset
 
 def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str, Any],
                     build_files: set[str]) -> str | None:
+    if mode == "refused":
+        return "refused_path"
     if mode == "120000":
         return "symlink"
     if mode == "160000":
@@ -234,7 +241,7 @@ def _owned(repo: str, commit: str, package_dirs: frozenset[str] = frozenset()) -
     tree = _ls_tree(Path(repo), commit)
     # the repository's module directories: every pom.xml and Gradle script outside source trees and
     # build output, and the package's own module directories (a Gradle project needs no script)
-    dirs = {_dir(path) for _, path in tree if path.rsplit("/", 1)[-1] in _BUILD_NAMES
+    dirs = {_dir(path) for mode, path in tree if mode != "refused" and path.rsplit("/", 1)[-1] in _BUILD_NAMES
             and "src" not in path.split("/")[:-1] and _reason(path) is None} | set(package_dirs)
     out: dict[str, list[tuple[str, str]]] = {}
     for mode, path in tree:

@@ -155,16 +155,17 @@ def test_yaml_lists_bind_as_comma_joined_values_and_a_higher_source_replaces_the
 
 
 def test_config_lines_are_counted_as_evidence_counts_them():
-    """A bare CR, NEL or U+2028 is a line break to YAML and java.util.Properties but not to
-    evidence (split on \\n): entries cite the evidence line."""
+    """A lone CR ends a line for YAML, java.util.Properties and evidence alike; NEL or U+2028 is a
+    line break to YAML but not to evidence: entries cite the evidence line."""
     from diting.config.sources import parse_properties, parse_yaml
     lines = lambda cf: [(e.key, e.value, e.line, e.end_line) for d in cf.documents for e in d.entries]  # noqa: E731
-    assert lines(parse_yaml("a.yml", "a: 1\rb: 2\rc: 3\r")) == [("a", "1", 1, 1), ("b", "2", 1, 1), ("c", "3", 1, 1)]
+    assert lines(parse_yaml("a.yml", "a: 1\rb: 2\rc: 3\r")) == [("a", "1", 1, 1), ("b", "2", 2, 2), ("c", "3", 3, 3)]
     assert lines(parse_yaml("a.yml", "x: 1\n# note \u2028\ny: 2\n")) == [("x", "1", 1, 1), ("y", "2", 3, 3)]
+    assert lines(parse_yaml("a.yml", "x: 1\r# note \u2028\ny: 2\n")) == [("x", "1", 1, 1), ("y", "2", 3, 3)]
     assert lines(parse_yaml("a.yml", "a: 1\r\nb:\r\n  c: x\r\n")) == [("a", "1", 1, 1), ("b.c", "x", 3, 3)]
-    assert lines(parse_properties("a.properties", "a=1\rb=2\rc=3")) == [("a", "1", 1, 1), ("b", "2", 1, 1),
-                                                                         ("c", "3", 1, 1)]
+    assert lines(parse_properties("a.properties", "a=1\rb=2\rc=3")) == [("a", "1", 1, 1), ("b", "2", 2, 2),
+                                                                         ("c", "3", 3, 3)]
     assert lines(parse_properties("a.properties", "a=1\r\nb=2\r\nc=\\\r\n  3\r\n")) == \
         [("a", "1", 1, 1), ("b", "2", 2, 2), ("c", "3", 3, 4)]
     bad = parse_yaml("a.yml", "x: 1\ry: [\r")
-    assert bad.error and bad.error_line == 1
+    assert bad.error and bad.error_line == 3

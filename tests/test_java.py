@@ -369,12 +369,15 @@ def test_branch_arms_have_stable_structural_paths():
     assert deep_body.branches[deep_body.calls[0].branch].path.count("if[0]") == MAX_BRANCH_DEPTH
 
 
-def test_lone_cr_line_ends_end_comments_and_keep_lf_evidence_lines():
-    """A lone CR ends a line for javac (a `//` comment ends there); evidence lines stay LF-counted, as
-    the segments' content is cut."""
-    src = b"class A {\r  // note\r  void m() { a(); }\r  void n() {\n b(); }\r}\r"
+def test_a_lone_cr_ends_a_line_for_javac_and_for_evidence():
+    """A lone CR ends a line for javac (a `//` comment ends there) and for evidence alike: lines of a
+    file mixing lone CR, LF and CRLF are counted at each of them."""
+    src = b"class A {\r  // note\r  void m() { a(); }\r  void n() {\n b(); }\r\n}\r"
     facts = extract_file("A.java", src)
     methods = {m.name: m for m in facts.types[0].methods}
     assert set(methods) == {"m", "n"} and not facts.errors
-    assert (methods["m"].start_line, methods["n"].start_line, methods["n"].end_line) == (1, 1, 2)
-    assert [(c.name, c.line) for c in methods["n"].body.calls] == [("b", 2)]
+    assert (methods["m"].start_line, methods["n"].start_line, methods["n"].end_line) == (3, 4, 5)
+    assert [(c.name, c.line) for c in methods["n"].body.calls] == [("b", 5)]
+    assert facts.lines == ["class A {", "  // note", "  void m() { a(); }", "  void n() {", " b(); }\r", "}"]
+    from diting.java.syntax import _text_block
+    assert _text_block('"""\r\n    select *\r\n    from t\r\n    """') == "select *\nfrom t\n"  # JLS 3.10.6: LF

@@ -10,7 +10,7 @@ import pytest
 from diting.errors import UserError
 from diting.source.git import GitRepo, path_from_git, path_to_git, repo_id_from_url
 from diting.source.paths import join_inside
-from diting.source.text import decode_bytes, is_lfs_pointer, split_lines
+from diting.source.text import decode_as, decode_bytes, is_lfs_pointer, split_lines
 from diting.source.xmlsafe import element_span, parse_xml
 from tests.conftest import make_repo
 
@@ -87,6 +87,18 @@ def test_split_lines_keeps_carriage_returns():
     assert split_lines("a\r\nb\r\n") == ["a\r", "b\r"]
     assert split_lines("a\nb") == ["a", "b"]
     assert split_lines("") == [""]
+
+
+def test_a_lone_cr_ends_a_line_for_the_scanner_and_the_verifier_alike():
+    """One rule: lines end at CRLF (its CR kept), a lone CR or LF; decoding makes a lone CR a LF, one
+    character for one, in every encoding (UTF-16 too), so offsets stay the file's."""
+    assert split_lines("a\rb\r\nc\nd\r") == ["a", "b\r", "c", "d"]
+    for enc in ("utf-8", "gb18030", "utf-16-le"):
+        raw = "行一\r行二\r\n行三\n".encode(enc)
+        bom = {"utf-16-le": b"\xff\xfe"}.get(enc, b"")
+        d = decode_bytes(bom + raw)
+        assert d.text == "行一\n行二\r\n行三\n"
+        assert decode_as(bom + raw, d.encoding) == d.text
 
 
 def test_lfs_pointer():

@@ -584,6 +584,13 @@ def test_routing_file_problems_are_diagnosed_never_guessed(tmp_path):
         "rules: [!SHARDING {tables: {t_order: {actualDataNodes: ds_0.t_order_0, tableStrategy: "
         "{standard: {shardingColumn: user_id}}}}}]}\n"})
     assert "FlowS3cret" not in json.dumps(p)
+    # a routing file that is not YAML is said (with its line), never read as an empty one
+    p = _routing_scan(tmp_path / "b", "jdbc:shardingsphere:classpath:b.yaml", {"b.yaml": "rules:\n  - [\n"})
+    (bad,) = [d for d in p["diagnostics.jsonl"] if d["code"] == "CONFIG_VALUE_UNKNOWN" and "b.yaml:" in d["message"]]
+    assert bad["message"].startswith("src/main/resources/b.yaml: the ShardingSphere routing file is not read (")
+    segs = {s["record_id"]: s["locator"] for s in p["segments"]}
+    assert [(segs[r["record_id"]]["path"], segs[r["record_id"]]["start_line"]) for r in bad["evidence_refs"]] == [
+        ("src/main/resources/b.yaml", 2)]  # the end of the file, where YAML stopped
     # Spring properties shaped like a routing file are not one
     p = _routing_scan(tmp_path / "s", "jdbc:mysql://db:3306/trade", {},
                       app_extra="rules:\n  - tables:\n      t_order:\n        actualDataNodes: ds.t_order_0\n"

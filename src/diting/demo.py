@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from diting.errors import UserError
+from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 
 #: fixed identity and time of the fixture commits (git's own plumbing, our own files)
@@ -282,7 +283,7 @@ def _files(ir: Path, name: str, columns: dict[str, str]) -> str:
     cols = ", ".join(f"{k}: '{v}'" for k, v in columns.items())
     base = "".join(f"[{c}]" if c in "*?[" else c for c in str(ir.resolve()))  # literal in DuckDB's glob
     glob = f"{base}/*/{name}".replace("'", "''")
-    return f"read_json('{glob}', format = 'newline_delimited', filename = true, columns = {{{cols}}})"
+    return f"read_json('{glob}', {READ_JSONL_OPTIONS}, filename = true, columns = {{{cols}}})"
 
 
 def example_queries(ir: Path) -> list[tuple[str, str, str]]:

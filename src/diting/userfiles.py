@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from diting.config.sources import duplicate_key
 from diting.errors import UserError
 
 #: PyYAML's safe loader, in C (libyaml) when the installed wheel has it (same documents, ~20x faster)
@@ -58,7 +59,9 @@ MAX_USER_YAML_NODES = 1_000_000
 
 
 def _check_node_budget(root: Any, path: Path, what: str) -> None:
-    """Refuse a document whose aliases expand beyond :data:`MAX_USER_YAML_NODES` nodes."""
+    """Refuse a document whose aliases expand beyond :data:`MAX_USER_YAML_NODES` nodes, or one of
+    whose mappings repeats a key (:func:`diting.config.sources.duplicate_key`: the loader would keep
+    one value silently). Raises :class:`UserError` naming the file and the line."""
     budget = MAX_USER_YAML_NODES
     stack = [root] if root is not None else []
     while stack:
@@ -70,6 +73,11 @@ def _check_node_budget(root: Any, path: Path, what: str) -> None:
         if isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
         elif isinstance(node, yaml.MappingNode):
+            dup = duplicate_key(node)
+            if dup is not None:
+                first, again = dup
+                raise UserError(f"{what} {path} repeats the key {str(again.value)[:80]!r} in one mapping (line "
+                                f"{again.start_mark.line + 1}, first at line {first.start_mark.line + 1})")
             for k, v in node.value:
                 stack.append(k)
                 stack.append(v)

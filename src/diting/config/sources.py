@@ -90,16 +90,32 @@ def canonical_key(key: str) -> str:
 # ---------------------------------------------------------------- properties
 
 _PROP_ESC = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+#: a ``\\u`` not followed by four hex digits: Spring Boot's loader and java.util.Properties throw
+MALFORMED_ESCAPE = "malformed \\uxxxx encoding (java.util.Properties and Spring Boot refuse the file)"
+
+
+class _MalformedEscape(ValueError):
+    """A ``\\u`` escape without four hex digits at ``index`` of the text being unescaped."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(MALFORMED_ESCAPE)
+        self.index = index
 
 
 def _unescape_props(s: str) -> str:
+    """``s`` with its escapes read as ``java.util.Properties`` reads them. Raises
+    :class:`_MalformedEscape` at a ``\\u`` that four hex digits do not follow (Properties and Spring
+    Boot's loader throw there: the file is refused, never read with a guess)."""
     out: list[str] = []
     i = 0
     while i < len(s):
         c = s[i]
         if c == "\\" and i + 1 < len(s):
             n = s[i + 1]
-            if n == "u" and i + 5 < len(s) + 0 and re.match(r"[0-9a-fA-F]{4}", s[i + 2:i + 6] or ""):
+            if n == "u":
+                if not _HEX4.fullmatch(s, i + 2, i + 6):
+                    raise _MalformedEscape(i)
                 out.append(chr(int(s[i + 2:i + 6], 16)))
                 i += 6
                 continue
@@ -112,30 +128,37 @@ def _unescape_props(s: str) -> str:
 
 
 class _LineOf:
-    """The 1-based line of a character offset as evidence counts lines (``\n`` only, the way
-    :func:`diting.source.text.split_lines` does), whatever a parser counted (``\r`` alone, NEL,
-    U+2028 …)."""
+    """The 1-based line of a character offset as evidence counts lines (at ``\\r\\n``, a lone ``\\r``
+    or ``\\n``, the rule of :mod:`diting.source.text`), whatever a parser counted (NEL, U+2028 …)."""
 
     def __init__(self, text: str) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.newlines = [m.start() for m in _LINE_END.finditer(text)]
 
     def __call__(self, index: int) -> int:
         return bisect.bisect_left(self.newlines, index) + 1
 
 
-#: line breaks YAML counts and evidence does not (a bare CR, NEL, LS, PS)
-_ODD_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+#: a line end as evidence counts it (the text of a scanned file has no lone CR left; a caller's may)
+_LINE_END = re.compile("\n|\r(?!\n)")
+#: line breaks YAML counts and evidence does not (NEL, LS, PS)
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
 def parse_properties(path: str, text: str) -> ConfigFile:
-    """Parse ``.properties`` text. Never raises. Lines end at ``\r\n``, ``\r`` or ``\n`` (as
-    ``java.util.Properties`` reads them); entry lines are counted as evidence counts them."""
-    parts = re.split(r"(\r\n|\r|\n)", text)
-    lines = parts[0::2]
-    offsets = [0]
-    for piece, sep in zip(parts[0::2], parts[1::2], strict=False):
-        offsets.append(offsets[-1] + len(piece) + len(sep))
-    line_of = _LineOf(text) if _ODD_BREAKS.search(text) else None
+    """Parse ``.properties`` text. Never raises. Lines end at ``\\r\\n``, ``\\r`` or ``\\n``, where
+    ``java.util.Properties`` and evidence end them alike. A malformed ``\\uxxxx`` escape in a key or
+    value makes the file unreadable (``error``, ``error_line`` the line of the escape; no entries),
+    as it is to Spring Boot."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    try:
+        return ConfigFile(path, "properties", [ConfigDocument(_property_entries(lines))])
+    except _MalformedEscape as exc:
+        return ConfigFile(path, "properties", error=MALFORMED_ESCAPE, error_line=exc.index + 1)
+
+
+def _property_entries(lines: list[str]) -> list[ConfigEntry]:
+    """The entries of a properties file's lines. Raises :class:`_MalformedEscape` whose ``index`` is
+    the 0-based line of the malformed escape."""
     entries: list[ConfigEntry] = []
     i = 0
     while i < len(lines):
@@ -145,34 +168,44 @@ def parse_properties(path: str, text: str) -> ConfigFile:
         if not line or line[0] in "#!":
             continue
         logical = line
+        starts = [0]  # where each physical line begins in the logical line
         while _continues(logical) and i < len(lines):
-            logical = logical[:-1] + lines[i].lstrip(" \t\f")
+            logical = logical[:-1]
+            starts.append(len(logical))
+            logical += lines[i].lstrip(" \t\f")
             i += 1
         if _continues(logical):
             logical = logical[:-1]
-        key_chars: list[str] = []
         j = 0
         while j < len(logical):
             c = logical[j]
             if c == "\\" and j + 1 < len(logical):
-                key_chars.append(logical[j:j + 2])
                 j += 2
                 continue
             if c in "=: \t\f":
                 break
-            key_chars.append(c)
             j += 1
+        key_end = j
         while j < len(logical) and logical[j] in " \t\f":
             j += 1
         if j < len(logical) and logical[j] in "=:":
             j += 1
             while j < len(logical) and logical[j] in " \t\f":
                 j += 1
-        raw_key = scrub_surrogates(_unescape_props("".join(key_chars)))
-        value = scrub_surrogates(_unescape_props(logical[j:]))
-        first, last = (line_of(offsets[start]), line_of(offsets[i - 1])) if line_of else (start + 1, i)
-        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, first, last))
-    return ConfigFile(path, "properties", [ConfigDocument(entries)])
+        raw_key = _unescape_span(logical, 0, key_end, start, starts)
+        value = _unescape_span(logical, j, len(logical), start, starts)
+        entries.append(ConfigEntry(canonical_key(raw_key), raw_key, value, start + 1, i))
+    return entries
+
+
+def _unescape_span(logical: str, a: int, b: int, first: int, starts: list[int]) -> str:
+    """``logical[a:b]`` unescaped (surrogates scrubbed); a malformed escape is raised again with the
+    0-based physical line holding it (``first`` the logical line's first, ``starts`` where each of its
+    physical lines begins)."""
+    try:
+        return scrub_surrogates(_unescape_props(logical[a:b]))
+    except _MalformedEscape as exc:
+        raise _MalformedEscape(first + bisect.bisect_right(starts, a + exc.index) - 1) from None
 
 
 def _continues(line: str) -> bool:
@@ -196,8 +229,48 @@ def _profile_condition(doc: list[ConfigEntry]) -> list[str] | None:
     return found
 
 
-def parse_yaml(path: str, text: str) -> ConfigFile:
-    """Parse YAML text into flattened documents. Never raises."""
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+#: key tags whose scalars SnakeYAML constructs into values (``1`` and ``0x1``, ``on`` and ``true`` are
+#: one key); a key of any other tag is its text (Spring Boot resolves no timestamps)
+_VALUE_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+               "tag:yaml.org,2002:null")
+_KEY_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+def duplicate_key(node: yaml.MappingNode) -> tuple[yaml.ScalarNode, yaml.ScalarNode] | None:
+    """``(first, repeat)``: the first scalar key of ``node`` equal to an earlier key of the same
+    mapping, as SnakeYAML compares keys with ``allowDuplicateKeys=false`` (how Spring Boot loads
+    YAML): by constructed value for ints, floats, booleans and nulls, by text otherwise (``"1"`` and
+    ``1`` are two keys); merge keys (``<<``) and non-scalar keys aside. None when every key is its own."""
+    seen: dict[tuple[str, object], yaml.ScalarNode] = {}
+    for k, _ in node.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE_TAG:
+            continue
+        ident: tuple[str, object] = ("text", k.value)
+        if k.tag in _VALUE_TAGS:
+            try:
+                ident = (k.tag, _KEY_CONSTRUCTOR.yaml_constructors[k.tag](_KEY_CONSTRUCTOR, k))
+            except (yaml.YAMLError, ValueError, ArithmeticError):
+                ident = (k.tag, k.value)
+        if ident in seen:
+            return seen[ident], k
+        seen[ident] = k
+    return None
+
+
+class _DuplicateKey(ValueError):
+    """A mapping repeats ``key`` (first at line ``first``, again at line ``line``)."""
+
+    def __init__(self, key: str, first: int, line: int) -> None:
+        super().__init__(f"duplicate key {key!r} (first at line {first}): Spring Boot refuses the file")
+        self.line = line
+
+
+def parse_yaml(path: str, text: str, allow_duplicate_keys: bool = False) -> ConfigFile:
+    """Parse YAML text into flattened documents. Never raises. A key repeated in one mapping
+    (:func:`duplicate_key`) makes the file unreadable (``error`` naming the key, ``error_line`` the
+    repeat; no documents), as it is to Spring Boot, unless ``allow_duplicate_keys`` (a reader such as
+    ShardingSphere's that keeps the last one)."""
     cf = ConfigFile(path, "yaml")
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
@@ -216,7 +289,10 @@ def parse_yaml(path: str, text: str) -> ConfigFile:
         if node is None:
             continue
         entries: list[ConfigEntry] = []
-        _flatten(node, "", entries, budget, 0, line_of)
+        try:
+            _flatten(node, "", entries, budget, 0, line_of, allow_duplicate_keys)
+        except _DuplicateKey as exc:
+            return ConfigFile(path, "yaml", error=str(exc), error_line=exc.line)
         if budget[0] <= 0:
             cf.budget_exhausted = True
         cf.documents.append(ConfigDocument(entries, _profile_condition(entries)))
@@ -224,9 +300,10 @@ def parse_yaml(path: str, text: str) -> ConfigFile:
 
 
 def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[int], depth: int,
-             line_of: "_LineOf | None" = None) -> None:
+             line_of: "_LineOf | None" = None, allow_duplicate_keys: bool = True) -> None:
     """Entries of a composed YAML node. ``line_of`` maps marks to evidence lines when the text has
-    line breaks YAML counts and evidence does not (by the mark's character index)."""
+    line breaks YAML counts and evidence does not (by the mark's character index). Raises
+    :class:`_DuplicateKey` at a mapping that repeats a key, unless ``allow_duplicate_keys``."""
     def at(mark: yaml.Mark) -> int:
         return line_of(mark.index) if line_of is not None else mark.line + 1
 
@@ -239,6 +316,9 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
         if d > 100:
             continue
         if isinstance(cur, yaml.MappingNode):
+            dup = None if allow_duplicate_keys else duplicate_key(cur)
+            if dup is not None:
+                raise _DuplicateKey(scrub_surrogates(str(dup[1].value)), at(dup[0].start_mark), at(dup[1].start_mark))
             items = []
             for k, v in cur.value:
                 if not isinstance(k, yaml.ScalarNode):

@@ -84,6 +84,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Iterable
 
+from diting.ir.canonical import READ_JSONL_OPTIONS
+
 EDGE_KINDS = ("RPC", "HTTP", "MQ", "DATA")
 
 #: match_basis vocabulary: how a row was matched, or why it was not
@@ -912,7 +914,7 @@ def _insert(con, table: str, columns: dict[str, str], records: list[dict[str, An
                 fh.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
         spec = ", ".join(f"'{c}': '{t}'" for c, t in columns.items())
         names = ", ".join(f'"{c}"' for c in columns)
-        con.execute(f"INSERT INTO {table} SELECT {names} FROM read_json(?, format = 'newline_delimited', "
+        con.execute(f"INSERT INTO {table} SELECT {names} FROM read_json(?, {READ_JSONL_OPTIONS}, "
                     f"columns = {{{spec}}})", [str(path)])
 
 

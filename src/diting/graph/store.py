@@ -23,6 +23,7 @@ from typing import Any, get_args
 
 from diting.errors import UserError
 from diting.interrupts import CommitGate
+from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
@@ -506,7 +507,7 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[
                 continue
             spec = ", ".join(f"'{c}': '{t}'" for c, t in cols.items())
             names = ", ".join(f'"{c}"' for c in cols)
-            source = f"read_json(?, format = 'newline_delimited', columns = {{{spec}}})"
+            source = f"read_json(?, {READ_JSONL_OPTIONS}, columns = {{{spec}}})"
             if table in SHARED:  # once per commit: only the records no earlier package of it brought
                 con.execute(f"INSERT INTO {table} SELECT ?, ?, {names} FROM {source} n WHERE NOT EXISTS "
                             f"(SELECT 1 FROM {table} o WHERE o.repo_id = ? AND o.commit_sha = ? "

@@ -809,6 +809,11 @@ class GradleModel:
             self._not_read(path, self.findings, None, "Gradle properties")
             return {}
         cf = parse_properties(path, text)
+        if cf.error:  # Gradle loads it with java.util.Properties: the build fails there
+            self.unread.add(path)
+            self.findings.append(Finding("PARSE_ERROR", f"{path}: {cf.error} (line {cf.error_line}); the build's "
+                                         "properties are unknown", path, cf.error_line or 0, cf.error_line or 0, None,
+                                         f"props-error|{path}"))
         return {e.raw_key: e.value for doc in cf.documents for e in doc.entries}
 
     def _default_catalog(self, b: GradleBuild) -> None:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from diting.source.text import normalize_line_ends, split_lines
+
 #: brackets nested deeper than this are not read (an error names the line)
 MAX_DEPTH = 120
 
@@ -232,9 +234,9 @@ _SLASHY_AFTER = {"=", "(", ",", "[", ":", "{", "==~", "=~", "~", "!", "&&", "||"
 
 
 def _lex(text: str, errors: list[tuple[int, str]], dsl: str = "groovy") -> list[Tok]:
-    """Tokens of a script. A lone ``\\r`` ends a statement as a newline does (lines stay counted on
-    ``\\n``, as evidence counts them); Groovy slashy (``/…/``) and dollar-slashy (``$/…/$``) strings
-    are strings, so that text inside them is never read as code."""
+    """Tokens of a script whose lone ``\\r`` are already ``\\n`` (:func:`read_script`); Groovy slashy
+    (``/…/``) and dollar-slashy (``$/…/$``) strings are strings, so that text inside them is never
+    read as code."""
     toks: list[Tok] = []
     append = toks.append
     i, n, line = 0, len(text), 1
@@ -244,10 +246,6 @@ def _lex(text: str, errors: list[tuple[int, str]], dsl: str = "groovy") -> list[
     match = _FAST.match
     while i < n:
         c = text[i]
-        if c == "\r" and not text.startswith("\r\n", i):
-            append(Tok("nl", "\n", line))
-            i += 1
-            continue
         if dsl == "groovy" and (c == "/" or text.startswith("$/", i)) and _slashy_here(toks, text, i):
             tok, i, line = _slashy(text, i, line, errors)
             append(tok)
@@ -1072,7 +1070,10 @@ class _Reader:
 def read_script(path: str, text: str) -> Script:
     """Read one build or settings script (``.gradle``: Groovy; ``.gradle.kts``: Kotlin).
 
-    Returns the statements and the errors the reader met (line, message); never raises."""
+    Returns the statements and the errors the reader met (line, message); never raises. A lone
+    ``\\r`` ends a line (and a statement) as ``\\n`` does: lines are those of evidence
+    (:mod:`diting.source.text`)."""
+    text = normalize_line_ends(text)
     errors: list[tuple[int, str]] = []
     toks = _lex(text, errors, "kotlin" if path.endswith(".kts") else "groovy")
     reader = _Reader(toks, errors)
@@ -1081,9 +1082,7 @@ def read_script(path: str, text: str) -> Script:
     except RecursionError:  # pragma: no cover - the depth bound keeps Python's stack far away
         errors.append((reader.peek().line, "nested too deeply to read"))
         statements = []
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
+    lines = split_lines(text)
     return Script(path, "kotlin" if path.endswith(".kts") else "groovy", statements, lines, sorted(set(errors)))
 
 

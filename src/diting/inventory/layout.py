@@ -10,7 +10,9 @@ sources (kotlin_source: out of scope). Build files — poms, Gradle scripts, ``g
 version catalogs — are of kind BUILD.
 Committed generator output under ``src/main`` is real source and is scanned.
 Files of kinds diting does not read are excluded as ``not_analyzed_type`` or
-``outside_source_root``; symlinks are never followed (``symlink``).
+``outside_source_root``; symlinks are never followed (``symlink``); a tree entry git refuses to
+check out (``..``, ``.``, ``.git`` or an empty segment, an absolute path, two entries of one path) is
+never read (``refused_path``).
 """
 
 from __future__ import annotations
@@ -107,6 +109,9 @@ def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], 
             continue
         pom_path, src_roots, res_roots = modules[owner]
         rel = path[len(owner) + 1:] if owner else path
+        if e.refused is not None:
+            out.append(FileEntry(path, e, pom_path, None, "refused_path"))
+            continue
         if e.is_symlink:
             out.append(FileEntry(path, e, pom_path, None, "symlink"))
             continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from diting.inventory.module import Span
-
+from diting.source.text import split_lines
 from diting.source.xmlsafe import (
     XmlDocument,
     child,
@@ -175,9 +175,7 @@ def read_pom(path: str, data: bytes) -> RawPom:
     """Read one pom.xml. Never raises: a malformed file gives ``error`` and ``error_line``."""
     # Maven 3 (plexus MXParser) reads a POM whose XML declaration follows one whitespace character
     doc: XmlDocument = parse_xml(data, declaration_after=1)
-    lines = doc.decoded.text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
+    lines = split_lines(doc.decoded.text)
     directory = path.rsplit("/", 1)[0] if "/" in path else ""
     pom = RawPom(path=path, dir=directory, lines=lines, encoding=doc.decoded.encoding, lossy=doc.decoded.lossy)
     if doc.root is None:

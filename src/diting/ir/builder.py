@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from diting.ir import ids
-from diting.ir.canonical import dumps_bytes, sha256_hex
+from diting.ir.canonical import MAX_RECORD_BYTES, dumps_bytes, sha256_hex
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
     ConfigBinding,
@@ -111,6 +111,11 @@ def _validate(model: type[BaseModel], record: dict[str, Any]) -> None:
         raise BlueprintError(f"{record.get('record_id')}: {exc}") from exc
 
 
+def _fits(rec: dict[str, Any]) -> bool:
+    """Whether a segment record's canonical line is at most :data:`MAX_RECORD_BYTES` long."""
+    return len(dumps_bytes(rec)) <= MAX_RECORD_BYTES
+
+
 @dataclass
 class SegmentSpec:
     """What a segment needs: path, the file's decoded lines, line span, source type, encoding."""
@@ -137,31 +142,74 @@ class RecordSet:
     #: content hashes of segments that live in another set (evidence of merged entities)
     foreign_hashes: dict[str, str] = field(default_factory=dict)
     #: segment records already built by another set of the same scan (same repository and commit),
-    #: by record_id: packages sharing modules cite the same lines without redacting them again
+    #: by the record_id of the span asked for (a span cut to fit a record maps to its cut record):
+    #: packages sharing modules cite the same lines without redacting them again
     segment_cache: dict[str, dict[str, Any]] | None = None
+    #: record_id of a span asked for → record_id of the span cut to fit a record (:meth:`segment`)
+    cut: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------ segments
     def segment(self, path: str, lines: list[str], start: int, end: int, source_type: str, encoding: str) -> str:
         """Register the evidence segment for lines ``start..end`` of ``path``; returns its record_id.
 
-        CONFIG and BUILD text is redacted (:mod:`diting.ir.redaction`)."""
+        CONFIG and BUILD text is redacted (:mod:`diting.ir.redaction`). A span whose record would be
+        longer than :data:`~diting.ir.canonical.MAX_RECORD_BYTES` is cut to its longest first lines
+        that fit, with a BUDGET_EXHAUSTED diagnostic citing them: the returned record_id is then that
+        of the cut span. Raises :class:`BlueprintError` when not even the first line fits (a file
+        with such a line is not read: :data:`diting.source.snapshot.MAX_LINE_BYTES`)."""
         n = len(lines)
         start = max(1, min(start, n if n else 1))
         end = max(start, min(end, n if n else 1))
         rid = ids.segment_record_id(path, start, end)
         if rid in self.segments:
             return rid
+        if rid in self.cut:
+            return self.cut[rid]
         cached = self.segment_cache.get(rid) if self.segment_cache is not None else None
-        if cached is not None and cached["source_type"] == source_type:
-            self.segments[rid] = cached
-            return rid
+        if cached is None or cached["source_type"] != source_type:
+            cached = self._segment_record(path, lines, start, end, source_type, encoding)
+            if self.segment_cache is not None:
+                self.segment_cache[rid] = cached
+        cited = cached["record_id"]
+        self.segments[cited] = cached
+        if cited != rid:  # cut to fit a record
+            self.cut[rid] = cited
+            loc = cached["locator"]
+            self.diagnostic("BUDGET_EXHAUSTED", f"segment-cut|{path}:{start}-{end}",
+                            f"{path}:{start}-{end}: evidence cut to lines {start}-{loc['end_line']}: the whole span "
+                            f"would be a record longer than the {MAX_RECORD_BYTES} bytes a record may be", [], [cited])
+        return cited
+
+    def _segment_record(self, path: str, lines: list[str], start: int, end: int, source_type: str,
+                        encoding: str) -> dict[str, Any]:
+        """The validated segment record of lines ``start..end``, or of its longest first lines whose
+        record fits :data:`MAX_RECORD_BYTES` (measured only for a span long enough to need it)."""
+        rec = self._segment_lines(path, lines, start, end, source_type, encoding)
+        if sum(map(len, lines[start - 1:end])) * 64 <= MAX_RECORD_BYTES or _fits(rec):
+            return rec
+        lo, hi = start, end - 1  # the answer is in lo..hi; lines start..lo fit, once checked
+        first = self._segment_lines(path, lines, start, start, source_type, encoding)
+        if not _fits(first):
+            raise BlueprintError(f"{path}:{start}: one line longer than a record may be")
+        best = first
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            got = self._segment_lines(path, lines, start, mid, source_type, encoding)
+            if _fits(got):
+                lo, best = mid, got
+            else:
+                hi = mid - 1
+        return best
+
+    def _segment_lines(self, path: str, lines: list[str], start: int, end: int, source_type: str,
+                       encoding: str) -> dict[str, Any]:
         original = "\n".join(lines[start - 1:end])
         if source_type in ("CONFIG", "BUILD"):
             content, spans = redact(original)
         else:
             content, spans = original, []
         rec = {
-            "record_id": rid,
+            "record_id": ids.segment_record_id(path, start, end),
             "source_type": source_type,
             "locator": {"repo_id": self.repo_id, "commit_sha": self.commit_sha, "path": path,
                         "start_line": start, "end_line": end},
@@ -172,10 +220,7 @@ class RecordSet:
             "redactions": [{"start_offset": s, "end_offset": e, "reason": r} for s, e, r in spans],
         }
         _validate(SourceSegment, rec)
-        self.segments[rid] = rec
-        if self.segment_cache is not None:
-            self.segment_cache[rid] = rec
-        return rid
+        return rec
 
     # ------------------------------------------------------------ entities
     def entity(self, kind: str, stable_id: str, name: str, evidence: list[str], attributes: dict[str, Any] | None = None,
@@ -310,6 +355,7 @@ class RecordSet:
         """Drop every record (once encoded); the segment cache shared between packages stays."""
         for _, recs in self.families():
             recs.clear()
+        self.cut.clear()
 
     def families(self) -> list[tuple[str, dict[str, dict[str, Any]]]]:
         """(jsonl file name, records) for every record family."""

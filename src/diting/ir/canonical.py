@@ -71,6 +71,33 @@ def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
     return b"".join(dumps(r).encode("utf-8") + b"\n" for r in records)
 
 
+#: The longest line of a package's jsonl file (bytes, without its newline) the product accepts:
+#: ``verify`` refuses a longer one (file:line), ``graph build`` has DuckDB read any line this long
+#: (its default ``maximum_object_size`` admits about 32 MiB), and no scan writes a longer one (a
+#: segment whose record would be longer is cut to its first lines, BUDGET_EXHAUSTED; a file with a
+#: line too long to cite is not read, FILE_TOO_LARGE — :data:`diting.source.snapshot.MAX_LINE_BYTES`).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+#: the options of every DuckDB ``read_json`` of jsonl diting wrote: any line verify admits loads
+READ_JSONL_OPTIONS = f"format = 'newline_delimited', maximum_object_size = {MAX_RECORD_BYTES}"
+
+
+def long_line(data: bytes, limit: int = MAX_RECORD_BYTES) -> tuple[int, int] | None:
+    """``(1-based line, length in bytes)`` of the first line of ``data`` (split on ``\\n``, the
+    newline not counted) longer than ``limit``; None when none is. A byte scan: ``data`` no longer
+    than ``limit`` is not even split."""
+    if len(data) <= limit:
+        return None
+    start, n = 0, 1
+    while True:
+        nl = data.find(b"\n", start)
+        end = len(data) if nl < 0 else nl
+        if end - start > limit:
+            return n, end - start
+        if nl < 0:
+            return None
+        start, n = nl + 1, n + 1
+
+
 #: JSON in an IR package nests at most this deep (records nest about a dozen levels): deeper is
 #: hostile input, refused before a recursive parser or walker meets it
 MAX_JSON_DEPTH = 100

@@ -178,7 +178,10 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # symlink, a submodule gitlink, a Git LFS pointer): its facts are missing.
     "FILE_UNREADABLE": Severity.ERROR,
     # a path that would leave the repository tree (``..`` in a module or
-    # relativePath, a symlink): never followed.
+    # relativePath, a symlink): never followed; or a tree entry git refuses to
+    # check out (``..``, ``.``, ``.git`` or an empty segment, an absolute path, two
+    # entries of one path — a crafted tree): never read (coverage: files, excluded
+    # as refused_path).
     "PATH_OUTSIDE_TREE": Severity.WARNING,
     # two declarations with one identity (same binary name, or same erased
     # signature in one type): the first is recorded, the others are not.
@@ -452,9 +455,11 @@ class Relation(_Record):
 class SourceSegment(_Record):
     """Evidence text with its locator (SPEC §3.4).
 
-    ``content`` is the decoded text of the lines (``\\r`` kept, BOM removed, last
-    line terminator excluded) after redaction; ``content_hash`` is sha256 of
-    ``content`` as UTF-8 and ``source_content_hash`` of the original text.
+    ``content`` is the decoded text of the lines (``\\r`` of a CRLF kept, BOM removed, last
+    line terminator excluded; a lone CR ends a line and reads as LF, :mod:`diting.source.text`)
+    after redaction; ``content_hash`` is sha256 of ``content`` as UTF-8 and
+    ``source_content_hash`` of the original text. Its canonical line is at most
+    :data:`~diting.ir.canonical.MAX_RECORD_BYTES` long.
     """
 
     record_id: str = Field(pattern=r"^source:[0-9a-f]{32}$")

@@ -1,7 +1,8 @@
 """``diting verify``: check an IR package against the contract of SPEC §3.
 
 Always: the manifest validates against the frozen IR manifest 0.1 schema; the
-file list equals the directory; every file's sha256 and record count match;
+file list equals the directory; no jsonl line is longer than
+:data:`~diting.ir.canonical.MAX_RECORD_BYTES`; every file's sha256 and record count match;
 ``analysis_input.json`` hashes to ``input_digest`` and ``scan_id`` derives from
 it. With ``deep``: every record — JSON per line, canonical bytes, sort order,
 model validation, id formats and derivations, record_id uniqueness across
@@ -22,7 +23,8 @@ from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir import ids
-from diting.ir.canonical import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads, sha256_hex, too_deep_line
+from diting.ir.canonical import (MAX_JSON_DEPTH, MAX_RECORD_BYTES, JsonTooDeep, dumps, loads, long_line,
+                                 sha256_hex, too_deep_line)
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
     JSONL_MODELS,
@@ -32,6 +34,7 @@ from diting.ir.models import (
 )
 from diting.ir.redaction import redact
 from diting.ir.writer import manifest_validator
+from diting.source.text import decode_as, split_lines
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,11 @@ class _Verifier:
                 self.add(name, None, None, "listed in the manifest but missing")
                 continue
             data = fpath.read_bytes()
+            long = long_line(data) if name.endswith(".jsonl") else None
+            if long is not None:  # refused before a reader (JSON parser, DuckDB) holds it whole
+                self.add(name, long[0], None, f"a record of {long[1]} bytes, longer than the {MAX_RECORD_BYTES} "
+                                              "bytes a record may be")
+                continue
             deep = too_deep_line(data, per_line=name.endswith(".jsonl"))
             if deep is not None:  # refused before any reader (JSON parser, record walker) recurses into it
                 self.add(name, deep, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
@@ -419,7 +427,7 @@ class _Verifier:
                     if e is None or not e.is_regular:
                         cache[key] = None
                     else:
-                        cache[key] = _decode_as(repo.read_blob(e.oid), key[1])
+                        cache[key] = split_lines(decode_as(repo.read_blob(e.oid), key[1]))
                 lines = cache[key]
                 if lines is None:
                     self.add("source_segments.jsonl", lineno, rid, f"{path} is not a file at {commit[:12]}")
@@ -447,24 +455,6 @@ class _Verifier:
 
 #: ``attributes.dispatch_kind`` of a CALLS relation (SPEC §3.4)
 DISPATCH_KINDS = frozenset({"STATIC", "VIRTUAL", "INTERFACE", "INJECTED", "RPC", "ASYNC", "DYNAMIC"})
-
-
-def _decode_as(data: bytes, encoding: str) -> list[str]:
-    import codecs
-    if encoding == "utf-8" and data.startswith(codecs.BOM_UTF8):
-        data = data[3:]
-    elif encoding == "utf-16-le" and data.startswith(codecs.BOM_UTF16_LE):
-        data = data[2:]
-    elif encoding == "utf-16-be" and data.startswith(codecs.BOM_UTF16_BE):
-        data = data[2:]
-    try:
-        text = data.decode(encoding, "replace")
-    except LookupError:
-        text = data.decode("utf-8", "replace")
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:

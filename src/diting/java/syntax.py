@@ -23,7 +23,7 @@ import tree_sitter as ts
 import tree_sitter_java as tsj
 
 from diting.java.branches import BRANCH_QUERY, branch_facts
-from diting.source.text import DecodedText, decode_bytes, has_surrogates, scrub_surrogates
+from diting.source.text import DecodedText, decode_bytes, has_surrogates, scrub_surrogates, split_lines
 
 LANGUAGE = ts.Language(tsj.language())
 
@@ -330,14 +330,10 @@ def _snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
     return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
 
 
-#: parser row → 1-based evidence line, while a file whose lines also end in a lone CR is extracted
-#: (the parser sees every CR as a line end, as javac does; evidence lines are counted by LF)
-_ROW_LINE: list[int] | None = None
-_LINE_ENDS = re.compile(r"\n|\r(?!\n)")
-
-
 def _row_line(row: int) -> int:
-    return _ROW_LINE[row] if _ROW_LINE is not None and row < len(_ROW_LINE) else row + 1
+    """The 1-based line of a parser row: the decoded text has no lone CR (a LF stands for it,
+    :mod:`diting.source.text`), so the parser's rows and evidence lines are both counted on LF."""
+    return row + 1
 
 
 def _line(node: ts.Node) -> int:
@@ -349,20 +345,6 @@ def _end_line(node: ts.Node) -> int:
     # a node that ends at column 0 ends on the previous line
     row = end[0] - (0 if end[1] > 0 or end[0] == node.start_point[0] else 1)
     return _row_line(row)
-
-
-def _lone_cr_rows(text: str) -> tuple[str, list[int] | None]:
-    """``text`` with each lone CR made a LF for the parser, and the parser-row → evidence-line table
-    (None when the text has no lone CR)."""
-    if "\r" not in text or not re.search(r"\r(?!\n)", text):
-        return text, None
-    table = [1]
-    line = 1
-    for m in _LINE_ENDS.finditer(text):
-        if m.group() == "\n":
-            line += 1
-        table.append(line)
-    return re.sub(r"\r(?!\n)", "\n", text), table
 
 
 def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef | None:
@@ -491,7 +473,7 @@ def _text_block(raw: str) -> str | None:
     if nl < 0:
         return None
     content = inner[nl + 1:]
-    lines = content.split("\n")
+    lines = content.replace("\r\n", "\n").split("\n")  # line terminators read as LF (JLS 3.10.6)
     significant = [ln for ln in lines if ln.strip()] + [lines[-1]]
     indent = min((len(ln) - len(ln.lstrip(" \t")) for ln in significant), default=0)
     stripped = [ln[indent:].rstrip(" \t") for ln in lines]
@@ -1231,22 +1213,15 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     ``call_detail``: the call names whose arguments matter; other calls keep name, receiver and
     arity only. None (what the scan passes: call-site resolution types every call's arguments)
     keeps every call's arguments."""
-    global _ROW_LINE
     decoded: DecodedText = decode_bytes(data, declared_encoding)
-    text, _ROW_LINE = _lone_cr_rows(translate_unicode_escapes(decoded.text))
-    try:
-        return _extract(path, decoded, text.encode("utf-8"), call_detail)
-    finally:
-        _ROW_LINE = None
+    return _extract(path, decoded, translate_unicode_escapes(decoded.text).encode("utf-8"), call_detail)
 
 
 def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:
     parser, query = _tools()
     tree = parser.parse(src)
     root = tree.root_node
-    lines = decoded.text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
+    lines = split_lines(decoded.text)
 
     package = ""
     imports: list[Import] = []

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from diting.config.sources import canonical_key, parse_properties
 from diting.inventory.layout import CONFIG
 from diting.probes.candidates import XmlProbe, literal_outcome, split_list
-from diting.source.text import decode_bytes
+from diting.source.text import decode_bytes, split_lines
 from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml
 
@@ -58,7 +58,7 @@ def imports_entries(text: str) -> list[dict[str, Any]]:
     """The classes of an ``.imports`` file as ``ImportCandidates`` reads them (one a line, ``#``
     comments, blank lines skipped): ``[{"class", "lines"}]`` with the entry's 1-based line."""
     out: list[dict[str, Any]] = []
-    for n, ln in enumerate(text.splitlines(), 1):
+    for n, ln in enumerate(split_lines(text), 1):  # BufferedReader.readLine's line ends, evidence's
         cls = ln.split("#", 1)[0].strip()
         if cls:
             out.append({"class": cls, "lines": [n, n]})

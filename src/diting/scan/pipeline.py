@@ -70,7 +70,7 @@ from diting.rules import RuleSet, load_rules
 from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
 from diting.source.git import GitRepo, default_repo_id
-from diting.source.snapshot import Snapshot
+from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
 from diting.source.text import decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
 
@@ -315,6 +315,11 @@ class Scanner:
             mod = self.inv.modules.get(f.module) if f.module else None
             if f.module is None:
                 continue
+            if f.entry.refused is not None:
+                self.file_problems[f.path] = Finding(
+                    "PATH_OUTSIDE_TREE", f"{f.path} is a tree entry git refuses to check out ({f.entry.refused}); it "
+                    "is not read as a file of the repository", f.path, 0, 0, f.module, "refused-path", "CODE")
+                continue
             if f.entry.is_gitlink:
                 self.file_problems[f.path] = Finding(
                     "FILE_UNREADABLE", f"{f.path} is a git submodule (gitlink {f.entry.oid[:12]}); its content is "
@@ -324,10 +329,12 @@ class Scanner:
                 continue
             got = self.snapshot.read(f.path)
             if got.data is None:
-                code = "FILE_TOO_LARGE" if got.problem == "too_large" else "FILE_UNREADABLE"
+                code = "FILE_TOO_LARGE" if (got.problem or "").startswith("too_large") else "FILE_UNREADABLE"
                 msg = {
                     "too_large": f"{f.path} has {got.size} bytes, over the limit of {self.options.max_file_bytes}; "
                                  "not read",
+                    "too_large_line": f"{f.path} has a line of more than {MAX_LINE_BYTES} bytes: evidence cites whole "
+                                      "lines, and one that long could not be a record; not read",
                     "lfs_pointer": f"{f.path} is a Git LFS pointer; the content is not in git",
                     "missing_object": f"{f.path}: blob {f.entry.oid[:12]} is missing from the object database "
                                       "(a partial or shallow clone?); not read",

@@ -97,8 +97,9 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
         got = snapshot.read(path)
         if got.data is None:
             # the module exists but cannot be read: it is skipped, never dropped; its first
-            # line is the evidence of the MODULE record
-            first, enc = snapshot.first_line(path) if got.problem == "too_large" else ("", "utf-8")
+            # line (of the blob git holds: an LFS pointer's own text) is the evidence of the MODULE record
+            first, enc = snapshot.first_line(path) if got.problem in ("too_large", "too_large_line", "lfs_pointer") \
+                else ("", "utf-8")
             raw = RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[first], encoding=enc,
                          lossy=False, error=f"not read ({got.problem}"
                                             + (f", {got.size} bytes" if got.problem == "too_large" else "") + ")")

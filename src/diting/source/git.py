@@ -15,10 +15,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from diting.errors import UserError
+from diting.source.paths import tree_path_problem
 
 #: tree entry modes
 MODE_FILE = "100644"
@@ -102,18 +104,21 @@ class TreeEntry:
     size: int | None
     #: the object is not in the object database (a partial or shallow clone)
     missing: bool = False
+    #: why git refuses to check this entry out (a crafted tree: :func:`diting.source.paths.tree_path_problem`,
+    #: or another entry of the same path); such an entry is no file, link or submodule of the repository
+    refused: str | None = None
 
     @property
     def is_symlink(self) -> bool:
-        return self.mode == MODE_SYMLINK
+        return self.mode == MODE_SYMLINK and self.refused is None
 
     @property
     def is_gitlink(self) -> bool:
-        return self.mode == MODE_GITLINK or self.obj_type == "commit"
+        return (self.mode == MODE_GITLINK or self.obj_type == "commit") and self.refused is None
 
     @property
     def is_regular(self) -> bool:
-        return self.obj_type == "blob" and self.mode in (MODE_FILE, MODE_EXEC)
+        return self.obj_type == "blob" and self.mode in (MODE_FILE, MODE_EXEC) and self.refused is None
 
 
 class GitRepo:
@@ -195,7 +200,10 @@ class GitRepo:
         return "DIVERGED", bases
 
     def ls_tree(self, commit: str) -> list[TreeEntry]:
-        """Every entry of the commit's tree, recursively, sorted by path (bytes order as git gives)."""
+        """Every entry of the commit's tree, recursively, sorted by path (bytes order as git gives).
+        An entry git would refuse to check out — a path :func:`~diting.source.paths.tree_path_problem`
+        names, or one two entries share (a crafted name holding ``/``) — is listed with ``refused``
+        saying why: it is no file of the repository, and the caller reports it."""
         proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
         entries: list[TreeEntry] = []
         for raw in proc.stdout.split(b"\x00"):
@@ -207,12 +215,17 @@ class GitRepo:
                 continue
             mode, typ, oid, size = (p.decode("ascii") for p in parts)
             path = path_from_git(path_b)
+            refused = tree_path_problem(path)
             if size == "-":
-                entries.append(TreeEntry(path, mode, typ, oid, None))
+                entries.append(TreeEntry(path, mode, typ, oid, None, refused=refused))
             elif size.isdigit():
-                entries.append(TreeEntry(path, mode, typ, oid, int(size)))
+                entries.append(TreeEntry(path, mode, typ, oid, int(size), refused=refused))
             else:  # git prints BAD for an object it cannot find
-                entries.append(TreeEntry(path, mode, typ, oid, None, missing=True))
+                entries.append(TreeEntry(path, mode, typ, oid, None, missing=True, refused=refused))
+        counts = Counter(e.path for e in entries)
+        if len(counts) < len(entries):
+            entries = [replace(e, refused=e.refused or "another tree entry has the same path") if counts[e.path] > 1
+                       else e for e in entries]
         return entries
 
     def origin_url(self) -> str | None:

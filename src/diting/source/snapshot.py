@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from diting.ir.canonical import MAX_RECORD_BYTES
 from diting.source.git import GitRepo, TreeEntry
 from diting.source.text import is_lfs_pointer
+
+#: a file with a longer line (bytes; ends at CRLF, a lone CR or LF) is not read: evidence cites whole
+#: lines, and one line's segment must stay one record (:data:`~diting.ir.canonical.MAX_RECORD_BYTES`).
+#: A character costs a record at most ~43 bytes (6 for a ``\\u00XX`` escape, ~37 for a redaction
+#: masking every other character), so 64 per byte of the line leaves room.
+MAX_LINE_BYTES = MAX_RECORD_BYTES // 64
 
 
 @dataclass(frozen=True)
 class BlobRead:
     """Result of reading a blob: ``data`` or the reason it was not read
-    (``too_large``, ``lfs_pointer``, ``symlink``, ``submodule``, ``missing``, ``missing_object``)."""
+    (``too_large``, ``too_large_line``: a line over :data:`MAX_LINE_BYTES`, ``lfs_pointer``,
+    ``symlink``, ``submodule``, ``missing``, ``missing_object``, ``refused_path``: an entry git
+    refuses to check out)."""
 
     data: bytes | None
     problem: str | None = None
@@ -43,6 +52,8 @@ class Snapshot:
         e = self.by_path.get(path)
         if e is None:
             return BlobRead(None, "missing")
+        if e.refused is not None:
+            return BlobRead(None, "refused_path")
         if e.is_symlink:
             return BlobRead(None, "symlink")
         if e.is_gitlink:
@@ -57,6 +68,8 @@ class Snapshot:
         data = self.repo.read_blob(e.oid)
         if is_lfs_pointer(data):
             return BlobRead(None, "lfs_pointer", size)
+        if len(data) > MAX_LINE_BYTES and max(map(len, data.splitlines())) > MAX_LINE_BYTES:
+            return BlobRead(None, "too_large_line", size)
         return BlobRead(data, None, size)
 
     def first_line(self, path: str) -> tuple[str, str]:
@@ -66,6 +79,6 @@ class Snapshot:
         e = self.by_path.get(path)
         if e is None or not e.is_regular or e.missing:
             return "", "utf-8"
-        head = self.repo.read_blob_head(e.oid, 65536).split(b"\n", 1)[0]
-        d = decode_bytes(head)
+        head = self.repo.read_blob_head(e.oid, MAX_LINE_BYTES + 2)  # a line evidence may cite, and its end
+        d = decode_bytes(head.splitlines()[0] if head else b"")  # ends at CRLF, a lone CR or LF
         return d.text, d.encoding

@@ -14,7 +14,16 @@ encoding):
 6. otherwise UTF-8 with replacement characters: the decode is *lossy* and the
    caller records ENCODING_FALLBACK.
 
-Lines are split on ``\\n`` only; ``\\r`` stays in the text (SPEC §3.4).
+Line ends (one rule for the scanner and ``diting verify``): a line ends at ``\\r\\n``, at a lone
+``\\r`` (old Mac files) or at ``\\n`` — where javac, ``java.util.Properties``, XML and YAML end
+lines. :func:`decode_bytes` and :func:`decode_as` return the text with every lone ``\\r`` made a
+``\\n`` (:func:`normalize_line_ends`): one character for one, and CR and LF have one width in every
+encoding diting decodes (one byte in UTF-8, GB18030 and the other ASCII-compatible codecs, two in
+UTF-16), so character offsets — and the byte offsets of the re-encoded UTF-8 a parser reads — stay
+those of the file. Every reader then counts lines on ``\\n`` alone (tree-sitter rows, lxml's
+``sourceline``, YAML marks, regex line counts, :func:`split_lines`) and they all agree with the
+verifier. The ``\\r`` of a CRLF stays in its line (SPEC §3.4: ``\\r`` kept), so a segment's content
+is its lines joined by ``\\n``: a CRLF file's text as written, a lone-CR file's with LF for CR.
 """
 
 from __future__ import annotations
@@ -92,8 +101,38 @@ def _codec_name(encoding: str) -> str | None:
     return info.name
 
 
+_LONE_CR = re.compile("\r(?!\n)")
+
+
+def normalize_line_ends(text: str) -> str:
+    """``text`` with each lone ``\\r`` (one not followed by ``\\n``) replaced by ``\\n``; same length,
+    CRLF kept (see the module docstring)."""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
+
+
 def decode_bytes(data: bytes, declared: str | None = None) -> DecodedText:
-    """Decode ``data`` by the policy above. Never raises."""
+    """Decode ``data`` by the policy above, lone CRs made LFs (:func:`normalize_line_ends`). Never raises."""
+    d = _decode(data, declared)
+    text = normalize_line_ends(d.text)
+    return d if text is d.text else DecodedText(text, d.encoding, d.lossy, d.bom)
+
+
+def decode_as(data: bytes, encoding: str) -> str:
+    """``data`` decoded as a scan recorded it: ``encoding`` (a Python codec name; an unknown one
+    reads as UTF-8) with replacement characters, its byte-order mark removed, lone CRs made LFs —
+    the text :func:`decode_bytes` gave when it chose ``encoding``. Never raises."""
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if encoding == enc and data.startswith(bom):
+            data = data[len(bom):]
+            break
+    try:
+        text = data.decode(encoding, "replace")
+    except LookupError:
+        text = data.decode("utf-8", "replace")
+    return normalize_line_ends(text)
+
+
+def _decode(data: bytes, declared: str | None) -> DecodedText:
     if data.startswith(codecs.BOM_UTF8):
         body = data[len(codecs.BOM_UTF8):]
         text = _strict(body, "utf-8")
@@ -141,8 +180,9 @@ def _mostly_cjk(text: str) -> bool:
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines of ``text`` split on ``\\n`` (``\\r`` kept). A trailing newline gives no extra line."""
-    lines = text.split("\n")
+    """Lines of ``text`` by the rule of the module docstring: split on ``\\n`` and on a lone ``\\r``
+    (the ``\\r`` of a CRLF kept in its line). A trailing line end gives no extra line."""
+    lines = normalize_line_ends(text).split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines

@@ -15,10 +15,15 @@ SQL_OTHERWISE ledger items of its statement.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
+
+from diting.sql.dialect import DEFAULT
 from diting.sql.mybatis import SqlNode
 
 MAX_VARIANTS = 64
@@ -88,8 +93,9 @@ def fragment_lookup(fragments: dict[tuple[str, str], SqlNode]) -> Lookup:
 
 
 class _Renderer:
-    def __init__(self, lookup: Lookup, choices: dict[str, int], dropped: set[str]) -> None:
+    def __init__(self, lookup: Lookup, choices: dict[str, int], dropped: set[str], dialect: str) -> None:
         self.lookup = lookup
+        self.dialect = dialect  # whose line comments are cut before whitespace is folded
         self.choices = choices  # choose path → branch index taken
         self.dropped = dropped  # fragment paths left out (their ${} is outside a table position)
         self.taken: list[str] = []
@@ -125,8 +131,7 @@ class _Renderer:
         return " ".join(p for p in parts if p)
 
     def text(self, text: str, frag: str | None, props: dict[str, str]) -> str:
-        if "--" in text:
-            text = strip_line_comments(text)
+        text = strip_comments(text, self.dialect)
         if props:
             text = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)), text)
         text = _BIND.sub("?", text)
@@ -196,31 +201,36 @@ class _Renderer:
         return self.render(c, ns, here, frag, props, depth)
 
 
-def strip_line_comments(text: str) -> str:
-    """``text`` without its ``-- …`` line comments (outside quotes): statements are parsed with their
-    whitespace folded into single spaces, where a line comment would swallow the rest."""
-    out: list[str] = []
-    quote: str | None = None
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote is not None:
-            out.append(ch)
-            if ch == quote:
-                quote = None
-        elif ch in ("'", '"', "`"):
-            quote = ch
-            out.append(ch)
-        elif ch == "-" and text.startswith("--", i):
-            nl = text.find("\n", i)
-            if nl < 0:
-                break
-            i = nl
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+@functools.lru_cache(maxsize=64)
+def _comment_pattern(dialect: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """The pattern :func:`strip_comments` scans ``dialect``'s text with, and the dialect's line
+    comment markers. The markers are its sqlglot tokenizer's (``--`` everywhere, ``#`` in MySQL's
+    family, BigQuery and ClickHouse, ``//`` in Snowflake's …); in MySQL's family ``--`` starts a
+    comment only before a blank or control character (``a--1`` is ``a - -1``) and a backslash escapes
+    inside quotes, as the tokenizer says (its STRING_ESCAPES)."""
+    try:
+        d = Dialect.get_or_raise(dialect)
+    except ValueError:
+        d = Dialect.get_or_raise(DEFAULT)
+    tok = d.tokenizer_class
+    markers = tuple(sorted((c for c in tok.COMMENTS if isinstance(c, str)), key=len, reverse=True))
+    esc = "\\" in tok.STRING_ESCAPES
+    quoted = "|".join(rf"{q}(?:\\.|[^{q}\\])*(?:{q}|\Z)" if esc else rf"{q}[^{q}]*(?:{q}|\Z)" for q in ("'", '"', "`"))
+    comments = "|".join(r"--(?=[\x00-\x20]|\Z)" if m == "--" and isinstance(d, MySQL) else re.escape(m) for m in markers)
+    pattern = re.compile(rf"(?P<keep>{quoted}|/\*.*?(?:\*/|\Z)|[#$]\{{[^}}]*(?:\}}|\Z))|(?:{comments})[^\n]*", re.S)
+    return pattern, markers
+
+
+def strip_comments(text: str, dialect: str) -> str:
+    """``text`` without its line comments as ``dialect`` reads them (:func:`_comment_pattern`), each
+    cut to the end of its line; quoted text, ``/* … */`` block comments (kept as written) and MyBatis
+    placeholders (``#{…}``, ``${…}``: MyBatis replaces them before the database reads a comment) are
+    never cut. Statements are parsed with their whitespace folded into single spaces, where a line
+    comment would swallow the rest of the statement."""
+    pattern, markers = _comment_pattern(dialect)
+    if not any(m in text for m in markers):
+        return text
+    return pattern.sub(lambda m: m.group() if m.group("keep") is not None else "", text)
 
 
 def _overrides(spec: str) -> list[str]:
@@ -246,12 +256,12 @@ def _trim(inner: str, prefix: str, suffix: str, prefix_overrides: str, suffix_ov
     return f"{prefix} {inner} {suffix}".strip()
 
 
-def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = None) -> Expansion:
+def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = None, dialect: str = DEFAULT) -> Expansion:
     """The variants of a statement body in namespace ``ns`` (``lookup(ns, refid)`` finds a
     ``<sql>`` fragment, local or ``namespace.id``); ``dropped`` fragments are left out of every
-    variant."""
+    variant; ``dialect`` (sqlglot's name) says which line comments the text has."""
     dropped = dropped or set()
-    first = _Renderer(lookup, {}, dropped)
+    first = _Renderer(lookup, {}, dropped, dialect)
     sql0 = _WS.sub(" ", first.render(body, ns, "", None, {})).strip()
     variants = [Variant(sql0, first.taken, first.markers)]
     renderers = [first]
@@ -261,7 +271,7 @@ def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = No
             if len(variants) >= MAX_VARIANTS:
                 exhausted = True
                 break
-            r = _Renderer(lookup, {cpath: k}, dropped)
+            r = _Renderer(lookup, {cpath: k}, dropped, dialect)
             sql = _WS.sub(" ", r.render(body, ns, "", None, {})).strip()
             exhausted = exhausted or r.exhausted
             variants.append(Variant(sql, r.taken, r.markers))

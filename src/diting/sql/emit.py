@@ -183,10 +183,10 @@ def _node_id(got: tuple[str, SqlNode] | None) -> int | None:
 
 def _statement_lineage(body: SqlNode, ns: str, lookup, dialect: str, first: Expansion | None = None
                        ) -> tuple[Expansion, set[str], list[tuple[Any, Lineage]]]:
-    exp_ = first if first is not None else expand(body, ns, lookup)
+    exp_ = first if first is not None else expand(body, ns, lookup, dialect=dialect)
     dropped = _dropped_fragments(exp_, dialect)
     if dropped:
-        exp_ = expand(body, ns, lookup, dropped)
+        exp_ = expand(body, ns, lookup, dropped, dialect)
     return exp_, dropped, [(v, analyze(v.sql, dialect)) for v in exp_.variants]
 
 
@@ -226,7 +226,7 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
     first: list[tuple[Expansion, dict[tuple[str, str], int | None]]] = []
     for body, ns in stmts:
         used: dict[tuple[str, str], int | None] = {}
-        first.append((expand(body, ns, _recorder(lookup, used)), used))
+        first.append((expand(body, ns, _recorder(lookup, used), dialect=dialect), used))
     if parse_many is not None:
         for dropping in (False, True):
             texts: set[str] = set()
@@ -235,7 +235,7 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
                     if not any(v.markers for v in e.variants):
                         continue  # no ${}: nothing to drop, the first round parsed its texts
                     gone = _dropped_fragments(e, dialect)
-                    e = expand(body, ns, lookup, gone) if gone else e
+                    e = expand(body, ns, lookup, gone, dialect) if gone else e
                 texts.update(v.sql for v in e.variants)
             todo = sorted((t, dialect) for t in texts if not known(t, dialect))
             chunks = [todo[i::8] for i in range(8) if todo[i::8]]
@@ -447,7 +447,12 @@ class SqlStage:
                 seen.add(path)
                 if got is None or got.data is None:
                     continue
-                cf = parse_yaml(path, decode_bytes(got.data).text)
+                cf = parse_yaml(path, decode_bytes(got.data).text, allow_duplicate_keys=True)  # SnakeYAML's default
+                if cf.error:
+                    at = {"path": path, "lines": [cf.error_line, cf.error_line]} if cf.error_line else where
+                    self.p.diag("CONFIG_VALUE_UNKNOWN", f"{path}|sharding-routing-file", f"{path}: the ShardingSphere "
+                                f"routing file is not read ({cf.error}); the shard keys it would configure are unknown",
+                                [self.p.service_rid] if self.p.service_rid else [], at)
                 out += [(path, e) for doc in cf.documents for e in doc.entries]
         return out
 
