@@ -1,7 +1,7 @@
 """The relation graph in DuckDB (SPEC §9): packages loaded into typed tables, the current set kept.
 
-:func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; ``deep`` checks every
-record) and refuses a tampered one before anything is written; then, in one transaction, it loads
+:func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; every record unless
+``deep`` is off, ``graph build --fast``) and refuses a tampered one before anything is written; then, in one transaction, it loads
 the packages' records into the tables below and makes them current. Another package of the same
 ``(service_id, profile set, label)`` replaces a current one only with ``replace``; packages with
 distinct labels (gray versions) are current together; loading a package already in the database
@@ -372,7 +372,7 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     return out, duplicates
 
 
-def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False,
+def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = True,
           gate: CommitGate | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
 

@@ -606,11 +606,20 @@ class CoverageEntry(_Record):
     stop_reason: str | None
 
 
+class PackageStatus(_Record):
+    """Why a package is COMPLETE, PARTIAL or FAILED; the manifest's ``status`` repeats ``status``
+    (so the status is covered by this file's sha256)."""
+
+    status: Literal["COMPLETE", "PARTIAL", "FAILED"]
+    reason: str = Field(min_length=1)
+
+
 class Coverage(_Record):
     """``coverage.json`` (SPEC §7)."""
 
     schema_version: Literal["0.1"]
     scan_id: str
+    package_status: PackageStatus
     dimensions: dict[
         Literal["applications", "entries", "cross_service_edges", "branch_ledger", "files",
                 "sql_statements", "config_keys", "call_sites"],

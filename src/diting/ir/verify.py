@@ -86,9 +86,13 @@ class _Verifier:
         if not self.pkg.is_dir():
             raise UserError(f"not a package directory: {self.pkg}")
         mpath = self.pkg / "manifest.json"
-        if not mpath.is_file():
+        if not (mpath.is_file() or mpath.is_symlink()):
             raise UserError(f"not an IR package (no manifest.json): {self.pkg}")
-        raw = mpath.read_bytes()
+        raw = read_regular(mpath)
+        if raw is None:
+            self.add("manifest.json", None, None, f"a package holds regular files only; this is "
+                                                  f"{_not_regular(mpath)}")
+            return self.findings
         try:
             self.manifest = loads(raw.decode("utf-8"))
         except JsonTooDeep as exc:
@@ -107,6 +111,10 @@ class _Verifier:
             self.add("manifest.json", None, None, "not in canonical form")
         listed = {f["path"]: f for f in self.manifest["files"]}
         present = {p.name for p in self.pkg.iterdir() if p.name != "manifest.json"}
+        for name in sorted(present | {"manifest.json"}):
+            kind = _not_regular(self.pkg / name)
+            if kind is not None:  # a symlink's target (a copy elsewhere) would pass every digest
+                self.add(name, None, None, f"a package holds regular files only; this is {kind}")
         for name in sorted(present - set(listed)):
             self.add(name, None, None, "file in the package but not listed in the manifest")
         for name in sorted(set(PACKAGE_FILES) - set(listed)):
@@ -114,10 +122,12 @@ class _Verifier:
         contents: dict[str, bytes] = {}
         for name, entry in sorted(listed.items()):
             fpath = self.pkg / name
-            if not fpath.is_file():
+            if name not in present:
                 self.add(name, None, None, "listed in the manifest but missing")
                 continue
-            data = fpath.read_bytes()
+            data = read_regular(fpath)
+            if data is None:
+                continue  # not a regular file: said above
             deep = too_deep_line(data, per_line=name.endswith(".jsonl"))
             if deep is not None:  # refused before any reader (JSON parser, record walker) recurses into it
                 self.add(name, deep, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
@@ -139,11 +149,44 @@ class _Verifier:
                                                       f"service_id and input_digest ({expected_scan!r})")
         if self.manifest.get("coverage_ref") not in listed:
             self.add("manifest.json", None, None, "coverage_ref names no listed file")
+        self._manifest_bound(contents)
         if self.deep:
             self._deep(contents)
         if self.repo is not None:
             self._segments_from_repo(contents)
         return self.findings
+
+    def _manifest_bound(self, contents: dict[str, bytes]) -> None:
+        """Every manifest field is covered by a digest: the constants by the schema, the files by
+        their sha256, ``scan_id`` by its derivation, the identity fields by ``analysis_input.json``
+        (whose sha256 is ``input_digest``) and ``status`` by ``coverage.json``'s
+        ``package_status`` (whose sha256 is listed). An edit of the manifest alone is found here;
+        one that re-hashes what it changed is found by ``--rederive``."""
+        m = self.manifest
+        ai = json_object(contents.get("analysis_input.json"))
+        if ai is not None:
+            service = ai.get("service") if isinstance(ai.get("service"), dict) else {}
+            tools = ai.get("tool_versions") if isinstance(ai.get("tool_versions"), dict) else {}
+            snapshots = ai.get("config_snapshot_refs")
+            bound = {
+                "service_id": service.get("service_id"), "repo_id": ai.get("repo_id"),
+                "commit_sha": ai.get("commit_sha"), "analyzer_version": tools.get("diting"),
+                "config_snapshot_refs": sorted(r.get("snapshot_id") for r in snapshots if isinstance(r, dict))
+                if isinstance(snapshots, list) else None,
+                "dependency_artifacts": ai.get("dependency_artifacts_read") or None,
+                "deployment_refs": None,  # no scan input names a deployment
+            }
+            for key, expected in bound.items():
+                if m.get(key) != expected:
+                    self.add("manifest.json", None, None, f"{key} {m.get(key)!r} differs from what "
+                                                          f"analysis_input.json records ({expected!r})")
+        cov = json_object(contents.get("coverage.json"))
+        if cov is not None:
+            ps = cov.get("package_status")
+            recorded = ps.get("status") if isinstance(ps, dict) else None
+            if m.get("status") != recorded:
+                self.add("manifest.json", None, None, f"status {m.get('status')!r} differs from coverage.json's "
+                                                      f"package_status ({recorded!r})")
 
     # ------------------------------------------------------------ deep
     def _deep(self, contents: dict[str, bytes]) -> None:
@@ -385,8 +428,8 @@ class _Verifier:
         status = self.manifest.get("status")
         if status == "COMPLETE" and has_error:
             self.add("manifest.json", None, None, "status COMPLETE although an ERROR diagnostic exists")
-        if status == "PARTIAL" and not has_error:
-            self.add("manifest.json", None, None, "status PARTIAL without any ERROR diagnostic")
+        if status in ("PARTIAL", "FAILED") and not has_error:
+            self.add("manifest.json", None, None, f"status {status} without any ERROR diagnostic")
 
     # ------------------------------------------------------------ repo
     def _segments_from_repo(self, contents: dict[str, bytes]) -> None:
@@ -465,6 +508,46 @@ def _decode_as(data: bytes, encoding: str) -> list[str]:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def json_object(data: bytes | None) -> dict[str, Any] | None:
+    """The JSON object in ``data``; None when absent, not JSON or not an object (said elsewhere)."""
+    try:
+        obj = loads(data) if data is not None else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _not_regular(path: Path) -> str | None:
+    """None for a regular file (not followed through a symlink), else what ``path`` is."""
+    import stat
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a special file (device, pipe or socket)")
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file, opened without following a symlink (so a
+    link swapped in after a check is refused too); None otherwise."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:
