@@ -142,7 +142,7 @@ def verify(
 ) -> None:
     """Verify IR packages: manifest, checksums and counts; --deep every record; --repo every segment;
     --rederive a new scan compared byte for byte (docs/packages.md, "Verifying a package")."""
-    from diting.ir.verify import verify_package
+    from diting.ir.verify import verify_packages
     if rederive and repo is None:
         _fail("--rederive scans the package's commit again: give the repository with --repo")
     if not rederive and (rules or inventory or config_snapshot or jobs):
@@ -150,7 +150,7 @@ def verify(
     total = 0
     report = []
     try:
-        found = {pkg: verify_package(pkg, deep=deep, repo=repo) for pkg in packages}
+        found = dict(zip(packages, verify_packages(packages, deep=deep, repo=repo), strict=True))
         if rederive:
             from diting.scan.rederive import RederiveInputs
             from diting.scan.rederive import rederive as rederive_packages

@@ -91,14 +91,13 @@ def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
     from diting.graph.store import _profile_set, package_dirs
-    from diting.ir.verify import verify_package
+    from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
     if not dirs:
         raise UserError("no IR package under " + ", ".join(str(p) for p in paths))
     est = _Estate([])
     seen: set[str] = set()
-    for d in dirs:
-        findings = verify_package(d, deep=deep)
+    for d, findings in zip(dirs, verify_packages(dirs, deep=deep), strict=True):
         if findings:
             raise UserError(f"{d}: the package does not verify ({len(findings)} finding(s), first: {findings[0]})")
         m = json_loads((d / "manifest.json").read_text(encoding="utf-8"))

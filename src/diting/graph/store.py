@@ -342,12 +342,12 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256, protocols)]`` once per
     scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
     import hashlib
-    from diting.ir.verify import verify_package
+    from diting.ir.verify import verify_packages
     out: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]] = []
     seen: dict[str, tuple[Path, str]] = {}
     duplicates = 0
-    for pkg in package_dirs(paths):
-        findings = verify_package(pkg, deep=deep)
+    dirs = package_dirs(paths)
+    for pkg, findings in zip(dirs, verify_packages(dirs, deep=deep), strict=True):
         if findings:
             raise UserError(f"{pkg}: the package does not verify ({len(findings)} finding(s), first: {findings[0]}); "
                             "nothing was loaded")

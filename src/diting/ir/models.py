@@ -16,7 +16,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from diting.ir.canonical import CanonicalError, _check
 
@@ -225,7 +225,14 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
 # ---------------------------------------------------------------- shared parts
 
 
-def _no_floats(value: Any) -> Any:
+#: validation context of a record whose bytes were checked already (ir/verify): no floats anywhere
+#: (``canonical_problem``), so the float walk of free-form fields is skipped
+BYTES_CHECKED = {"bytes_checked": True}
+
+
+def _no_floats(value: Any, info: ValidationInfo | None = None) -> Any:
+    if info is not None and info.context and info.context.get("bytes_checked"):
+        return value
     try:
         _check(value)
     except CanonicalError as exc:
@@ -298,8 +305,8 @@ class _EntityBase(_Record):
 
     @field_validator("attributes")
     @classmethod
-    def _attrs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _no_floats(v)
+    def _attrs(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _no_floats(v, info)
 
 
 class PlainEntity(_EntityBase):
@@ -385,13 +392,14 @@ class EntityRecord(BaseModel):
     root: Entity
 
 
-def validate_record(model: type[BaseModel], obj: dict[str, Any]) -> None:
+def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[str, Any] | None = None) -> None:
     """Validate one JSON record against its model (entities through their kind union).
-    Raises pydantic's ValidationError."""
+    ``context``: :data:`BYTES_CHECKED` when the record's bytes were checked already. Raises
+    pydantic's ValidationError."""
     if model is EntityRecord:
-        EntityRecord.model_validate({"root": obj})
+        EntityRecord.model_validate({"root": obj}, context=context)
     else:
-        model.model_validate(obj)
+        model.model_validate(obj, context=context)
 
 
 # ---------------------------------------------------------------- relations
@@ -426,8 +434,8 @@ class Relation(_Record):
 
     @field_validator("attributes", "match_keys")
     @classmethod
-    def _attrs(cls, v: Any) -> Any:
-        return _no_floats(v)
+    def _attrs(cls, v: Any, info: ValidationInfo) -> Any:
+        return _no_floats(v, info)
 
     @model_validator(mode="after")
     def _invariants(self) -> "Relation":

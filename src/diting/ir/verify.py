@@ -14,16 +14,19 @@ With ``repo``: every segment's text re-read from the repository at
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import orjson
 from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir import ids
-from diting.ir.canonical import MAX_JSON_DEPTH, JsonTooDeep, dumps, loads, sha256_hex, too_deep_line
+from diting.ir.canonical import JSON_STRING, MAX_JSON_DEPTH, JsonTooDeep, dumps, loads, sha256_hex, too_deep_line
 from diting.ir.models import (
+    BYTES_CHECKED,
     DIAGNOSTIC_SEVERITY,
     JSONL_MODELS,
     LEGAL_RELATIONS,
@@ -54,17 +57,55 @@ class VerifyFinding:
         return f"{loc}{rec}: {self.message}"
 
 
-def _refs(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every ``{scan_id, record_id}`` reference inside ``value`` with its JSON path."""
-    if isinstance(value, dict):
-        if set(value) == {"scan_id", "record_id"}:
-            yield path, value
-            return
-        for k, v in value.items():
-            yield from _refs(v, f"{path}.{k}" if path else k)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _refs(v, f"{path}[{i}]")
+_REF_KEYS = {"scan_id", "record_id"}
+
+
+def _refs(value: Any) -> list[dict[str, Any]]:
+    """Every ``{scan_id, record_id}`` reference inside ``value`` (iterative: no recursion over
+    input)."""
+    out: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if len(v) == 2 and v.keys() == _REF_KEYS:
+                out.append(v)
+            else:
+                stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, (dict, list)))
+    return out
+
+
+def _ref_paths(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every reference inside ``value`` with its JSON path, in document order (for messages)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            if len(v) == 2 and v.keys() == _REF_KEYS:
+                yield path, v
+                continue
+            stack.extend((f"{path}.{k}" if path else k, x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", v[i]) for i in reversed(range(len(v))))
+
+
+_FLOAT = re.compile(rb"[0-9][.eE]")
+
+
+def canonical_problem(line: bytes, obj: Any) -> str | None:
+    """Why ``line`` (one JSON value, ``obj`` parsed from it) is not canonical IR JSON — a
+    floating-point number, or other bytes than the canonical writer's (key order, whitespace,
+    escaping) — or None. Linear in the line; no recursion."""
+    if _FLOAT.search(JSON_STRING.sub(b"", line)):
+        return "floating-point number: IR values never hold floats"
+    try:
+        if line != orjson.dumps(obj, option=orjson.OPT_SORT_KEYS):
+            return "not in canonical form (key order, whitespace or escaping)"
+    except orjson.JSONEncodeError as exc:
+        return f"not canonical JSON: {exc}"
+    return None
 
 
 class _Verifier:
@@ -75,6 +116,8 @@ class _Verifier:
         self.findings: list[VerifyFinding] = []
         self.manifest: dict[str, Any] = {}
         self.records: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
+        #: (file, line, record_id, record, its references) of every record read by the deep check
+        self.refs: list[tuple[str, int, Any, dict[str, Any], list[dict[str, Any]]]] = []
 
     def add(self, file: str | None, line: int | None, rid: str | None, msg: str) -> None:
         self.findings.append(VerifyFinding(file, line, rid, msg))
@@ -213,21 +256,20 @@ class _Verifier:
                 if not line and not data:
                     continue
                 try:
-                    obj = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    obj = orjson.loads(line)  # UTF-8 checked; NaN, lone surrogates refused
+                except orjson.JSONDecodeError as exc:
                     self.add(name, lineno, None, f"not valid JSON: {exc}")
                     continue
                 if not isinstance(obj, dict):
                     self.add(name, lineno, None, "a line must be a JSON object")
                     continue
                 rid = obj.get("record_id")
+                why = canonical_problem(line, obj)
+                if why is not None:
+                    self.add(name, lineno, rid, why)
+                context = BYTES_CHECKED if why is None else None
                 try:
-                    if line != dumps(obj).encode("utf-8"):
-                        self.add(name, lineno, rid, "not in canonical form (key order, whitespace or escaping)")
-                except ValueError as exc:
-                    self.add(name, lineno, rid, str(exc))
-                try:
-                    validate_record(model, obj)
+                    validate_record(model, obj, context)
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"] if p != "root")
@@ -241,24 +283,27 @@ class _Verifier:
                     self.add(name, lineno, rid, f"record_id also used in {owner[rid][0]}:{owner[rid][1]}")
                 else:
                     owner[rid] = (name, lineno)
-                for where, ref in _refs(obj):
-                    if ref.get("scan_id") != scan_id:
-                        self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
-                                                    "package's scan_id")
+                refs = _refs(obj)
+                if any(ref.get("scan_id") != scan_id for ref in refs):
+                    for where, ref in _ref_paths(obj):
+                        if ref.get("scan_id") != scan_id:
+                            self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
+                                                        "package's scan_id")
                 recs.append((lineno, obj))
+                self.refs.append((name, lineno, rid, obj, refs))
             self.records[name] = recs
         entities = {o["record_id"]: o for _, o in self.records.get("entities.jsonl", [])}
         segments = {o["record_id"]: o for _, o in self.records.get("source_segments.jsonl", [])}
         diagnostics = {o["record_id"]: o for _, o in self.records.get("diagnostics.jsonl", [])}
         # ids, scopes, references
-        for name, recs in self.records.items():
-            for lineno, o in recs:
-                rid = o.get("record_id")
-                for where, ref in _refs(o):
+        for name, lineno, rid, o, refs in self.refs:
+            if any(ref.get("record_id") not in owner for ref in refs):
+                for where, ref in _ref_paths(o):
                     if ref.get("record_id") not in owner:
                         self.add(name, lineno, rid, f"{where} refers to {ref.get('record_id')!r}, which is not in "
                                                     "the package")
-                self._ids(name, lineno, o, scope)
+            self._ids(name, lineno, o, scope)
+        self.refs = []
         for lineno, o in self.records.get("entities.jsonl", []):
             self._entity(lineno, o, segments)
         for lineno, o in self.records.get("relations.jsonl", []):
@@ -281,7 +326,7 @@ class _Verifier:
             else:
                 if cobj.get("scan_id") != scan_id:
                     self.add("coverage.json", None, None, "scan_id differs from the manifest")
-                for where, ref in _refs(cobj):
+                for where, ref in _ref_paths(cobj):
                     if ref.get("record_id") not in entities:
                         self.add("coverage.json", None, None, f"{where} refers to {ref.get('record_id')!r}, which "
                                                               "is not an entity of the package")
@@ -554,3 +599,30 @@ def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> l
     """Findings for the package at ``pkg`` (empty when valid). Raises :class:`UserError` when
     ``pkg`` is not a directory or ``repo`` is not a git repository."""
     return _Verifier(Path(pkg), deep, Path(repo) if repo else None).run()
+
+
+def _verify_job(args: tuple[Path, bool, Path | None]) -> list[VerifyFinding] | UserError:
+    try:
+        return verify_package(*args)
+    except UserError as exc:  # handed back: raised in the parent, in order
+        return exc
+
+
+def verify_packages(pkgs: list[Path], deep: bool = False, repo: Path | None = None,
+                    jobs: int = 0) -> list[list[VerifyFinding]]:
+    """:func:`verify_package` of each of ``pkgs`` (findings in the same order), in ``jobs``
+    worker processes (0: one per CPU) when there are several packages and the record checks run
+    (the files level alone is I/O bound). Raises the first :class:`UserError` in the order of
+    ``pkgs``."""
+    from diting.workers import worker_count, worker_pool
+    args = [(Path(p), deep, Path(repo) if repo else None) for p in pkgs]
+    workers = worker_count(jobs, len(args)) if deep else 1
+    if workers > 1:
+        with worker_pool(workers) as pool:
+            results = list(pool.map(_verify_job, args, chunksize=1))
+    else:
+        results = [_verify_job(a) for a in args]
+    for r in results:
+        if isinstance(r, UserError):
+            raise r
+    return results  # type: ignore[return-value]
