@@ -222,6 +222,12 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     "MODULE_NOT_INCLUDED": Severity.INFO,
 }
 
+#: what a package holds for one input, numbered: raised whenever a change of diting makes other
+#: bytes for the same commit, rules and options (a field added, a fact found that was not), so
+#: that a package, a cached scan or a re-derivation says which build of the format made it
+#: (recorded in ``analysis_input.tool_versions`` as ``diting-package-format``)
+PACKAGE_FORMAT = 2
+
 # ---------------------------------------------------------------- shared parts
 
 

@@ -19,6 +19,7 @@ from diting.findings import Finding
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, RecordSet, RefTo
 from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.models import PACKAGE_FORMAT
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
 from diting.java.syntax import MAX_EXPR_DEPTH
@@ -50,7 +51,7 @@ def tool_versions() -> dict[str, str]:
 
 @functools.cache
 def _tool_versions() -> dict[str, str]:
-    out = {"diting": __version__, DETECTOR_NAME: DETECTOR_VERSION}
+    out = {"diting": __version__, "diting-package-format": str(PACKAGE_FORMAT), DETECTOR_NAME: DETECTOR_VERSION}
     for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "sqlglotc", "PyYAML"):
         try:
             out[dist.lower()] = md.version(dist)
