@@ -141,7 +141,7 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Verify IR packages: manifest, checksums and counts; --deep every record; --repo every segment;
-    --rederive a new scan compared byte for byte (docs/packages.md, "Verifying a package")."""
+    --rederive a new scan compared byte for byte (docs/ir.md, "Verifying a package")."""
     from diting.ir.verify import verify_packages
     if rederive and repo is None:
         _fail("--rederive scans the package's commit again: give the repository with --repo")

@@ -1,6 +1,6 @@
 """``diting verify --rederive``: scan a package's commit again and compare byte for byte.
 
-A scan is deterministic (docs/packages.md, "Verifying a package"): the same commit, analyzer,
+A scan is deterministic (docs/ir.md, "Verifying a package"): the same commit, analyzer,
 rules and options give the same bytes. So the one check that catches any edit of a package —
 even one whose author recomputed every sha256 — is to make the package again and compare.
 
