@@ -263,12 +263,14 @@ def test_a_re_signed_report_that_does_not_add_up_is_refused(tmp_path):
     _resign(pkg, "coverage.json")
     assert run_cli("verify", str(pkg)).returncode == 0  # the checksums agree now
     for args in (("coverage", str(pkg)), ("graph", "build", "--db", str(tmp_path / "g.duckdb"), str(pkg))):
-        r = run_cli(*args)
+        r = run_cli(*args)  # the record checks (default) find it
+        assert r.returncode == 2 and "does not verify" in r.stderr, r.stderr
+        r = run_cli(*args, "--fast")  # without them, the reader's own check does
         assert r.returncode == 2 and "not a valid coverage report" in r.stderr and "Traceback" not in r.stderr, r.stderr
     doc["dimensions"]["branch_ledger"]["discovered"] = "7"
     cov.write_text(json.dumps(doc))
     _resign(pkg, "coverage.json")
-    r = run_cli("coverage", str(pkg))
+    r = run_cli("coverage", "--fast", str(pkg))
     assert r.returncode == 2 and "not a valid coverage report" in r.stderr
 
 
@@ -319,8 +321,10 @@ def test_a_report_missing_a_dimension_or_with_an_absurd_count_is_refused(tmp_pat
             d["resolved"] += 10 ** 30
         (pkg / "coverage.json").write_text(json.dumps(doc))
         _resign(pkg, "coverage.json")
-        r = run_cli("coverage", str(pkg))
+        r = run_cli("coverage", "--fast", str(pkg))
         assert r.returncode == 2 and "not a valid coverage report" in r.stderr, r.stderr
+        r = run_cli("coverage", str(pkg))
+        assert r.returncode == 2 and "does not verify" in r.stderr, r.stderr
         # verify --deep applies the same check: a finding, never an internal error
         r = run_cli("verify", "--deep", str(pkg))
         assert r.returncode == 1 and ("missing" if edit == "missing" else "beyond a 64-bit count") in \

@@ -220,10 +220,12 @@ def test_an_altered_and_resigned_package_never_passes_for_the_original(tmp_path)
     ents.write_text(ents.read_text(encoding="utf-8").replace('"name":"com.jd.trade.stock', '"name":"EVIL.stock', 1),
                     encoding="utf-8")
     _resign(forged)
+    with pytest.raises(UserError, match="does not verify .*revision_id does not match"):
+        build(db, [forged])  # every record is checked by default: the forged name breaks its revision
     with pytest.raises(UserError, match="files differ"):
-        build(db, [forged])
+        build(db, [forged], deep=False)  # --fast: the same scan_id with other files is still refused
     assert _state(db) == before
-    build(db, [forged], replace=True)  # asked for: the loaded copy is replaced, not kept beside
+    build(db, [forged], replace=True, deep=False)  # asked for: the loaded copy is replaced, not kept beside
     _, rows = query(db, "SELECT count(*) FROM entities WHERE name LIKE 'EVIL%'")
     assert rows == [(1,)]
     build(db, [_copy(tmp_path, "stock-center@", "orig")], replace=True)
@@ -231,7 +233,7 @@ def test_an_altered_and_resigned_package_never_passes_for_the_original(tmp_path)
 
 
 @pytest.mark.parametrize("edit", ["bad_type", "duplicate", "null_line", "empty_line", "coverage"])
-def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit):
+def test_bad_records_are_refused_with_or_without_the_record_checks(tmp_path, edit):
     pkg = _copy(tmp_path, "order-center@")
     path = pkg / "entities.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -250,15 +252,19 @@ def test_bad_records_the_default_check_does_not_read_are_refused(tmp_path, edit)
     path.write_text("".join(lines), encoding="utf-8")
     _resign(pkg)
     db = tmp_path / "new.duckdb"
+    with pytest.raises(UserError, match="does not verify"):
+        build(db, [pkg])  # every record is checked by default
+    assert not db.exists()
+    # with --fast (records not checked) the load itself still refuses them
     with pytest.raises(UserError, match="could not be loaded|more than once|no record_id|record\\(s\\) read|not a (valid )?"
                                          "coverage report"):
-        build(db, [pkg])
+        build(db, [pkg], deep=False)
     assert not db.exists()  # a database the failed build created is removed
     old = tmp_path / "old.duckdb"
     build(old, [SAMPLES])
     before = _state(old)
     with pytest.raises(UserError):
-        build(old, [pkg], replace=True)
+        build(old, [pkg], replace=True, deep=False)
     assert _state(old) == before
 
 

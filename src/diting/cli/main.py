@@ -127,15 +127,38 @@ def verify(
     packages: Annotated[list[Path], typer.Argument(help="Package directories to verify.")],
     repo: Annotated[Optional[Path], typer.Option("--repo", help="Re-read every segment from this repository.")] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Check every record, not only files and counts.")] = False,
+    rederive: Annotated[bool, typer.Option("--rederive", help="Scan each package's commit again (needs --repo) with "
+                                                             "its recorded options and compare byte for byte: catches "
+                                                             "any edit, re-hashed or not.")] = False,
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="With --rederive: the extra rule directories "
+                                                                        "of the scan (repeatable).")] = None,
+    inventory: Annotated[Optional[Path], typer.Option("--inventory", help="With --rederive: the scan's inventory "
+                                                                          "file.")] = None,
+    config_snapshot: Annotated[Optional[Path], typer.Option("--config-snapshot", help="With --rederive: the scan's "
+                                                                                      "config snapshot.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=0, help="With --rederive: worker processes (0: one per CPU).")]
+    = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
-    """Verify IR packages: manifest, checksums and counts; --deep every record; --repo every segment."""
-    from diting.ir.verify import verify_package
+    """Verify IR packages: manifest, checksums and counts; --deep every record; --repo every segment;
+    --rederive a new scan compared byte for byte (docs/ir.md, "Verifying a package")."""
+    from diting.ir.verify import verify_packages
+    if rederive and repo is None:
+        _fail("--rederive scans the package's commit again: give the repository with --repo")
+    if not rederive and (rules or inventory or config_snapshot or jobs):
+        _fail("--rules, --inventory, --config-snapshot and --jobs go with --rederive")
     total = 0
     report = []
     try:
-        for pkg in packages:
-            findings = verify_package(pkg, deep=deep, repo=repo)
+        found = dict(zip(packages, verify_packages(packages, deep=deep, repo=repo), strict=True))
+        if rederive:
+            from diting.scan.rederive import RederiveInputs
+            from diting.scan.rederive import rederive as rederive_packages
+            again = rederive_packages([p for p, f in found.items() if not f], RederiveInputs(
+                repo, rules or [], inventory, config_snapshot, jobs))
+            for pkg, findings in again.items():
+                found[pkg] = findings
+        for pkg, findings in found.items():
             total += len(findings)
             report.append({"package": str(pkg), "valid": not findings,
                            "findings": [f.as_dict() for f in findings]})
@@ -148,7 +171,8 @@ def verify(
                         say(out, f"  … and {len(findings) - 200} more")
                 else:
                     say(out, ("valid", "green"), f" {pkg}" + (" (deep)" if deep else "")
-                        + (" (segments re-read)" if repo else ""))
+                        + (" (segments re-read)" if repo else "") + (" (re-derived: byte-identical)" if rederive
+                                                                     else ""))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
     if as_json:
@@ -167,14 +191,20 @@ def graph_build(
     db: Annotated[Path, typer.Option("--db", help="The DuckDB database file (created when missing).")],
     replace: Annotated[bool, typer.Option("--replace", help="Replace a current package of the same service.")] = False,
     label: Annotated[str, typer.Option("--label", help="Load beside the current packages (a gray version).")] = "",
-    deep: Annotated[bool, typer.Option("--deep", help="Verify every record before loading.")] = False,
+    fast: Annotated[bool, typer.Option("--fast", help="Check manifests, files and digests only, not every record "
+                                                     "(trust packages you made yourself).")] = False,
+    deep: Annotated[bool, typer.Option("--deep", hidden=True, help="Every record is checked by default now.")]
+    = False,
 ) -> None:
-    """Verify packages and load them into the graph database (one transaction: all or nothing)."""
+    """Verify packages (every record, unless --fast) and load them into the graph database (one
+    transaction: all or nothing)."""
     from diting.graph.store import build
     from diting.interrupts import CommitGate
     with CommitGate() as gate:  # interrupted before the commit: rolled back; after it: finished and said
         try:
-            result = build(db, packages, replace=replace, label=label, deep=deep, gate=gate)
+            if fast and deep:
+                _fail("--fast skips the record checks --deep asks for: give one of them")
+            result = build(db, packages, replace=replace, label=label, deep=not fast, gate=gate)
         except UserError as exc:
             _fail(exc.message, exc.exit_code)
         say(out, f"loaded {len(result.loaded)}, already current {len(result.unchanged)}, "
@@ -325,6 +355,8 @@ def coverage_cmd(
                                                                         "the application denominator.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json, md or html.")] = "table",
     out: Annotated[Path, typer.Option("--out", help="File to write ('-' for standard output).")] = Path("-"),
+    fast: Annotated[bool, typer.Option("--fast", help="Packages: check manifests, files and digests only, not every "
+                                                     "record.")] = False,
 ) -> None:
     """Coverage per dimension (SPEC §7) of packages, or of a graph with applications (against an
     inventory) and cross-service edges; catalogue differences; unresolved items by kind."""
@@ -335,7 +367,7 @@ def coverage_cmd(
     if bool(packages) == (db is not None):
         _fail("give package directories or --db FILE (one of the two)")
     try:
-        doc = coverage_of_graph(db, inventory) if db is not None else coverage_of_packages(packages, inventory)
+        doc = coverage_of_graph(db, inventory) if db is not None else coverage_of_packages(packages, inventory, deep=not fast)
         text = RENDERERS[fmt](doc)
         if str(out) == "-":
             sys.stdout.write(text)

@@ -87,20 +87,19 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 # ---------------------------------------------------------------- reading
 
 
-def _from_packages(paths: list[Path]) -> _Estate:
+def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
     from diting.graph.store import _profile_set, package_dirs
-    from diting.ir.verify import verify_package
+    from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
     if not dirs:
         raise UserError("no IR package under " + ", ".join(str(p) for p in paths))
     est = _Estate([])
     seen: set[str] = set()
-    for d in dirs:
-        findings = verify_package(d)
+    for d, findings in zip(dirs, verify_packages(dirs, deep=deep), strict=True):
         if findings:
-            raise UserError(f"{d}: the package does not verify ({findings[0]})")
+            raise UserError(f"{d}: the package does not verify ({len(findings)} finding(s), first: {findings[0]})")
         m = json_loads((d / "manifest.json").read_text(encoding="utf-8"))
         if m["scan_id"] in seen:
             continue
@@ -330,11 +329,12 @@ def _inventory(path: Path | None):
     return InventoryFile.load(path)
 
 
-def coverage_of_packages(paths: list[Path], inventory: Path | None = None) -> dict[str, Any]:
-    """The report of the packages under ``paths`` (each verified first; a package that does not
-    verify is a :class:`UserError`). ``cross_service_edges`` stays not examined: it needs a graph."""
+def coverage_of_packages(paths: list[Path], inventory: Path | None = None, deep: bool = True) -> dict[str, Any]:
+    """The report of the packages under ``paths`` (each verified first, every record unless not
+    ``deep``; a package that does not verify is a :class:`UserError`). ``cross_service_edges``
+    stays not examined: it needs a graph."""
     inv = _inventory(inventory)
-    return build_report(_from_packages(paths), inv, inventory)
+    return build_report(_from_packages(paths, deep), inv, inventory)
 
 
 def coverage_of_graph(db: Path, inventory: Path | None = None) -> dict[str, Any]:

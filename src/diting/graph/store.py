@@ -1,7 +1,7 @@
 """The relation graph in DuckDB (SPEC §9): packages loaded into typed tables, the current set kept.
 
-:func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; ``deep`` checks every
-record) and refuses a tampered one before anything is written; then, in one transaction, it loads
+:func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; every record unless
+``deep`` is off, ``graph build --fast``) and refuses a tampered one before anything is written; then, in one transaction, it loads
 the packages' records into the tables below and makes them current. Another package of the same
 ``(service_id, profile set, label)`` replaces a current one only with ``replace``; packages with
 distinct labels (gray versions) are current together; loading a package already in the database
@@ -343,12 +343,12 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256, protocols)]`` once per
     scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
     import hashlib
-    from diting.ir.verify import verify_package
+    from diting.ir.verify import verify_packages
     out: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]] = []
     seen: dict[str, tuple[Path, str]] = {}
     duplicates = 0
-    for pkg in package_dirs(paths):
-        findings = verify_package(pkg, deep=deep)
+    dirs = package_dirs(paths)
+    for pkg, findings in zip(dirs, verify_packages(dirs, deep=deep), strict=True):
         if findings:
             raise UserError(f"{pkg}: the package does not verify ({len(findings)} finding(s), first: {findings[0]}); "
                             "nothing was loaded")
@@ -373,7 +373,7 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     return out, duplicates
 
 
-def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = False,
+def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = True,
           gate: CommitGate | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
 

@@ -101,7 +101,7 @@ def long_line(data: bytes, limit: int = MAX_RECORD_BYTES) -> tuple[int, int] | N
 #: JSON in an IR package nests at most this deep (records nest about a dozen levels): deeper is
 #: hostile input, refused before a recursive parser or walker meets it
 MAX_JSON_DEPTH = 100
-_JSON_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+JSON_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _NOT_BRACKET = re.compile(rb"[^\[\]{}\n]+")
 _DELTA = [0] * 256
 _DELTA[ord("[")] = _DELTA[ord("{")] = 1
@@ -125,7 +125,7 @@ def too_deep_line(data: bytes | str, per_line: bool = False) -> int | None:
     for n, chunk in enumerate(data.split(b"\n") if per_line else [data], 1):
         if chunk.count(b"[") + chunk.count(b"{") <= MAX_JSON_DEPTH:
             continue  # too few brackets to nest that deep (the common case: no regex, no walk)
-        skeleton = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", chunk))  # brackets and line breaks
+        skeleton = _NOT_BRACKET.sub(b"", JSON_STRING.sub(b"", chunk))  # brackets and line breaks
         if max(accumulate(map(_DELTA.__getitem__, skeleton)), default=0) > MAX_JSON_DEPTH:
             if per_line:
                 return n

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.canonical import dumps_bytes, sha256_hex
 
 #: record_id prefix per entity kind (SPEC §3.3). BEAN and EXTERNAL stable ids
 #: already start with their prefix, which is then not repeated.
@@ -111,7 +111,7 @@ def revision_id_for(record: dict[str, Any], evidence_content_hashes: list[str]) 
         body["stable_id"] = impl["stable_id"]
     body = _strip_refs(body)
     body["evidence_content_hashes"] = sorted(evidence_content_hashes)
-    return "rev:" + sha256_hex(dumps(body))
+    return "rev:" + sha256_hex(dumps_bytes(body))  # float-free: built by the scanner, or checked bytes
 
 
 def diagnostic_record_id(code: str, key: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from diting.ir.canonical import CanonicalError, _check
 
@@ -225,10 +225,23 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     "MODULE_NOT_INCLUDED": Severity.INFO,
 }
 
+#: what a package holds for one input, numbered: raised whenever a change of diting makes other
+#: bytes for the same commit, rules and options (a field added, a fact found that was not), so
+#: that a package, a cached scan or a re-derivation says which build of the format made it
+#: (recorded in ``analysis_input.tool_versions`` as ``diting-package-format``)
+PACKAGE_FORMAT = 2
+
 # ---------------------------------------------------------------- shared parts
 
 
-def _no_floats(value: Any) -> Any:
+#: validation context of a record whose bytes were checked already (ir/verify): no floats anywhere
+#: (``canonical_problem``), so the float walk of free-form fields is skipped
+BYTES_CHECKED = {"bytes_checked": True}
+
+
+def _no_floats(value: Any, info: ValidationInfo | None = None) -> Any:
+    if info is not None and info.context and info.context.get("bytes_checked"):
+        return value
     try:
         _check(value)
     except CanonicalError as exc:
@@ -301,8 +314,8 @@ class _EntityBase(_Record):
 
     @field_validator("attributes")
     @classmethod
-    def _attrs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _no_floats(v)
+    def _attrs(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _no_floats(v, info)
 
 
 class PlainEntity(_EntityBase):
@@ -388,13 +401,14 @@ class EntityRecord(BaseModel):
     root: Entity
 
 
-def validate_record(model: type[BaseModel], obj: dict[str, Any]) -> None:
+def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[str, Any] | None = None) -> None:
     """Validate one JSON record against its model (entities through their kind union).
-    Raises pydantic's ValidationError."""
+    ``context``: :data:`BYTES_CHECKED` when the record's bytes were checked already. Raises
+    pydantic's ValidationError."""
     if model is EntityRecord:
-        EntityRecord.model_validate({"root": obj})
+        EntityRecord.model_validate({"root": obj}, context=context)
     else:
-        model.model_validate(obj)
+        model.model_validate(obj, context=context)
 
 
 # ---------------------------------------------------------------- relations
@@ -429,8 +443,8 @@ class Relation(_Record):
 
     @field_validator("attributes", "match_keys")
     @classmethod
-    def _attrs(cls, v: Any) -> Any:
-        return _no_floats(v)
+    def _attrs(cls, v: Any, info: ValidationInfo) -> Any:
+        return _no_floats(v, info)
 
     @model_validator(mode="after")
     def _invariants(self) -> "Relation":
@@ -611,11 +625,20 @@ class CoverageEntry(_Record):
     stop_reason: str | None
 
 
+class PackageStatus(_Record):
+    """Why a package is COMPLETE, PARTIAL or FAILED; the manifest's ``status`` repeats ``status``
+    (so the status is covered by this file's sha256)."""
+
+    status: Literal["COMPLETE", "PARTIAL", "FAILED"]
+    reason: str = Field(min_length=1)
+
+
 class Coverage(_Record):
     """``coverage.json`` (SPEC §7)."""
 
     schema_version: Literal["0.1"]
     scan_id: str
+    package_status: PackageStatus
     dimensions: dict[
         Literal["applications", "entries", "cross_service_edges", "branch_ledger", "files",
                 "sql_statements", "config_keys", "call_sites"],

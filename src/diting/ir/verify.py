@@ -15,17 +15,20 @@ With ``repo``: every segment's text re-read from the repository at
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import orjson
 from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir import ids
-from diting.ir.canonical import (MAX_JSON_DEPTH, MAX_RECORD_BYTES, JsonTooDeep, dumps, loads, long_line,
-                                 sha256_hex, too_deep_line)
+from diting.ir.canonical import (JSON_STRING, MAX_JSON_DEPTH, MAX_RECORD_BYTES, JsonTooDeep, dumps, loads,
+                                 long_line, sha256_hex, too_deep_line)
 from diting.ir.models import (
+    BYTES_CHECKED,
     DIAGNOSTIC_SEVERITY,
     JSONL_MODELS,
     LEGAL_RELATIONS,
@@ -57,17 +60,55 @@ class VerifyFinding:
         return f"{loc}{rec}: {self.message}"
 
 
-def _refs(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every ``{scan_id, record_id}`` reference inside ``value`` with its JSON path."""
-    if isinstance(value, dict):
-        if set(value) == {"scan_id", "record_id"}:
-            yield path, value
-            return
-        for k, v in value.items():
-            yield from _refs(v, f"{path}.{k}" if path else k)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _refs(v, f"{path}[{i}]")
+_REF_KEYS = {"scan_id", "record_id"}
+
+
+def _refs(value: Any) -> list[dict[str, Any]]:
+    """Every ``{scan_id, record_id}`` reference inside ``value`` (iterative: no recursion over
+    input)."""
+    out: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if len(v) == 2 and v.keys() == _REF_KEYS:
+                out.append(v)
+            else:
+                stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, (dict, list)))
+    return out
+
+
+def _ref_paths(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every reference inside ``value`` with its JSON path, in document order (for messages)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            if len(v) == 2 and v.keys() == _REF_KEYS:
+                yield path, v
+                continue
+            stack.extend((f"{path}.{k}" if path else k, x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", v[i]) for i in reversed(range(len(v))))
+
+
+_FLOAT = re.compile(rb"[0-9][.eE]")
+
+
+def canonical_problem(line: bytes, obj: Any) -> str | None:
+    """Why ``line`` (one JSON value, ``obj`` parsed from it) is not canonical IR JSON — a
+    floating-point number, or other bytes than the canonical writer's (key order, whitespace,
+    escaping) — or None. Linear in the line; no recursion."""
+    if _FLOAT.search(JSON_STRING.sub(b"", line)):
+        return "floating-point number: IR values never hold floats"
+    try:
+        if line != orjson.dumps(obj, option=orjson.OPT_SORT_KEYS):
+            return "not in canonical form (key order, whitespace or escaping)"
+    except orjson.JSONEncodeError as exc:
+        return f"not canonical JSON: {exc}"
+    return None
 
 
 class _Verifier:
@@ -78,6 +119,8 @@ class _Verifier:
         self.findings: list[VerifyFinding] = []
         self.manifest: dict[str, Any] = {}
         self.records: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
+        #: (file, line, record_id, record, its references) of every record read by the deep check
+        self.refs: list[tuple[str, int, Any, dict[str, Any], list[dict[str, Any]]]] = []
 
     def add(self, file: str | None, line: int | None, rid: str | None, msg: str) -> None:
         self.findings.append(VerifyFinding(file, line, rid, msg))
@@ -89,9 +132,13 @@ class _Verifier:
         if not self.pkg.is_dir():
             raise UserError(f"not a package directory: {self.pkg}")
         mpath = self.pkg / "manifest.json"
-        if not mpath.is_file():
+        if not (mpath.is_file() or mpath.is_symlink()):
             raise UserError(f"not an IR package (no manifest.json): {self.pkg}")
-        raw = mpath.read_bytes()
+        raw = read_regular(mpath)
+        if raw is None:
+            self.add("manifest.json", None, None, f"a package holds regular files only; this is "
+                                                  f"{_not_regular(mpath)}")
+            return self.findings
         try:
             self.manifest = loads(raw.decode("utf-8"))
         except JsonTooDeep as exc:
@@ -110,6 +157,10 @@ class _Verifier:
             self.add("manifest.json", None, None, "not in canonical form")
         listed = {f["path"]: f for f in self.manifest["files"]}
         present = {p.name for p in self.pkg.iterdir() if p.name != "manifest.json"}
+        for name in sorted(present | {"manifest.json"}):
+            kind = _not_regular(self.pkg / name)
+            if kind is not None:  # a symlink's target (a copy elsewhere) would pass every digest
+                self.add(name, None, None, f"a package holds regular files only; this is {kind}")
         for name in sorted(present - set(listed)):
             self.add(name, None, None, "file in the package but not listed in the manifest")
         for name in sorted(set(PACKAGE_FILES) - set(listed)):
@@ -117,10 +168,12 @@ class _Verifier:
         contents: dict[str, bytes] = {}
         for name, entry in sorted(listed.items()):
             fpath = self.pkg / name
-            if not fpath.is_file():
+            if name not in present:
                 self.add(name, None, None, "listed in the manifest but missing")
                 continue
-            data = fpath.read_bytes()
+            data = read_regular(fpath)
+            if data is None:
+                continue  # not a regular file: said above
             long = long_line(data) if name.endswith(".jsonl") else None
             if long is not None:  # refused before a reader (JSON parser, DuckDB) holds it whole
                 self.add(name, long[0], None, f"a record of {long[1]} bytes, longer than the {MAX_RECORD_BYTES} "
@@ -147,11 +200,44 @@ class _Verifier:
                                                       f"service_id and input_digest ({expected_scan!r})")
         if self.manifest.get("coverage_ref") not in listed:
             self.add("manifest.json", None, None, "coverage_ref names no listed file")
+        self._manifest_bound(contents)
         if self.deep:
             self._deep(contents)
         if self.repo is not None:
             self._segments_from_repo(contents)
         return self.findings
+
+    def _manifest_bound(self, contents: dict[str, bytes]) -> None:
+        """Every manifest field is covered by a digest: the constants by the schema, the files by
+        their sha256, ``scan_id`` by its derivation, the identity fields by ``analysis_input.json``
+        (whose sha256 is ``input_digest``) and ``status`` by ``coverage.json``'s
+        ``package_status`` (whose sha256 is listed). An edit of the manifest alone is found here;
+        one that re-hashes what it changed is found by ``--rederive``."""
+        m = self.manifest
+        ai = json_object(contents.get("analysis_input.json"))
+        if ai is not None:
+            service = ai.get("service") if isinstance(ai.get("service"), dict) else {}
+            tools = ai.get("tool_versions") if isinstance(ai.get("tool_versions"), dict) else {}
+            snapshots = ai.get("config_snapshot_refs")
+            bound = {
+                "service_id": service.get("service_id"), "repo_id": ai.get("repo_id"),
+                "commit_sha": ai.get("commit_sha"), "analyzer_version": tools.get("diting"),
+                "config_snapshot_refs": sorted(r.get("snapshot_id") for r in snapshots if isinstance(r, dict))
+                if isinstance(snapshots, list) else None,
+                "dependency_artifacts": ai.get("dependency_artifacts_read") or None,
+                "deployment_refs": None,  # no scan input names a deployment
+            }
+            for key, expected in bound.items():
+                if m.get(key) != expected:
+                    self.add("manifest.json", None, None, f"{key} {m.get(key)!r} differs from what "
+                                                          f"analysis_input.json records ({expected!r})")
+        cov = json_object(contents.get("coverage.json"))
+        if cov is not None:
+            ps = cov.get("package_status")
+            recorded = ps.get("status") if isinstance(ps, dict) else None
+            if m.get("status") != recorded:
+                self.add("manifest.json", None, None, f"status {m.get('status')!r} differs from coverage.json's "
+                                                      f"package_status ({recorded!r})")
 
     # ------------------------------------------------------------ deep
     def _deep(self, contents: dict[str, bytes]) -> None:
@@ -178,21 +264,20 @@ class _Verifier:
                 if not line and not data:
                     continue
                 try:
-                    obj = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    obj = orjson.loads(line)  # UTF-8 checked; NaN, lone surrogates refused
+                except orjson.JSONDecodeError as exc:
                     self.add(name, lineno, None, f"not valid JSON: {exc}")
                     continue
                 if not isinstance(obj, dict):
                     self.add(name, lineno, None, "a line must be a JSON object")
                     continue
                 rid = obj.get("record_id")
+                why = canonical_problem(line, obj)
+                if why is not None:
+                    self.add(name, lineno, rid, why)
+                context = BYTES_CHECKED if why is None else None
                 try:
-                    if line != dumps(obj).encode("utf-8"):
-                        self.add(name, lineno, rid, "not in canonical form (key order, whitespace or escaping)")
-                except ValueError as exc:
-                    self.add(name, lineno, rid, str(exc))
-                try:
-                    validate_record(model, obj)
+                    validate_record(model, obj, context)
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"] if p != "root")
@@ -206,24 +291,27 @@ class _Verifier:
                     self.add(name, lineno, rid, f"record_id also used in {owner[rid][0]}:{owner[rid][1]}")
                 else:
                     owner[rid] = (name, lineno)
-                for where, ref in _refs(obj):
-                    if ref.get("scan_id") != scan_id:
-                        self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
-                                                    "package's scan_id")
+                refs = _refs(obj)
+                if any(ref.get("scan_id") != scan_id for ref in refs):
+                    for where, ref in _ref_paths(obj):
+                        if ref.get("scan_id") != scan_id:
+                            self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
+                                                        "package's scan_id")
                 recs.append((lineno, obj))
+                self.refs.append((name, lineno, rid, obj, refs))
             self.records[name] = recs
         entities = {o["record_id"]: o for _, o in self.records.get("entities.jsonl", [])}
         segments = {o["record_id"]: o for _, o in self.records.get("source_segments.jsonl", [])}
         diagnostics = {o["record_id"]: o for _, o in self.records.get("diagnostics.jsonl", [])}
         # ids, scopes, references
-        for name, recs in self.records.items():
-            for lineno, o in recs:
-                rid = o.get("record_id")
-                for where, ref in _refs(o):
+        for name, lineno, rid, o, refs in self.refs:
+            if any(ref.get("record_id") not in owner for ref in refs):
+                for where, ref in _ref_paths(o):
                     if ref.get("record_id") not in owner:
                         self.add(name, lineno, rid, f"{where} refers to {ref.get('record_id')!r}, which is not in "
                                                     "the package")
-                self._ids(name, lineno, o, scope)
+            self._ids(name, lineno, o, scope)
+        self.refs = []
         for lineno, o in self.records.get("entities.jsonl", []):
             self._entity(lineno, o, segments)
         for lineno, o in self.records.get("relations.jsonl", []):
@@ -246,7 +334,7 @@ class _Verifier:
             else:
                 if cobj.get("scan_id") != scan_id:
                     self.add("coverage.json", None, None, "scan_id differs from the manifest")
-                for where, ref in _refs(cobj):
+                for where, ref in _ref_paths(cobj):
                     if ref.get("record_id") not in entities:
                         self.add("coverage.json", None, None, f"{where} refers to {ref.get('record_id')!r}, which "
                                                               "is not an entity of the package")
@@ -393,8 +481,8 @@ class _Verifier:
         status = self.manifest.get("status")
         if status == "COMPLETE" and has_error:
             self.add("manifest.json", None, None, "status COMPLETE although an ERROR diagnostic exists")
-        if status == "PARTIAL" and not has_error:
-            self.add("manifest.json", None, None, "status PARTIAL without any ERROR diagnostic")
+        if status in ("PARTIAL", "FAILED") and not has_error:
+            self.add("manifest.json", None, None, f"status {status} without any ERROR diagnostic")
 
     # ------------------------------------------------------------ repo
     def _segments_from_repo(self, contents: dict[str, bytes]) -> None:
@@ -457,7 +545,74 @@ class _Verifier:
 DISPATCH_KINDS = frozenset({"STATIC", "VIRTUAL", "INTERFACE", "INJECTED", "RPC", "ASYNC", "DYNAMIC"})
 
 
+def json_object(data: bytes | None) -> dict[str, Any] | None:
+    """The JSON object in ``data``; None when absent, not JSON or not an object (said elsewhere)."""
+    try:
+        obj = loads(data) if data is not None else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _not_regular(path: Path) -> str | None:
+    """None for a regular file (not followed through a symlink), else what ``path`` is."""
+    import stat
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a special file (device, pipe or socket)")
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file, opened without following a symlink (so a
+    link swapped in after a check is refused too); None otherwise."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
 def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:
     """Findings for the package at ``pkg`` (empty when valid). Raises :class:`UserError` when
     ``pkg`` is not a directory or ``repo`` is not a git repository."""
     return _Verifier(Path(pkg), deep, Path(repo) if repo else None).run()
+
+
+def _verify_job(args: tuple[Path, bool, Path | None]) -> list[VerifyFinding] | UserError:
+    try:
+        return verify_package(*args)
+    except UserError as exc:  # handed back: raised in the parent, in order
+        return exc
+
+
+def verify_packages(pkgs: list[Path], deep: bool = False, repo: Path | None = None,
+                    jobs: int = 0) -> list[list[VerifyFinding]]:
+    """:func:`verify_package` of each of ``pkgs`` (findings in the same order), in ``jobs``
+    worker processes (0: one per CPU) when there are several packages and the record checks run
+    (the files level alone is I/O bound). Raises the first :class:`UserError` in the order of
+    ``pkgs``."""
+    from diting.workers import worker_count, worker_pool
+    args = [(Path(p), deep, Path(repo) if repo else None) for p in pkgs]
+    workers = worker_count(jobs, len(args)) if deep else 1
+    if workers > 1:
+        with worker_pool(workers) as pool:
+            results = list(pool.map(_verify_job, args, chunksize=1))
+    else:
+        results = [_verify_job(a) for a in args]
+    for r in results:
+        if isinstance(r, UserError):
+            raise r
+    return results  # type: ignore[return-value]

@@ -19,6 +19,7 @@ from diting.findings import Finding
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, RecordSet, RefTo
 from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.models import PACKAGE_FORMAT
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
 from diting.java.syntax import MAX_EXPR_DEPTH
@@ -50,7 +51,7 @@ def tool_versions() -> dict[str, str]:
 
 @functools.cache
 def _tool_versions() -> dict[str, str]:
-    out = {"diting": __version__, DETECTOR_NAME: DETECTOR_VERSION}
+    out = {"diting": __version__, "diting-package-format": str(PACKAGE_FORMAT), DETECTOR_NAME: DETECTOR_VERSION}
     for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "sqlglotc", "PyYAML"):
         try:
             out[dist.lower()] = md.version(dist)
@@ -256,6 +257,11 @@ class PackageAssembler:
             "sql_dialects": dict(sorted(s.sql_dialects.items())) if s.sql_dialects else
             _missing("no --sql-dialect given: each datasource's JDBC URL, else mysql"),
             "requested_capabilities": ["all"],
+            # the options given that shape a package (files given are recorded by their digests:
+            # rule_files, inventory, config_snapshot_refs): what 'diting verify --rederive' re-runs
+            "scan_options": {"profile": s.options.profiles if s.options.profiles else _missing("no --profile given"),
+                             "config_dir": list(s.config_dirs), "sql_dialect": list(s.options.sql_dialects),
+                             "max_file_bytes": s.options.max_file_bytes},
             "budgets": {"max_file_bytes": s.options.max_file_bytes, "max_expr_depth": MAX_EXPR_DEPTH,
                         "max_yaml_nodes": MAX_YAML_NODES},
             "rules": s.rules.digest_entries(),
@@ -336,7 +342,8 @@ class PackageAssembler:
         encoded_pkg = rs.encode(s.placeholders)
         rs.clear()  # every record is encoded now; a large package keeps one form of it in memory
         encoded_pkg.merge(encoded)
-        status = self._status(plan, encoded_pkg)
+        status, status_reason = self._status(plan, encoded_pkg)
+        coverage["package_status"] = {"status": status, "reason": status_reason}
         severities = encoded_pkg.severities
         files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage, consume=True)
         manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
@@ -357,13 +364,16 @@ class PackageAssembler:
                              [b.basis for b in plan.basis], list(plan.modules),
                              probe_stats.sql_datasource)
 
-    def _status(self, plan: PackagePlan, encoded: EncodedSet) -> str:
+    def _status(self, plan: PackagePlan, encoded: EncodedSet) -> tuple[str, str]:
+        """The package's status and why: FAILED when its root build file or every Java file could
+        not be read, PARTIAL with an ERROR diagnostic, else COMPLETE."""
         root = self.inv.modules[plan.roots[0]]
         if plan.kind == "SERVICE" and root.failed:
-            return "FAILED"
+            return "FAILED", f"the service's build file {plan.roots[0]} could not be read"
         java = [f for m in plan.modules for f in self.inv.files_by_module.get(m, []) if f.kind == "JAVA"]
         if java and all(f.path in self.s.file_problems for f in java):
-            return "FAILED"
-        if any(sev == "ERROR" for sev in encoded.severities.values()):
-            return "PARTIAL"
-        return "COMPLETE"
+            return "FAILED", f"none of the package's {len(java)} Java file(s) could be read"
+        errors = sum(1 for sev in encoded.severities.values() if sev == "ERROR")
+        if errors:
+            return "PARTIAL", f"{errors} ERROR diagnostic(s)"
+        return "COMPLETE", "no ERROR diagnostic"

@@ -16,9 +16,6 @@ import multiprocessing
 import os
 import pickle
 import posixpath
-import signal
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,11 +70,10 @@ from diting.source.git import GitRepo, default_repo_id
 from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
 from diting.source.text import decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
+from diting.workers import worker_count, worker_pool
 
 #: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
-#: more worker processes than this never help (and each costs a process start)
-MAX_WORKERS = 64
 #: a module's files are built into records in tasks of about this many lines
 CHUNK_LINES = 15000
 #: allocations between young-generation collections while a scan runs (CPython's default is 700)
@@ -185,47 +181,6 @@ class ConfigFileState:
     problem: str | None
     line: int | None = None
     code: str = "PARSE_ERROR"
-
-
-def _worker_init(parent: int) -> None:
-    """Start of a worker process: it dies with the scan that forked it (Linux: the kernel sends it
-    SIGKILL when its parent ends; the parent may already have ended before that was asked), and a
-    Ctrl-C to the terminal's process group is the parent's to handle (it ends the workers)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if parent and os.getppid() != parent:  # the parent ended before the kernel was asked to watch it
-        os._exit(1)
-
-
-@contextlib.contextmanager
-def worker_pool(workers: int):
-    """A pool of ``workers`` processes (forked where the platform can) that do not outlive this one:
-    each dies with it (:func:`_worker_init`), and when the work here ends with an exception (an
-    interrupt, SIGTERM) the workers are killed and the work not started is dropped, not finished."""
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                               initargs=(os.getpid() if ctx is not None else 0,))
-    try:
-        yield pool
-    except BaseException:
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            with contextlib.suppress(OSError, ValueError):
-                proc.kill()
-        for proc in procs:
-            with contextlib.suppress(OSError, ValueError, AssertionError):
-                proc.join(5)
-        raise
-    else:
-        pool.shutdown(wait=True)
 
 
 def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
@@ -365,9 +320,8 @@ class Scanner:
 
     def _workers(self, tasks: int) -> int:
         """Worker processes for ``tasks`` units of work: ``--jobs`` (default one per CPU), never
-        more than the work or :data:`MAX_WORKERS`."""
-        wanted = self.options.jobs or (os.cpu_count() or 1)
-        return max(1, min(wanted, tasks, MAX_WORKERS))
+        more than the work (:func:`diting.workers.worker_count`)."""
+        return worker_count(self.options.jobs, tasks)
 
     def _parsed(self, res: tuple) -> None:
         if isinstance(res[1], str):

@@ -1,0 +1,178 @@
+"""Tampering with a package: edits that re-hash what they changed pass every digest, so
+``verify --rederive`` scans the commit again and compares byte for byte; edits that need no
+re-hash (the manifest's status, a symlinked file) are caught by the default checks, and
+``graph build`` and ``coverage`` run the record-level checks by default."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from diting.ir.canonical import dumps
+from diting.ir.verify import verify_package
+from tests.conftest import run_cli
+from tests.test_verify import _pkg, _read, _write, messages, reseal
+
+
+def _drop_unresolved_call(pkg: Path) -> str:
+    rels = _read(pkg, "relations.jsonl")
+    victim = next(r for r in rels if r["kind"] == "CALLS" and r["resolution_status"] == "UNRESOLVED")
+    _write(pkg, "relations.jsonl", [r for r in rels if r is not victim])
+    items = _read(pkg, "branch_ledger.jsonl")  # no ledger item may name it any more
+    for it in items:
+        it["effect_refs"] = [e for e in it.get("effect_refs", []) if e["record_id"] != victim["record_id"]]
+    _write(pkg, "branch_ledger.jsonl", items)
+    return victim["record_id"]
+
+
+def _drop_artifact(pkg: Path) -> str:
+    ents = _read(pkg, "entities.jsonl")
+    victim = next(e for e in ents if e["kind"] == "ARTIFACT")
+    rid = victim["record_id"]
+    rels = [r for r in _read(pkg, "relations.jsonl") if rid not in json.dumps(r)]
+    dropped = {r["record_id"] for r in _read(pkg, "relations.jsonl")} - {r["record_id"] for r in rels}
+    _write(pkg, "entities.jsonl", [e for e in ents if e is not victim])
+    _write(pkg, "relations.jsonl", rels)
+    _write(pkg, "diagnostics.jsonl", [d for d in _read(pkg, "diagnostics.jsonl") if rid not in json.dumps(d)])
+    items = _read(pkg, "branch_ledger.jsonl")
+    for it in items:
+        it["effect_refs"] = [e for e in it.get("effect_refs", []) if e["record_id"] not in dropped]
+    _write(pkg, "branch_ledger.jsonl", items)
+    return rid
+
+
+def _change_binding_value(pkg: Path) -> str:
+    binds = _read(pkg, "config_bindings.jsonl")
+    victim = next(b for b in binds if isinstance(b.get("value"), str))
+    victim["value"] = victim["value"] + "-forged"
+    _write(pkg, "config_bindings.jsonl", binds)
+    return victim["record_id"]
+
+
+def _retarget_call(pkg: Path) -> str:
+    rels = _read(pkg, "relations.jsonl")
+    ents = {e["record_id"]: e for e in _read(pkg, "entities.jsonl")}
+    victim = next(r for r in rels if r["kind"] == "CALLS" and r["resolution_status"] == "RESOLVED"
+                  and ents[r["target_ref"]["record_id"]]["kind"] == "METHOD")
+    other = next(rid for rid, e in sorted(ents.items()) if e["kind"] == "METHOD"
+                 and rid != victim["target_ref"]["record_id"])
+    victim["target_ref"]["record_id"] = other
+    _write(pkg, "relations.jsonl", rels)
+    return victim["record_id"]
+
+
+def _raise_coverage(pkg: Path) -> str:
+    cov = json.loads((pkg / "coverage.json").read_text())
+    dim = cov["dimensions"]["files"]
+    dim["resolved"] += 5
+    dim["discovered"] += 5
+    (pkg / "coverage.json").write_bytes((dumps(cov) + "\n").encode("utf-8"))
+    return "dimensions.files"
+
+
+@pytest.mark.parametrize("tamper, service", [
+    (_drop_unresolved_call, "promotion-center"), (_drop_artifact, "payment-center"),
+    (_change_binding_value, "order-center"), (_retarget_call, "order-center"), (_raise_coverage, "stock-center"),
+], ids=lambda v: v.__name__.strip("_") if callable(v) else v)
+def test_rederive_catches_a_resealed_edit(estate, estate_scan, tmp_path, tamper, service):
+    """Each edit re-hashes what it changed: deep verification against the repository still
+    passes, and --rederive names the record (or key) that differs."""
+    repo, _ = estate
+    pkg = _pkg(estate_scan, tmp_path, service)
+    what = tamper(pkg)
+    reseal(pkg)
+    assert verify_package(pkg, deep=True, repo=repo) == [], "the edit passes every digest (the premise)"
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(pkg))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert what in r.stdout, r.stdout
+    assert "Traceback" not in r.stderr
+
+
+def test_rederive_passes_an_untouched_package_and_groups_one_scan(estate, estate_scan, tmp_path):
+    repo, _ = estate
+    pkgs = [_pkg(estate_scan, tmp_path, s) for s in ("order-center", "lib:trade-parent", "payment-center")]
+    r = run_cli("verify", "--rederive", "--repo", str(repo), *map(str, pkgs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("re-derived: byte-identical") == 3
+
+
+def test_the_manifest_status_is_bound_without_a_rehash(estate_scan, tmp_path):
+    """The status is repeated in coverage.json (listed with its sha256): flipping it in the
+    manifest alone is found by the default checks, either way."""
+    for service, forged in (("order-center", "FAILED"), ("fulfillment-center", "COMPLETE")):
+        pkg = _pkg(estate_scan, tmp_path / service, service)
+        m = json.loads((pkg / "manifest.json").read_text())
+        assert m["status"] != forged
+        m["status"] = forged
+        (pkg / "manifest.json").write_bytes((dumps(m) + "\n").encode("utf-8"))
+        out = messages(verify_package(pkg))
+        assert f"status '{forged}' differs from coverage.json's package_status" in out
+
+
+@pytest.mark.parametrize("field, value", [("repo_id", "elsewhere/repo"), ("analyzer_version", "9.9.9"),
+                                          ("config_snapshot_refs", ["snap-1"]), ("deployment_refs", ["prod"])])
+def test_every_manifest_field_is_bound(estate_scan, tmp_path, field, value):
+    pkg = _pkg(estate_scan, tmp_path)
+    m = json.loads((pkg / "manifest.json").read_text())
+    m[field] = value
+    (pkg / "manifest.json").write_bytes((dumps(m) + "\n").encode("utf-8"))
+    assert f"{field} {value!r} differs from what analysis_input.json records" in messages(verify_package(pkg))
+
+
+def test_a_package_holds_regular_files_only(estate_scan, tmp_path):
+    """entities.jsonl replaced by a symlink to an exact copy outside the package: every digest
+    matches, and it is refused — by verify, graph build and coverage."""
+    pkg = _pkg(estate_scan, tmp_path / "pkgs")
+    outside = tmp_path / "elsewhere.jsonl"
+    shutil.copyfile(pkg / "entities.jsonl", outside)
+    (pkg / "entities.jsonl").unlink()
+    os.symlink(outside, pkg / "entities.jsonl")
+    assert "entities.jsonl: a package holds regular files only; this is a symbolic link" in messages(
+        verify_package(pkg))
+    r = run_cli("graph", "build", "--db", str(tmp_path / "g.duckdb"), str(tmp_path / "pkgs"))
+    assert r.returncode == 2 and "regular files only" in r.stderr
+    r = run_cli("coverage", str(pkg))
+    assert r.returncode == 2 and "regular files only" in r.stderr
+    os.unlink(pkg / "entities.jsonl")
+    os.mkfifo(pkg / "entities.jsonl")  # a pipe is never opened for reading (it would block)
+    assert "a special file" in messages(verify_package(pkg))
+
+
+def test_graph_build_and_coverage_check_records_by_default(estate_scan, tmp_path):
+    """A resealed package whose record no longer validates loads with --fast only."""
+    pkg = _pkg(estate_scan, tmp_path / "pkgs")
+    rels = _read(pkg, "relations.jsonl")
+    calls = next(r for r in rels if r["kind"] == "CALLS")
+    calls["attributes"]["dispatch_kind"] = "TELEPORT"
+    _write(pkg, "relations.jsonl", rels)
+    reseal(pkg)
+    assert verify_package(pkg) == []
+    db = tmp_path / "g.duckdb"
+    r = run_cli("graph", "build", "--db", str(db), str(pkg))
+    assert r.returncode == 2 and "TELEPORT" in r.stderr and not db.exists()
+    r = run_cli("coverage", str(pkg))
+    assert r.returncode == 2 and "TELEPORT" in r.stderr
+    assert run_cli("coverage", "--fast", str(pkg)).returncode == 0
+    assert run_cli("graph", "build", "--fast", "--db", str(db), str(pkg)).returncode == 0
+
+
+def test_rederive_needs_the_inputs_it_cannot_read_from_the_package(estate, estate_scan, tmp_path):
+    repo, _ = estate
+    pkg = _pkg(estate_scan, tmp_path)
+    assert run_cli("verify", "--rederive", str(pkg)).returncode == 2
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "rules" / "dubbo.yaml", rules / "extra.yaml")
+    text = (rules / "extra.yaml").read_text().replace("id: dubbo.", "id: extra.")
+    (rules / "extra.yaml").write_text(text)
+    r = run_cli("verify", "--rederive", "--repo", str(repo), "--rules", str(rules), str(pkg))
+    assert r.returncode == 2 and "scanned with other rules" in r.stderr, r.stderr
+    ai = json.loads((pkg / "analysis_input.json").read_text())
+    ai["tool_versions"]["tree-sitter-java"] = "0.0.1"
+    (pkg / "analysis_input.json").write_bytes((dumps(ai) + "\n").encode("utf-8"))
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(pkg))
+    assert r.returncode == 1  # the digest no longer matches: the default checks already refuse it
