@@ -18,7 +18,7 @@ from diting.coverage.package import package_coverage
 from diting.findings import Finding
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, RecordSet, RefTo
-from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.canonical import MAX_RECORD_BYTES, dumps, sha256_hex
 from diting.ir.models import PACKAGE_FORMAT
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
@@ -31,6 +31,7 @@ from diting.resolve.callgraph import PackageCallGraph
 from diting.config.sources import MAX_YAML_NODES
 from diting.config.spring import MAX_PLACEHOLDER_DEPTH
 from diting.inventory.services import PackagePlan
+from diting.source.snapshot import MAX_LINE_BYTES
 from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
 
 if TYPE_CHECKING:
@@ -263,7 +264,8 @@ class PackageAssembler:
                              "config_dir": list(s.config_dirs), "sql_dialect": list(s.options.sql_dialects),
                              "max_file_bytes": s.options.max_file_bytes},
             "budgets": {"max_file_bytes": s.options.max_file_bytes, "max_expr_depth": MAX_EXPR_DEPTH,
-                        "max_yaml_nodes": MAX_YAML_NODES},
+                        "max_yaml_nodes": MAX_YAML_NODES, "max_placeholder_depth": MAX_PLACEHOLDER_DEPTH,
+                        "max_line_bytes": MAX_LINE_BYTES, "max_record_bytes": MAX_RECORD_BYTES},
             "rules": s.rules.digest_entries(),
             "rule_files": [{"path": f.path, "sha256": f.sha256} for f in sorted(s.rules.files, key=lambda f: f.path)],
             # how the graph aligns each URN scheme (the rule files' protocol declarations)
