@@ -151,7 +151,7 @@ def test_the_cli_builds_and_queries_read_only(tmp_path):
     r = runner.invoke(app, ["query", "--db", str(tmp_path / "none.duckdb"), "SELECT 1"])
     assert r.exit_code == 2 and "no such graph database" in r.output
     r = runner.invoke(app, ["graph", "build", str(tmp_path / "nothing"), "--db", str(db)])
-    assert r.exit_code == 2 and "not an IR package" in r.output
+    assert r.exit_code == 2 and "package not found" in r.output
 
 
 def test_views_read_current_packages(tmp_path, other_scan):

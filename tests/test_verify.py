@@ -140,7 +140,7 @@ def test_cli_exit_codes(estate_scan, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     r = run_cli("verify", str(empty))
-    assert r.returncode == 2 and "not an IR package" in r.stderr
+    assert r.returncode == 2 and "no IR package here" in r.stderr
 
 
 @pytest.mark.parametrize("tamper, expected", [

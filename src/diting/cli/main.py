@@ -138,24 +138,32 @@ def verify(
                                                                                       "config snapshot.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=0, help="With --rederive: worker processes (0: one per CPU).")]
     = 0,
+    rederive_out: Annotated[Optional[Path], typer.Option("--rederive-out", help="With --rederive: keep the packages "
+                                                                                "made again here (to 'diting diff' "
+                                                                                "them).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Verify IR packages: manifest, checksums and counts; --deep every record; --repo every segment;
     --rederive a new scan compared byte for byte (docs/ir.md, "Verifying a package")."""
+    from diting.ir.writer import package_dirs
     from diting.ir.verify import verify_packages
     if rederive and repo is None:
         _fail("--rederive scans the package's commit again: give the repository with --repo")
-    if not rederive and (rules or inventory or config_snapshot or jobs):
-        _fail("--rules, --inventory, --config-snapshot and --jobs go with --rederive")
+    if not rederive and (rules or inventory or config_snapshot or jobs or rederive_out):
+        _fail("--rules, --inventory, --config-snapshot, --jobs and --rederive-out go with --rederive")
     total = 0
     report = []
     try:
-        found = dict(zip(packages, verify_packages(packages, deep=deep, repo=repo), strict=True))
+        deep = deep or repo is not None  # each level includes the ones before it (docs/ir.md)
+        dirs = package_dirs(packages)
+        if not dirs:
+            _fail("no IR package under " + ", ".join(str(p) for p in packages))
+        found = dict(zip(dirs, verify_packages(dirs, deep=deep, repo=repo), strict=True))
         if rederive:
             from diting.scan.rederive import RederiveInputs
             from diting.scan.rederive import rederive as rederive_packages
             again = rederive_packages([p for p, f in found.items() if not f], RederiveInputs(
-                repo, rules or [], inventory, config_snapshot, jobs))
+                repo, rules or [], inventory, config_snapshot, jobs), keep=rederive_out)
             for pkg, findings in again.items():
                 found[pkg] = findings
         for pkg, findings in found.items():
@@ -366,6 +374,8 @@ def coverage_cmd(
         _fail(f"--format must be one of {', '.join(RENDERERS)}, not {fmt!r}")
     if bool(packages) == (db is not None):
         _fail("give package directories or --db FILE (one of the two)")
+    if fast and db is not None:
+        _fail("--fast skips the record checks of packages; a graph (--db) was checked when it was built")
     try:
         doc = coverage_of_graph(db, inventory) if db is not None else coverage_of_packages(packages, inventory, deep=not fast)
         text = RENDERERS[fmt](doc)

@@ -90,7 +90,8 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
-    from diting.graph.store import _profile_set, package_dirs
+    from diting.graph.store import _profile_set
+    from diting.ir.writer import package_dirs
     from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
     if not dirs:

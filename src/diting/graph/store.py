@@ -26,6 +26,7 @@ from diting.interrupts import CommitGate
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
+from diting.ir.writer import package_dirs
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
 IMPL = "STRUCT(stable_id VARCHAR, implementation_scope VARCHAR, revision_id VARCHAR)"
@@ -138,34 +139,6 @@ class LoadResult:
         edges = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k in EDGE_KINDS) or "none"
         findings = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k not in EDGE_KINDS) or "none"
         return f"cross-service edges: {edges}; findings: {findings}; impact hops: {self.hops}"
-
-
-def package_dirs(paths: list[Path]) -> list[Path]:
-    """The package directories named: a directory with a manifest.json, or every such directory
-    below one (symbolic links are not followed; a package's own subdirectories are not searched; a
-    writer's leftover, a package half-written by a killed scan, is skipped with a note on stderr).
-    Raises :class:`UserError` for a path that is neither."""
-    import os
-    from diting.ir.writer import skipped_leftover
-    out: list[Path] = []
-    for p in paths:
-        if (p / "manifest.json").is_file():
-            out.append(p)
-        elif p.is_dir():
-            found: list[Path] = []
-            for root, dirs, files in os.walk(p):
-                if "manifest.json" in files:
-                    found.append(Path(root))
-                    dirs[:] = []
-                else:
-                    dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink()
-                                     and not skipped_leftover(Path(root) / d))
-            if not found:
-                raise UserError(f"{p}: no IR package here (no manifest.json in it or below it)")
-            out.extend(sorted(found))
-        else:
-            raise UserError(f"{p}: not an IR package directory")
-    return out
 
 
 def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:

@@ -407,6 +407,15 @@ class _Verifier:
                                                          "relation (SPEC §3.5)")
         if kind and src["kind"] not in {a for a, _ in legal}:
             self.add("relations.jsonl", lineno, rid, f"{kind} cannot start at a {src['kind']}")
+        # the stable_id names both ends: {kind}|{source stable_id}|{target stable_id or match keys}|{ordinal}
+        head = f"{kind}|{src.get('stable_id')}|"
+        stable = str(o.get("stable_id", ""))
+        if not stable.startswith(head):
+            self.add("relations.jsonl", lineno, rid, "stable_id does not name the source's stable_id")
+        elif o.get("resolution_status") == "RESOLVED" and targets and targets[0] is not None and \
+                stable[len(head):].rpartition("|")[0] != targets[0].get("stable_id"):
+            self.add("relations.jsonl", lineno, rid, "stable_id does not name the target's stable_id (a RESOLVED "
+                                                     "relation's target is part of its identity)")
         for d in o.get("diagnostic_refs", []):
             if d.get("record_id") not in diagnostics:
                 self.add("relations.jsonl", lineno, rid, f"diagnostic_ref {d.get('record_id')!r} is not a diagnostic")

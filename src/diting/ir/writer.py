@@ -21,6 +21,7 @@ from typing import Any
 import jsonschema
 
 from diting import __version__
+from diting.errors import UserError
 from diting.ir.builder import EncodedSet, Placeholders
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.models import Coverage, Manifest
@@ -252,3 +253,31 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def package_dirs(paths: list[Path]) -> list[Path]:
+    """The package directories named: a directory with a manifest.json, or every such directory
+    below one (symbolic links are not followed; a package's own subdirectories are not searched; a
+    writer's leftover, a package half-written by a killed scan, is skipped with a note on stderr).
+    Raises :class:`UserError` for a path that is neither."""
+    out: list[Path] = []
+    for p in paths:
+        if (p / "manifest.json").is_file():
+            out.append(p)
+        elif p.is_dir():
+            found: list[Path] = []
+            for root, dirs, files in os.walk(p):
+                if "manifest.json" in files:
+                    found.append(Path(root))
+                    dirs[:] = []
+                else:
+                    dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink()
+                                     and not skipped_leftover(Path(root) / d))
+            if not found:
+                raise UserError(f"{p}: no IR package here (no manifest.json in it or below it)")
+            out.extend(sorted(found))
+        elif not p.exists():
+            raise UserError(f"package not found: {p}")
+        else:
+            raise UserError(f"{p}: not an IR package directory")
+    return out

@@ -18,14 +18,13 @@ each), in a temporary directory removed afterwards.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from diting.errors import UserError
-from diting.ir.canonical import loads
+from diting.ir.canonical import dumps, loads
 from diting.ir.verify import VerifyFinding, json_object, read_regular
 
 #: differing records named per file before the rest are only counted
@@ -51,7 +50,6 @@ def _read_json(pkg: Path, name: str) -> dict[str, Any]:
 
 
 def _options_key(ai: dict[str, Any]) -> str:
-    from diting.ir.canonical import dumps
     return dumps([ai.get("commit_sha"), ai.get("repo_id"), ai.get("scan_options")])
 
 
@@ -91,14 +89,22 @@ def _check_reproducible(pkg: Path, ai: dict[str, Any], inputs: RederiveInputs, r
                            f" (the one given hashes to {snapshot_sha[:16]}…)"))
 
 
-def rederive(packages: list[Path], inputs: RederiveInputs) -> dict[Path, list[VerifyFinding]]:
+#: keys of analysis_input.json that the analyzer fixes, not the repository or the options: when
+#: only these differ, the package was made by another build of diting, not edited
+ANALYZER_KEYS = frozenset({"budgets", "catalogs", "protocols", "requested_capabilities", "rules", "rule_files",
+                           "tool_versions"})
+
+
+def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = None) -> dict[Path, list[VerifyFinding]]:
     """Scan each package's commit again with its recorded options and compare: ``{package:
     findings}`` (empty when every byte is equal). Findings name the first differing records of
-    each file (:data:`MAX_NAMED`, then a count).
+    each file (:data:`MAX_NAMED`, then a count) with the values that differ. ``keep``: a
+    directory that receives the packages made again (for ``diting diff``), else they are removed.
 
     Raises :class:`UserError` when a package cannot be re-derived here: unreadable manifest or
     analysis input, other tool versions, other rules, a missing or different inventory or config
-    snapshot, a repository without the commit."""
+    snapshot, a repository without the commit, or an analysis input that differs only in what
+    the analyzer fixes (another build of diting made the package)."""
     from diting.config.snapshot import ConfigSnapshot
     from diting.inventory.inventory_file import InventoryFile
     from diting.rules import load_rules
@@ -113,13 +119,14 @@ def rederive(packages: list[Path], inputs: RederiveInputs) -> dict[Path, list[Ve
         _check_reproducible(pkg, ai, inputs, rules_digest, inventory_sha, snapshot_sha)
         groups.setdefault(_options_key(ai), []).append((pkg, manifest, ai))
     out: dict[Path, list[VerifyFinding]] = {}
-    for _, members in sorted(groups.items()):
+    for n, (_, members) in enumerate(sorted(groups.items())):
         ai = members[0][2]
         opts = ai["scan_options"]
         profile = opts.get("profile")
         with tempfile.TemporaryDirectory(prefix="diting-rederive-") as tmp:
+            dest = (keep / str(n) if len(groups) > 1 else keep) if keep is not None else Path(tmp) / "out"
             options = ScanOptions(
-                out=Path(tmp) / "out", services=sorted({a["service"]["service_id"] for _, _, a in members}),
+                out=dest, services=sorted({a["service"]["service_id"] for _, _, a in members}),
                 profiles=list(profile) if isinstance(profile, list) else None, repo_id=ai["repo_id"],
                 inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=int(opts["max_file_bytes"]),
                 rules_dirs=list(inputs.rules_dirs), config_snapshot=inputs.config_snapshot, quiet=True,
@@ -139,19 +146,37 @@ def rederive(packages: list[Path], inputs: RederiveInputs) -> dict[Path, list[Ve
                                               f"made no package of service {pai['service']['service_id']!r} "
                                               f"(it made: {', '.join(sorted(by_service)) or 'none'})")]
                     continue
+                _refuse_other_build(pkg, pai, _read_json(again, "analysis_input.json"))
                 out[pkg] = compare_packages(pkg, again)
-            shutil.rmtree(Path(tmp) / "out", ignore_errors=True)
     return out
+
+
+def _refuse_other_build(pkg: Path, mine: dict[str, Any], again: dict[str, Any]) -> None:
+    """Raise :class:`UserError` when the analysis inputs differ only in what the analyzer fixes."""
+    keys = sorted(k for k in set(mine) | set(again) if mine.get(k) != again.get(k))
+    if keys and set(keys) <= ANALYZER_KEYS:
+        where, a, b = _first_difference(mine, again) or ("", None, None)
+        raise UserError(f"{pkg}: made by another build of diting {mine.get('tool_versions', {}).get('diting', '?')} "
+                        f"(its analysis input differs from this build's only in {', '.join(keys)}: {where} is "
+                        f"{_show(a)} there, {_show(b)} here); re-derive it with the build that made it")
 
 
 def compare_packages(pkg: Path, again: Path) -> list[VerifyFinding]:
     """Findings for every file of ``pkg`` whose bytes differ from ``again``'s (the package made
-    again): for jsonl files the first differing records by record_id, for JSON files the first
-    differing keys, and files one side lacks."""
+    again): for jsonl files the first differing records by record_id, named by what they are, with
+    the first key that differs and both values; a record whose identity was rewritten is paired
+    with the one it replaced; for JSON files the first differing key; and files one side lacks.
+    When the two scan ids differ (the analysis inputs differ: that is the first finding), records
+    are compared with the package's scan id put in the re-derived ones."""
     findings: list[VerifyFinding] = []
     names = sorted({p.name for p in pkg.iterdir()} | {p.name for p in again.iterdir()})
-    for name in names:
+    mine_id = (json_object(read_regular(pkg / "manifest.json")) or {}).get("scan_id")
+    their_id = (json_object(read_regular(again / "manifest.json")) or {}).get("scan_id")
+    swap = (isinstance(mine_id, str) and isinstance(their_id, str) and mine_id != their_id)
+    for name in ["analysis_input.json"] + [n for n in names if n != "analysis_input.json"]:
         mine, theirs = read_regular(pkg / name), read_regular(again / name)
+        if swap and theirs is not None and name not in ("analysis_input.json", "manifest.json"):
+            theirs = theirs.replace(f'"scan_id":"{their_id}"'.encode(), f'"scan_id":"{mine_id}"'.encode())
         if mine == theirs:
             continue
         if mine is None or theirs is None:
@@ -160,78 +185,140 @@ def compare_packages(pkg: Path, again: Path) -> list[VerifyFinding]:
             continue
         if name.endswith(".jsonl"):
             findings.extend(_jsonl_differences(name, mine, theirs))
+        elif name == "manifest.json" and findings:
+            continue  # its digests differ because the files above do
         else:
             findings.extend(_json_differences(name, mine, theirs))
     return findings
 
 
-def _by_record(data: bytes) -> dict[str, tuple[int, bytes]]:
-    out: dict[str, tuple[int, bytes]] = {}
+def _by_record(data: bytes) -> dict[str, tuple[int, bytes, Any]]:
+    out: dict[str, tuple[int, bytes, Any]] = {}
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line:
             continue
         try:
             obj = loads(line)
-            rid = obj.get("record_id") if isinstance(obj, dict) else None
         except (ValueError, UnicodeDecodeError):
-            rid = None
-        out.setdefault(rid if isinstance(rid, str) else f"(line {n}: not a record)", (n, line))
+            obj = None
+        rid = obj.get("record_id") if isinstance(obj, dict) else None
+        out.setdefault(rid if isinstance(rid, str) else f"(line {n}: not a record)", (n, line, obj))
     return out
+
+
+def _what(obj: Any) -> str:
+    """A record named by what it is: kind and stable_id, a segment's locator, a diagnostic's code."""
+    if not isinstance(obj, dict):
+        return "a line that is no record"
+    if isinstance(obj.get("locator"), dict):
+        loc = obj["locator"]
+        return f"segment {loc.get('path')}:{loc.get('start_line')}-{loc.get('end_line')}"
+    if "code" in obj and "message" in obj:
+        return f"diagnostic {obj.get('code')} ({_show(obj.get('message'), 60)})"
+    if "config_key" in obj:
+        return f"binding of {obj.get('config_key')}"
+    if "branch_id" in obj:
+        return f"ledger item {obj.get('branch_id')}"
+    if "source_ref" in obj:
+        return f"relation {obj.get('stable_id')}"  # the stable_id starts with the kind
+    return f"{obj.get('kind', 'record')} {obj.get('stable_id', obj.get('record_id'))}"
+
+
+def _site(obj: Any) -> str | None:
+    """What a relation is about apart from its target (kind, source, call site, ordinal): a
+    rewritten target keeps it, so the added and the removed record pair up."""
+    if not isinstance(obj, dict) or "source_ref" not in obj:
+        return None
+    stable = str(obj.get("stable_id", ""))
+    ordinal = stable.rpartition("|")[2]
+    return dumps([obj.get("kind"), obj.get("source_ref"), obj.get("callsite_id"), ordinal])
 
 
 def _jsonl_differences(name: str, mine: bytes, theirs: bytes) -> list[VerifyFinding]:
     a, b = _by_record(mine), _by_record(theirs)
-    diffs: list[tuple[int, str, str]] = []
-    for rid in sorted(set(a) | set(b)):
-        if rid not in b:
-            diffs.append((a[rid][0], rid, "is not in the re-derived package (added after the scan)"))
-        elif rid not in a:
-            diffs.append((0, rid, f"of the re-derived package (line {b[rid][0]}) is missing here (removed after the "
-                                  "scan)"))
-        elif a[rid][1] != b[rid][1]:
-            diffs.append((a[rid][0], rid, f"differs from the re-derived record (line {b[rid][0]}): "
-                                          f"{_first_key_difference(a[rid][1], b[rid][1])}"))
+    diffs: list[tuple[int, str | None, str]] = []
+    added = [rid for rid in a if rid not in b]
+    removed = [rid for rid in b if rid not in a]
+    by_site: dict[str, list[str]] = {}
+    for rid in removed:
+        site = _site(b[rid][2])
+        if site is not None:
+            by_site.setdefault(site, []).append(rid)
+    paired: set[str] = set()
+    for rid in added:
+        cands = by_site.get(_site(a[rid][2]) or "", [])
+        if len(cands) == 1 and cands[0] not in paired:
+            old = cands[0]
+            paired.add(old)
+            ids_apart = [{k: v for k, v in r.items() if k not in ("record_id", "stable_id")}
+                         for r in (a[rid][2], b[old][2])]  # the rewritten identity follows from the change
+            diffs.append((a[rid][0], rid, f"{_what(a[rid][2])} replaces the re-derived {_what(b[old][2])} (line "
+                                          f"{b[old][0]}): {_difference_text(*ids_apart)}"))
+        else:
+            diffs.append((a[rid][0], rid, f"{_what(a[rid][2])} is not in the re-derived package (added after "
+                                          "the scan)"))
+    for rid in removed:
+        if rid not in paired:
+            diffs.append((0, None, f"re-derived {_what(b[rid][2])} ({rid}, line {b[rid][0]}) is missing here "
+                                   "(removed after the scan)"))
+    for rid in a.keys() & b.keys():
+        if a[rid][1] != b[rid][1]:
+            diffs.append((a[rid][0], rid, f"{_what(a[rid][2])} differs from the re-derived record (line "
+                                          f"{b[rid][0]}): {_difference_text(a[rid][2], b[rid][2])}"))
     if not diffs:  # the same records, in another order or with other line breaks
         return [VerifyFinding(name, None, None, "the same records as the re-derived package, but other bytes "
                                                 "(order or line ends)")]
-    diffs.sort(key=lambda d: (d[0] == 0, d[0], d[1]))
-    out = [VerifyFinding(name, line or None, rid, f"record {msg}") for line, rid, msg in diffs[:MAX_NAMED]]
+    diffs.sort(key=lambda d: (d[0] == 0, d[0], d[2]))
+    out = [VerifyFinding(name, line or None, rid, msg) for line, rid, msg in diffs[:MAX_NAMED]]
     if len(diffs) > MAX_NAMED:
         out.append(VerifyFinding(name, None, None, f"… and {len(diffs) - MAX_NAMED} more differing record(s)"))
     return out
 
 
-def _first_key_difference(mine: bytes, theirs: bytes) -> str:
-    try:
-        a, b = loads(mine), loads(theirs)
-    except (ValueError, UnicodeDecodeError):
-        return "not valid JSON"
-    path = _first_path(a, b, "")
-    return f"{path or 'the record'} differs" if path is not None else "other bytes"
+def _show(value: Any, width: int = 80) -> str:
+    """A value for a message: JSON, cut in the middle beyond ``width`` characters."""
+    text = "absent" if value is _ABSENT else dumps(value)
+    return text if len(text) <= width else text[:width // 2 - 1] + "…" + text[-(width // 2 - 1):]
 
 
-def _first_path(a: Any, b: Any, path: str) -> str | None:
-    """The JSON path of the first difference of ``a`` and ``b`` (None when equal); iterative."""
-    stack = [(a, b, path)]
+def _difference_text(mine: Any, theirs: Any) -> str:
+    d = _first_difference(mine, theirs)
+    if d is None:
+        return "other bytes"
+    where, a, b = d
+    return f"{where or 'the value'} is {_show(a)} here, {_show(b)} when re-derived"
+
+
+_ABSENT = object()
+
+
+def _first_difference(a: Any, b: Any) -> tuple[str, Any, Any] | None:
+    """The JSON path of the first difference of ``a`` and ``b`` and the two values there (None
+    when equal); iterative."""
+    stack = [(a, b, "")]
     while stack:
         x, y, p = stack.pop()
+        if x is _ABSENT or y is _ABSENT:
+            return p, x, y
         if type(x) is not type(y):
-            return p
+            return p, x, y
         if isinstance(x, dict):
             keys = sorted(set(x) | set(y))
-            missing = [k for k in keys if k not in x or k not in y]
-            if missing:
-                return f"{p}.{missing[0]}" if p else missing[0]
-            stack.extend((x[k], y[k], f"{p}.{k}" if p else k) for k in reversed(keys))
+            stack.extend((x.get(k, _ABSENT), y.get(k, _ABSENT), f"{p}.{k}" if p else k) for k in reversed(keys))
         elif isinstance(x, list):
             if len(x) != len(y):
-                return p
-            stack.extend((x[i], y[i], f"{p}[{i}]") for i in reversed(range(len(x))))
+                n = min(len(x), len(y))
+                if x[:n] == y[:n]:
+                    return f"{p}[{n}]", x[n] if n < len(x) else _ABSENT, y[n] if n < len(y) else _ABSENT
+            stack.extend((x[i], y[i], f"{p}[{i}]") for i in reversed(range(min(len(x), len(y)))))
         elif x != y:
-            return p
+            return p, x, y
     return None
 
 
 def _json_differences(name: str, mine: bytes, theirs: bytes) -> list[VerifyFinding]:
-    path = _first_key_difference(mine, theirs)
-    return [VerifyFinding(name, None, None, f"differs from the re-derived file: {path}")]
+    try:
+        a, b = loads(mine), loads(theirs)
+    except (ValueError, UnicodeDecodeError):
+        return [VerifyFinding(name, None, None, "differs from the re-derived file (not valid JSON)")]
+    return [VerifyFinding(name, None, None, f"differs from the re-derived file: {_difference_text(a, b)}")]
