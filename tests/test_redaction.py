@@ -47,3 +47,15 @@ def test_redaction_is_linear_on_long_runs():
     text = "password" * 10_000 + "=s3cret"
     assert "s3cret" not in redact(text)[0]
     assert redact("<password>\n  abc <![CDATA[s3cret]]>")[0] == "<password>\n******<![CDATA[******]]>"
+
+
+def test_a_dotted_host_named_by_its_key_is_masked_without_scheme_or_port():
+    """A host written alone (no scheme, no port) is known by its key: host, endpoint, domain,
+    server-addr; a dotted value of any other key (a service name, a package) stays."""
+    from diting.ir.redaction import redact
+    masked, spans = redact("aliyun.oss.endpoint: oss-cn-shenzhen.aliyuncs.com\n"
+                           "spring.cloud.nacos.server-addr=nacos.internal.example\n"
+                           "spring.application.name: mall.admin\nbase-package: com.shop.web\nhost: localhost\n")
+    assert "aliyuncs" not in masked and "nacos.internal" not in masked
+    assert "mall.admin" in masked and "com.shop.web" in masked and "host: localhost" in masked
+    assert [r for _, _, r in spans] == ["host", "host"]

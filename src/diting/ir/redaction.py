@@ -15,7 +15,9 @@ secret, token, access/private/api key or credentials (``key=value``,
 the text of an XML element so named (CDATA and comments included), and the
 ``value`` attribute or text of an element whose ``name``/``key``/``id``
 attribute names a secret; the password in ``scheme://user:password@host``.
-Escaped spellings of key names (``pass\\u0077ord``) are not recognised.
+Escaped spellings of key names (``pass\\u0077ord``) are not recognised. Hosts: of a URL, before a
+port, or the dotted value of a key naming a host (``host``, ``endpoint``, ``domain``, ``…addr``);
+``localhost`` and loopback addresses identify nothing and stay.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
                            r"[\dXx])(?![\dA-Za-z])"), "v"),
     # IPv4 addresses
     ("ip", re.compile(r"(?<![\d.])(?P<v>(?:\d{1,3}\.){3}\d{1,3})(?![\d.])"), "v"),
+    # a dotted host name as the value of a key naming a host (host, endpoint, domain, server-addr …),
+    # with no scheme or port to tell it by: aliyun.oss.endpoint: oss-cn-shenzhen.aliyuncs.com
+    ("host", re.compile(r"(?i)(?<![\w.\-\[\]])(?=[\w.\-\[\]]*?(?:host|endpoint|domain|addr))[\w.\-\[\]]++"
+                        r"\s*[:=][ \t]*[\"']?(?P<v>[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)(?![\w.\-])"), "v"),
     # host:port with a dotted host name
     ("host", re.compile(r"(?<![\w.\-/@])(?P<v>[A-Za-z][A-Za-z0-9\-]*(?:\.[A-Za-z0-9\-]+)+):\d{2,5}(?!\d)"), "v"),
 ]
