@@ -186,16 +186,27 @@ def _reinput(pkg: Path, edit) -> None:
 
 
 def test_rederive_tells_another_build_from_an_edit(estate, estate_scan, tmp_path):
-    """An analysis input that differs only in what the analyzer fixes (budgets): another build of
-    diting made the package — exit 2, nothing vouched for, not a list of every record; one that
-    differs in what the repository decides is an edit: named, and the records are compared with
-    the package's own scan id (no cascade of scan_id differences)."""
+    """Other tool versions recorded: another build made the package — exit 2, nothing vouched for.
+    The same versions with other budgets, or no scan options, or a config value changed beside
+    them: an edit, found (exit 1) with the records compared all the same; an analysis input that
+    differs in what the repository decides: named first, and the records are compared with the
+    package's own scan id (no cascade of scan_id differences)."""
     repo, _ = estate
+    other = _pkg(estate_scan, tmp_path / "other")
+    _reinput(other, lambda ai: ai["tool_versions"].update({"sqlglot": "0.0.1"}))
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(other))
+    assert r.returncode == 2 and "other tool versions" in r.stderr and "sqlglot 0.0.1" in r.stderr, r.stderr
     build_pkg = _pkg(estate_scan, tmp_path / "build")
-    _reinput(build_pkg, lambda ai: ai["budgets"].pop("max_line_bytes"))
+    _change_binding_value(build_pkg)
+    _reinput(build_pkg, lambda ai: ai["budgets"].update({"max_expr_depth": 65}))
     assert verify_package(build_pkg, deep=True) == []
     r = run_cli("verify", "--rederive", "--repo", str(repo), str(build_pkg))
-    assert r.returncode == 2 and "made by another build of diting" in r.stderr and "budgets" in r.stderr, r.stderr
+    assert r.returncode == 1 and "budgets.max_expr_depth is 65 here, 64 when re-derived" in r.stdout, r.stdout
+    assert "binding of" in r.stdout and "-forged" in r.stdout
+    gone = _pkg(estate_scan, tmp_path / "gone")
+    _reinput(gone, lambda ai: ai.pop("scan_options"))
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(gone))
+    assert r.returncode == 1 and "records no scan_options" in r.stdout, r.stdout
     edit_pkg = _pkg(estate_scan, tmp_path / "edit")
     _reinput(edit_pkg, lambda ai: ai["config_files"].pop())
     assert verify_package(edit_pkg, deep=True) == []
@@ -271,3 +282,27 @@ def test_verify_takes_directories_of_packages_and_each_level_includes_the_one_be
     assert r.returncode == 1 and "TELEPORT" in r.stdout, r.stdout
     r = run_cli("coverage", "--fast", "--db", str(tmp_path / "g.duckdb"))
     assert r.returncode == 2 and "--fast" in r.stderr
+
+
+def test_rederive_finds_a_renamed_package_and_refuses_a_foreign_repository(estate, estate_scan, tmp_path):
+    repo, _ = estate
+    pkg = _pkg(estate_scan, tmp_path)
+    renamed = pkg.rename(tmp_path / "my-copy")
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(renamed))
+    assert r.returncode == 0 and "byte-identical" in r.stdout, r.stdout + r.stderr
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    subprocess.run(["git", "-C", str(other), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    for args in (("--repo", str(other)), ("--rederive", "--repo", str(other))):
+        r = run_cli("verify", *args, str(renamed))
+        assert r.returncode == 2 and "is not in" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_graph_build_never_writes_into_a_package(estate_scan, tmp_path):
+    pkg = _pkg(estate_scan, tmp_path)
+    r = run_cli("graph", "build", "--db", str(pkg / "g.duckdb"), str(pkg))
+    assert r.returncode == 2 and "inside the package" in r.stderr
+    assert not (pkg / "g.duckdb").exists() and verify_package(pkg) == []

@@ -346,6 +346,16 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
     return out, duplicates
 
 
+def _refuse_inside_packages(db: Path, paths: list[Path]) -> None:
+    """Raise :class:`UserError` when ``db`` would be written into a package directory (a package
+    holds its own files only: the next reader would refuse it) or inside one of ``paths``' packages."""
+    parent = db.parent.resolve()
+    for up in (parent, *parent.parents):
+        if (up / "manifest.json").is_file():
+            raise UserError(f"--db {db}: inside the package {up}; a package holds its own files only — put the "
+                            "database elsewhere")
+
+
 def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = True,
           gate: CommitGate | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
@@ -369,6 +379,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             return build(db, paths, replace, label, deep, own)
     import duckdb
     from diting.ir.writer import fsync_path, sweep_leftovers
+    _refuse_inside_packages(db, paths)
     manifests, duplicates = _read_packages(paths, deep)
     existed = db.exists() or db.is_symlink()
     if existed:

@@ -153,8 +153,14 @@ class _Verifier:
             self.add("manifest.json", None, None, f"IR manifest 0.1 schema: {where}: {e.message}")
         if errors:
             return self.findings
-        if self.deep and raw != (dumps(self.manifest) + "\n").encode("utf-8"):
-            self.add("manifest.json", None, None, "not in canonical form")
+        if raw != (dumps(self.manifest) + "\n").encode("utf-8"):  # a repeated key reads differently elsewhere
+            self.add("manifest.json", None, None, "not in canonical form (key order, whitespace, escaping or a "
+                                                  "repeated key)")
+        paths = [f["path"] for f in self.manifest["files"]]
+        if paths != sorted(set(paths)):
+            self.add("manifest.json", None, None, "files are not listed once each, sorted by path")
+        for name in sorted(set(paths) - set(PACKAGE_FILES)):
+            self.add(name, None, None, f"not a file of an IR package (a package holds {', '.join(PACKAGE_FILES)})")
         listed = {f["path"]: f for f in self.manifest["files"]}
         present = {p.name for p in self.pkg.iterdir() if p.name != "manifest.json"}
         for name in sorted(present | {"manifest.json"}):
@@ -510,8 +516,8 @@ class _Verifier:
             try:
                 repo.resolve_commit(commit)
             except UserError:
-                self.add("manifest.json", None, None, f"commit {commit} is not in {self.repo}")
-                return
+                raise UserError(f"{self.pkg}: its commit {commit} is not in {self.repo}; give the package's "
+                                "repository with --repo") from None
             tree = {e.path: e for e in repo.ls_tree(commit)}
             cache: dict[tuple[str, str], list[str] | None] = {}
             for lineno, o in segs:

@@ -64,9 +64,6 @@ def _check_reproducible(pkg: Path, ai: dict[str, Any], inputs: RederiveInputs, r
         what = ", ".join(f"{k} {(recorded or {}).get(k, 'absent')} (here {here.get(k, 'absent')})" for k in diff)
         raise UserError(f"{pkg}: made with other tool versions than this diting's — {what}; re-derive it "
                         "with the versions it records")
-    if "scan_options" not in ai:
-        raise UserError(f"{pkg}: its analysis input records no scan_options (a package of an older diting); "
-                        "it cannot be re-derived")
     if ai.get("rules") != rules_digest:
         recorded_ids = {r.get("id"): r for r in ai.get("rules") or [] if isinstance(r, dict)}
         here_ids = {r["id"]: r for r in rules_digest}
@@ -89,12 +86,6 @@ def _check_reproducible(pkg: Path, ai: dict[str, Any], inputs: RederiveInputs, r
                            f" (the one given hashes to {snapshot_sha[:16]}…)"))
 
 
-#: keys of analysis_input.json that the analyzer fixes, not the repository or the options: when
-#: only these differ, the package was made by another build of diting, not edited
-ANALYZER_KEYS = frozenset({"budgets", "catalogs", "protocols", "requested_capabilities", "rules", "rule_files",
-                           "tool_versions"})
-
-
 def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = None) -> dict[Path, list[VerifyFinding]]:
     """Scan each package's commit again with its recorded options and compare: ``{package:
     findings}`` (empty when every byte is equal). Findings name the first differing records of
@@ -103,8 +94,7 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
 
     Raises :class:`UserError` when a package cannot be re-derived here: unreadable manifest or
     analysis input, other tool versions, other rules, a missing or different inventory or config
-    snapshot, a repository without the commit, or an analysis input that differs only in what
-    the analyzer fixes (another build of diting made the package)."""
+    snapshot, a repository without the commit."""
     from diting.config.snapshot import ConfigSnapshot
     from diting.inventory.inventory_file import InventoryFile
     from diting.rules import load_rules
@@ -113,12 +103,25 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
     inventory_sha = InventoryFile.load(inputs.inventory).sha256 if inputs.inventory else None
     snapshot_sha = ConfigSnapshot.load(inputs.config_snapshot).sha256 if inputs.config_snapshot else None
     groups: dict[str, list[tuple[Path, dict[str, Any], dict[str, Any]]]] = {}
+    out: dict[Path, list[VerifyFinding]] = {}
     for pkg in packages:
         manifest = _read_json(pkg, "manifest.json")
         ai = _read_json(pkg, "analysis_input.json")
         _check_reproducible(pkg, ai, inputs, rules_digest, inventory_sha, snapshot_sha)
+        why = _options_problem(ai)
+        if why is not None:  # this build always records them so: the analysis input was edited
+            out[pkg] = [VerifyFinding("analysis_input.json", None, None, why)]
+            continue
         groups.setdefault(_options_key(ai), []).append((pkg, manifest, ai))
-    out: dict[Path, list[VerifyFinding]] = {}
+    from diting.source.git import GitRepo
+    with GitRepo(inputs.repo) as git:
+        for members in groups.values():
+            commit = members[0][2]["commit_sha"]
+            try:
+                git.resolve_commit(commit)
+            except UserError:
+                raise UserError(f"{members[0][0]}: its commit {commit} is not in {inputs.repo}; give the "
+                                "package's repository with --repo") from None
     for n, (_, members) in enumerate(sorted(groups.items())):
         ai = members[0][2]
         opts = ai["scan_options"]
@@ -131,34 +134,53 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
                 inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=int(opts["max_file_bytes"]),
                 rules_dirs=list(inputs.rules_dirs), config_snapshot=inputs.config_snapshot, quiet=True,
                 sql_dialects=list(opts.get("sql_dialect") or []), config_dirs=list(opts.get("config_dir") or []))
-            result = scan(inputs.repo, ai["commit_sha"], options)
+            try:
+                result = scan(inputs.repo, ai["commit_sha"], options)
+            except UserError as exc:  # the commit is there: the recorded options make no scan of it
+                for pkg, _, _ in members:
+                    out[pkg] = [VerifyFinding("analysis_input.json", None, None, "the re-scan with the options it "
+                                              f"records fails: {exc.message}")]
+                continue
             made = {p.scan_id: p.path for p in result.packages}
-            by_service: dict[str, list[Path]] = {}
-            for p in result.packages:
-                by_service.setdefault(p.service_id, []).append(p.path)
             for pkg, manifest, pai in members:
                 again = made.get(manifest.get("scan_id"))
-                if again is None:  # other inputs: find it by service and say how the inputs differ
-                    same = [p for p in by_service.get(pai["service"]["service_id"], []) if p.name == pkg.name]
-                    again = same[0] if same else None
+                if again is None:  # other inputs: the package of the same service and profiles
+                    again = next((p.path for p in result.packages if p.service_id == pai["service"]["service_id"]
+                                  and _profiles(p.path) == pai.get("spring_profiles")), None)
                 if again is None:
                     out[pkg] = [VerifyFinding("manifest.json", None, None, f"the re-scan of {ai['commit_sha'][:12]} "
-                                              f"made no package of service {pai['service']['service_id']!r} "
-                                              f"(it made: {', '.join(sorted(by_service)) or 'none'})")]
+                                              f"made no package of service {pai['service']['service_id']!r} with "
+                                              f"profiles {pai.get('spring_profiles')} (it made: "
+                                              f"{', '.join(sorted(p.path.name for p in result.packages)) or 'none'})")]
                     continue
-                _refuse_other_build(pkg, pai, _read_json(again, "analysis_input.json"))
                 out[pkg] = compare_packages(pkg, again)
     return out
 
 
-def _refuse_other_build(pkg: Path, mine: dict[str, Any], again: dict[str, Any]) -> None:
-    """Raise :class:`UserError` when the analysis inputs differ only in what the analyzer fixes."""
-    keys = sorted(k for k in set(mine) | set(again) if mine.get(k) != again.get(k))
-    if keys and set(keys) <= ANALYZER_KEYS:
-        where, a, b = _first_difference(mine, again) or ("", None, None)
-        raise UserError(f"{pkg}: made by another build of diting {mine.get('tool_versions', {}).get('diting', '?')} "
-                        f"(its analysis input differs from this build's only in {', '.join(keys)}: {where} is "
-                        f"{_show(a)} there, {_show(b)} here); re-derive it with the build that made it")
+def _profiles(pkg: Path) -> Any:
+    return _read_json(pkg, "analysis_input.json").get("spring_profiles")
+
+
+def _options_problem(ai: dict[str, Any]) -> str | None:
+    """Why the recorded scan options cannot be the ones this build records, or None."""
+    opts = ai.get("scan_options")
+    if not isinstance(opts, dict):
+        return "records no scan_options, which this build of diting always records: edited"
+    size = opts.get("max_file_bytes")
+    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size < 2 ** 63:
+        return f"scan_options.max_file_bytes {_show(size)} is no byte count: edited"
+    profile = opts.get("profile")
+    if not (isinstance(profile, dict) or (isinstance(profile, list) and all(isinstance(x, str) for x in profile))):
+        return f"scan_options.profile {_show(profile)} is neither a list of profiles nor the missing marker: edited"
+    for key in ("config_dir", "sql_dialect"):
+        if not isinstance(opts.get(key), list) or not all(isinstance(x, str) for x in opts[key]):
+            return f"scan_options.{key} {_show(opts.get(key))} is no list of strings: edited"
+    if not isinstance(ai.get("commit_sha"), str) or not isinstance(ai.get("repo_id"), str):
+        return "commit_sha or repo_id is not a string: edited"
+    service = ai.get("service")
+    if not isinstance(service, dict) or not isinstance(service.get("service_id"), str):
+        return "service.service_id is not a string: edited"
+    return None
 
 
 def compare_packages(pkg: Path, again: Path) -> list[VerifyFinding]:
@@ -189,7 +211,22 @@ def compare_packages(pkg: Path, again: Path) -> list[VerifyFinding]:
             continue  # its digests differ because the files above do
         else:
             findings.extend(_json_differences(name, mine, theirs))
+            if name == "analysis_input.json" and _only_analyzer_keys(mine, theirs):
+                findings[-1] = VerifyFinding(name, None, None, findings[-1].message + " (a part the analyzer fixes: "
+                                             "an edit, or a build of diting that changed its output without "
+                                             "raising its package format)")
     return findings
+
+
+#: keys of analysis_input.json that the analyzer fixes, not the repository or the options
+ANALYZER_KEYS = frozenset({"budgets", "catalogs", "protocols", "requested_capabilities", "rules", "rule_files",
+                           "tool_versions"})
+
+
+def _only_analyzer_keys(mine: bytes, theirs: bytes) -> bool:
+    a, b = json_object(mine) or {}, json_object(theirs) or {}
+    keys = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+    return bool(keys) and keys <= ANALYZER_KEYS
 
 
 def _by_record(data: bytes) -> dict[str, tuple[int, bytes, Any]]:
