@@ -514,7 +514,7 @@ def short_name(t: dict[str, Any]) -> str:
 HOP_SENTENCES = {
     "CALLER": "{b} calls {a}", "CALLEE": "{a} calls {b}", "INVOKES": "{b} calls {a}",
     "HANDLES": "{a} handles {b}", "RECEIVES": "{a} runs {b}", "PROVIDES": "{a} is provided as contract {b}",
-    "CONSUMES": "{svc} consumes {a} as {b}", "EMITS": "{a} publishes to {b}",
+    "CONSUMES": "{svc} consumes {b}", "EMITS": "{a} publishes to {b}",
     "DELIVERS": "{svc} receives {a} through {b}", "LISTENS": "{svc} receives {a} through {b}",
     "STORES": "{a} writes {b}", "READ_BY": "{b} reads {a}", "WRITTEN_BY": "{b} writes {a}",
     "SHARES": "{svc} also uses {b}", "GUARDS": "{a} decides a branch of {b}", "CONFIGURES": "{a} configures {b}",
@@ -591,7 +591,9 @@ def _report(con, target: str, change_type: str, depth: int, start_refs: list[tup
             for s in p:
                 s["location"] = locations.get(located(s))
                 s["reason"] = hop_reason(s, by_ref)
-        it["reason"] = "; ".join(s["reason"] for s in it["paths"][0]) if it["paths"] else ""
+        # an entry's own contract (PROVIDES) says nothing the entry did not: only a reason of its own
+        said = [s for s in it["paths"][0] if s["hop"] != "PROVIDES"] if it["paths"] else []
+        it["reason"] = "; ".join(s["reason"] for s in said or it["paths"][0][:1])
     items.sort(key=lambda it: (it["target"]["scan_id"], it["target"]["record_id"]))
     # rank within each impact type: fewest hops, then fewest uncertain hops, then by name
     for t in IMPACT_ORDER:
