@@ -522,9 +522,10 @@ HOP_SENTENCES = {
 }
 
 
-#: hops whose evidence is the alignment row's source (the publisher's send, the writer's table): their
-#: ``location`` is the reached entity's (the subscriber entry, the accessor's table)
-LOCATED_AT_TARGET = {"DELIVERS", "SHARES"}
+#: cross-service hops, whose evidence is the alignment row's source (the consumer's binding, the
+#: publisher's send, the writer's table): their ``location`` is the reached entity's (the consumed
+#: contract's method, the subscriber entry, the accessor's table)
+LOCATED_AT_TARGET = CROSS_SERVICE_HOPS
 
 
 def hop_reason(step: dict[str, Any], info: dict[tuple[str, str], dict[str, Any]]) -> str:
