@@ -593,8 +593,8 @@ def _report(con, target: str, change_type: str, depth: int, start_refs: list[tup
                 s["location"] = locations.get(located(s))
                 s["reason"] = hop_reason(s, by_ref)
         # an entry's own contract (PROVIDES) says nothing the entry did not: only a reason of its own
-        said = [s for s in it["paths"][0] if s["hop"] != "PROVIDES"] if it["paths"] else []
-        it["reason"] = "; ".join(s["reason"] for s in said or it["paths"][0][:1])
+        shown = it["paths"][0] if it["paths"] else []
+        it["reason"] = "; ".join(s["reason"] for s in [s for s in shown if s["hop"] != "PROVIDES"] or shown[:1])
     items.sort(key=lambda it: (it["target"]["scan_id"], it["target"]["record_id"]))
     # rank within each impact type: fewest hops, then fewest uncertain hops, then by name
     for t in IMPACT_ORDER:
