@@ -153,6 +153,57 @@ def test_an_ambiguous_hop_is_potential_at_most():
     assert job["impact_type"] == "POTENTIAL"
 
 
+def _cart() -> Estate:
+    """shop: CartController#checkout calls Cart#pay (CartController.java:42); pay writes table cart;
+    report reads cart on the same datasource."""
+    e = Estate()
+    shop, report = e.package("shop"), e.package("report")
+    for i, (path, line) in enumerate([("shop/src/CartController.java", 42), ("shop/src/Cart.java", 7),
+                                      ("report/src/Daily.java", 12), ("report/src/cart.xml", 3)]):
+        e.con.execute("INSERT INTO segments (repo_id, commit_sha, record_id, locator) VALUES ('r', 'c', ?, ?)",
+                      [f"seg:{i}", {"repo_id": "r", "commit_sha": "c", "path": path, "start_line": line,
+                                    "end_line": line}])
+    pay, checkout, total = "method:shop/a.Cart#pay()", "method:shop/a.CartController#checkout()", "method:report/b.Daily#sum()"
+    for scan, m in ((shop, pay), (shop, checkout), (report, total)):
+        e.entity(scan, m, "METHOD", signature=[])
+    e.relation(shop, "CALLS", checkout, pay, evidence_refs=[{"scan_id": shop, "record_id": "seg:0"}])
+    e.entity(shop, "table:table://cart@db", "TABLE", urn="table://cart", datasource="db")
+    e.relation(shop, "WRITES", pay, "table:table://cart@db", evidence_refs=[{"scan_id": shop, "record_id": "seg:1"}])
+    e.entity(report, "table:table://cart@db", "TABLE", urn="table://cart", datasource="db",
+             evidence_refs=[{"scan_id": report, "record_id": "seg:3"}])
+    e.relation(report, "READS", total, "table:table://cart@db", evidence_refs=[{"scan_id": report, "record_id": "seg:2"}])
+    e.align()
+    impact_mod.materialise(e.con)
+    return e
+
+
+def test_supported_items_say_why_and_potential_ones_are_counted_then_ranked():
+    r = impact(_cart().con, "method:shop/a.Cart#pay()", "LOGIC")
+    assert r["counts"] == {"SUPPORTED": 1, "POTENTIAL": 3, "DEPENDENCY_ONLY": 0}
+    by_id = {it["target"]["record_id"]: it for it in r["items"]}
+    checkout = by_id["method:shop/a.CartController#checkout()"]
+    assert checkout["impact_type"] == "SUPPORTED" and checkout["rank"] == 1
+    assert checkout["reason"] == "CartController#checkout calls Cart#pay at CartController.java:42"
+    step, = checkout["paths"][0]
+    assert step["location"] == {"path": "shop/src/CartController.java", "start_line": 42}
+    assert step["impact_type"] == "SUPPORTED"
+    # what pay writes, the other service's use of that table and its reader: potential, nearest first
+    ranked = sorted((it for it in r["items"] if it["impact_type"] == "POTENTIAL"), key=lambda it: it["rank"])
+    assert [(it["target"]["service_id"], it["target"]["kind"], it["path_length"], it["uncertain_hops"])
+            for it in ranked] == [("shop", "TABLE", 1, 1), ("report", "TABLE", 2, 2), ("report", "METHOD", 3, 3)]
+    assert ranked[2]["reason"] == ("Cart#pay writes table://cart at Cart.java:7; report also uses table://cart at "
+                                   "cart.xml:3; Daily#sum reads table://cart at Daily.java:12")
+    text = impact_mod.render_table(r)
+    assert "1 supported; 3 potential (--potential lists them)" in text
+    assert "because CartController#checkout calls Cart#pay at CartController.java:42" in text
+    assert "Daily" not in text and "POTENTIAL" not in text.split("by service")[0]
+    text = impact_mod.render_table(r, potential=True)
+    lines = text.splitlines()
+    order = [i for i, line in enumerate(lines) if "table://cart  [STORES]" in line or "Daily#sum()  [" in line]
+    assert len(order) == 2 and "Daily" in lines[order[1]]
+    assert "(3 of 3 hops uncertain: STORES, SHARES, READ_BY)" in text
+
+
 def test_user_errors(db):
     with pytest.raises(UserError, match="no entity"):
         _run(db, "jsf://nope#x", "LOGIC")
@@ -170,6 +221,9 @@ def test_user_errors(db):
         assert res.exit_code == 2 and "Traceback" not in res.output, res.output
     res = runner.invoke(app, ["impact", RESERVE, "--db", str(db), "--change-type", "field"])
     assert res.exit_code == 0 and "SUPPORTED" in res.output and "enumeration_complete: true" in res.output
+    assert "potential (--potential lists them)" in res.output and "\nPOTENTIAL" not in res.output
+    res = runner.invoke(app, ["impact", RESERVE, "--db", str(db), "--change-type", "field", "--potential"])
+    assert res.exit_code == 0 and "\nPOTENTIAL (fewest hops first" in res.output
     res = runner.invoke(app, ["impact", RESERVE, "--db", str(db), "--change-type", "FIELD", "--format", "json"])
     assert json.loads(res.output)["change_type"] == "FIELD"
 

@@ -26,7 +26,9 @@ ROLE_FAMILIES = {
     "TRIGGER": {"entry"}, "INPUT": {"method"}, "CONDITION": {"branch"}, "FAILURE": {"branch"},
     "ACTION": {"relation:CALLS", "relation:WRITES", "relation:PUBLISHES"},
     "RESULT": {"method", "relation:WRITES"}, "DEPENDENCY": {"relation:READS", "relation:GUARDS"},
-    "RESPONSIBILITY": {"entry", "contract", "table"}, "BOUNDARY": {"contract", "topic", "table"},
+    "RESPONSIBILITY": {"entry", "contract", "table"},
+    # a caller of a contract it provides, of a gateway route it is, or of the whole service (a gateway's route)
+    "BOUNDARY": {"contract", "topic", "table", "entry", "service"},
 }
 
 
@@ -464,6 +466,50 @@ def test_data_stores_no_probe_models_are_gaps_not_silence():
     assert set(gaps) == {"DATA_STORE_NOT_MODELLED:MongoDB", "CACHE_KEY_UNRESOLVED:s"}
     assert gaps["DATA_STORE_NOT_MODELLED:MongoDB"].startswith("1 call(s)")
 
+
+
+def test_profiles_state_inbound_boundaries_from_the_alignment():
+    """stock provides reserve, which four services call; ledger writes stock_level, which report reads on
+    the same datasource and legacy writes on an unknown one."""
+    from diting.pyramid.facts import PackageFacts
+    from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
+
+    from .test_align import Estate
+    e = Estate()
+    stock = e.package("stock")
+    e.rpc(stock, "PROVIDED", "jsf://Stock#reserve", ["long"])
+    for name in ("order", "cart", "shop", "audit"):
+        e.rpc(e.package(name), "CONSUMED", "jsf://Stock#reserve", ["long"])
+    ledger, report, legacy = e.package("ledger"), e.package("report"), e.package("legacy")
+    e.table(ledger, "table://stock_level", "inv", "WRITE")
+    e.table(report, "table://stock_level", "inv", "READ")
+    e.table(legacy, "table://stock_level", None, "WRITE")
+    lone = e.package("lone")
+    e.align()
+
+    def profile(scan: str) -> dict:
+        return service_profile(e.con, PackageFacts.load(e.con, scan), "", [], data_rows(e.con), alignment_rows(e.con))
+
+    def said(p: dict, template: str) -> list[str]:
+        return [s["text"] for s in p["statements"] if s["template"] == template]
+
+    p = profile(stock)
+    # on its own it calls, publishes and shares nothing: its boundary is who calls it
+    assert said(p, "BOUNDARY_CALLED_BY") == ["stock is called on jsf://Stock#reserve(long) by audit, cart, order, shop."]
+    assert not any(g["code"] == "NO_BOUNDARY_EVIDENCE" for g in p["gaps"])
+    assert {(b["direction"], b["edge_kind"], b["service_id"], b["resolution_status"]) for b in p["boundaries"]} == \
+        {("INBOUND", "RPC", s, "RESOLVED") for s in ("audit", "cart", "order", "shop")}
+    p = profile(ledger)
+    assert said(p, "BOUNDARY_SHARED_TABLE") == [
+        "ledger writes table://stock_level; legacy (AMBIGUOUS) writes it, report reads it."]
+    # another service may write it too: ledger is not said to be its only writer
+    assert p["sole_writer_of"] == [] and not said(p, "RESPONSIBILITY_SOLE_WRITER")
+    assert [(b["direction"], b["service_id"], b["resolution_status"]) for b in p["boundaries"]] == [
+        ("INBOUND", "legacy", "AMBIGUOUS"), ("INBOUND", "report", "RESOLVED"), ("OUTBOUND", "legacy", "AMBIGUOUS")]
+    assert said(profile(report), "BOUNDARY_SHARED_TABLE") == [
+        "report reads table://stock_level; ledger writes it, legacy (AMBIGUOUS) writes it."]
+    # a service nothing crosses to or from says so
+    assert any(g["code"] == "NO_BOUNDARY_EVIDENCE" for g in profile(lone)["gaps"])
 
 
 def test_out_keeps_user_files_under_services_and_a_database_reached_through_a_link(graph, tmp_path):

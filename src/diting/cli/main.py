@@ -294,9 +294,12 @@ def impact(
     depth: Annotated[int, typer.Option("--depth", help="Cross-service hops to follow (1..3).")] = 2,
     budget: Annotated[int, typer.Option("--budget", help="Walk states to expand at most.")] = 20_000,
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    potential: Annotated[bool, typer.Option("--potential", help="List the POTENTIAL and DEPENDENCY_ONLY items too, "
+                                            "ranked (the table; JSON always lists every item).")] = False,
 ) -> None:
-    """What a change to TARGET may reach: items with impact type, paths and evidence, the frontier a
-    limit left, and whether the enumeration is complete."""
+    """What a change to TARGET may reach: the SUPPORTED items, each with why it is reached and where the
+    evidence stands (POTENTIAL ones counted, listed with --potential), the frontier a limit left, and
+    whether the enumeration is complete."""
     from diting.graph.impact import impact as run_impact, render_table, to_json
     from diting.graph.store import with_graph
     if fmt not in ("table", "json"):
@@ -307,7 +310,7 @@ def impact(
         result = with_graph(db, lambda con: run_impact(con, target, change_type.upper(), depth=depth, budget=budget))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
-    print(to_json(result) if fmt == "json" else "\n".join(_safe(line) for line in render_table(result).splitlines()))
+    print(to_json(result) if fmt == "json" else "\n".join(_safe(line) for line in render_table(result, potential).splitlines()))
 
 
 @app.command("diff")

@@ -45,6 +45,10 @@ hops (CONSUMES, DELIVERS, SHARES between two services) on a path; ``budget`` bou
 expanded. What a limit stops is the ``frontier``; ``enumeration_complete`` is true only with an empty
 frontier and no ``unknowns`` (unresolved calls that may call a reached method, remote calls the scan
 could not fold while a provided contract is reached). No path is never "no impact".
+
+Each item says why it is reached: ``reason`` is its best path in words (:data:`HOP_SENTENCES`, each
+hop with where its evidence stands), ``rank`` orders the items of one impact type by hops and then by
+uncertain hops (hops that are not SUPPORTED on that path); ``counts`` totals the items by impact type.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from diting.errors import UserError
 
 CHANGE_TYPES = ("LOGIC", "FIELD", "STATE", "TABLE_FIELD", "CONFIG")
 IMPACT_ORDER = {"DEPENDENCY_ONLY": 0, "POTENTIAL": 1, "SUPPORTED": 2}
+_NAMES = {v: k for k, v in IMPACT_ORDER.items()}
 CROSS_SERVICE_HOPS = {"CONSUMES", "DELIVERS", "SHARES"}
 #: hops towards what depends on a behaviour (callers, entries, consumers)
 UP_HOPS = {"CALLER", "INVOKES", "HANDLES", "PROVIDES", "CONSUMES"}
@@ -269,8 +274,9 @@ def impact(con, target: str, change_type: str, depth: int = 2, budget: int = 20_
            max_paths: int = 3) -> dict[str, Any]:
     """Walk ``impact_edges`` from every current entity whose urn, stable_id or record_id is
     ``target``. Returns ``{target, change_type, depth, start, items, frontier, unknowns,
-    enumeration_complete, summary}``; each item is ``{target, impact_type, cross_service_hops,
-    paths, evidence_refs}``.
+    enumeration_complete, counts, summary}``; each item is ``{target, impact_type, reason, rank,
+    path_length, uncertain_hops, cross_service_hops, paths, evidence_refs}``, each hop of a path
+    ``{hop, from, to, status, impact_type, evidence_ref, location, reason}``.
 
     Raises :class:`UserError` for an unknown change type, a depth outside 1..3, or a target no
     current entity has."""
@@ -309,9 +315,7 @@ def impact(con, target: str, change_type: str, depth: int = 2, budget: int = 20_
             if (hop in START_ONLY_HOPS and src not in start_set) or (up and not can_up) or \
                     (hop in DOWN_HOPS and not can_down) or dst in start_set:
                 continue
-            s = min(r.strength, IMPACT_ORDER[strength.get(hop, P)])
-            if status != "RESOLVED" or (upward and not up):
-                s = min(s, IMPACT_ORDER[P])
+            s = min(r.strength, IMPACT_ORDER[_hop_strength(strength, hop, status, upward)])
             d = r.depth + (1 if hop in CROSS_SERVICE_HOPS and cross else 0)
             if d > depth:
                 frontier.append((dst, "DEPTH", src, hop))
@@ -418,18 +422,27 @@ def _ref(info: dict[Node, dict[str, Any]], n: Node) -> dict[str, str]:
     return {"scan_id": info[n]["scan_id"], "record_id": info[n]["record_id"]}
 
 
-def _path(reach: dict[State, _Reach], info: dict[Node, dict[str, Any]], state: State,
-          first: int) -> list[dict[str, Any]] | None:
+def _hop_strength(strength: dict[str, str], hop: str, status: str, upward: bool) -> str:
+    """What one hop lets through on a path (:data:`STRENGTH` of its kind, POTENTIAL at most when it is
+    not RESOLVED or when it leaves a node reached upwards other than upwards)."""
+    s = IMPACT_ORDER[strength.get(hop, P)]
+    if status != "RESOLVED" or (upward and hop not in UP_HOPS):
+        s = min(s, IMPACT_ORDER[P])
+    return _NAMES[s]
+
+
+def _path(reach: dict[State, _Reach], info: dict[Node, dict[str, Any]], state: State, first: int,
+          strength: dict[str, str]) -> list[dict[str, Any]] | None:
     """The hops from a start to ``state``, leaving it through its ``first``-th parent, then through
     each state's best parent; None when that parent's own path runs through ``state`` (an alternate
-    parent found later, downstream of it)."""
+    parent found later, downstream of it). Each hop says what it lets through (``impact_type``)."""
     steps: list[dict[str, Any]] = []
     seen = {state}
     cur, k = state, first
     while reach[cur].parents:
         src, hop, status, ev = reach[cur].parents[k]
         steps.append({"hop": hop, "from": _ref(info, src[0]), "to": _ref(info, cur[0]), "status": status,
-                      "evidence_ref": ev})
+                      "impact_type": _hop_strength(strength, hop, status, src[3]), "evidence_ref": ev})
         if src in seen:
             return None
         seen.add(src)
@@ -465,11 +478,81 @@ def _unknowns(con, info: dict[Node, dict[str, Any]], reached: list[Node]) -> lis
     return out
 
 
+def _locations(con, refs: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Where each record (a relation, entity or config binding) stands in the source: the path and
+    first line of its first evidence segment. ``(scan_id, record_id) → {path, start_line}``; a
+    record without a segment is absent."""
+    if not refs:
+        return {}
+    scans, rids = zip(*sorted(refs))
+    rows = con.execute(
+        """WITH want AS (SELECT unnest($s) AS scan_id, unnest($r) AS record_id),
+           recs AS (SELECT scan_id, record_id, evidence_refs[1] AS ref FROM relations JOIN want USING (scan_id, record_id)
+                    UNION ALL SELECT scan_id, record_id, evidence_refs[1] FROM entities JOIN want USING (scan_id, record_id)
+                    UNION ALL SELECT scan_id, record_id, evidence_refs[1] FROM config_bindings
+                              JOIN want USING (scan_id, record_id))
+           SELECT DISTINCT r.scan_id, r.record_id, e.path, e.start_line FROM recs r
+           JOIN evidence e ON e.scan_id = r.ref.scan_id AND e.record_id = r.ref.record_id
+           ORDER BY ALL""", {"s": list(scans), "r": list(rids)}).fetchall()
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for scan, rid, path, line in rows:
+        out.setdefault((scan, rid), {"path": path, "start_line": line})
+    return out
+
+
+def short_name(t: dict[str, Any]) -> str:
+    """How an entity reads inside a sentence: ``Class#method`` for a method or field, the urn of an
+    entry, contract, topic, table or key."""
+    stable = t.get("stable_id") or t.get("record_id") or "?"
+    if t.get("kind") in ("METHOD", "FIELD"):
+        owner, _, member = stable.split("/", 1)[-1].partition("#")
+        return f"{owner.rsplit('.', 1)[-1]}#{member.split('(', 1)[0]}" if member else owner
+    return label(t) if t.get("kind") == "CONTRACT" else t.get("urn") or label(t)
+
+
+#: one sentence per hop, ``{a}`` the node it leaves, ``{b}`` the node it reaches, ``{svc}`` b's service
+HOP_SENTENCES = {
+    "CALLER": "{b} calls {a}", "CALLEE": "{a} calls {b}", "INVOKES": "{b} calls {a}",
+    "HANDLES": "{a} handles {b}", "RECEIVES": "{a} runs {b}", "PROVIDES": "{a} is provided as contract {b}",
+    "CONSUMES": "{svc} consumes {b}", "EMITS": "{a} publishes to {b}",
+    "DELIVERS": "{svc} receives {a} through {b}", "LISTENS": "{svc} receives {a} through {b}",
+    "STORES": "{a} writes {b}", "READ_BY": "{b} reads {a}", "WRITTEN_BY": "{b} writes {a}",
+    "SHARES": "{svc} also uses {b}", "GUARDS": "{a} decides a branch of {b}", "CONFIGURES": "{a} configures {b}",
+    "FIELD_READ": "{b} is a method of the class of {a} (it may read it)",
+}
+
+
+#: cross-service hops, whose evidence is the alignment row's source (the consumer's binding, the
+#: publisher's send, the writer's table): their ``location`` is the reached entity's (the consumed
+#: contract's method, the subscriber entry, the accessor's table)
+LOCATED_AT_TARGET = CROSS_SERVICE_HOPS
+
+
+def hop_reason(step: dict[str, Any], info: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """One hop of a path in words, with where its evidence stands (``File.java:42``) and what makes it
+    uncertain: ``{b} calls {a} at F.java:42``. ``info``: ``(scan_id, record_id)`` → the entity."""
+    def ent(ref: dict[str, str]) -> dict[str, Any]:
+        return info.get((ref["scan_id"], ref["record_id"]), {"record_id": ref["record_id"]})
+    a, b = ent(step["from"]), ent(step["to"])
+    text = HOP_SENTENCES[step["hop"]].format(a=short_name(a), b=short_name(b), svc=b.get("service_id") or "?")
+    loc = step.get("location")
+    if loc:
+        text += f" at {loc['path'].rsplit('/', 1)[-1]}:{loc['start_line']}"
+    if step["status"] != "RESOLVED":
+        text += f" ({step['status']})"
+    return text
+
+
+def _rank_key(path: list[dict[str, Any]]) -> tuple[int, int]:
+    """How far and how certain a path is: (hops, hops that are not SUPPORTED)."""
+    return len(path), sum(1 for s in path if s["impact_type"] != S)
+
+
 def _report(con, target: str, change_type: str, depth: int, start_refs: list[tuple[str, str]], starts: list[Node],
             reach: dict[State, _Reach], frontier: list[tuple[Node, str, Node | None, str | None]],
             max_paths: int) -> dict[str, Any]:
-    names = {v: k for k, v in IMPACT_ORDER.items()}
     start_set = set(starts)
+    strength = STRENGTH[change_type]
     by_node: dict[Node, list[State]] = defaultdict(list)
     for st in reach:
         if st[0] not in start_set:
@@ -486,16 +569,38 @@ def _report(con, target: str, change_type: str, depth: int, start_refs: list[tup
             if reach[st].strength < best.strength:
                 break
             for k in range(len(reach[st].parents)):
-                p = _path(reach, info, st, k)
+                p = _path(reach, info, st, k, strength)
                 if p is not None and p not in paths:
                     paths.append(p)
-        paths = paths[:max_paths]
+        paths = sorted(paths, key=_rank_key)[:max_paths]  # the shortest, most certain first (stable)
         evidence = sorted({(s["evidence_ref"]["scan_id"], s["evidence_ref"]["record_id"])
                            for p in paths for s in p if s["evidence_ref"]})
-        items.append({"target": info[n], "impact_type": names[best.strength],
+        length, uncertain = _rank_key(paths[0]) if paths else (0, 0)
+        items.append({"target": info[n], "impact_type": _NAMES[best.strength],
                       "cross_service_hops": min(reach[st].depth for st in states), "paths": paths,
+                      "path_length": length, "uncertain_hops": uncertain,
                       "evidence_refs": [{"scan_id": a, "record_id": b} for a, b in evidence]})
+    # every hop says where its evidence stands and why it is taken; an item, why it is reached
+    def located(step: dict[str, Any]) -> tuple[str, str] | None:
+        ref = step["to"] if step["hop"] in LOCATED_AT_TARGET else step["evidence_ref"]
+        return (ref["scan_id"], ref["record_id"]) if ref else None
+
+    locations = _locations(con, {located(s) for it in items for p in it["paths"] for s in p} - {None})
+    by_ref = {(i["scan_id"], i["record_id"]): i for i in info.values()}
+    for it in items:
+        for p in it["paths"]:
+            for s in p:
+                s["location"] = locations.get(located(s))
+                s["reason"] = hop_reason(s, by_ref)
+        # an entry's own contract (PROVIDES) says nothing the entry did not: only a reason of its own
+        shown = it["paths"][0] if it["paths"] else []
+        it["reason"] = "; ".join(s["reason"] for s in [s for s in shown if s["hop"] != "PROVIDES"] or shown[:1])
     items.sort(key=lambda it: (it["target"]["scan_id"], it["target"]["record_id"]))
+    # rank within each impact type: fewest hops, then fewest uncertain hops, then by name
+    for t in IMPACT_ORDER:
+        ranked = sorted((it for it in items if it["impact_type"] == t), key=_item_order)
+        for i, it in enumerate(ranked, 1):
+            it["rank"] = i
     front = []
     for node, reason, src, hop in frontier:
         f: dict[str, Any] = {"ref": _ref(info, node), "reason": reason}
@@ -506,12 +611,18 @@ def _report(con, target: str, change_type: str, depth: int, start_refs: list[tup
     by_service: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for it in items:
         by_service[it["target"].get("service_id") or "?"][it["impact_type"]] += 1
-    by_ref = {(i["scan_id"], i["record_id"]): i for i in info.values()}
     return {"target": target, "change_type": change_type, "depth": depth,
             "start": [by_ref.get(s, {"scan_id": s[0], "record_id": s[1]}) for s in start_refs],
             "items": items, "frontier": front, "unknowns": unknowns,
             "enumeration_complete": not front and not unknowns,
+            "counts": {t: sum(1 for it in items if it["impact_type"] == t) for t in reversed(IMPACT_ORDER)},
             "summary": {k: dict(sorted(v.items())) for k, v in sorted(by_service.items())}}
+
+
+def _item_order(it: dict[str, Any]) -> tuple:
+    t = it["target"]
+    return (it["path_length"], it["uncertain_hops"], t.get("service_id") or "", t.get("kind") or "", label(t),
+            t["scan_id"], t["record_id"])
 
 
 def label(t: dict[str, Any]) -> str:
@@ -527,30 +638,40 @@ def label(t: dict[str, Any]) -> str:
     return t.get("urn") or stable
 
 
-def render_table(result: dict[str, Any]) -> str:
-    """A readable summary: items by service and impact type, then frontier and unknowns (control
-    characters in names written as ``\\xNN``: one item, one line)."""
+def render_table(result: dict[str, Any], potential: bool = False) -> str:
+    """A readable report: the counts by impact type, then each SUPPORTED item (fewest hops first) with
+    the reason it is reached and where the evidence stands; with ``potential`` the POTENTIAL and
+    DEPENDENCY_ONLY items too, ranked by hops and then by uncertain hops; then the items by service,
+    the frontier and the unknowns (control characters in names written as ``\\xNN``: one item, one
+    line)."""
     from diting.graph.export import printable
     lines = [f"impact of a {result['change_type']} change to {printable(result['target'])} (depth {result['depth']}; "
              f"{len(result['start'])} start entit{'y' if len(result['start']) == 1 else 'ies'})"]
     if not result["items"]:
         lines.append("no path found from the target — this is not evidence of no impact")
-    few_methods = sum(1 for it in result["items"] if it["target"].get("kind") == "METHOD") <= 20
-
-    def shown(it: dict[str, Any]) -> bool:
-        return it["target"].get("kind") != "METHOD" or few_methods or it["impact_type"] == "SUPPORTED"
-
-    rows = [it for it in result["items"] if shown(it)]
-    for it in sorted(rows, key=lambda i: (-IMPACT_ORDER[i["impact_type"]], i["target"].get("service_id") or "",
-                                          i["target"].get("kind") or "", label(i["target"]))):
-        t = it["target"]
-        hops = " > ".join(s["hop"] for s in it["paths"][0]) if it["paths"] else ""
-        lines.append(f"  {it['impact_type']:<15} {printable(t.get('service_id') or '?'):<24} {t.get('kind') or '?':<9} "
-                     f"{printable(label(t))}  [{hops}]")
-    lines.append(f"{len(result['items'])} item(s) reached, {len(rows)} shown (methods only when SUPPORTED or few; "
-                 "--format json lists every item with its paths and evidence)")
-    for svc, counts in result["summary"].items():
-        lines.append(f"  {printable(svc)}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    counts = result["counts"]
+    weak = [f"{counts[t]} {t.lower().replace('_', '-')}" for t in (P, D) if counts[t]]
+    lines.append("; ".join([f"{counts[S]} supported"] + weak) +
+                 ("" if not weak else " (listed below)" if potential else " (--potential lists them)"))
+    for t in (S, P, D) if potential else (S,):
+        rows = sorted((it for it in result["items"] if it["impact_type"] == t), key=lambda it: it["rank"])
+        if not rows:
+            continue
+        lines.append(f"{t}" + (" (fewest hops first, then fewest uncertain hops)" if t != S else " (fewest hops first)"))
+        for it in rows:
+            tgt = it["target"]
+            hops = " > ".join(s["hop"] for s in it["paths"][0]) if it["paths"] else ""
+            lines.append(f"  {it['rank']:>4}. {printable(tgt.get('service_id') or '?'):<24} {tgt.get('kind') or '?':<9} "
+                         f"{printable(label(tgt))}  [{hops}]")
+            why = printable(it["reason"])
+            if it["uncertain_hops"]:
+                unsure = [s["hop"] for s in it["paths"][0] if s["impact_type"] != S]
+                why += f" ({len(unsure)} of {it['path_length']} hops uncertain: {', '.join(unsure)})"
+            lines.append(f"        because {why}")
+    lines.append(f"{len(result['items'])} item(s) reached by service (--format json lists every item with its "
+                 "paths, reasons and evidence):")
+    for svc, c in result["summary"].items():
+        lines.append(f"  {printable(svc)}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
     lines.append(f"frontier: {len(result['frontier'])} unexpanded; unknowns: {len(result['unknowns'])}; "
                  f"enumeration_complete: {str(result['enumeration_complete']).lower()}")
     kinds: dict[str, int] = defaultdict(int)

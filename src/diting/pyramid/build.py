@@ -21,7 +21,7 @@ from diting.ir.canonical import loads as json_loads
 from diting.pyramid.cards import package_cards
 from diting.pyramid.facts import PackageFacts
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
-from diting.pyramid.profiles import _estate_tables, alignment_rows, service_profile
+from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
 
 #: table → columns (JSON for lists and objects)
 PYRAMID_TABLES: dict[str, dict[str, str]] = {
@@ -37,7 +37,7 @@ PYRAMID_TABLES: dict[str, dict[str, str]] = {
                          "contracts_consumed": "JSON", "topics_in": "JSON", "topics_out": "JSON",
                          "tables_written": "JSON", "tables_read": "JSON", "sole_writer_of": "JSON",
                          "sharded_tables": "JSON", "config_keys": "JSON", "cache_prefixes": "JSON",
-                         "statements": "JSON", "gaps": "JSON", "complete": "BOOLEAN"},
+                         "boundaries": "JSON", "statements": "JSON", "gaps": "JSON", "complete": "BOOLEAN"},
     "flows": {"flow_id": "VARCHAR", "root_entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
               "root_service_id": "VARCHAR", "label": "VARCHAR", "weakest_status": "VARCHAR", "hop_count": "INTEGER",
               "step_count": "INTEGER", "truncated": "BOOLEAN", "frontier": "JSON", "mermaid": "VARCHAR"},
@@ -75,7 +75,7 @@ def derive(con) -> Pyramid:
         per_label[(sid, label)] = per_label.get((sid, label), 0) + 1
     pkgs = [(scan_id, sid, label if per_label[(sid, label)] == 1 else f"{label}@{profiles}")
             for scan_id, sid, label, profiles in rows]
-    tables = _estate_tables(con)
+    data = data_rows(con)
     alignment = alignment_rows(con)
     cards, rules, profiles = [], [], []
     infos: dict[tuple[str, str], EntryInfo] = {}
@@ -86,7 +86,7 @@ def derive(con) -> Pyramid:
         cards += pc
         rules += pr
         reached = {m for r in reaches.values() for m in r.methods}
-        profiles.append(service_profile(con, facts, label, pc, tables, alignment, reached))
+        profiles.append(service_profile(con, facts, label, pc, data, alignment, reached))
         for rid, r in reaches.items():
             e = facts.entities[rid]
             infos[(scan_id, rid)] = EntryInfo(scan_id, facts.service_id, label, rid, e["stable_id"], e["urn"],

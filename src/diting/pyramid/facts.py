@@ -50,14 +50,14 @@ class PackageFacts:
                                          [scan_id]).fetchone()
         ents: dict[str, dict[str, Any]] = {}
         scope = ""
-        for rid, kind, stable, name, urn, ekind, handler, role, sig, attrs, impl in con.execute(
+        for rid, kind, stable, name, urn, ekind, handler, role, sig, attrs, impl, ds in con.execute(
                 "SELECT record_id, kind, stable_id, name, urn, entry_kind, handler_ref.record_id, role, signature, "
-                "attributes, implementation_ref.implementation_scope FROM entities WHERE scan_id = ? "
+                "attributes, implementation_ref.implementation_scope, datasource FROM entities WHERE scan_id = ? "
                 "AND kind IN ('ENTRY','METHOD','CONTRACT','TOPIC','TABLE','CONFIG_KEY','CACHE_KEY','SQL_STATEMENT',"
                 "'EXTERNAL','SERVICE')", [scan_id]).fetchall():
             ents[rid] = {"record_id": rid, "kind": kind, "stable_id": stable, "name": name, "urn": urn,
                          "entry_kind": ekind, "handler": handler, "role": role, "signature": _json(sig) or [],
-                         "attributes": _json(attrs)}
+                         "attributes": _json(attrs), "datasource": ds}
             if kind == "SERVICE":
                 scope = impl
         rels: dict[str, dict[str, Any]] = {}

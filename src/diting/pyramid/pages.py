@@ -79,7 +79,19 @@ def _profile_md(p: dict[str, Any], names: dict[str, str]) -> list[str]:
             ("tables read", len(p["tables_read"])), ("sole writer of", len(p["sole_writer_of"])),
             ("sharded tables", len(p["sharded_tables"])), ("config keys", len(p["config_keys"])),
             ("cache prefixes", len(p["cache_prefixes"]))]
+    rows += [(f"{d.lower()} boundaries ({what})", sum(1 for b in p["boundaries"] if b["direction"] == d))
+             for d, what in (("INBOUND", "who depends on it"), ("OUTBOUND", "what it depends on"))]
     out += ["| fact | count |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows] + [""]
+    inbound: dict[tuple[str, str], set[str]] = {}
+    for b in p["boundaries"]:
+        if b["direction"] == "INBOUND":
+            who = (b["service_id"] or "nobody") + ("" if b["resolution_status"] == "RESOLVED"
+                                                   else f" ({b['resolution_status']})")
+            inbound.setdefault((b["edge_kind"], b["subject"]), set()).add(who)
+    if inbound:
+        out += ["| depended on | kind | by |", "|---|---|---|"]
+        out += [f"| `{_code(names.get(subject, subject))}` | {kind} | {_md(', '.join(sorted(who)))} |"
+                for (kind, subject), who in sorted(inbound.items())] + [""]
     if p["contracts_consumed"]:
         out += ["| consumed contract | status | providers |", "|---|---|---|"]
         out += [f"| `{_code(c['urn'])}` | {c['resolution_status']} | {_md(', '.join(c['providers']) or '-')} |"

@@ -14,13 +14,14 @@ from diting.pyramid.templates import statement
 
 
 
-def _estate_tables(con) -> dict[tuple[str, str | None], dict[str, set[str]]]:
-    """(logical table, datasource) → op → services, over the current service packages."""
-    out: dict[tuple[str, str | None], dict[str, set[str]]] = {}
-    for svc, table, ds, op in con.execute("SELECT DISTINCT service_id, logical_table, datasource, op FROM "
-                                          "table_access").fetchall():
-        out.setdefault((table, ds), {}).setdefault(op, set()).add(svc)
-    return out
+def data_rows(con) -> list[dict[str, Any]]:
+    """The DATA rows of the graph's cross-service alignment (``cross_service_edges``): one per (writer,
+    other accessor) of a logical table, refs as ``(scan_id, record_id)`` of each side's TABLE entity."""
+    cols = ["urn", "src_service", "src_ref", "dst_service", "dst_ref", "resolution_status", "match_basis"]
+    return [dict(zip(cols, r)) for r in con.execute(
+        "SELECT urn, src_service, (src_ref.scan_id, src_ref.record_id), dst_service, (dst_ref.scan_id, "
+        "dst_ref.record_id), resolution_status, match_basis FROM cross_service_edges WHERE edge_kind = 'DATA' "
+        "ORDER BY ALL").fetchall()]
 
 
 def alignment_rows(con) -> list[dict[str, Any]]:
@@ -96,12 +97,62 @@ def _names(services: set[str] | list[str]) -> str:
     return ", ".join(s) if s else "nobody in the estate"
 
 
+def _party(service: str, status: str, basis: str) -> str:
+    """A service on the other side of a boundary, with what makes the match less than plain."""
+    notes = (["gateway route"] if basis.startswith("ROUTE_") else []) + ([status] if status != "RESOLVED" else [])
+    return service + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _boundary(direction: str, edge_kind: str, subject: str, urn: str | None, service: str | None, status: str,
+              basis: str) -> dict[str, Any]:
+    return {"direction": direction, "edge_kind": edge_kind, "subject": subject, "urn": urn, "service_id": service,
+            "resolution_status": status, "match_basis": basis}
+
+
+def boundaries(facts: PackageFacts, alignment: list[dict[str, Any]],
+               data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every alignment row that crosses this package's boundary, from its side: INBOUND — who depends
+    on it (a caller of a contract it provides, a subscriber of a topic it publishes, another accessor
+    of a table it writes); OUTBOUND — what it depends on (the provider of a contract it consumes, the
+    publisher of a topic it takes, another writer of a table it uses). Each
+    ``{direction, edge_kind, subject, urn, service_id, resolution_status, match_basis}``: ``subject``
+    the package's own record (contract, topic, subscribing entry, table, or its SERVICE when a
+    gateway routes to it as a whole), ``service_id`` the other side (None when nobody is found)."""
+    scan = facts.scan_id
+    out = []
+    for r in alignment:
+        if r["edge_kind"] in ("RPC", "HTTP"):
+            if r["dst_scan_id"] == scan:
+                out.append(_boundary("INBOUND", r["edge_kind"], r["dst_ref"], r["urn"], r["src_service"],
+                                     r["resolution_status"], r["match_basis"]))
+            if r["src_scan_id"] == scan and r["src_node_ref"]:
+                out.append(_boundary("OUTBOUND", r["edge_kind"], r["src_node_ref"], r["urn"], r["dst_service"],
+                                     r["resolution_status"], r["match_basis"]))
+        else:  # MQ: the publisher's topic to each subscriber entry
+            if r["src_scan_id"] == scan and r["src_ref"] in facts.relations:
+                out.append(_boundary("INBOUND", "MQ", facts.relations[r["src_ref"]]["target"] or r["src_ref"],
+                                     r["urn"], r["dst_service"], r["resolution_status"], r["match_basis"]))
+            if r["dst_scan_id"] == scan:
+                out.append(_boundary("OUTBOUND", "MQ", r["dst_ref"], r["urn"], r["src_service"],
+                                     r["resolution_status"], r["match_basis"]))
+    for r in data:  # src is the writer: its table is depended on by the other accessor
+        if r["src_ref"][0] == scan:
+            out.append(_boundary("INBOUND", "DATA", r["src_ref"][1], r["urn"], r["dst_service"],
+                                 r["resolution_status"], r["match_basis"]))
+        if r["dst_ref"][0] == scan:
+            out.append(_boundary("OUTBOUND", "DATA", r["dst_ref"][1], r["urn"], r["src_service"],
+                                 r["resolution_status"], r["match_basis"]))
+    unique = {tuple(b.values()): b for b in out}
+    return [unique[k] for k in sorted(unique, key=lambda k: tuple("" if v is None else v for v in k))]
+
+
 def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
-                    tables: dict[tuple[str, str | None], dict[str, set[str]]], alignment: list[dict[str, Any]],
+                    data: list[dict[str, Any]], alignment: list[dict[str, Any]],
                     reached: set[str] | None = None) -> dict[str, Any]:
-    """The profile of one service package (``cards``: its entry cards; ``tables``: :func:`_estate_tables`;
+    """The profile of one service package (``cards``: its entry cards; ``data``: :func:`data_rows`;
     ``alignment``: :func:`alignment_rows`; ``reached``: the methods its entries reach, where a gap
-    about code matters)."""
+    about code matters). Its boundaries run both ways (:func:`boundaries`): what it calls, publishes
+    and shares, and who calls its contracts, takes its messages and uses the tables it writes."""
     svc = facts.service_id
     ents = facts.entities
     entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
@@ -138,11 +189,27 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         stmts.append(statement("BOUNDARY_CALLS", [(c, "contract")], service=svc, urn=facts.name(c), providers=text))
         if status != "RESOLVED":
             gaps.append({"code": f"CONSUMED_{status}", "target": c, "reason": f"{facts.name(c)}: {text}"})
+    # who calls what it provides: each provided contract (or the service as a whole, or a gateway route
+    # entry) with the services aligned to it
+    bounds = boundaries(facts, alignment, data)
+    called: dict[str, list[dict[str, Any]]] = {}
+    for b in bounds:
+        if b["direction"] == "INBOUND" and b["edge_kind"] in ("RPC", "HTTP") and b["service_id"]:
+            called.setdefault(b["subject"], []).append(b)
+    for subject, rows in sorted(called.items()):
+        kind = ents[subject]["kind"] if subject in ents else None
+        fam = {"CONTRACT": "contract", "ENTRY": "entry", "SERVICE": "service"}.get(kind or "")
+        if fam is None:
+            continue
+        name = facts.name(subject) if kind != "SERVICE" else ", ".join(sorted({b["urn"] for b in rows if b["urn"]}))
+        callers = sorted({_party(b["service_id"], b["resolution_status"], b["match_basis"]) for b in rows})
+        stmts.append(statement("BOUNDARY_CALLED_BY", [(subject, fam)], service=svc, urn=name,
+                               callers=", ".join(callers)))
     topics_out = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "PUBLISHES" and r["target"]})
     for t in topics_out:
         sends = {rid for rid, r in facts.relations.items() if r["kind"] == "PUBLISHES" and r["target"] == t}
-        subs = {r["dst_service"] for r in rows_out if r["edge_kind"] == "MQ" and r["src_ref"] in sends
-                and r["resolution_status"] == "RESOLVED"}
+        subs = {_party(r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows_out
+                if r["edge_kind"] == "MQ" and r["src_ref"] in sends and r["dst_service"]}
         stmts.append(statement("BOUNDARY_PUBLISHES", [(t, "topic")], service=svc, topic=facts.name(t),
                                subscribers=f"{_names(subs)} subscribe{'s' if len(subs) == 1 else ''}" if subs
                                else "no current subscriber"))
@@ -150,45 +217,43 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
     for t in topics_in:
         subscribers = {r["source"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"] == t}
         # joined on the subscribing entry: a RabbitMQ binding or dead-letter route publishes another urn
-        pubs = {r["src_service"] for r in rows_in if r["edge_kind"] == "MQ" and r["dst_ref"] in subscribers
-                and r["resolution_status"] == "RESOLVED"}
+        pubs = {_party(r["src_service"], r["resolution_status"], r["match_basis"]) for r in rows_in
+                if r["edge_kind"] == "MQ" and r["dst_ref"] in subscribers and r["src_service"]}
         stmts.append(statement("BOUNDARY_SUBSCRIBES", [(t, "topic")], service=svc, topic=facts.name(t),
                                publishers=_names(pubs)))
     accessed = con.execute("SELECT DISTINCT logical_table, datasource, op, is_sharded, confirmed_shard_key, "
                            "candidate_shard_keys, shard_key_status FROM table_access WHERE service_id = ? AND "
                            "via_ref.scan_id = ? ORDER BY ALL", [svc, facts.scan_id]).fetchall()
-    by_urn: dict[str, list[str]] = {}
-    for r, e in ents.items():
-        if e["kind"] == "TABLE":
-            by_urn.setdefault(e["urn"], []).append(r)
+    table_rid = {(e["urn"], e["datasource"]): r for r, e in ents.items() if e["kind"] == "TABLE"}
     written, read, sole, sharded = [], [], [], []
-    shared_said: set[tuple[str, str | None, str]] = set()
+    mine: dict[tuple[str, str | None], set[str]] = {}
     for table, ds, op, is_sharded, key, cands, key_status in accessed:
-        item = {"logical_table": table, "datasource": ds}
-        (written if op == "WRITE" else read).append(item)
-        rid = next(iter(sorted(by_urn.get(table, []))), None)
-        others = tables.get((table, ds), {})
-        if op == "WRITE" and others.get("WRITE", set()) == {svc}:
-            sole.append(item)
-            if rid:
-                stmts.append(statement("RESPONSIBILITY_SOLE_WRITER", [(rid, "table")], service=svc, table=table))
-        if rid and (op == "WRITE" or others.get("WRITE", set()) - {svc}) and (table, ds, svc) not in shared_said:
-            # who else touches it, and how: each other writer, and (for a table it writes) each reader
-            said = []
-            for other in sorted((others.get("WRITE", set()) | others.get("READ", set())) - {svc}):
-                if other in others.get("WRITE", set()):
-                    said.append(f"{other} writes it")
-                elif op == "WRITE" or svc in others.get("WRITE", set()):
-                    said.append(f"{other} reads it")
-            if said:
-                shared_said.add((table, ds, svc))
-                verb = "writes" if svc in others.get("WRITE", set()) else "reads"
-                stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc, op=verb,
-                                       table=table, others=", ".join(said)))
+        (written if op == "WRITE" else read).append({"logical_table": table, "datasource": ds})
+        mine.setdefault((table, ds), set()).add(op)
         if is_sharded and not any(s["logical_table"] == table and s["datasource"] == ds for s in sharded):
             sharded.append({"logical_table": table, "datasource": ds, "confirmed_shard_key": key,
                             "candidate_shard_keys": json.loads(cands) if isinstance(cands, str) else (cands or []),
                             "shard_key_status": key_status})
+    for (table, ds), ops in sorted(mine.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        rid = table_rid.get((table, ds))
+        # the other side of each DATA alignment row of this table: a writer of a table it uses, or an
+        # accessor of a table it writes (who also writes it has a row the other way)
+        others: dict[str, tuple[str, str, str]] = {}
+        for b in bounds:
+            if b["edge_kind"] == "DATA" and b["subject"] == rid and b["service_id"]:
+                op = "writes" if b["direction"] == "OUTBOUND" else "reads"
+                cur = others.get(b["service_id"])
+                # a writer over a reader; a RESOLVED match over an AMBIGUOUS one
+                if cur is None or (op, b["resolution_status"] == "RESOLVED") > (cur[0], cur[1] == "RESOLVED"):
+                    others[b["service_id"]] = (op, b["resolution_status"], b["match_basis"])
+        if "WRITE" in ops and not any(o[0] == "writes" for o in others.values()):
+            sole.append({"logical_table": table, "datasource": ds})
+            if rid:
+                stmts.append(statement("RESPONSIBILITY_SOLE_WRITER", [(rid, "table")], service=svc, table=table))
+        if rid and others:
+            said = [f"{_party(o, st, basis)} {op} it" for o, (op, st, basis) in sorted(others.items())]
+            stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc,
+                                   op="writes" if "WRITE" in ops else "reads", table=table, others=", ".join(said)))
     configs = [{"config_key": k, "value_resolution": v} for k, v in con.execute(
         "SELECT DISTINCT config_key, value_resolution FROM config_bindings WHERE scan_id = ? ORDER BY ALL",
         [facts.scan_id]).fetchall()]
@@ -219,7 +284,9 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
                      "reason": "no entry, provided contract or solely written table to state a responsibility from"})
     if not any(s["role"] == "BOUNDARY" for s in stmts):
         gaps.append({"code": "NO_BOUNDARY_EVIDENCE", "target": facts.scan_id,
-                     "reason": "no call, message or shared table crosses the service's boundary"})
+                     "reason": "no call, message or shared table crosses the service's boundary in either direction: "
+                               "it calls, publishes and shares nothing, and no service calls it, takes its "
+                               "messages or uses the tables it writes"})
     stmts.sort(key=lambda x: (x["role"] != "RESPONSIBILITY", x["template"]))  # stable: by role, then template
     profile = {
         "service_id": svc, "label": label, "scan_id": facts.scan_id,
@@ -230,7 +297,7 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         "topics_in": [facts.name(t) for t in topics_in],
         "topics_out": [facts.name(t) for t in topics_out],
         "tables_written": written, "tables_read": read, "sole_writer_of": sole, "sharded_tables": sharded,
-        "config_keys": configs, "cache_prefixes": caches,
+        "config_keys": configs, "cache_prefixes": caches, "boundaries": bounds,
         "statements": stmts, "gaps": gaps, "complete": not gaps,
     }
     profile["revision_id"] = "profrev:" + digest({k: v for k, v in profile.items() if k != "scan_id"})[:24]

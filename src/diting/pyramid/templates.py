@@ -48,6 +48,8 @@ TEMPLATES: dict[str, Template] = {
     "RESPONSIBILITY_SOLE_WRITER": Template("RESPONSIBILITY", "{service} is the only service that writes {table}.",
                                            ("table",)),
     "BOUNDARY_CALLS": Template("BOUNDARY", "{service} hands {urn} to {providers}.", ("contract",)),
+    "BOUNDARY_CALLED_BY": Template("BOUNDARY", "{service} is called on {urn} by {callers}.",
+                                   ("contract", "entry", "service")),
     "BOUNDARY_PUBLISHES": Template("BOUNDARY", "{service} publishes {topic}; {subscribers}.", ("topic",)),
     "BOUNDARY_SUBSCRIBES": Template("BOUNDARY", "{service} reacts to {topic} from {publishers}.", ("topic",)),
     "BOUNDARY_SHARED_TABLE": Template("BOUNDARY", "{service} {op} {table}; {others}.", ("table",)),
