@@ -267,6 +267,11 @@ def query(
             _fail(f"--param takes NAME=VALUE, not {p!r}")
         params[name.strip().lstrip("$")] = value
     try:
+        if saved is not None:  # a name written without its scheme, or with the @datasource findings print
+            from diting.graph.store import resolve_params
+            params, notes = resolve_params(db, known[saved].names, params)
+            for note in notes:
+                say(err, f"note: {note}")
         headers, rows = run_query(db, sql, params or None)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
