@@ -225,6 +225,13 @@ def test_what_changed_shows_the_difference_not_a_cut_prefix():
     text = describe(row)
     assert 'signature: + ["int"]' in text
     assert "List)" in text and "List,int)" in text  # the long ids shown where they differ
+    # what the change is about comes before its new revision; a revision alone is the code behind it
+    row["before"]["implementation_ref"] = {"revision_id": "rev:" + "1" * 64}
+    row["after"]["implementation_ref"] = {"revision_id": "rev:" + "2" * 64}
+    assert "implementation_ref" not in describe(row) and describe(row).endswith('signature: + ["int"]; +1 more')
+    same = {"class": "ENTRY_CHANGED", "stable_id": "x", "before": {"implementation_ref": row["before"]["implementation_ref"]},
+            "after": {"implementation_ref": row["after"]["implementation_ref"]}}
+    assert describe(same) == "its code changed (rev:11111111111… → rev:22222222222…)"
 
 
 SHIPMENT = "fulfillment/fulfillment-web/src/main/java/com/jd/trade/fulfillment/web/ShipmentController.java"

@@ -229,6 +229,8 @@ def describe(change: dict[str, Any], limit: int = 3) -> str:
         if not diffs:
             return f"{_short(after)} (unchanged; its evidence moved)" if change["class"] == "EVIDENCE_MOVED" \
                 else _short(after)
+        if diffs == ["implementation_ref.revision_id"]:  # the same record over other code
+            return f"its code changed ({_clip(str(a[diffs[0]]), 16)} → {_clip(str(b[diffs[0]]), 16)})"
         own = [k for k in diffs if k.split(".")[0] not in _CONSEQUENT] or diffs
         shown = [f"{k}: {_delta(a.get(k), b.get(k))}" for k in own[:limit]]
         more = len(diffs) - len(shown)
