@@ -241,7 +241,6 @@ SHIPMENT = "fulfillment/fulfillment-web/src/main/java/com/jd/trade/fulfillment/w
 def retyped(tmp_path_factory):
     """The fulfillment-center packages before and after one endpoint's parameter changed type
     (``ship(String)`` → ``ship(CharSequence)``): (repo, old package, new package)."""
-    from diting.demo import _git
     root = tmp_path_factory.mktemp("retyped")
     repo = root / "repo"
     build_fixture_repo(repo)

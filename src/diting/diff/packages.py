@@ -281,7 +281,7 @@ def _refs(rec: Any) -> set[str]:
     if rec.get("kind") == "FIELD" and "." in str(rec.get("stable_id")):
         out.add(str(rec["stable_id"]).rsplit(".", 1)[0])
     for k, v in rec.items():
-        if k in _NOT_BELONGING or not (k.endswith("_ref") or k.endswith("_refs") or k == "declaring_type"):
+        if k in _NOT_BELONGING or not (k.endswith(("_ref", "_refs")) or k == "declaring_type"):
             continue
         for x in v if isinstance(v, list) else [v]:
             if isinstance(x, str):
