@@ -92,10 +92,10 @@ def test_commit_relations_and_the_cli(two_commits, tmp_path):
     r = runner.invoke(app, ["diff", str(old), str(old)])
     assert r.exit_code == 0
     r = runner.invoke(app, ["diff", str(old), str(new), "--repo", str(repo), "--format", "json"])
-    assert r.exit_code == 1 and json.loads(r.output)["summary"]["CONTRACT_ADDED"] == 2
+    assert r.exit_code == 1 and json.loads(r.output)["summary"]["CONTRACT_ADDED"] == 1  # the EXPOSES folded in
     r = runner.invoke(app, ["diff", str(old), str(new), "--format", "md"])
     assert r.exit_code == 1 and r.output.startswith("### diting diff — `stock-center`")
-    assert "<details><summary>CONTRACT_ADDED (2)</summary>" in r.output
+    assert "**CONTRACT_ADDED** (1)" in r.output and "(commits: **UNKNOWN (--repo relates them)**)" in r.output
     for args in ([str(old), str(pkgs["order-center"][1])], [str(old), str(tmp_path)], [str(old), str(new), "--repo",
                                                                                         str(tmp_path)]):
         r = runner.invoke(app, ["diff", *args])
@@ -143,6 +143,16 @@ def test_a_commit_range_scans_once_and_reuses(two_commits, tmp_path):
     r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "work"),
                                  "--repo-id", "fixtures/estate", "--format", "md"])
     assert r.exit_code == 1 and "### diting diff — `stock-center`" in r.output
+    assert "### diting diff — `promotion-center`" not in r.output  # only OTHER and EVIDENCE_MOVED there
+    assert r.output.strip().splitlines()[-1].startswith("Not listed: ")
+    r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "work"),
+                                 "--repo-id", "fixtures/estate", "--format", "json", "--service", "payment-center"])
+    got = json.loads(r.output)
+    assert r.exit_code == 1 and [s["service_id"] for s in got["services"]] == ["payment-center"]
+    assert "stock-center" in got["omitted_services"]
+    r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "work"),
+                                 "--repo-id", "fixtures/estate", "--service", "payment-centre"])
+    assert r.exit_code == 2 and "did you mean payment-center" in r.output
     for args in (["HEAD~1", "--repo", str(repo)], ["nope..HEAD", "--repo", str(repo)], ["a..b"]):
         r = CliRunner().invoke(app, ["diff", *args, "--work", str(tmp_path / "w2")])
         assert r.exit_code == 2 and "Traceback" not in r.output, args
@@ -171,7 +181,7 @@ def test_markdown_escapes_what_the_scanned_code_names():
     evil = "t1\n| FAKE | row |\n# Heading\n</details><img src=x onerror=alert(1)>`x`\x1b[2J\u202egnp.exe"
     side = {"scan_id": "s", "commit_sha": "0" * 40, "input_digest": "0" * 64}
     doc = {"service_id": evil, "old": side, "new": side, "commit_relation": "EXACT", "merge_bases": [],
-           "input_differences": [], "summary": {"TOPIC_PUBLISH_CHANGED": 1},
+           "input_differences": [], "summary": {"TOPIC_PUBLISH_CHANGED": 1}, "folded_summary": {}, "omitted": {},
            "changes": [{"class": "TOPIC_PUBLISH_CHANGED", "stable_id": evil, "before": {"urn": evil},
                         "after": None}],
            "rename_candidates": [{"kind": "TYPE", "before": evil, "after": evil, "basis": evil}],
@@ -215,3 +225,95 @@ def test_what_changed_shows_the_difference_not_a_cut_prefix():
     text = describe(row)
     assert 'signature: + ["int"]' in text
     assert "List)" in text and "List,int)" in text  # the long ids shown where they differ
+    # what the change is about comes before its new revision; a revision alone is the code behind it
+    row["before"]["implementation_ref"] = {"revision_id": "rev:" + "1" * 64}
+    row["after"]["implementation_ref"] = {"revision_id": "rev:" + "2" * 64}
+    assert "implementation_ref" not in describe(row) and describe(row).endswith('signature: + ["int"]; +1 more')
+    same = {"class": "ENTRY_CHANGED", "stable_id": "x", "before": {"implementation_ref": row["before"]["implementation_ref"]},
+            "after": {"implementation_ref": row["after"]["implementation_ref"]}}
+    assert describe(same) == "its code changed (rev:11111111111… → rev:22222222222…)"
+
+
+SHIPMENT = "fulfillment/fulfillment-web/src/main/java/com/jd/trade/fulfillment/web/ShipmentController.java"
+
+
+@pytest.fixture(scope="module")
+def retyped(tmp_path_factory):
+    """The fulfillment-center packages before and after one endpoint's parameter changed type
+    (``ship(String)`` → ``ship(CharSequence)``): (repo, old package, new package)."""
+    root = tmp_path_factory.mktemp("retyped")
+    repo = root / "repo"
+    build_fixture_repo(repo)
+    path = repo / SHIPMENT
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('@PathVariable("orderNo") String orderNo', '@PathVariable("orderNo") CharSequence orderNo')
+                    .replace("shipmentPlanner.plan(orderNo);", "shipmentPlanner.plan(orderNo.toString());"),
+                    encoding="utf-8")
+    assert path.read_text(encoding="utf-8") != text
+    estate_changes.commit(repo)
+    for rev, name in (("HEAD~1", "old"), ("HEAD", "new")):
+        scan(repo, rev, ScanOptions(out=root / name, services=["fulfillment-center"], repo_id="fixtures/estate",
+                                    quiet=True))
+    return repo, next((root / "old").glob("fulfillment-center@*")), next((root / "new").glob("fulfillment-center@*"))
+
+
+def test_a_changed_parameter_type_is_one_signature_change(retyped):
+    """The contract's signature change is the one change: the EXPOSES that came and went, the
+    endpoint's entry and the handler method's own records are folded into it."""
+    repo, old, new = retyped
+    doc = diff(old, new, repo=repo)
+    assert doc["summary"] == {"CONTRACT_SIGNATURE_CHANGED": 1}
+    (row,) = doc["changes"]
+    assert (row["before"]["signature"], row["after"]["signature"]) == (["java.lang.String"], ["java.lang.CharSequence"])
+    assert {"CONTRACT_ADDED", "CONTRACT_REMOVED", "ENTRY_CHANGED"} <= {f["class"] for f in row["folded"]}
+    handler = "com.jd.trade:fulfillment-web/com.jd.trade.fulfillment.web.ShipmentController#ship(java.lang.CharSequence)"
+    assert handler in {f["stable_id"] for f in row["folded"]}
+    assert doc["folded_summary"]["CONTRACT_ADDED"] == doc["folded_summary"]["CONTRACT_REMOVED"] == 1
+    assert sum(doc["folded_summary"].values()) == len(row["folded"])
+    r = CliRunner().invoke(app, ["diff", str(old), str(new), "--repo", str(repo), "--format", "md"])
+    assert r.exit_code == 1, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) <= 12 and "**CONTRACT_SIGNATURE_CHANGED** (1)" in r.output
+    assert 'signature: - \\["java.lang.String"\\], + \\["java.lang.CharSequence"\\]' in r.output
+    assert lines[-1] == f"Not listed: {len(row['folded'])} records folded into the changes they belong to " \
+                        "(--format json has them)."
+
+
+def test_other_and_evidence_moved_are_counted_and_listed_when_asked(two_commits):
+    """OTHER and EVIDENCE_MOVED are left out of the listing and counted in its last line; --all lists
+    them, --class lists one class, --service names the service; a wrong name is one message."""
+    from diting.diff.report import narrow
+    _, pkgs = two_commits
+    old, new = pkgs["stock-center"]
+    doc = diff(old, new)
+    hidden = {k: v for k, v in doc["summary"].items() if k in ("OTHER", "EVIDENCE_MOVED")}
+    assert hidden["OTHER"] and hidden["EVIDENCE_MOVED"] and narrow(doc)["omitted"] == hidden
+    runner = CliRunner()
+    r = runner.invoke(app, ["diff", str(old), str(new), "--format", "md"])
+    assert r.exit_code == 1 and "EVIDENCE_MOVED" not in r.output.strip().splitlines()[-2]
+    assert r.output.strip().splitlines()[-1].startswith(
+        f"Not listed: EVIDENCE_MOVED {hidden['EVIDENCE_MOVED']}, OTHER {hidden['OTHER']} (--all or --class lists them); ")
+    r = runner.invoke(app, ["diff", str(old), str(new), "--all", "--format", "md"])
+    assert f"**OTHER** ({hidden['OTHER']})" in r.output or f"<summary>OTHER ({hidden['OTHER']})" in r.output
+    r = runner.invoke(app, ["diff", str(old), str(new), "--class", "other", "--class", "CONTRACT_ADDED",
+                            "--format", "json", "--service", "stock-center"])
+    got = json.loads(r.output)
+    assert {c["class"] for c in got["changes"]} == {"OTHER", "CONTRACT_ADDED"}
+    assert got["omitted"] == {k: v for k, v in doc["summary"].items() if k not in ("OTHER", "CONTRACT_ADDED")}
+    assert got["summary"] == doc["summary"]
+    r = runner.invoke(app, ["diff", str(old), str(new), "--class", "TABLE_WRITE_CHANGED"])
+    assert r.exit_code == 0, r.output  # nothing of that class
+    for args, said in ((["--class", "CONTRACT_CHANGED"], "did you mean"), (["--service", "order-center"],
+                                                                            "stock-center")):
+        r = runner.invoke(app, ["diff", str(old), str(new), *args])
+        assert r.exit_code == 2 and said in r.output and "Traceback" not in r.output, r.output
+
+
+def test_two_packages_of_one_commit_are_of_the_same_commit(two_commits):
+    _, pkgs = two_commits
+    old, _ = pkgs["stock-center"]
+    doc = diff(old, old)
+    assert doc["commit_relation"] == "EXACT" and doc["merge_bases"] == [doc["new"]["commit_sha"]]
+    for fmt in ("md", "table"):
+        r = CliRunner().invoke(app, ["diff", str(old), str(old), "--format", fmt])
+        assert r.exit_code == 0 and "same commit" in r.output and "UNKNOWN" not in r.output, r.output

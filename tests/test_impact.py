@@ -386,3 +386,60 @@ def _umask() -> int:
     m = os.umask(0)
     os.umask(m)
     return m
+
+
+def test_canned_queries_take_a_name_as_the_tool_prints_it(db):
+    """A table without its scheme, or with the @datasource findings print after it, names the table;
+    so does a contract urn or a topic without its scheme; each rewrite is said on stderr."""
+    runner = CliRunner()
+
+    def rows(saved: str, param: str) -> tuple[list[dict], str]:
+        res = runner.invoke(app, ["query", "--db", str(db), "--saved", saved, "--param", param, "--format", "json"])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout), res.stderr
+
+    full, note = rows("writers-of", "table=table://order_info")
+    assert full and note == ""
+    for given in ("order_info", "table://order_info@trade_order", "order_info@trade_order"):
+        got, note = rows("writers-of", f"table={given}")
+        assert got == full and note.strip() == f"note: table={given} is table://order_info"
+    assert rows("who-calls", "urn=" + RESERVE.split("://", 1)[1])[0] == rows("who-calls", f"urn={RESERVE}")[0]
+    assert rows("topic-reach", "topic=trade_order_status")[0] == rows("topic-reach", "topic=jmq://trade_order_status")[0]
+
+
+def test_a_name_that_matches_nothing_is_said_with_the_close_names(db):
+    runner = CliRunner()
+    for saved, param, said in (
+            ("writers-of", "table=order_infos", "no table named order_infos; did you mean table://order_info"),
+            ("writers-of", "table=table://nope_at_all", "no table named table://nope_at_all"),
+            ("who-calls", "urn=jsf://com.jd.trade.stock.api.StockReserveService#reserv",
+             f"no contract named jsf://com.jd.trade.stock.api.StockReserveService#reserv; did you mean {RESERVE}"),
+            ("topic-reach", "topic=kafka://trade_order_status", "no topic named kafka://trade_order_status")):
+        res = runner.invoke(app, ["query", "--db", str(db), "--saved", saved, "--param", param])
+        assert res.exit_code == 2 and said in res.output and "Traceback" not in res.output, res.output
+
+
+def test_canned_queries_name_methods_and_entries_by_stable_id_not_record_id(db):
+    from diting.ir.ids import ENTITY_PREFIX, HASHED_ID
+    params = {"urn": RESERVE, "table": "table://order_info", "topic": "jmq://trade_order_status"}
+    seen = 0
+    record_prefixes = set(ENTITY_PREFIX.values()) - {"bean:", "ext:"}  # a bean's, an external's record_id is its stable_id
+    for q in saved_queries().values():
+        _, rows = query(db, q.sql, {p: params[p] for p in q.params} or None)
+        for row in rows:
+            for cell in row:
+                if isinstance(cell, str):
+                    seen += 1
+                    prefix = cell.split(":", 1)[0] + ":"
+                    assert not (prefix in record_prefixes and not cell.startswith(prefix + "//")) \
+                        and not HASHED_ID.match(cell), (q.name, cell)
+    assert seen
+    _, rows = query(db, saved_queries()["topic-reach"].sql, {"topic": "jmq://trade_order_status"})
+    assert "MQ_CONSUMER:jmq://trade_order_status@com.jd.trade:fulfillment-core/com.jd.trade.fulfillment.mq." \
+           "OrderStatusListener#onStatus(java.lang.String)" in {r[-1] for r in rows}
+
+
+def test_a_pyramid_table_a_build_dropped_names_the_command_that_makes_it(db):
+    res = CliRunner().invoke(app, ["query", "--db", str(db), "SELECT count(*) FROM entry_cards"])
+    assert res.exit_code == 2 and f"'diting pyramid --db {db}' makes it" in res.output
+    assert "Catalog Error" not in res.output and "Traceback" not in res.output

@@ -267,6 +267,11 @@ def query(
             _fail(f"--param takes NAME=VALUE, not {p!r}")
         params[name.strip().lstrip("$")] = value
     try:
+        if saved is not None:  # a name written without its scheme, or with the @datasource findings print
+            from diting.graph.store import resolve_params
+            params, notes = resolve_params(db, known[saved].names, params)
+            for note in notes:
+                say(err, f"note: {note}")
         headers, rows = run_query(db, sql, params or None)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
@@ -323,37 +328,39 @@ def diff_cmd(
     work: Annotated[Path, typer.Option("--work", help="Where A..B scans are kept (and reused).")] = Path("diting-diff"),
     repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="Repository id for A..B scans.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+    classes: Annotated[Optional[list[str]], typer.Option("--class", help="List only this change class "
+                                                                         "(repeatable).")] = None,
+    services: Annotated[Optional[list[str]], typer.Option("--service", help="Only this service (repeatable).")]
+    = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list OTHER and EVIDENCE_MOVED (always counted; "
+                                                         "JSON lists them anyway).")] = False,
 ) -> None:
     """Compare two packages of one service by stable_id, or every service between two commits
-    (A..B with --repo): exit 0 no change, 1 changes, 2 error."""
-    from diting.diff.report import diff, to_json, to_markdown, to_table
+    (A..B with --repo): each change once, by its most specific class. Exit 0 no change (of --class,
+    --service), 1 changes, 2 error."""
+    from diting.diff.report import (check_classes, diff, narrow, narrow_range, range_markdown, range_table,
+                                    to_json, to_markdown, to_table)
     if fmt not in ("table", "json", "md"):
         _fail(f"--format must be table, json or md, not {fmt!r}")
-    render = {"json": to_json, "md": to_markdown, "table": to_table}[fmt]
+    show_all = show_all or fmt == "json"  # the JSON is complete unless --class narrows it
     try:
+        wanted = check_classes(classes or [])
         if new is None:
             if repo is None or ".." not in old:
                 _fail("give two package directories, or --repo REPO and a range A..B")
             from diting.diff.commits import diff_range
-            doc = diff_range(repo, old, work, db, repo_id)
-            changed = any(r["changes"] for r in doc["services"]) or doc["only_old"] or doc["only_new"]
-            if fmt == "json":
-                sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-            elif fmt == "md":
-                from diting.diff.report import range_markdown
-                sys.stdout.write(range_markdown(doc))
-            else:
-                for r in doc["services"]:
-                    sys.stdout.write(render(r) + "\n")
-                for label, ids in (("only in the old commit", doc["only_old"]), ("only in the new commit", doc["only_new"])):
-                    if ids:
-                        sys.stdout.write(f"{label}: {', '.join(ids)}\n")
+            doc = narrow_range(diff_range(repo, old, work, db, repo_id), wanted, services, show_all)
+            changed = any(narrow(r, wanted, True)["changes"] for r in doc["services"]) or doc["only_old"] or \
+                doc["only_new"]
+            sys.stdout.write({"json": to_json, "md": range_markdown, "table": range_table}[fmt](doc))
             raise typer.Exit(1 if changed else 0)
         doc = diff(Path(old), new, repo, db)
+        if services and doc["service_id"] not in services:
+            raise UserError(f"--service: the packages are of {doc['service_id']}, not {', '.join(services)}")
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
-    sys.stdout.write(render(doc))
-    raise typer.Exit(1 if doc["changes"] else 0)
+    sys.stdout.write({"json": to_json, "md": to_markdown, "table": to_table}[fmt](narrow(doc, wanted, show_all)))
+    raise typer.Exit(1 if narrow(doc, wanted, True)["changes"] else 0)
 
 
 @app.command("coverage")

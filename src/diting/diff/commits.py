@@ -99,7 +99,8 @@ def _by_service(d: Path) -> dict[str, Path]:
 
 
 def diff_range(repo: Path, spec: str, work: Path, db: Path | None = None, repo_id: str | None = None) -> dict[str, Any]:
-    """``{range, old_commit, new_commit, reused, services: [diff report …], only_old, only_new}``.
+    """``{range, old_commit, new_commit, reused, services: [diff report …], only_old, only_new,
+    omitted_services: []}`` (:func:`diting.diff.report.narrow_range` narrows it).
     Raises :class:`UserError` for a spec that is not ``A..B`` or a revision the repository lacks."""
     from diting.diff.report import diff
     from diting.source.git import GitRepo, default_repo_id
@@ -116,4 +117,5 @@ def diff_range(repo: Path, spec: str, work: Path, db: Path | None = None, repo_i
     reports = [diff(olds[k], news[k], repo, db) for k in sorted(set(olds) & set(news))]
     return {"range": spec, "old_commit": old_sha, "new_commit": new_sha,
             "reused": [s for s, r in ((old_sha, old_reused), (new_sha, new_reused)) if r],
-            "services": reports, "only_old": sorted(set(olds) - set(news)), "only_new": sorted(set(news) - set(olds))}
+            "services": reports, "only_old": sorted(set(olds) - set(news)), "only_new": sorted(set(news) - set(olds)),
+            "omitted_services": []}

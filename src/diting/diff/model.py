@@ -1,4 +1,5 @@
-"""The diff report's shape (``diting diff --format json``), shipped as ``diff-report.schema.json``."""
+"""The diff report's shape (``diting diff --format json``), shipped as ``diff-report.schema.json``
+(``diff-range-report.schema.json`` for ``A..B``)."""
 
 from __future__ import annotations
 
@@ -24,14 +25,21 @@ class Side(_Strict):
     input_digest: str
 
 
-class ChangeRow(_Strict):
-    """One difference: the comparable parts of the record on each side (None where absent);
-    references name the stable_id they point at."""
+class FoldedRow(_Strict):
+    """A difference that exists only because of the change it is folded into (the EXPOSES of a
+    changed contract, the entry of an endpoint, the members of an added type …), in its own class."""
 
     class_: ChangeClass = Field(alias="class")
     stable_id: str
     before: Any
     after: Any
+
+
+class ChangeRow(FoldedRow):
+    """One change, once, by its most specific class: the comparable parts of the record on each side
+    (None where absent; references name the stable_id they point at), and the rows folded into it."""
+
+    folded: list[FoldedRow]
 
 
 class RenameCandidate(_Strict):
@@ -63,8 +71,14 @@ class DiffReport(_Strict):
     commit_relation: CommitRelation
     merge_bases: list[str]
     input_differences: list[str]
-    summary: dict[str, int]
+    #: changes by class (each change once; complete whatever the listing leaves out)
+    summary: dict[ChangeClass, int]
+    #: rows folded into a change, by their own class
+    folded_summary: dict[ChangeClass, int]
+    #: the changes listed (all, unless --class narrowed them)
     changes: list[ChangeRow]
+    #: the changes not listed, by class
+    omitted: dict[ChangeClass, int]
     rename_candidates: list[RenameCandidate]
     impact: list[ConsumerImpact] | None = None
 
@@ -80,3 +94,5 @@ class DiffRangeReport(_Strict):
     services: list[DiffReport]
     only_old: list[str]
     only_new: list[str]
+    #: services present at both commits that --service left out
+    omitted_services: list[str]

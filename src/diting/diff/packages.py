@@ -18,12 +18,25 @@ Classes (:data:`CLASSES`), the first that applies:
 * a record whose revision is unchanged and whose evidence moved (``EVIDENCE_MOVED``);
 * anything else (``OTHER``).
 
+A change is reported once, by its most specific class (:func:`fold`): a removed and an added record
+that are one thing changed are one row (a provided contract's urn with another signature, an entry of
+the same kind and urn, a method of the same type and name with other parameters — :data:`PAIRS`), and
+a row that only exists because of another change is folded into that change's row (``folded``): a
+record that came or went with the entity it names (the EXPOSES of an added contract, the members and
+CONTAINS of a removed type, the calls of a method whose parameters changed), the entry of a changed
+provided contract, and a record whose only difference is the new name of something paired (a
+transaction root that is a method with another signature). A row folds only into a row of a class at
+least as specific (:data:`SPECIFICITY`), except that last kind, which changed nothing of its own.
+
 A rename is a removal plus an addition; :func:`rename_candidates` pairs removed and added types and
 methods that carry the same members or signature under another name, as identity-mapping candidates.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,7 +112,7 @@ def _without_evidence(rec: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Change:
-    """One change row."""
+    """One change row, and the rows folded into it (:func:`fold`)."""
 
     cls: str
     stable_id: str
@@ -107,9 +120,17 @@ class Change:
     after: Any
     #: the raw record (refs by record_id) of the side present, for classifying pairs
     raw: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    folded: list[Change] = field(default_factory=list, compare=False, repr=False)
 
     def record(self) -> dict[str, Any]:
-        return {"class": self.cls, "stable_id": self.stable_id, "before": self.before, "after": self.after}
+        """``{class, stable_id, before, after, folded: [{class, stable_id, before, after}]}``."""
+        return {"class": self.cls, "stable_id": self.stable_id, "before": self.before, "after": self.after,
+                "folded": [{"class": f.cls, "stable_id": f.stable_id, "before": f.before, "after": f.after}
+                           for f in sorted(self.folded, key=_order)]}
+
+
+def _order(change: Change) -> tuple[int, str]:
+    return CLASSES.index(change.cls), change.stable_id
 
 
 def _entity_class(rec: dict[str, Any], added: bool, removed: bool) -> str:
@@ -146,7 +167,8 @@ def _relation_class(rec: dict[str, Any], added: bool, removed: bool) -> str:
 
 
 def compare(old: Package, new: Package) -> list[Change]:
-    """The change rows from ``old`` to ``new``, sorted by (class, stable_id)."""
+    """The change rows from ``old`` to ``new``, sorted by (class, stable_id), each change once with the
+    rows folded into it (:func:`pair`, :func:`fold`)."""
     changes: list[Change] = []
     for name, a_map, b_map, classify in (("entity", old.entities, new.entities, _entity_class),
                                          ("relation", old.relations, new.relations, _relation_class)):
@@ -174,7 +196,7 @@ def compare(old: Package, new: Package) -> list[Change]:
         sb = _strip(b, new.stable_of) if b is not None else None
         if sa != sb:
             changes.append(Change("CONFIG_CHANGED", sid, sa, sb))
-    return sorted(_pair_signatures(_pair_call_sites(changes)), key=lambda c: (CLASSES.index(c.cls), c.stable_id))
+    return sorted(fold(pair(_pair_call_sites(changes))), key=_order)
 
 
 def _site(rec: dict[str, Any] | None) -> tuple[str, str, str] | None:
@@ -209,29 +231,194 @@ def _pair_call_sites(changes: list[Change]) -> list[Change]:
     return [c for c in changes if id(c) not in merged] + out
 
 
-def _pair_signatures(changes: list[Change]) -> list[Change]:
-    """One urn of a PROVIDED contract losing one signature and gaining another is one
-    CONTRACT_SIGNATURE_CHANGED row (keyed by the new stable_id)."""
-    removed = {c.before["urn"]: c for c in changes if c.cls == "CONTRACT_REMOVED" and c.before.get("kind") == "CONTRACT"}
-    added = {c.after["urn"]: c for c in changes if c.cls == "CONTRACT_ADDED" and c.after.get("kind") == "CONTRACT"}
-    paired = {u for u in removed if u in added and
-              sum(1 for c in changes if c.cls == "CONTRACT_REMOVED" and (c.before or {}).get("urn") == u) == 1 and
-              sum(1 for c in changes if c.cls == "CONTRACT_ADDED" and (c.after or {}).get("urn") == u) == 1}
-    out = [c for c in changes if not ((c.cls == "CONTRACT_REMOVED" and (c.before or {}).get("urn") in paired) or
-                                      (c.cls == "CONTRACT_ADDED" and (c.after or {}).get("urn") in paired))]
-    out += [Change("CONTRACT_SIGNATURE_CHANGED", added[u].stable_id, removed[u].before, added[u].after) for u in paired]
+#: removed-and-added entities that are one thing changed: (kind, which records, what stays the same
+#: across the change, the class of the pair). A key shared by more than one removal or addition pairs
+#: nothing (overloads: which became which is unknown).
+PAIRS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], Any], str], ...] = (
+    ("CONTRACT", lambda r: r.get("role") == "PROVIDED", lambda r: r.get("urn"), "CONTRACT_SIGNATURE_CHANGED"),
+    ("ENTRY", lambda r: True, lambda r: (r.get("entry_kind"), r.get("urn")), "ENTRY_CHANGED"),
+    ("METHOD", lambda r: True, lambda r: str(r.get("stable_id")).split("(", 1)[0], "OTHER"),
+)
+
+
+def pair(changes: list[Change]) -> list[Change]:
+    """A removed and an added entity that are one thing changed (:data:`PAIRS`: a provided contract's
+    urn losing one signature and gaining another, an entry whose handler changed, a method whose
+    parameters changed) become one row of the pair's class, keyed by the new stable_id."""
+    gone: dict[tuple, list[Change]] = {}
+    came: dict[tuple, list[Change]] = {}
+    for c in changes:
+        rec = c.before if c.after is None else c.after if c.before is None else None
+        if not isinstance(rec, dict) or "source_ref" in rec:
+            continue
+        for i, (kind, which, key, _) in enumerate(PAIRS):
+            if rec.get("kind") == kind and which(rec):
+                (gone if c.after is None else came).setdefault((i, key(rec)), []).append(c)
+    merged: set[int] = set()
+    out: list[Change] = []
+    for k, olds in gone.items():
+        news = came.get(k, [])
+        if len(olds) == 1 and len(news) == 1 and k[1] is not None:
+            a, b = olds[0], news[0]
+            merged |= {id(a), id(b)}
+            out.append(Change(PAIRS[k[0]][3], b.stable_id, a.before, b.after, b.raw))
+    return [c for c in changes if id(c) not in merged] + out
+
+
+#: the classes from most to least specific: a row folds only into a row of a class no later here
+SPECIFICITY = ("CONTRACT_SIGNATURE_CHANGED",) + tuple(c for c in CLASSES if c != "CONTRACT_SIGNATURE_CHANGED")
+_RANK = {c: i for i, c in enumerate(SPECIFICITY)}
+#: fields naming other records that a row can belong to (evidence and diagnostics are never rows)
+_NOT_BELONGING = {"evidence_refs", "diagnostic_refs"}
+
+
+def _refs(rec: Any) -> set[str]:
+    """The stable_ids a (stripped) record names by reference: its ``…_ref``/``…_refs`` fields,
+    ``declaring_type``, and a FIELD's type (its stable_id less ``.{name}``)."""
+    out: set[str] = set()
+    if not isinstance(rec, dict):
+        return out
+    if rec.get("kind") == "FIELD" and "." in str(rec.get("stable_id")):
+        out.add(str(rec["stable_id"]).rsplit(".", 1)[0])
+    for k, v in rec.items():
+        if k in _NOT_BELONGING or not (k.endswith(("_ref", "_refs")) or k == "declaring_type"):
+            continue
+        for x in v if isinstance(v, list) else [v]:
+            if isinstance(x, str):
+                out.add(x)
     return out
+
+
+def _subst(value: Any, pattern: re.Pattern[str], renames: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(lambda m: renames[m.group(0)], value)
+    if isinstance(value, dict):
+        return {k: _subst(v, pattern, renames) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_subst(v, pattern, renames) for v in value]
+    return value
+
+
+def _identity(c: Change) -> bool:
+    """Whether a row is a record that came, went, or took a new stable_id (a pair)."""
+    return c.before is None or c.after is None or c.before.get("stable_id") != c.after.get("stable_id")
+
+
+def _is_relation(c: Change) -> bool:
+    return isinstance(c.before or c.after, dict) and "source_ref" in (c.before or c.after)
+
+
+def _params(stable_id: Any) -> str:
+    """The ``(…)`` a contract's or entry's stable_id ends with (its signature, its handler's parameters)."""
+    text = str(stable_id)
+    return text[text.rfind("("):] if text.endswith(")") and "(" in text else ""
+
+
+def fold(changes: list[Change]) -> list[Change]:
+    """Each change once: a row that exists only because of another change goes into that row's
+    ``folded`` list, and the rows left are returned. A relation that came or went, or an entity that
+    did or took a new stable_id, folds into the row of an entity that did too when
+
+    * it names that entity on the same side (``source_ref``, ``target_ref``, ``declaring_type``,
+      ``handler_ref``, a FIELD's type): the EXPOSES of a removed contract, the members of an added
+      type, the calls of a method whose parameters changed;
+    * it is an ENTRY and the entity is the provided CONTRACT of its urn (of its handler's parameters
+      when the urn has several);
+
+    an entity that came or went folds into a relation row that names it on the same side (a topic
+    that only a changed send names); in both cases only into a class at least as specific
+    (:data:`SPECIFICITY`: nothing leaves the listed classes for OTHER), an entity's row before a
+    relation's. And a row on both sides that differs only in naming a paired entity (:func:`pair`)
+    by its new stable_id folds into that pair's row, whatever its class: it changed nothing of its own.
+
+    Of several rows it could fold into, the most specific (then the first stable_id) takes it;
+    folded rows of folded rows go to the row that stays."""
+    before_of: dict[str, Change] = {}
+    after_of: dict[str, Change] = {}
+    named_before: dict[str, list[Change]] = {}  # relation rows by what they name, per side
+    named_after: dict[str, list[Change]] = {}
+    contract_of: dict[str, list[Change]] = {}
+    renames: dict[str, str] = {}
+    for c in changes:
+        b, a = c.before, c.after
+        if _is_relation(c):
+            for rec, index in ((b, named_before), (a, named_after)):
+                for r in _refs(rec):
+                    index.setdefault(r, []).append(c)
+            continue
+        if isinstance(b, dict) and "stable_id" in b:
+            before_of[b["stable_id"]] = c
+        if isinstance(a, dict) and "stable_id" in a:
+            after_of[a["stable_id"]] = c
+        if _identity(c) and (b or a).get("kind") == "CONTRACT" and (b or a).get("role") == "PROVIDED":
+            contract_of.setdefault(str((b or a).get("urn")), []).append(c)
+        if isinstance(b, dict) and isinstance(a, dict) and b.get("stable_id") != a.get("stable_id") and \
+                isinstance(b.get("stable_id"), str):
+            renames[b["stable_id"]] = a["stable_id"]
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(renames, key=lambda k: (-len(k), k)))) \
+        if renames else None
+    parent: dict[int, Change] = {}
+
+    def attach(c: Change, found: list[Change], any_rank: bool = False) -> None:
+        for p in sorted(found, key=lambda p: (_RANK[p.cls], _is_relation(p), p.stable_id)):
+            if p is not c and (any_rank or _RANK[p.cls] <= _RANK[c.cls]) and _root(p, parent) is not c:
+                parent[id(c)] = p  # never a cycle
+                return
+
+    ordered = sorted(changes, key=_order)
+    for c in ordered:  # into entities
+        b, a = c.before, c.after
+        if pattern is not None and isinstance(b, dict) and isinstance(a, dict):
+            hits = pattern.findall(json.dumps(b, sort_keys=True, ensure_ascii=False))
+            if hits and _subst(b, pattern, renames) == a:
+                attach(c, [before_of[h] for h in sorted(set(hits)) if h in before_of], any_rank=True)
+                if id(c) in parent:
+                    continue
+        if not _identity(c) or _is_relation(c) and b is not None and a is not None:
+            continue  # a relation with a new target is a change of its own
+        found = []
+        for rec, index in ((b, before_of), (a, after_of)):
+            found += [p for r in sorted(_refs(rec)) if (p := index.get(r)) is not None and _identity(p)]
+        rec = a or b
+        if rec.get("kind") == "ENTRY" and not _is_relation(c):
+            sides = [p for p in contract_of.get(str(rec.get("urn")), [])
+                     if (p.before is None) == (b is None) and (p.after is None) == (a is None)]
+            if len(sides) > 1:
+                sides = [p for p in sides if _params(p.stable_id) == _params(c.stable_id)]
+            found += sides[:1] if len(sides) == 1 else []
+        attach(c, found)
+    for c in ordered:  # an entity that came or went into the relation that names it
+        if id(c) in parent or _is_relation(c) or not _identity(c):
+            continue
+        found = [r for rec, index in ((c.before, named_before), (c.after, named_after)) if isinstance(rec, dict)
+                 for r in index.get(str(rec.get("stable_id")), [])]
+        attach(c, found)
+    kept: list[Change] = []
+    for c in ordered:
+        root = _root(c, parent)
+        if root is c:
+            kept.append(c)
+        else:
+            root.folded.append(c)
+    return kept
+
+
+def _root(c: Change, parent: dict[int, Change]) -> Change:
+    while id(c) in parent:
+        c = parent[id(c)]
+    return c
 
 
 def rename_candidates(old: Package, new: Package) -> list[dict[str, Any]]:
     """Identity-mapping candidates for removed-and-added TYPEs (the same member signatures under
-    another name, at least 80 % shared) and METHODs (the same name and parameters in another type):
-    ``[{kind, before, after, basis}]``."""
+    another name, at least 80 % shared) and METHODs (the same name and parameters in another type,
+    unless the two types are a candidate already): ``[{kind, before, after, basis}]``."""
     def members(pkg: Package, type_stable: str) -> set[str]:
         prefix = type_stable + "#"
         return {s[len(prefix):] for s, e in pkg.entities.items() if e["kind"] == "METHOD" and s.startswith(prefix)}
 
-    out = []
+    out: list[dict[str, Any]] = []
+    types: set[tuple[str, str]] = set()
     gone = [s for s, e in old.entities.items() if s not in new.entities and e["kind"] in ("TYPE", "METHOD")]
     came = [s for s, e in new.entities.items() if s not in old.entities and e["kind"] in ("TYPE", "METHOD")]
     for kind in ("TYPE", "METHOD"):
@@ -244,8 +431,10 @@ def rename_candidates(old: Package, new: Package) -> list[dict[str, Any]]:
                     if ma and mb and len(ma & mb) / len(ma | mb) >= 0.8:
                         out.append({"kind": kind, "before": a, "after": b,
                                     "basis": f"{len(ma & mb)} of {len(ma | mb)} member signatures shared"})
-                elif a.rsplit("#", 1)[-1] == b.rsplit("#", 1)[-1] and a.split("#")[0] != b.split("#")[0]:
+                elif a.rsplit("#", 1)[-1] == b.rsplit("#", 1)[-1] and a.split("#")[0] != b.split("#")[0] and \
+                        (a.split("#")[0], b.split("#")[0]) not in types:  # a renamed type's methods: said once
                     out.append({"kind": kind, "before": a, "after": b, "basis": "same name and parameters"})
+            types = {(r["before"], r["after"]) for r in out}
     return out
 
 

@@ -272,12 +272,26 @@ def with_graph(db: Path, fn, user_sql: bool = False):
         if not isinstance(exc, duckdb.Error):
             raise
         first = str(exc).splitlines()[0]
+        if user_sql and isinstance(exc, duckdb.CatalogException) and (made := _made_by(first, db)):
+            raise UserError(made) from exc
         if user_sql and isinstance(exc, duckdb.PermissionException):
             first = f"a query reads only the graph, never a file, a database or an extension ({first})"
         raise UserError(f"query failed: {first}" if user_sql else
                         f"{db}: {first} (rebuild the graph with 'diting graph build')") from exc
     finally:
         con.close()
+
+
+def _made_by(message: str, db: Path) -> str | None:
+    """For DuckDB's "no such table" naming a table another command makes (the pyramid's, which a
+    graph build drops), which command that is; else None."""
+    import shlex
+    from diting.pyramid.build import PYRAMID_TABLES
+    for table in sorted(PYRAMID_TABLES):
+        if re.search(rf"\b{table}\b", message):
+            return (f"{db} has no table {table}: 'diting pyramid --db {shlex.quote(str(db))}' makes it (a graph "
+                    "build drops the pyramid's tables, which derive from the packages it replaces)")
+    return None
 
 
 def _check_schema(con, db: Path) -> None:
@@ -530,12 +544,16 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[
 @dataclass
 class SavedQuery:
     """A canned query shipped in ``diting/graph/queries/{name}.sql``: its description (the leading
-    ``--`` comment lines), its ``$name`` parameters and its SQL."""
+    ``--`` comment lines), its ``$name`` parameters, its SQL, and for a parameter that names
+    something in the graph what it names and the SQL listing every such name (a
+    ``-- names PARAM (WHAT): SELECT …`` line), for :func:`resolve_params`."""
 
     name: str
     description: str
     params: list[str]
     sql: str
+    #: parameter → (what it names, SQL listing the graph's names of it)
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def saved_queries() -> dict[str, SavedQuery]:
@@ -548,9 +566,65 @@ def saved_queries() -> dict[str, SavedQuery]:
         text = f.read_text(encoding="utf-8")
         head = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("--")]
         params = next((h.split(":", 1)[1].replace(",", " ").split() for h in head if h.startswith("params:")), [])
-        desc = " ".join(h for h in head if not h.startswith("params:"))
-        out[f.name[:-4]] = SavedQuery(f.name[:-4], desc, params, text)
+        names = {m.group(1): (m.group(2) or m.group(1), m.group(3)) for h in head
+                 if (m := re.fullmatch(r"names (\w+)(?: \(([^)]+)\))?: (.+)", h))}
+        desc = " ".join(h for h in head if not h.startswith(("params:", "names ")))
+        out[f.name[:-4]] = SavedQuery(f.name[:-4], desc, params, text, names)
     return out
+
+
+def _bare(name: str) -> str:
+    """A name without its scheme: ``table://t_order`` → ``t_order``."""
+    return name.split("://", 1)[1] if "://" in name else name
+
+
+def match_name(value: str, known: list[str], what: str) -> str:
+    """The name among ``known`` (the graph's) that ``value`` gives: itself, or written without its
+    scheme (``t_order`` for ``table://t_order``), or with the ``@datasource`` the tool prints after a
+    table (``table://t_order@trade``). Raises :class:`UserError` when it names none ("no table named
+    …; did you mean …?", the close names from ``known``) or several (each named)."""
+    import difflib
+    have = set(known)
+    head, at, tail = value.rpartition("@")
+    forms = [value] + ([head] if at and head and re.fullmatch(r"[\w.\-]+", tail) else [])
+    for f in forms:
+        if f in have:
+            return f
+    by_bare: dict[str, list[str]] = {}
+    for k in sorted(have):
+        by_bare.setdefault(_bare(k), []).append(k)
+    for f in forms:
+        hits = by_bare.get(f, []) if "://" not in f else []
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise UserError(f"{what} {value!r} names several: {', '.join(hits)}; give one")
+    if not have:
+        raise UserError(f"no {what} named {value}: the graph has none")
+    lower = {b.lower(): ks for b, ks in by_bare.items()}
+    near = [k for b in difflib.get_close_matches(_bare(forms[-1]).lower(), sorted(lower), n=3, cutoff=0.6)
+            for k in lower[b]][:3]
+    raise UserError(f"no {what} named {value}" + (f"; did you mean {' or '.join(near)}?" if near else ""))
+
+
+def resolve_params(db: Path, names: dict[str, tuple[str, str]],
+                   params: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The parameters of a canned query with each one that names something in the graph (``names``:
+    parameter → (what it names, SQL listing the graph's names of it), :attr:`SavedQuery.names`)
+    replaced by the name it gives (:func:`match_name`), and a note for each one rewritten
+    (``table=t_order is table://t_order``). Raises :class:`UserError` for a value that names
+    nothing, or several things."""
+    wanted = {p: how for p, how in names.items() if p in params}
+    if not wanted:
+        return dict(params), []
+    known = with_graph(db, lambda con: {p: [r[0] for r in con.execute(sql).fetchall() if r[0] is not None]
+                                        for p, (_, sql) in wanted.items()})
+    out, notes = dict(params), []
+    for p in sorted(wanted):
+        out[p] = match_name(params[p], known[p], wanted[p][0])
+        if out[p] != params[p]:
+            notes.append(f"{p}={params[p]} is {out[p]}")
+    return out, notes
 
 
 def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[list[str], list[tuple]]:
