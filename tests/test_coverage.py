@@ -12,6 +12,7 @@ from lxml import html as lxml_html
 
 from conftest import ROOT, run_cli
 from coverage_recount import check, load
+from diting import __version__
 from diting.coverage.model import DIMENSIONS, TERMS, CoverageReport
 from diting.coverage.render import to_html, to_markdown, to_table
 from diting.coverage.report import coverage_of_graph, coverage_of_packages
@@ -44,7 +45,7 @@ def test_every_term_of_every_sample_package_is_recounted_from_its_records(estate
 def test_report_over_packages_keeps_each_package_and_sums_the_estate():
     doc = coverage_of_packages([SAMPLES])
     CoverageReport.model_validate(doc)
-    assert doc["source"] == {"graph": False, "packages": 7, "inventory": None}
+    assert doc["source"] == {"graph": False, "packages": 7, "inventory": None, "diting_version": __version__}
     for name in DIMENSIONS:
         _adds_up(doc["dimensions"][name])
     for s in doc["services"]:
@@ -168,7 +169,9 @@ def test_html_numbers_equal_the_json_report(graph):
             want = next(s for s in doc["services"] if s["scan_id"] == svc)["dimensions"][dim][term]
         assert int(td.text_content()) == want, (dim, term, svc)
         seen += 1
-    assert seen == len(DIMENSIONS) * 5 + sum(len(s["dimensions"]) * 5 for s in doc["services"])
+    # per package: the dimensions a package counts (applications and cross-service edges are the graph's)
+    per_package = [d for d in DIMENSIONS if d not in ("applications", "cross_service_edges")]
+    assert seen == len(DIMENSIONS) * 5 + sum(len(set(s["dimensions"]) & set(per_package)) * 5 for s in doc["services"])
     for td in tree.xpath("//td[@data-kind]"):
         assert int(td.text_content()) == doc["unresolved_by_kind"][td.get("data-kind")].get(td.get("data-status"), 0)
     for td in tree.xpath("//td[@data-code]"):
@@ -364,3 +367,249 @@ def test_inventory_values_are_text(graph, tmp_path):
         inv.write_text(body)
         r = run_cli("coverage", "--db", str(graph), "--inventory", str(inv))
         assert r.returncode == 2 and "not text" in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------- the page a reader sees (issue 21)
+
+#: the commit date the fixture estate's packages record (the fixture's committer time)
+FIXTURE_COMMITTED = "2026-01-01T00:00:00+00:00"
+
+
+def test_every_format_names_repository_commit_its_date_and_the_diting_versions(graph, tmp_path):
+    import duckdb
+    sha = json.loads(next(SAMPLES.glob("*/manifest.json")).read_text())["commit_sha"]
+    for doc in (coverage_of_packages([SAMPLES]), coverage_of_graph(graph)):
+        assert doc["source"]["diting_version"] == __version__
+        for s in doc["services"]:
+            assert (s["repo_id"], s["commit_sha"], s["commit_time"], s["analyzer_version"]) == \
+                ("fixtures/estate", sha, FIXTURE_COMMITTED, __version__)
+        tree = lxml_html.fromstring(to_html(doc))
+        rows = [(tr.xpath("./th")[0].text_content(), tr.xpath("./td")[0].text_content())
+                for tr in tree.xpath('//table[@id="inputs"]//tr')]
+        assert rows[:4] == [("repository", "fixtures/estate"), ("commit", sha),
+                            ("committed", f"{FIXTURE_COMMITTED} (committer time)"),
+                            ("packages", f"7, written by diting {__version__}")]
+        assert rows[4][0] == "report" and rows[4][1].endswith(f"computed by diting {__version__}")
+        assert "records no time of its own scan" in tree.text_content()
+        for text in (to_table(doc), to_markdown(doc)):
+            assert f"repository fixtures/estate at commit {sha}, committed {FIXTURE_COMMITTED}" in text
+            assert f"written by diting {__version__}" in text and f"computed by diting {__version__}" in text
+    # a graph an older diting built has no commit_time column: the date is "not recorded", never an error
+    old = tmp_path / "old.duckdb"
+    old.write_bytes(graph.read_bytes())
+    con = duckdb.connect(str(old))
+    con.execute("ALTER TABLE packages DROP COLUMN commit_time")
+    con.close()
+    doc = coverage_of_graph(old)
+    assert {s["commit_time"] for s in doc["services"]} == {None}
+    assert "not recorded (packages of an older diting)" in to_html(doc) and "(not recorded" in to_table(doc)
+
+
+def test_a_report_an_older_diting_wrote_still_validates_and_renders(graph):
+    """repo_id, commit_time, analyzer_version and diting_version are additions: a report without them
+    is still a valid report and every format renders it, saying what is not recorded."""
+    doc = json.loads(json.dumps(coverage_of_graph(graph)))
+    del doc["source"]["diting_version"]
+    for s in doc["services"]:
+        for k in ("repo_id", "commit_time", "analyzer_version"):
+            del s[k]
+    CoverageReport.model_validate(doc)
+    page = to_html(doc)
+    assert "repository" in page and "(not recorded)" in page and "computed by diting" not in page
+    assert "(not recorded)" in to_table(doc) and "(not recorded)" in to_markdown(doc)
+
+
+def _mostly_excluded(doc: dict) -> dict:
+    """``doc`` with its lib: package's files made 1 resolved of 105 discovered, 104 excluded (as
+    mall-swarm's root module: its sources are tests and kinds diting does not read)."""
+    lib = next(s for s in doc["services"] if s["kind"] == "LIB")
+    lib["dimensions"]["files"] = {**lib["dimensions"]["files"], "discovered": 105, "resolved": 1, "partial": 0,
+                                  "failed": 0, "excluded": 104, "excluded_by_reason": {"test_source": 104}}
+    CoverageReport.model_validate(doc)
+    return doc
+
+
+def _rows(svg) -> dict:
+    """``{label: (scale, {term: (n, x, width)}, text beside)}`` of a chart."""
+    out = {}
+    for g in svg.xpath(".//*[local-name()='g'][@class='row']"):
+        segs = {r.get("data-term"): (int(r.get("data-n")), int(r.get("x")), int(r.get("width")))
+                for r in g.xpath(".//*[local-name()='rect'][@class='seg']")}
+        out[g.get("data-label")] = (int(g.get("data-scale")), segs, g.xpath("./*[local-name()='text']")[-1].text)
+    return out
+
+
+def test_bars_are_shares_of_the_examined_items_on_a_0_to_100_axis_with_the_counts_beside(graph):
+    doc = _mostly_excluded(coverage_of_graph(graph))
+    tree = lxml_html.fromstring(to_html(doc))
+    charts = tree.xpath("//figure/*[local-name()='svg']")
+    per_package = [d for d in DIMENSIONS if d not in ("applications", "cross_service_edges")]
+    share = [c for c in charts if "resolved of examined" in c.xpath("./*[local-name()='title']")[0].text]
+    assert len(share) == 1 + sum(1 for d in per_package if any(s["dimensions"][d]["discovered"]
+                                                               for s in doc["services"]))
+    checked = 0
+    for svg in share:
+        bar = int(svg.get("data-bar-width"))
+        ticks = [(t.text, int(t.get("x"))) for t in svg.xpath(".//*[local-name()='text'][@class='tick']")]
+        assert [t for t, _ in ticks] == ["0%", "25%", "50%", "75%", "100%"]
+        assert ticks[-1][1] - ticks[0][1] == bar  # the axis spans the bar: 100 % is a full bar
+        title = svg.xpath("./*[local-name()='title']")[0].text
+        dims = {name: doc["dimensions"][name] for name in DIMENSIONS} if title.startswith("the estate") else {
+            s["service_id"] + (f" [{s['label']}]" if s["label"] else ""): s["dimensions"][title.split(":")[0]]
+            for s in doc["services"]}
+        for label, (scale, segs, beside) in _rows(svg).items():
+            d = dims[label]
+            examined = d["discovered"] - d["excluded"]
+            assert scale == examined
+            if examined:
+                # every examined item is in the bar and a full bar is 100 %: a fully resolved package is a
+                # full bar however few its items
+                assert sum(w for _, _, w in segs.values()) == bar
+                assert abs(segs.get("resolved", (0, 0, 0))[2] - bar * d["resolved"] / examined) <= 1
+                assert f"{d['resolved']}/{examined}" in beside
+            else:
+                assert not segs and "N/A" in beside
+            assert (f"+{d['excluded']} excluded" in beside) == bool(d["excluded"])
+            checked += 1
+    assert checked > 20
+    # the package of 104 excluded files and 1 resolved one: a full resolved bar, the exclusions beside it
+    files = next(c for c in share if c.xpath("./*[local-name()='title']")[0].text.startswith("files:"))
+    scale, segs, beside = _rows(files)["lib:trade-parent"]
+    assert scale == 1 and segs["resolved"][2] == int(files.get("data-bar-width"))
+    assert beside == "100.0% · 1/1 · +104 excluded"
+
+
+def test_a_mostly_excluded_package_does_not_read_as_failing_in_any_format(graph):
+    doc = _mostly_excluded(coverage_of_graph(graph))
+    for text in (to_table(doc), to_markdown(doc)):
+        row = next(line for line in text.splitlines() if "lib:trade-parent" in line and "/" in line)
+        assert "1/1 +104 excl." in row and "1/105" not in row, row
+        assert "examined is discovered less excluded" in text
+    tree = lxml_html.fromstring(to_html(doc))
+    lib = next(s for s in doc["services"] if s["kind"] == "LIB")
+    cells = {c.get("data-term"): int(c.text_content()) for c in
+             tree.xpath(f'//table[@id="services"]//td[@data-service="{lib["scan_id"]}"][@data-dim="files"]')}
+    assert cells == {"discovered": 105, "resolved": 1, "partial": 0, "failed": 0, "excluded": 104}
+    row = tree.xpath(f'//table[@id="services"]//td[@data-service="{lib["scan_id"]}"][@data-dim="files"]/..')[0]
+    assert row.xpath("./td")[-1].text == "100.0%"
+
+
+LONG = "yudao-module-iot-net-component-emqx-gateway-server-with-a-name-longer-than-any-column"
+
+
+def test_long_names_are_never_cut(graph):
+    """A name is whole in every table; a chart shortens it only in its middle (start and end kept,
+    the whole name its tooltip) and never draws it left of the chart."""
+    doc = coverage_of_graph(graph)
+    doc["services"][0]["service_id"] = LONG
+    doc["services"][1]["label"] = "gray-canary-2024-with-a-long-label"
+    doc["catalogue_differences"][0]["subject"] = "http://" + LONG + "/admin-api/" + "segment/" * 12
+    tree = lxml_html.fromstring(to_html(doc))
+    groups = [" ".join(th.text_content().split()) for th in tree.xpath('//table[@id="services"]//tbody/tr/th')]
+    assert groups[0].startswith(LONG + " ·")
+    assert groups[1].startswith(doc["services"][1]["service_id"] + " [gray-canary-2024-with-a-long-label] ·")
+    assert tree.xpath('//table[@id="differences"]//code')[0].text == doc["catalogue_differences"][0]["subject"]
+    seen = 0
+    for svg in tree.xpath("//*[local-name()='svg']"):
+        for g in svg.xpath(".//*[local-name()='g'][@class='row']"):
+            label = g.xpath("./*[local-name()='text']")[0]
+            title = label.xpath("./*[local-name()='title']")[0]
+            full, shown = title.text, title.tail  # the tooltip, then the text drawn
+            assert full == g.get("data-label")
+            assert int(label.get("x")) >= 0 and label.get("text-anchor") in (None, "start")
+            if shown != full:
+                head, _, tail = shown.partition("…")
+                assert full.startswith(head) and full.endswith(tail) and len(head) > 5 and len(tail) > 5, shown
+            if full == LONG:
+                seen += 1
+                assert shown != full  # too wide for the label column: shortened, not cut
+    assert seen == sum(1 for name in DIMENSIONS if name not in ("applications", "cross_service_edges")
+                       and doc["services"][0]["dimensions"][name]["discovered"])
+
+
+def _chromium() -> str | None:
+    import shutil
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def _layout(browser: str, page: Path, width: int) -> dict:
+    """The layout metrics (DevTools ``Page.getLayoutMetrics``) of ``page`` loaded in headless
+    ``browser`` with a window ``width`` CSS px wide: the browser's own layout, no script in the page.
+    The DevTools protocol runs over the pipe pair ``--remote-debugging-pipe`` reads (fd 3) and
+    writes (fd 4): NUL-separated JSON messages."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import tempfile
+    import time
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
+        proc = subprocess.Popen(
+            ["sh", "-c", 'exec "$@" 3<&0 4>&1 0</dev/null 1>/dev/null', "sh", browser, "--headless", "--no-sandbox",
+             "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}", "--remote-debugging-pipe"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        buf, ids = b"", iter(range(1, 1000))
+        deadline = time.monotonic() + 90
+
+        def receive() -> dict:
+            nonlocal buf
+            while b"\0" not in buf:
+                left = deadline - time.monotonic()
+                assert left > 0 and select.select([proc.stdout], [], [], left)[0], "the browser did not answer"
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                assert chunk, "the browser closed the pipe"
+                buf += chunk
+            msg, _, buf = buf.partition(b"\0")
+            return json.loads(msg)
+
+        def send(method: str, params: dict | None = None, session: str | None = None) -> int:
+            n = next(ids)
+            msg = {"id": n, "method": method, "params": params or {}, **({"sessionId": session} if session else {})}
+            proc.stdin.write(json.dumps(msg).encode() + b"\0")
+            proc.stdin.flush()
+            return n
+
+        def call(method: str, params: dict | None = None, session: str | None = None, until: str | None = None):
+            n = send(method, params, session)
+            result, event = None, until is None
+            while result is None or not event:
+                m = receive()
+                if m.get("id") == n:
+                    assert "error" not in m, m
+                    result = m["result"]
+                elif until is not None and m.get("method") == until and m.get("sessionId") == session:
+                    event = True
+            return result
+
+        try:
+            target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                                        "mobile": False}, session)
+            call("Page.enable", session=session)
+            call("Page.navigate", {"url": page.resolve().as_uri()}, session, until="Page.loadEventFired")
+            metrics = call("Page.getLayoutMetrics", session=session)
+            send("Browser.close")  # it may exit before it answers
+            proc.wait(30)
+            return metrics
+        finally:
+            if proc.poll() is None:  # the browser and its helpers: the process group it leads
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no chromium on this machine")
+def test_the_page_reads_at_700_px_without_sideways_scrolling(graph, tmp_path):
+    """Rendered by a real browser 700 px wide, the page — long names, long subjects and all — is no
+    wider than the window: tables wrap, charts fit."""
+    doc = _mostly_excluded(coverage_of_graph(graph))
+    doc["services"][0]["service_id"] = LONG
+    doc["catalogue_differences"][0]["subject"] = "http://" + LONG + "/admin-api/" + "segment/" * 12
+    page = tmp_path / "coverage.html"
+    page.write_text(to_html(doc), encoding="utf-8")
+    for width in (700, 1280):
+        m = _layout(_chromium(), page, width)
+        assert m["cssLayoutViewport"]["clientWidth"] == width
+        assert m["cssContentSize"]["width"] <= width, (width, m["cssContentSize"])
+    assert m["cssContentSize"]["height"] > 2000  # the page was laid out, not an empty document

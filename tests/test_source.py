@@ -266,3 +266,27 @@ def test_a_folder_inside_a_repository_is_not_the_repository(tmp_path):
     inner = run_cli("scan", str(bare / "objects"), "--commit", "HEAD", "--out", str(tmp_path / "o3"))
     assert inner.returncode == 2 and "inside the git directory" in inner.stderr
     assert run_cli("scan", str(bare), "--commit", "HEAD", "--out", str(tmp_path / "o4")).returncode == 0
+
+
+def test_commit_time_is_the_committers_with_its_own_offset(tmp_path):
+    """The date a package records is a fact of the commit: the committer's time and UTC offset
+    (not the author's), the same on every machine; a commit object whose committer line has no
+    well-formed time gives None."""
+    repo, sha = make_repo(tmp_path, {"a.txt": "x\n"})
+    tree = subprocess.run(["git", "-C", str(repo), "rev-parse", f"{sha}^{{tree}}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+    def commit(body: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
+                              input=body, capture_output=True, text=True, check=True).stdout.strip()
+
+    with GitRepo(repo) as g:
+        assert g.commit_time(sha) == "2026-01-01T00:00:00+00:00"  # the fixture committer's date
+        made = commit(f"tree {tree}\nauthor A <a@x> 1000000000 +0100\ncommitter C <c@x> 1709259300 +0800\n\nm\n")
+        assert g.commit_time(made) == "2024-03-01T10:15:00+08:00"
+        made = commit(f"tree {tree}\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1709259300 -0230\n\nm\n")
+        assert g.commit_time(made) == "2024-02-29T23:45:00-02:30"
+        for bad in ("committer C <c@x> soon +0000", "committer C <c@x> 1709259300 +9960", "author A <a@x> 1 +0000"):
+            assert g.commit_time(commit(f"tree {tree}\n{bad}\n\nm\n")) is None, bad
+        # a "committer" line in the message is no header
+        assert g.commit_time(commit(f"tree {tree}\n\ncommitter C <c@x> 1709259300 +0800\n")) is None

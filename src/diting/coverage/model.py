@@ -30,7 +30,15 @@ class ServiceCoverage(_Strict):
     label: str
     kind: Literal["SERVICE", "LIB"]
     scan_id: str
+    #: the package's repository, as its manifest names it (repo_id, commit_time, analyzer_version and
+    #: the source's diting_version are absent from reports an older diting wrote)
+    repo_id: str | None = None
     commit_sha: str
+    #: the commit's committer time (ISO 8601) the package's analysis input records; None when it
+    #: records none. Packages hold no time of their scan: equal inputs give equal bytes
+    commit_time: str | None = None
+    #: the diting version that wrote the package (its manifest's ``analyzer_version``)
+    analyzer_version: str | None = None
     status: str
     dimensions: dict[str, CoverageDimension]
 
@@ -64,6 +72,8 @@ class ReportSource(_Strict):
     graph: bool
     packages: int
     inventory: InventorySource | None
+    #: the diting version that computed the report
+    diting_version: str | None = None
 
 
 class CoverageReport(_Strict):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diting import __version__
 from diting.coverage.model import DIMENSIONS, TERMS
 from diting.coverage.package import dimension
 from diting.errors import UserError
@@ -53,6 +54,8 @@ class _Pkg:
     coverage: dict[str, Any]
     repo_id: str = ""
     profile_set: str = "default"
+    analyzer_version: str | None = None
+    commit_time: str | None = None
 
     @property
     def kind(self) -> str:
@@ -90,7 +93,7 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
-    from diting.graph.store import _profile_set
+    from diting.graph.store import _profile_set, analysis_input, commit_time
     from diting.ir.writer import package_dirs
     from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
@@ -106,8 +109,9 @@ def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
             continue
         seen.add(m["scan_id"])
         cov = checked_coverage((d / "coverage.json").read_text(encoding="utf-8"), str(d / "coverage.json"))
+        ai = analysis_input(d)
         est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov,
-                                 m["repo_id"], _profile_set(d)))
+                                 m["repo_id"], _profile_set(d, ai), m.get("analyzer_version"), commit_time(ai)))
         try:
             for r in read_jsonl(d / "relations.jsonl"):
                 if r["resolution_status"] != "RESOLVED":
@@ -126,13 +130,18 @@ def _from_graph(con) -> _Estate:
     cur = "scan_id IN (SELECT scan_id FROM packages WHERE is_current)"
     est = _Estate([], graph=True)
     docs = dict(con.execute(f"SELECT scan_id, CAST(document AS VARCHAR) FROM coverage WHERE {cur}").fetchall())
-    for scan_id, service_id, label, commit, status, repo_id, profiles in con.execute(
-            "SELECT scan_id, service_id, label, commit_sha, status, repo_id, profile_set FROM packages WHERE "
-            "is_current ORDER BY service_id, label, scan_id").fetchall():
+    # a graph an older diting built has no commit_time column: its commits' times are unknown here
+    timed = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' AND "
+                        "table_name = 'packages' AND column_name = 'commit_time'").fetchone()[0]
+    for scan_id, service_id, label, commit, status, repo_id, profiles, version, committed in con.execute(
+            "SELECT scan_id, service_id, label, commit_sha, status, repo_id, profile_set, analyzer_version, "
+            f"{'commit_time' if timed else 'NULL'} FROM packages WHERE is_current "
+            "ORDER BY service_id, label, scan_id").fetchall():
         if docs.get(scan_id) is None:
             raise UserError(f"the graph holds no coverage report for {scan_id}; rebuild it with 'diting graph build'")
         cov = checked_coverage(docs[scan_id], f"the coverage report of {scan_id} in the graph")
-        est.packages.append(_Pkg(scan_id, service_id, label, commit, status, cov, repo_id or "", profiles))
+        est.packages.append(_Pkg(scan_id, service_id, label, commit, status, cov, repo_id or "", profiles, version,
+                                 committed))
     for kind, status, n in con.execute(f"SELECT kind, resolution_status, count(*) FROM relations WHERE {cur} AND "
                                        "resolution_status <> 'RESOLVED' GROUP BY ALL").fetchall():
         est.unresolved[(kind, status)] = n
@@ -291,7 +300,8 @@ def build_report(est: _Estate, inventory=None, inventory_path: Path | None = Non
     for p in sorted(est.packages, key=lambda p: (p.service_id, p.label, p.scan_id)):
         dims = {d: p.coverage["dimensions"][d] for d in DIMENSIONS if d in p.coverage["dimensions"]}
         services.append({"service_id": p.service_id, "label": p.label, "kind": p.kind, "scan_id": p.scan_id,
-                         "commit_sha": p.commit_sha, "status": p.status, "dimensions": dims})
+                         "repo_id": p.repo_id, "commit_sha": p.commit_sha, "commit_time": p.commit_time,
+                         "analyzer_version": p.analyzer_version, "status": p.status, "dimensions": dims})
     # the estate is its deployables: lib: packages keep their own figures but are not summed
     deployed = [s for s in services if s["kind"] == "SERVICE"]
     totals = {d: _sum([s["dimensions"][d] for s in deployed if d in s["dimensions"]], len(deployed))
@@ -312,7 +322,7 @@ def build_report(est: _Estate, inventory=None, inventory_path: Path | None = Non
     all_diffs = sorted(diffs + edge_diffs, key=lambda d: (order[d["kind"]], d["service_id"] or "", d["subject"]))
     return {
         "schema_version": "0.1",
-        "source": {"graph": est.graph, "packages": len(est.packages),
+        "source": {"graph": est.graph, "packages": len(est.packages), "diting_version": __version__,
                    "inventory": {"path": str(inventory_path), "sha256": inventory.sha256} if inventory else None},
         "dimensions": {d: totals[d] for d in DIMENSIONS},
         "services": services,

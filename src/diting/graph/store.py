@@ -72,7 +72,7 @@ PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
     scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
     analyzer_version VARCHAR, package_dir VARCHAR, manifest_sha256 VARCHAR, is_current BOOLEAN NOT NULL,
-    load_seq INTEGER NOT NULL)"""
+    load_seq INTEGER NOT NULL, commit_time VARCHAR)"""
 
 
 #: each package's protocol table (analysis_input.json ``protocols``): how the graph aligns a scheme
@@ -326,12 +326,23 @@ def _check_schema(con, db: Path) -> None:
                                 "build into a new --db file")
 
 
-def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]], int]:
-    """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256, protocols)]`` once per
-    scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
+#: a package as :func:`build` loads it: (dir, manifest, profile set, manifest sha256, protocols, commit time)
+_Read = tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]], str | None]
+
+
+def commit_time(ai: dict[str, Any]) -> str | None:
+    """The committer time a package's analysis input records (``ai``), None when it records none (a
+    package of an older diting, or a commit object without a well-formed committer line)."""
+    t = ai.get("commit_time")
+    return t if isinstance(t, str) else None
+
+
+def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
+    """Verify and read the packages named (see :data:`_Read`) once per scan_id, and how many duplicate
+    copies were skipped. Raises :class:`UserError`."""
     import hashlib
     from diting.ir.verify import verify_packages
-    out: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]] = []
+    out: list[_Read] = []
     seen: dict[str, tuple[Path, str]] = {}
     duplicates = 0
     dirs = package_dirs(paths)
@@ -349,9 +360,9 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
             continue
         seen[m["scan_id"]] = (pkg, digest)
         ai = analysis_input(pkg)  # verified with the package: read once for its profiles and protocols
-        out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai)))
+        out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai), commit_time(ai)))
     keys: dict[tuple[str, str], Path] = {}
-    for pkg, m, prof, _, _ in out:
+    for pkg, m, prof, *_ in out:
         key = (m["service_id"], prof)
         if key in keys:
             raise UserError(f"two packages of service {m['service_id']} (profiles {prof}) in one build: {keys[key]} and "
@@ -459,10 +470,10 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
 PER_PACKAGE = [t for t, _ in TABLES.values() if t not in SHARED] + ["coverage", "protocols"]
 
 
-def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]], replace: bool, label: str) -> LoadResult:
+def _load(con, manifests: list[_Read], replace: bool, label: str) -> LoadResult:
     seq = con.execute("SELECT coalesce(max(load_seq), 0) + 1 FROM packages").fetchone()[0]
     loaded, unchanged, replaced = [], [], []
-    for pkg, m, prof, digest, protocols in manifests:
+    for pkg, m, prof, digest, protocols, committed in manifests:
         scan_id = m["scan_id"]
         row = con.execute("SELECT is_current, label, manifest_sha256 FROM packages WHERE scan_id = ?",
                           [scan_id]).fetchone()
@@ -496,9 +507,9 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[
             loaded.append(scan_id)
             continue
         counts = {f["path"]: f["record_count"] for f in m["files"]}
-        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
+        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?)",
                     [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
-                     m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq])
+                     m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq, committed])
         for fname, (table, cols) in TABLES.items():
             path = pkg / fname
             if not path.is_file() or path.stat().st_size == 0:

@@ -229,7 +229,7 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
 #: bytes for the same commit, rules and options (a field added, a fact found that was not), so
 #: that a package, a cached scan or a re-derivation says which build of the format made it
 #: (recorded in ``analysis_input.tool_versions`` as ``diting-package-format``)
-PACKAGE_FORMAT = 2
+PACKAGE_FORMAT = 3
 
 # ---------------------------------------------------------------- shared parts
 

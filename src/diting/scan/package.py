@@ -242,6 +242,9 @@ class PackageAssembler:
         return {
             "repo_id": s.repo_id,
             "commit_sha": s.commit,
+            # when the commit was made (committer time): the date of the code read. A package records no
+            # time of its own scan — equal inputs give equal bytes
+            "commit_time": s.commit_time or _missing("the commit object has no well-formed committer line"),
             "service": {"service_id": plan.service_id, "kind": plan.kind, "module_path": plan.roots[0],
                         "coordinate": root.coordinate, "roots": sorted(plan.roots)},
             "modules": modules,

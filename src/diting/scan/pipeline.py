@@ -237,6 +237,7 @@ class Scanner:
             if not entries:
                 raise UserError(f"commit {self.commit[:12]} has an empty tree: nothing to scan")
             self.snapshot = Snapshot(self.repo, self.commit, entries, self.options.max_file_bytes)
+            self.commit_time = self.repo.commit_time(self.commit)  # a fact of the commit, not of the scan
             self.config_dirs = self._config_dirs()  # a bad --config-dir is refused before any work
             self.progress.stage("reading the build (Maven, Gradle)")
             self.plugin_rules = {s: self.rules.build_plugins(s) for s in ("maven", "gradle")}
