@@ -29,7 +29,9 @@ class Estate:
 
     def package(self, service: str, label: str = "") -> str:
         scan = f"scan:{service}:{label or '0'}"
-        self.con.execute("INSERT INTO packages VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
+        self.con.execute("INSERT INTO packages (scan_id, service_id, repo_id, commit_sha, profile_set, label, status, "
+                         "input_digest, analyzer_version, package_dir, manifest_sha256, is_current, load_seq) "
+                         "VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
                          [scan, service, label])
         for scheme, spec in SHIPPED_PROTOCOLS.items():  # as a scan records them in analysis_input.json
             self.con.execute("INSERT INTO protocols VALUES (?, ?, ?, ?)", [scan, scheme, spec["alignment"],
