@@ -227,3 +227,42 @@ def test_a_build_killed_into_a_new_database_leaves_none(small_out, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.duckdb"]  # the dead build's file swept
     r = CliRunner().invoke(app, ["query", "SELECT count(*) AS n FROM services", "--db", str(db), "--format", "json"])
     assert r.exit_code == 0, r.output
+
+
+def _descendants(pid: int) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out |= kids
+        todo.extend(kids)
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_verification_leaves_no_worker(estate_scan, tmp_path):
+    """Record checks run in workers forked from a fresh server process (not from the command, whose
+    other threads native validators do not survive); a kill -9 of the command ends the server's
+    workers too, although the server itself would outlive them."""
+    result, _ = estate_scan
+    src = next(p.path for p in result.packages if p.service_id == "order-center")
+    for i in range(60):
+        shutil.copytree(src, tmp_path / "pkgs" / f"copy{i}" / src.name)
+    proc = subprocess.Popen([sys.executable, "-m", "diting", "verify", "--deep", "--jobs", "2",
+                             str(tmp_path / "pkgs")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None and len(workers) < 3:
+        workers = _descendants(proc.pid)  # the fork server and its workers
+        time.sleep(0.05)
+    assert len(workers) >= 3, "the verification ended before its workers started: verify more copies"
+    proc.kill()
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)]
+    finally:
+        for w in workers:
+            with contextlib.suppress(OSError):
+                os.kill(w, signal.SIGKILL)
+        proc.wait()

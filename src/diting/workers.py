@@ -16,10 +16,14 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 
-def _worker_init(parent: int) -> None:
-    """Start of a worker process: it dies with the scan that forked it (Linux: the kernel sends it
-    SIGKILL when its parent ends; the parent may already have ended before that was asked), and a
-    Ctrl-C to the terminal's process group is the parent's to handle (it ends the workers)."""
+def _worker_init(parent: int, owner: int = 0) -> None:
+    """Start of a worker process: it dies with the command that started it, and a Ctrl-C to the
+    terminal's process group is the command's to handle (it ends the workers).
+
+    ``parent``: the process that forked it (Linux: the kernel sends it SIGKILL when that process
+    ends; it may already have ended before that was asked). ``owner``: the command's process when
+    another process forked the worker (a fork server, which lives as long as its workers do): a
+    thread of the worker waits for the owner's end and ends the worker then."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
@@ -31,16 +35,54 @@ def _worker_init(parent: int) -> None:
             pass
     if parent and os.getppid() != parent:  # the parent ended before the kernel was asked to watch it
         os._exit(1)
+    if owner:
+        import threading
+        threading.Thread(target=_end_with, args=(owner,), daemon=True, name="owner-watch").start()
+
+
+def _end_with(owner: int) -> None:
+    """Block until process ``owner`` ends, then end this process at once."""
+    import select
+    import time
+    try:
+        fd = os.pidfd_open(owner)  # Linux 5.3+: readable when the process ends
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])
+        os._exit(1)
+    while True:  # elsewhere: ask every half second
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        time.sleep(0.5)
 
 
 @contextlib.contextmanager
-def worker_pool(workers: int):
-    """A pool of ``workers`` processes (forked where the platform can) that do not outlive this one:
-    each dies with it (:func:`_worker_init`), and when the work here ends with an exception (an
-    interrupt, SIGTERM) the workers are killed and the work not started is dropped, not finished."""
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+def worker_pool(workers: int, fresh: tuple[str, ...] = ()):
+    """A pool of ``workers`` processes that do not outlive this one: each dies with it
+    (:func:`_worker_init`), and when the work here ends with an exception (an interrupt, SIGTERM)
+    the workers are killed and the work not started is dropped, not finished.
+
+    Workers are forked from this process where the platform can (they share what it has read). With
+    ``fresh`` (modules to preload), they are forked from a fresh single-threaded server process
+    instead (``forkserver``): for work that runs native code which does not survive a fork of a
+    process with other threads (pydantic-core's validators crash in a child forked while DuckDB's
+    threads run); the server ends with this process, and the workers with the server."""
+    methods = multiprocessing.get_all_start_methods()
+    if fresh and "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(list(fresh))
+        parent, owner = 0, os.getpid()  # the server is their parent, and lives as long as they do
+    elif "fork" in methods:
+        ctx, parent, owner = multiprocessing.get_context("fork"), os.getpid(), 0
+    else:
+        ctx, parent, owner = None, 0, os.getpid()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                               initargs=(os.getpid() if ctx is not None else 0,))
+                               initargs=(parent, owner))
     try:
         yield pool
     except BaseException:

@@ -136,7 +136,8 @@ def verify(
                                                                           "file.")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option("--config-snapshot", help="With --rederive: the scan's "
                                                                                       "config snapshot.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=0, help="With --rederive: worker processes (0: one per CPU).")]
+    jobs: Annotated[int, typer.Option("--jobs", min=0, help="Worker processes for the record checks and the "
+                                                          "re-derivation (0: one per CPU).")]
     = 0,
     rederive_out: Annotated[Optional[Path], typer.Option("--rederive-out", help="With --rederive: keep the packages "
                                                                                 "made again here (to 'diting diff' "
@@ -149,8 +150,8 @@ def verify(
     from diting.ir.verify import verify_packages
     if rederive and repo is None:
         _fail("--rederive scans the package's commit again: give the repository with --repo")
-    if not rederive and (rules or inventory or config_snapshot or jobs or rederive_out):
-        _fail("--rules, --inventory, --config-snapshot, --jobs and --rederive-out go with --rederive")
+    if not rederive and (rules or inventory or config_snapshot or rederive_out):
+        _fail("--rules, --inventory, --config-snapshot and --rederive-out go with --rederive")
     total = 0
     report = []
     try:
@@ -158,7 +159,7 @@ def verify(
         dirs = package_dirs(packages)
         if not dirs:
             _fail("no IR package under " + ", ".join(str(p) for p in packages))
-        found = dict(zip(dirs, verify_packages(dirs, deep=deep, repo=repo), strict=True))
+        found = dict(zip(dirs, verify_packages(dirs, deep=deep, repo=repo, jobs=jobs), strict=True))
         if rederive:
             from diting.scan.rederive import RederiveInputs
             from diting.scan.rederive import rederive as rederive_packages

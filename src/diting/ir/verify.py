@@ -623,7 +623,7 @@ def verify_packages(pkgs: list[Path], deep: bool = False, repo: Path | None = No
     args = [(Path(p), deep, Path(repo) if repo else None) for p in pkgs]
     workers = worker_count(jobs, len(args)) if deep else 1
     if workers > 1:
-        with worker_pool(workers) as pool:
+        with worker_pool(workers, fresh=("diting.ir.verify",)) as pool:
             results = list(pool.map(_verify_job, args, chunksize=1))
     else:
         results = [_verify_job(a) for a in args]
