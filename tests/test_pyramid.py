@@ -503,3 +503,70 @@ def test_a_failure_at_commit_puts_the_former_output_back(graph, tmp_path, monkey
         build_pyramid(copy, out)
     assert (out / "index.md").read_text() == "former" and len(before) == sum(1 for p in out.rglob("*") if p.is_file())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.duckdb", "out"]
+
+
+def _shop_pyramid(tmp_path: Path, classes: dict[str, str]):
+    """The pyramid of a one-service repository whose ``com.example`` classes are ``classes`` (name → body
+    lines after the package line)."""
+    from conftest import BOOT_PLUGIN, make_repo, pom
+    files = {"pom.xml": pom("shop-app", parent=None, body=BOOT_PLUGIN),
+             "src/main/java/com/example/App.java": "package com.example;\n"
+             "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+             "public class App { public static void main(String[] a) { } }\n"}
+    for name, body in classes.items():
+        files[f"src/main/java/com/example/{name}.java"] = "package com.example;\n" + body
+    repo, sha = make_repo(tmp_path, files)
+    scan(repo, sha, ScanOptions(out=tmp_path / "ir", repo_id="t/shop", quiet=True))
+    db = tmp_path / "g.duckdb"
+    build(db, [tmp_path / "ir"])
+    return build_pyramid(db, None)
+
+
+LOCKER = (
+    "@org.springframework.web.bind.annotation.RestController\n"               # line 2
+    "public class LockerController {\n"
+    "  @org.springframework.web.bind.annotation.PostMapping(\"/open\")\n"
+    "  public String open(int code, java.util.List<String> doors, boolean audit) {\n"   # line 5
+    "    for (String d : doors) { System.out.println(d); }\n"                   # line 6
+    "    for (String d : doors) { System.out.println(d + 1); }\n"               # line 7
+    "    for (String d : doors) { System.out.println(d + 2); }\n"               # line 8
+    "    if (audit) { System.out.println(\"a\"); }\n"                           # line 9
+    "    if (audit) { System.out.println(\"b\"); }\n"                           # line 10
+    "    cabinet.unlock(code);\n"                                               # line 11
+    "    if (code == 200) {\n"                                                  # line 12
+    "      return \"open\";\n"
+    "    } else {\n"
+    "      throw new IllegalStateException(\"jammed\");\n"                      # line 15
+    "    }\n"
+    "  }\n"
+    "}\n")
+
+
+def test_conditions_are_worded_per_arm_and_loops_repeats_and_unknown_calls_carry_their_line(tmp_path):
+    """The else arm that rejects is named as the else ("when not"), never as the if; three alike loops and
+    two alike conditions read apart by their lines; an unresolved call is named by its text and line."""
+    p = _shop_pyramid(tmp_path, {"LockerController": LOCKER})
+    card = next(c for c in p.cards if c["urn"].endswith("/open#POST"))
+    texts = [s["text"] for s in card["statements"]]
+    conds = [t for t in texts if t.startswith("In LockerController#open(")]
+    assert "In LockerController#open(int,List,boolean), when not `code == 200`: rejects (throws)." in conds
+    assert "In LockerController#open(int,List,boolean), when `code == 200`: returns." in conds
+    assert not [t for t in conds if "if (code == 200)" in t]  # no arm is worded as the guard's head
+    failure = next(t for t in texts if t.startswith("LockerController#open(int,List,boolean) throws"))
+    assert failure.endswith("throws `throw new IllegalStateException(\"jammed\");` when not 'code == 200'.")
+    loops = [t for t in conds if "in each pass of `for (String d : doors)`" in t]
+    assert [t.split("`")[2] for t in loops] == [" (line 6): continues.", " (line 7): continues.",
+                                                " (line 8): continues."]
+    audits = sorted(t for t in conds if "when `audit`" in t)
+    assert audits == ["In LockerController#open(int,List,boolean), when `audit` (line 10): continues.",
+                      "In LockerController#open(int,List,boolean), when `audit` (line 9): continues."]
+    assert len(set(texts)) == len(texts)
+    # the rule of the else arm says it holds when its guard does not
+    rule = next(r for r in p.rules if r["subject"]["branch_kind"] == "ELSE")
+    assert rule["predicate"]["text"] == "code == 200" and rule["predicate"]["negated"] is True
+    unknown = [u for u in card["unresolved"] if u["code"] == "UNRESOLVED_CALL"]
+    assert [p.names[u["target"]] for u in unknown] == [
+        "LockerController#open(int,List,boolean) calls cabinet.unlock(…) at line 11"]
+    assert "receiver type unknown" in unknown[0]["reason"]
+    flow = next(f for f in p.flows if f["flow_id"].endswith("LockerController#open(int,java.util.List,boolean)"))
+    assert "rejected when not code == 200 - throw new IllegalStateException(" in flow["mermaid"]
