@@ -1,0 +1,83 @@
+"""Ledger exclusion rules (rules of emit kind LEDGER_EXCLUSION): the condition shapes they read, a
+user's own rule given with --rules, and how a package counts what they exclude."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diting.ledger.exclusion import ArmFacts, Effect, compile_rules, condition_parts, excluded_items
+from diting.probes.model import Rule
+from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli, scan_repo
+
+
+def test_a_condition_splits_at_its_top_level_joins_only():
+    assert condition_parts("(a != null && (b == null || c.isEmpty()))") == ["a != null", "b == null", "c.isEmpty()"]
+    assert condition_parts("brand != null and order != '' or x") == ["brand != null", "order != ''", "x"]
+    # a join inside a string, a call's arguments or a negation stays inside its part
+    assert condition_parts('"a && b".equals(x) && f(y || z)') == ['"a && b".equals(x)', "f(y || z)"]
+    assert condition_parts("!(a != null && b != null)") == ["!(a != null && b != null)"]
+    assert condition_parts("(" * 40 + "a" + ")" * 40) == ["a"]
+    assert condition_parts("(a || " * 40 + "b" + ")" * 40) is None  # deeper than the split depth
+
+
+def _rule(ledger: dict) -> Rule:
+    return Rule.model_validate({"id": "t.rule", "version": 1, "owner": "t", "family": "t", "description": "d",
+                                "source": "s", "match": {"ledger": ledger}, "emits": {"kind": "LEDGER_EXCLUSION"}})
+
+
+def _arm(condition: str | None, kind: str = "IF", effects=(), params=("city", "ids"), **kw) -> ArmFacts:
+    return ArmFacts(kind, "com.example.Depots#find(java.lang.String)", condition, kw.pop("outcome", "CONTINUE"),
+                    kw.pop("throws", None), list(effects), kw.pop("resolved", True), kw.pop("parent", -1),
+                    frozenset(params), kw.pop("declares", frozenset()))
+
+
+def test_atoms_match_whole_parts_with_free_whitespace_and_parameter_names():
+    [rule] = compile_rules([_rule({"kinds": ["IF"], "condition": {
+        "atoms": ["{name} == null", "{not}{type}.isEmpty({name})", "{name}.size() > 0"], "names": "parameter"}})])
+    assert excluded_items([_arm("(city==null || !StringUtils.isEmpty( city ))")], [rule]) == ["t.rule"]
+    assert excluded_items([_arm("(ids.size()>0)")], [rule]) == ["t.rule"]
+    # a field, a part of another shape, a value test: kept
+    assert excluded_items([_arm("(this.city == null)"), _arm("(city == null || city.length() > 3)"),
+                           _arm("(city.size() > 10)"), _arm(None)], [rule]) == [None] * 4
+
+
+def test_effects_outcomes_nesting_and_unknowns_decide_with_the_condition():
+    [rule] = compile_rules([_rule({
+        "kinds": ["IF"], "condition": {"atoms": ["{name} == null"]}, "outcomes": ["THROW"],
+        "throws": ["java.lang.IllegalArgumentException"], "nested": True,
+        "effects": [{"kinds": ["CALLS"], "targets": ["java.lang.IllegalArgumentException#<init>*"]}]})])
+    ctor = Effect("CALLS", "java.lang.IllegalArgumentException#<init>(?)", True)
+    write = Effect("WRITES", "table://t_depot@db", False)
+    throw = dict(outcome="THROW", throws="IllegalArgumentException")
+    # the arm and the throw nested in it go together
+    items = [_arm("(city == null)", **throw), _arm(None, "THROW", [ctor], parent=0, **throw)]
+    assert excluded_items(items, [rule]) == ["t.rule", "t.rule"]
+    # another effect in a nested item, a nested unknown, another exception, another outcome: kept
+    assert excluded_items([items[0], _arm(None, "THROW", [ctor, write], parent=0, **throw)], [rule]) == [None, None]
+    assert excluded_items([items[0], _arm(None, "THROW", [ctor], parent=0, resolved=False, **throw)],
+                          [rule]) == [None, None]
+    assert excluded_items([_arm("(city == null)", outcome="THROW", throws="DepotClosedException")], [rule]) == [None]
+    assert excluded_items([_arm("(city == null)", outcome="RETURN")], [rule]) == [None]
+    # an effect whose target is not resolved matches no allowed effect
+    assert excluded_items([_arm("(city == null)", effects=[Effect("CALLS", None, False)], **throw)],
+                          [rule]) == [None]
+
+
+def test_a_rule_file_with_an_unknown_placeholder_or_match_is_refused(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    rule = ("family: mine\nversion: 1\nowner: me\ndescription: d\nrules:\n  - id: mine.x\n    version: 1\n"
+            "    owner: me\n    family: mine\n    description: d\n    source: s\n"
+            "    match: {ledger: {kinds: [IF], condition: {atoms: ['{value} == null']}}}\n"
+            "    emits: {kind: LEDGER_EXCLUSION}\n")
+    (bad / "mine.yaml").write_text(rule, encoding="utf-8")
+    r = run_cli("rules", "--rules", str(bad))
+    assert r.returncode == 2 and "rule file mine.yaml" in r.stderr and "{value}" in r.stderr, r.stderr
+    (bad / "mine.yaml").write_text(rule.replace("'{value} == null'", "'{name} == null'")
+                                   .replace("kind: LEDGER_EXCLUSION", "kind: NOISE"), encoding="utf-8")
+    r = run_cli("rules", "--rules", str(bad))
+    assert r.returncode == 2 and "NOISE works on matches of form" in r.stderr, r.stderr
+
