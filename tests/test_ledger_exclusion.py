@@ -81,3 +81,86 @@ def test_a_rule_file_with_an_unknown_placeholder_or_match_is_refused(tmp_path):
     r = run_cli("rules", "--rules", str(bad))
     assert r.returncode == 2 and "NOISE works on matches of form" in r.stderr, r.stderr
 
+
+USER_RULE = """family: depot-house
+version: 1
+owner: depot-team
+description: the depot estate's own tracing guard
+rules:
+  - id: depot.trace-guard
+    version: 1
+    owner: depot-team
+    family: depot-house
+    description: "if (Trace.on()) { … }: tracing only"
+    source: com.example.Trace (depot-common)
+    match:
+      ledger:
+        kinds: [IF]
+        condition: {atoms: ["{type}.on()"]}
+        effects: [{kinds: [CALLS], targets: ["com.example.Trace#*"]}]
+        nested: true
+    emits: {kind: LEDGER_EXCLUSION}
+    samples:
+      - form: declared
+        input:
+          src/main/java/com/example/Trace.java: |
+            package com.example;
+            public final class Trace { public static boolean on() { return false; } public static void put(String s) { } }
+          src/main/java/com/example/Depots.java: |
+            package com.example;
+            public class Depots { public void open(String city) { if (Trace.on()) { Trace.put(city); } } }
+        expected_records:
+          - {kind: LEDGER_ITEM, branch_id: "sample:sample-app/com.example.Depots#open(java.lang.String)/if[0]/then",
+             exclusion_rule_id: depot.trace-guard}
+"""
+
+
+def test_a_users_rule_excludes_by_its_data_and_coverage_counts_each_rule(tmp_path):
+    mine = tmp_path / "rules"
+    mine.mkdir()
+    (mine / "depot.yaml").write_text(USER_RULE, encoding="utf-8")
+    r = run_cli("rules", "--rules", str(mine), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["failed"] == [], r.stdout + r.stderr
+    files = {
+        "pom.xml": pom("depot-app", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/com/example/App.java": "package com.example;\n"
+        "@org.springframework.boot.autoconfigure.SpringBootApplication\npublic class App { }\n",
+        "src/main/java/com/example/Trace.java": "package com.example;\npublic final class Trace {\n"
+        "  public static boolean on() { return false; }\n  public static void put(String s) { }\n}\n",
+        "src/main/java/com/example/Depots.java": "package com.example;\npublic class Depots {\n"
+        "  public void open(String city) {\n    if (Trace.on()) { Trace.put(city); }\n"
+        "    if (Trace.on()) { for (int i = 0; i < 2; i++) { Trace.put(city); } }\n"
+        "    if (city.isEmpty()) { Trace.put(\"none\"); }\n  }\n}\n",
+        "src/main/resources/mapper/DepotMapper.xml": '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<mapper namespace="com.example.DepotMapper"><select id="find" resultType="map">select id from t_depot\n'
+        '<where><if test="city != null">and city = #{city}</if></where></select></mapper>\n',
+    }
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "ir", rules_dirs=[mine])
+    pkg = next((tmp_path / "ir").glob("depot-app@*"))
+    items = {i["branch_id"].split("#", 1)[-1].split("/", 1)[-1] if "#" in i["branch_id"] else i["branch_id"]:
+             i.get("exclusion_rule_id") for i in map(json.loads, (pkg / "branch_ledger.jsonl").read_text().splitlines())}
+    assert items == {"if[0]/then": "depot.trace-guard", "if[1]/then": "depot.trace-guard",
+                     "if[1]/then/loop[0]": "depot.trace-guard", "if[2]/then": None,
+                     "com.example.DepotMapper.find/where[0]/if[0]": "ledger.mybatis-null-guard"}
+    ledger = json.loads((pkg / "coverage.json").read_text())["dimensions"]["branch_ledger"]
+    assert ledger["excluded_by_reason"] == {"depot.trace-guard": 3, "ledger.mybatis-null-guard": 1}
+    assert (ledger["discovered"], ledger["resolved"], ledger["excluded"]) == (5, 1, 4)
+    # without the user's rule the same items are kept: the exclusion is the rule's, not the code's
+    scan_repo(repo, tmp_path / "plain")
+    plain = next((tmp_path / "plain").glob("depot-app@*"))
+    again = json.loads((plain / "coverage.json").read_text())["dimensions"]["branch_ledger"]
+    assert again["excluded_by_reason"] == {"ledger.mybatis-null-guard": 1} and again["resolved"] == 4
+
+
+@pytest.mark.parametrize("test", ["x != null", "x != null and x != ''", "list != null and list.size() > 0",
+                                  "name != null and name.trim() != ''", "ids != null && ids.length > 0"])
+def test_the_shipped_null_guard_reads_the_forms_mybatis_writes(test):
+    from diting.rules import load_rules
+    from diting.ledger.exclusion import ledger_exclusions
+    rules = [c for c in ledger_exclusions(load_rules()) if c.rule_id == "ledger.mybatis-null-guard"]
+    sql = ArmFacts("SQL_IF", "com.example.DepotMapper.find", test, "CONTINUE", None, [], True)
+    assert excluded_items([sql], rules) == ["ledger.mybatis-null-guard"]
+    value = ArmFacts("SQL_IF", "com.example.DepotMapper.find", test + " and x == 1", "CONTINUE", None, [], True)
+    assert excluded_items([value], rules) == [None]
+
