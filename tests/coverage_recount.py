@@ -70,7 +70,9 @@ _STATUS = {"RESOLVED": "resolved", "AMBIGUOUS": "partial", "UNRESOLVED": "failed
 
 
 def branch_ledger(p: dict[str, Any]) -> dict[str, Any]:
-    return _terms([(_STATUS[i["resolution_status"]], None) for i in p["ledger"]])
+    """Ledger items by resolution status; an item with an exclusion_rule_id is excluded by that rule."""
+    return _terms([("excluded", i["exclusion_rule_id"]) if i.get("exclusion_rule_id") else
+                   (_STATUS[i["resolution_status"]], None) for i in p["ledger"]])
 
 
 def sql_statements(p: dict[str, Any]) -> dict[str, Any]:

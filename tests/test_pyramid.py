@@ -549,3 +549,148 @@ def test_a_failure_at_commit_puts_the_former_output_back(graph, tmp_path, monkey
         build_pyramid(copy, out)
     assert (out / "index.md").read_text() == "former" and len(before) == sum(1 for p in out.rglob("*") if p.is_file())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.duckdb", "out"]
+
+
+def _shop_pyramid(tmp_path: Path, classes: dict[str, str], files: dict[str, str] | None = None):
+    """The pyramid of a one-service repository whose ``com.example`` classes are ``classes`` (name → body
+    lines after the package line), with other ``files`` of the repository."""
+    from conftest import BOOT_PLUGIN, make_repo, pom
+    tree = {"pom.xml": pom("shop-app", parent=None, body=BOOT_PLUGIN),
+            "src/main/java/com/example/App.java": "package com.example;\n"
+            "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+            "public class App { public static void main(String[] a) { } }\n", **(files or {})}
+    for name, body in classes.items():
+        tree[f"src/main/java/com/example/{name}.java"] = "package com.example;\n" + body
+    repo, sha = make_repo(tmp_path, tree)
+    scan(repo, sha, ScanOptions(out=tmp_path / "ir", repo_id="t/shop", quiet=True))
+    db = tmp_path / "g.duckdb"
+    build(db, [tmp_path / "ir"])
+    return build_pyramid(db, None)
+
+
+LOCKER = (
+    "@org.springframework.web.bind.annotation.RestController\n"               # line 2
+    "public class LockerController {\n"
+    "  @org.springframework.web.bind.annotation.PostMapping(\"/open\")\n"
+    "  public String open(int code, java.util.List<String> doors, boolean audit) {\n"   # line 5
+    "    for (String d : doors) { System.out.println(d); }\n"                   # line 6
+    "    for (String d : doors) { System.out.println(d + 1); }\n"               # line 7
+    "    for (String d : doors) { System.out.println(d + 2); }\n"               # line 8
+    "    if (audit) { System.out.println(\"a\"); }\n"                           # line 9
+    "    if (audit) { System.out.println(\"b\"); }\n"                           # line 10
+    "    cabinet.unlock(code);\n"                                               # line 11
+    "    if (code == 200) {\n"                                                  # line 12
+    "      return \"open\";\n"
+    "    } else {\n"
+    "      throw new IllegalStateException(\"jammed\");\n"                      # line 15
+    "    }\n"
+    "  }\n"
+    "}\n")
+
+
+def test_conditions_are_worded_per_arm_and_loops_repeats_and_unknown_calls_carry_their_line(tmp_path):
+    """The else arm that rejects is named as the else ("when not"), never as the if; three alike loops and
+    two alike conditions read apart by their lines; an unresolved call is named by its text and line."""
+    p = _shop_pyramid(tmp_path, {"LockerController": LOCKER})
+    card = next(c for c in p.cards if c["urn"].endswith("/open#POST"))
+    texts = [s["text"] for s in card["statements"]]
+    conds = [t for t in texts if t.startswith("In LockerController#open(")]
+    assert "In LockerController#open(int,List,boolean), when not `code == 200`: rejects (throws)." in conds
+    assert "In LockerController#open(int,List,boolean), when `code == 200`: returns." in conds
+    assert not [t for t in conds if "if (code == 200)" in t]  # no arm is worded as the guard's head
+    failure = next(t for t in texts if t.startswith("LockerController#open(int,List,boolean) throws"))
+    assert failure.endswith("throws `throw new IllegalStateException(\"jammed\");` when not 'code == 200'.")
+    loops = [t for t in conds if "in each pass of `for (String d : doors)`" in t]
+    assert [t.split("`")[2] for t in loops] == [" (line 6): continues.", " (line 7): continues.",
+                                                " (line 8): continues."]
+    audits = sorted(t for t in conds if "when `audit`" in t)
+    assert audits == ["In LockerController#open(int,List,boolean), when `audit` (line 10): continues.",
+                      "In LockerController#open(int,List,boolean), when `audit` (line 9): continues."]
+    assert len(set(texts)) == len(texts)
+    # the rule of the else arm says it holds when its guard does not
+    rule = next(r for r in p.rules if r["subject"]["branch_kind"] == "ELSE")
+    assert rule["predicate"]["text"] == "code == 200" and rule["predicate"]["negated"] is True
+    unknown = [u for u in card["unresolved"] if u["code"] == "UNRESOLVED_CALL"]
+    assert [p.names[u["target"]] for u in unknown] == [
+        "LockerController#open(int,List,boolean) calls cabinet.unlock(…) at line 11"]
+    assert "receiver type unknown" in unknown[0]["reason"]
+    flow = next(f for f in p.flows if f["flow_id"].endswith("LockerController#open(int,java.util.List,boolean)"))
+    assert "rejected when not code == 200 - throw new IllegalStateException(" in flow["mermaid"]
+
+
+DEPOT = {
+    "DepotExample": (
+        "import java.util.ArrayList;\nimport java.util.List;\n"
+        "public class DepotExample {\n"
+        "  protected List<Criteria> oredCriteria = new ArrayList<>();\n"
+        "  public Criteria createCriteria() {\n"
+        "    Criteria c = new Criteria();\n"
+        "    if (oredCriteria.size() == 0) { oredCriteria.add(c); }\n"
+        "    return c;\n"
+        "  }\n"
+        "  protected abstract static class GeneratedCriteria {\n"
+        "    protected List<Criterion> criteria = new ArrayList<>();\n"
+        "    protected void addCriterion(String condition, Object value, String property) {\n"
+        "      if (value == null) { throw new RuntimeException(\"Value for \" + property + \" cannot be null\"); }\n"
+        "      criteria.add(new Criterion());\n"
+        "    }\n"
+        "    public Criteria andCityEqualTo(String value) { addCriterion(\"city =\", value, \"city\"); return (Criteria) this; }\n"
+        "  }\n"
+        "  public static class Criteria extends GeneratedCriteria { }\n"
+        "  public static class Criterion { }\n"
+        "}\n"),
+    "DepotMapper": (
+        "@org.apache.ibatis.annotations.Mapper\n"
+        "public interface DepotMapper {\n"
+        "  java.util.List<String> countByExample(DepotExample example);\n"
+        "  java.util.List<String> find(String city);\n"
+        "}\n"),
+    "DepotController": (
+        "@org.springframework.web.bind.annotation.RestController\n"
+        "public class DepotController {\n"
+        "  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DepotController.class);\n"
+        "  @org.springframework.beans.factory.annotation.Autowired private DepotMapper depotMapper;\n"
+        "  @org.springframework.web.bind.annotation.GetMapping(\"/depots\")\n"
+        "  public java.util.List<String> list(String city, Integer limit) {\n"
+        "    if (limit == null) { throw new IllegalArgumentException(\"limit\"); }\n"
+        "    if (log.isDebugEnabled()) { log.debug(\"city {}\", city); }\n"
+        "    DepotExample example = new DepotExample();\n"
+        "    if (city != null) { example.createCriteria().andCityEqualTo(city); }\n"
+        "    if (limit > 100) { throw new IllegalStateException(\"too many\"); }\n"
+        "    depotMapper.countByExample(example);\n"
+        "    return depotMapper.find(city);\n"
+        "  }\n"
+        "}\n"),
+}
+DEPOT_XML = ('<?xml version="1.0" encoding="UTF-8"?>\n<mapper namespace="com.example.DepotMapper">\n'
+             '  <select id="countByExample" resultType="string">select <if test="distinct">distinct</if> city from t_depot\n'
+             '    <where><if test="criteria.valid">and ${criteria.sql}</if></where></select>\n'
+             '  <select id="find" resultType="string">select city from t_depot\n'
+             '    <where><if test="city != null and city != \'\'">and city = #{city}</if>\n'
+             '    <if test="city == \'NORTH\'">and zone = 1</if></where></select>\n'
+             '</mapper>\n')
+
+
+def test_noise_the_ledger_rules_exclude_is_off_the_cards_and_the_flows(tmp_path):
+    """A parameter check that only throws an argument error, a logging guard, a criteria null guard, the
+    Example class's own branches and MyBatis null guards are excluded by their rules: on the card's
+    ledger_excluded by rule id, in no CONDITION or FAILURE, no business rule and no REJECTED step; the
+    code's own decisions stay."""
+    p = _shop_pyramid(tmp_path, DEPOT, {"src/main/resources/mapper/DepotMapper.xml": DEPOT_XML})
+    card = next(c for c in p.cards if c["urn"].endswith("/depots#GET"))
+    assert set(card["ledger_excluded"]) == {
+        "ledger.argument-null-check", "ledger.logging-guard", "ledger.mybatis-generator-criteria-guard",
+        "ledger.mybatis-generator-example-class", "ledger.mybatis-generator-example-sql",
+        "ledger.mybatis-generator-criteria-sql", "ledger.mybatis-null-guard"}
+    texts = [s["text"] for s in card["statements"] if s["role"] in ("CONDITION", "FAILURE")]
+    assert not [t for t in texts if "cannot be null" in t or "limit == null" in t or "isDebugEnabled" in t
+                or "city != null" in t or "oredCriteria" in t or "distinct" in t or "criteria.valid" in t]
+    assert any("when `limit > 100`: rejects (throws)" in t for t in texts)
+    assert any("when SQL test `city == 'NORTH'`" in t for t in texts)
+    kept = sorted(r["predicate"]["text"] for r in p.rules if r["rule_id"] in card["rule_ref_ids"])
+    assert kept == ["city == 'NORTH'", "limit > 100", "throw new IllegalStateException(\"too many\");"]
+    flow = next(f for f in p.flows if f["flow_id"].endswith("DepotController#list(java.lang.String,java.lang.Integer)"))
+    rejected = [s["reason"] for s in p.steps if s["flow_id"] == flow["flow_id"] and s["terminal"] == "REJECTED"]
+    assert rejected == ['throw new IllegalStateException("too many");']
+    assert card["complete"], card["unresolved"]  # the generated criteria SQL's ${} is excluded, not unknown
+

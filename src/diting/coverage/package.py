@@ -150,12 +150,17 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
              "MyBatis-Plus-Join wrappers) beyond what the rules fold"])
     sql_items = sql.ledger_items if sql is not None else 0
     sql_unresolved = sql.ledger_unresolved if sql is not None else 0
+    ledger_excluded = dict(calls.ledger_excluded)
+    for rule, n in (sql.ledger_excluded.items() if sql is not None else ()):
+        ledger_excluded[rule] = ledger_excluded.get(rule, 0) + n
     if sql_items or calls.ledger_items:
+        failed = sql_unresolved + calls.ledger_unresolved
         dims["branch_ledger"] = dimension(
-            {"resolved": sql_items - sql_unresolved + calls.ledger_items - calls.ledger_unresolved,
-             "failed": sql_unresolved + calls.ledger_unresolved}, {},
+            {"resolved": sql_items + calls.ledger_items - failed - sum(ledger_excluded.values()), "failed": failed},
+            ledger_excluded,
             "branches (if/else, switch cases, early returns, throws, catch/finally, loops, ambiguous dispatch) of "
-            "the package's member bodies, and conditional fragments (<if>, <when>, <otherwise>) of its SQL statements",
+            "the package's member bodies, and conditional fragments (<if>, <when>, <otherwise>) of its SQL statements; "
+            "items a ledger exclusion rule matches are excluded by rule id",
             ["conditional expressions (?:) and short-circuit operators are not branches of the ledger"]
             + ([f"{calls.ledger_truncated} member(s) nest branches deeper than the extractor records"]
                if calls.ledger_truncated else []))

@@ -17,7 +17,9 @@ Constructs and their arms (one :class:`~diting.java.syntax.BranchSite` each):
   normal exit) and returns inside lambdas (they leave the lambda, not the member);
 - ``throw[i]`` (THROW).
 
-Conditional expressions (``?:``) and short-circuit operators are not arms. Arms nested deeper
+Each arm also keeps its condition's text (``cond_text``, whitespace made single spaces; none past
+:data:`MAX_CONDITION_TEXT`) and the type its exit ``throw new T(…)`` creates (``exit_type``): what the
+ledger's exclusion rules read. Conditional expressions (``?:``) and short-circuit operators are not arms. Arms nested deeper
 than :data:`MAX_BRANCH_DEPTH` are not recorded (their calls sit under the deepest recorded arm)
 and the body says so (``branches_truncated``).
 """
@@ -39,6 +41,8 @@ BRANCH_QUERY = ["(if_statement) @if", "(switch_expression) @switch", "(try_state
                 "(while_statement) @loop", "(do_statement) @loop", "(throw_statement) @throw"]
 #: arms nested deeper than this are not recorded (hostile input: paths would grow quadratically)
 MAX_BRANCH_DEPTH = 256
+#: a condition longer than this keeps no text (``cond_text`` None): no exclusion rule reads it
+MAX_CONDITION_TEXT = 2000
 _COMMENTS = ("line_comment", "block_comment")
 _LABEL_TEXT = 60
 
@@ -229,6 +233,28 @@ def _cond_names(cond: ts.Node | None, src: bytes) -> list[str]:
     return sorted(out - bound)[:16]
 
 
+def _cond_text(cond: ts.Node | None, src: bytes) -> str | None:
+    """A condition's source text with every whitespace run made one space; None past
+    :data:`MAX_CONDITION_TEXT` bytes (or without a condition)."""
+    if cond is None or cond.end_byte - cond.start_byte > MAX_CONDITION_TEXT:
+        return None
+    return " ".join(_text(cond, src).split())
+
+
+def _thrown_type(exit_node: ts.Node | None, src: bytes) -> str | None:
+    """``T`` of an exit ``throw new T(…);`` as written, type arguments dropped; None otherwise."""
+    if exit_node is None or exit_node.type != "throw_statement":
+        return None
+    expr = next(iter(_named(exit_node)), None)
+    if expr is None or expr.type != "object_creation_expression":
+        return None
+    t = expr.child_by_field_name("type")
+    if t is None:
+        return None
+    text = "".join(_text(t, src).split())
+    return text.split("<", 1)[0] or None
+
+
 def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: list[tuple[str, ts.Node, "Body", int]],
                  src: bytes, member_nodes: dict[int, ts.Node], in_lambda_of) -> None:
     """Fill ``Body.branches`` and each call's ``branch`` (see the module docstring).
@@ -300,8 +326,10 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: lis
                                                 and cond is not None and cond.type != "switch_label" else
                                                 (arm.construct.child_by_field_name("condition")
                                                  if arm.kind in ("CASE", "DEFAULT") else None), src)))
+            sites[-1].exit_type = _thrown_type(exit_node, src)
         for site, arm in zip(sites, kept):
             site.cond_pos = arm.cond.start_byte if arm.cond is not None else arm.start
+            site.cond_text = _cond_text(arm.cond, src)
         body.branches = sites
         arm_index = Nesting([(a.start, a.end, i) for i, a in enumerate(kept)])
         # the IF and LOOP conditions, and the regions CATCH arms protect (the try block with its

@@ -150,7 +150,8 @@ class BranchSite:
     none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of
     the statement that ends it that way (0 for CONTINUE); ``cond_calls`` the ordinals of calls in an
     IF or LOOP condition, ``cond_names`` the names the condition reads (``this.f`` kept as written;
-    names an ``instanceof`` pattern binds left out)."""
+    names an ``instanceof`` pattern binds left out); ``cond_text`` and ``exit_type`` what the condition
+    says and what the exit throws, for the ledger's exclusion rules."""
 
     path: str
     kind: str
@@ -167,6 +168,12 @@ class BranchSite:
     try_calls: list[int] = field(default_factory=list)
     #: start byte of the condition (which locals of the body are declared before it)
     cond_pos: int = -1
+    #: the condition's text, whitespace runs made one space (None when it has none or is longer than
+    #: :data:`~diting.java.branches.MAX_CONDITION_TEXT`): what ledger exclusion rules read
+    cond_text: str | None = None
+    #: the type an exit ``throw new T(…)`` creates, as written (``IllegalArgumentException``); None for
+    #: any other exit (``throw e;``, a return)
+    exit_type: str | None = None
 
 
 @dataclass(slots=True)

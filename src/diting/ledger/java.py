@@ -11,7 +11,10 @@ implementation chosen at run time is a branch). ``branch_id`` = ``{METHOD stable
   parameter); RETURN, THROW and FINALLY have none; ``exit_ref``: the return, throw or break that
   ends the arm; ``evidence_refs``: the arm's first line;
 - ``resolution_status`` UNRESOLVED when an effect of the item, or a call in its condition, is
-  UNRESOLVED.
+  UNRESOLVED;
+- ``exclusion_rule_id``: the LEDGER_EXCLUSION rule that takes the item for noise
+  (:mod:`diting.ledger.exclusion`), read from its condition text, outcome, thrown type and effects;
+  counted by rule id (``CallGraphStats.ledger_excluded``), not among the unresolved.
 
 GUARDS: an IF/ELSE/CASE/DEFAULT/LOOP whose condition reads config — a field with a config binding
 (``@Value``, ``@LafValue``), a getter returning such a field, a method that is itself a config
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.branches import MAX_BRANCH_DEPTH
+from diting.ledger.exclusion import ArmFacts, Effect, declared_names, excluded_items, ledger_exclusions
 
 if TYPE_CHECKING:
     from diting.probes.emit import PackageProbes
@@ -67,6 +71,9 @@ class JavaLedger:
             if key_rid in self.rs.entities:
                 self.config_of.setdefault(b["consumer_ref"].rid, set()).add(key_rid)
         self._revisions: dict[str, str] = {}
+        #: the package's ledger exclusion rules, and the member type names they ask about
+        self.exclusions = ledger_exclusions(probes.s.rules)
+        self.declared = sorted(declared_names(self.exclusions))
 
     def _revision(self, method_rid: str) -> str | None:
         """The revision_id of a METHOD entity of the package's modules."""
@@ -121,12 +128,14 @@ class JavaLedger:
                                f"{path}: branches of {stable.split('/', 1)[-1]} nest deeper than {MAX_BRANCH_DEPTH} "
                                "levels; deeper arms are not in its ledger (their effects sit under the deepest arm "
                                "recorded)", [mrid], [self.p.seg(path, *b["lines"][:1] * 2)])
-        rids: list[str] = []
         for i, arm in enumerate(arms):
             for o in arm["cond_calls"]:
                 if any(self.rs.relations[r]["resolution_status"] == "UNRESOLVED"
                        for r in self.effects.get(f"{stable}@{o}", [])):
                     unresolved[i] = True
+        excluded = self._excluded(b, arms, effects, unresolved)
+        rids: list[str] = []
+        for i, arm in enumerate(arms):
             branch_id = f"{stable}/{arm['path']}"
             parent = arms[arm["parent"]]["path"] if arm["parent"] >= 0 else None
             kind = arm["kind"]
@@ -139,11 +148,49 @@ class JavaLedger:
                 "outcome_kind": arm["outcome"], "effect_refs": [RefTo(r) for r in sorted(set(effects[i]))],
                 "exit_ref": exit_ref, "evidence_refs": [RefTo(self.p.seg(path, arm["lines"][0], arm["lines"][0]))],
                 "resolution_status": "UNRESOLVED" if unresolved[i] else "RESOLVED",
+                **({"exclusion_rule_id": excluded[i]} if excluded[i] else {}),
             })
             rids.append(rid)
             self.stats.ledger_items += 1
-            self.stats.ledger_unresolved += unresolved[i]
+            if excluded[i]:
+                self.stats.ledger_excluded[excluded[i]] = self.stats.ledger_excluded.get(excluded[i], 0) + 1
+            else:
+                self.stats.ledger_unresolved += unresolved[i]
         self._guards(b, mrid, arms, rids, calls)
+
+    def _excluded(self, b: dict[str, Any], arms: list[dict[str, Any]], effects: list[list[str]],
+                  unresolved: list[bool]) -> list[str | None]:
+        """The exclusion rule id of each arm (None: kept), by the package's LEDGER_EXCLUSION rules
+        (:mod:`diting.ledger.exclusion`)."""
+        if not self.exclusions:
+            return [None] * len(arms)
+        declares = self._declares(b["ns"], b["binary"])
+        params = frozenset(n for n, poss in b["shadow"].items() if -1 in poss)
+        symbol = b["stable"].split("/", 1)[-1]
+        facts = [ArmFacts(arm["kind"], symbol, arm.get("cond_text"), arm["outcome"], arm.get("exit_type"),
+                          [self._effect(r) for r in effects[i]], not unresolved[i], arm["parent"], params, declares)
+                 for i, arm in enumerate(arms)]
+        return excluded_items(facts, self.exclusions)
+
+    def _declares(self, ns: str, binary: str) -> frozenset[str]:
+        """The member type names the rules ask about that the top-level type of ``binary`` declares."""
+        top = binary.split("$", 1)[0]
+        return frozenset(n for n in self.declared if ids.entity_record_id("TYPE", f"{ns}/{top}${n}") in self.g.known)
+
+    def _effect(self, rid: str) -> Effect:
+        """An effect relation as exclusion rules read it: a method target by ``{type}#{name}(…)``, with
+        the member types its top-level type declares."""
+        rec = self.rs.relations[rid]
+        ref = rec["target_ref"].rid if rec["target_ref"] is not None else None
+        if ref is None or rec["resolution_status"] != "RESOLVED":
+            return Effect(rec["kind"], None, False)
+        if ref.startswith("method:"):
+            ns, _, name = ref[len("method:"):].partition("/")
+            return Effect(rec["kind"], name, False, self._declares(ns, name.split("#", 1)[0]) if self.declared
+                          else frozenset())
+        if ref.startswith("ext:"):
+            return Effect(rec["kind"], ref[len("ext:"):], True)
+        return Effect(rec["kind"], ref, False)
 
     def _guards(self, b: dict[str, Any], mrid: str, arms: list[dict[str, Any]], rids: list[str],
                 calls: dict[int, dict[str, Any]]) -> None:

@@ -2,7 +2,8 @@
 
 A rule says *where* a construct is (``match``: exactly one of ``annotation``,
 ``xml``, ``call``, ``bean_class``, ``type``, ``imports`` (a ``META-INF/spring/{FQN}.imports`` list), plus ``pom_parent`` and
-``package`` for catalog rules) and *what it means* (``emits``: an emit kind
+``package`` for catalog rules, ``ledger`` for branch ledger items a LEDGER_EXCLUSION rule
+excludes) and *what it means* (``emits``: an emit kind
 that names one generic mechanism of the engine, and its parameters). Roles
 name what an attribute, argument or property carries (topic, alias, key …).
 ``samples`` are small inputs with the records they must produce; the test
@@ -45,7 +46,7 @@ EmitKind = Literal[
     "CACHE_CLIENT", "CACHE_OP",
     "SCHEDULED", "JOB_TYPE", "ASYNC", "ASYNC_SUBMIT", "MQ_RETRY", "CONDITION", "PROFILE",
     "EVENT_PUBLISH", "EVENT_LISTENER", "ADVICE", "POINTCUT",
-    "DYNAMIC_CALL", "NOISE", "ENTRY_HINT",
+    "DYNAMIC_CALL", "NOISE", "ENTRY_HINT", "LEDGER_EXCLUSION",
 ]
 
 Target = Literal["TYPE", "METHOD", "FIELD", "PARAMETER"]
@@ -154,9 +155,75 @@ class GradleConfigurationMatch(_Strict):
     names: list[str] = Field(min_length=1)
 
 
+class EffectPattern(_Strict):
+    """An effect a ledger exclusion allows: a relation of one of ``kinds`` whose target matches one of
+    ``targets`` (globs on the target's name: ``{type}#{method}({params})`` for a method of the package
+    or a library, the record id for anything else) and, when ``external`` is given, that is (or is not)
+    a library method; ``target_type_declares``: member type names the target method's top-level type
+    declares (a method of a generated class: ``[GeneratedCriteria, Criterion]``); ``required``: the arm
+    must have at least one effect of this pattern. An effect whose target is not RESOLVED matches no
+    pattern."""
+
+    kinds: list[Literal["CALLS", "READS", "WRITES", "PUBLISHES"]] = Field(min_length=1)
+    targets: list[str] = Field(default_factory=list, description="globs on the target name; empty: any target")
+    target_type_declares: list[str] = Field(default_factory=list)
+    external: bool | None = Field(None, description="the target is a library method (EXTERNAL)")
+    required: bool = Field(False, description="at least one effect of the arm matches this pattern")
+
+
+class ConditionShape(_Strict):
+    """A condition every part of which has one of the ``atoms`` shapes: the condition is split at ``&&``,
+    ``||``, ``and``, ``or`` outside parentheses and string literals (a part wrapped in parentheses is
+    split again), and each part must match one atom template. A template is the code of a part with
+    placeholders: ``{name}`` a name or property path (``order.userId``, ``this.items``, ``a.getB()``),
+    ``{type}`` a class name (``StringUtils``, ``org.x.Assert``), ``{not}`` an optional ``!`` (or OGNL
+    ``not``); whitespace is free between tokens. ``names: parameter``: every ``{name}`` starts with a
+    parameter of the method (a SQL test reads the statement's parameter alone)."""
+
+    atoms: list[str] = Field(min_length=1)
+    names: Literal["any", "parameter"] = "any"
+
+    @model_validator(mode="after")
+    def _templates(self) -> "ConditionShape":
+        bad = [a for a in self.atoms if re.search(r"\{(?!(?:name|type|not)\})[^}]*\}", a)]
+        if bad:
+            raise ValueError(f"unknown placeholder in atom {bad[0]!r} (known: {{name}}, {{type}}, {{not}})")
+        return self
+
+
+BranchKindName = Literal["IF", "ELSE", "CASE", "DEFAULT", "RETURN", "THROW", "CATCH", "FINALLY", "LOOP", "SQL_IF",
+                         "SQL_WHEN", "SQL_OTHERWISE", "STRATEGY"]
+
+
+class LedgerMatch(_Strict):
+    """Branch ledger items a LEDGER_EXCLUSION rule excludes: every given field must hold.
+
+    ``kinds``: the item's branch kind; ``symbol``: globs on the method (``{type}#{name}({params})``,
+    the module left out) or SQL statement (``{namespace}.{id}``) the item belongs to;
+    ``symbol_type_declares``: member type names the method's top-level type must all declare (the
+    shape of generated classes); ``condition``: the shape of the arm's condition (a Java condition, or a
+    SQL fragment's ``test``); ``outcomes``: how the arm ends; ``throws``: the type its exit ``throw new
+    T(…)`` creates (simple or qualified name); ``effects``: the only effects the arm may have (an empty
+    list: none; not given: any); ``nested``: the items nested in the arm are excluded with it (and their
+    effects count as the arm's). Only an item whose status is RESOLVED — with every nested item, under
+    ``nested`` — is excluded, unless ``unresolved`` says the shape is noise whatever it holds (the
+    criteria fragments MyBatis Generator writes hold ``${criterion.condition}``): an unknown is not
+    taken for noise by default."""
+
+    kinds: list[BranchKindName] = Field(min_length=1)
+    symbol: list[str] = Field(default_factory=list)
+    symbol_type_declares: list[str] = Field(default_factory=list)
+    condition: ConditionShape | None = None
+    outcomes: list[Literal["CONTINUE", "RETURN", "THROW", "BREAK"]] = Field(default_factory=list)
+    throws: list[str] = Field(default_factory=list)
+    effects: list[EffectPattern] | None = None
+    nested: bool = False
+    unresolved: bool = Field(False, description="an UNRESOLVED item of this shape is excluded too")
+
+
 #: the match forms a rule may use (exactly one per rule)
 MATCH_FORMS = ("annotation", "xml", "call", "bean_class", "type", "config", "pom_parent", "package", "imports",
-               "build_plugin", "gradle_configuration")
+               "build_plugin", "gradle_configuration", "ledger")
 
 
 class Match(_Strict):
@@ -175,6 +242,7 @@ class Match(_Strict):
     imports: str | None = Field(None, description="an annotation FQN: the classes listed one a line in "
                                                  "META-INF/spring/{FQN}.imports files (Spring Boot's ImportCandidates) "
                                                  "of the modules on a service's classpath")
+    ledger: LedgerMatch | None = Field(None, description="branch ledger items (LEDGER_EXCLUSION rules)")
 
     @model_validator(mode="after")
     def _one(self) -> "Match":
@@ -283,7 +351,7 @@ EMIT_FORMS: dict[str, set[str]] = {
     "SCHEDULED": {"annotation"}, "JOB_TYPE": {"type"}, "ASYNC": {"annotation"}, "ASYNC_SUBMIT": {"call"}, "MQ_RETRY": {"annotation"},
     "CONDITION": {"annotation"}, "PROFILE": {"annotation"}, "EVENT_PUBLISH": {"call"}, "EVENT_LISTENER": {"annotation", "type"},
     "ADVICE": {"annotation"}, "POINTCUT": {"annotation"}, "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
-    "ENTRY_HINT": {"annotation", "type"},
+    "ENTRY_HINT": {"annotation", "type"}, "LEDGER_EXCLUSION": {"ledger"},
 }
 
 

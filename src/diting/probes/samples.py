@@ -13,8 +13,9 @@ record's (``status`` is a relation's ``resolution_status`` or a binding's
 of ``target_ref`` / ``source_ref`` / ``consumer_ref``; ``candidates`` and
 ``affected`` the record ids of ``candidate_target_refs`` / a diagnostic's
 ``affected_refs``); ``attributes`` and ``match_keys``
-match as subsets (every listed key equal). ``expect_none`` entries must match
-no record.
+match as subsets (every listed key equal). A branch ledger item is of kind
+``LEDGER_ITEM`` (``branch_id``, ``branch_kind``, ``exclusion_rule_id`` — null
+for a kept item). ``expect_none`` entries must match no record.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ public class SampleApplication {
 }
 """
 
-_PACKAGE_FILES = ("entities.jsonl", "relations.jsonl", "config_bindings.jsonl", "diagnostics.jsonl")
+_PACKAGE_FILES = ("entities.jsonl", "relations.jsonl", "config_bindings.jsonl", "diagnostics.jsonl",
+                  "branch_ledger.jsonl")
 _REF_FIELDS = {"target": "target_ref", "source": "source_ref", "consumer": "consumer_ref", "handler": "handler_ref"}
 
 
@@ -93,6 +95,8 @@ def _value(record: dict[str, Any], key: str) -> Any:
         return record.get("resolution_status", record.get("value_resolution"))
     if key == "kind" and "code" in record:
         return "DIAGNOSTIC"
+    if key == "kind" and "branch_id" in record:
+        return "LEDGER_ITEM"
     return record.get(key)
 
 
@@ -112,7 +116,7 @@ def matches(expected: dict[str, Any], record: dict[str, Any]) -> bool:
 
 
 def package_records(out: Path) -> list[dict[str, Any]]:
-    """Every entity, relation, binding and diagnostic of the packages under ``out``."""
+    """Every entity, relation, binding, diagnostic and ledger item of the packages under ``out``."""
     records: list[dict[str, Any]] = []
     from diting.ir.writer import is_leftover
     for pkg in sorted(p for p in out.iterdir() if (p / "manifest.json").is_file() and not is_leftover(p.name)):

@@ -18,8 +18,8 @@ from typing import Any
 
 from diting.errors import UserError
 from diting.ir.canonical import loads as json_loads
-from diting.pyramid.cards import package_cards
-from diting.pyramid.facts import PackageFacts
+from diting.pyramid.cards import package_cards, target_name
+from diting.pyramid.facts import PackageFacts, arm_words, call_text
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
 from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
 
@@ -108,14 +108,21 @@ def derive(con) -> Pyramid:
 
 
 def _relation_name(facts: PackageFacts, rid: str) -> str:
+    """How a page names a branch (its arm, worded per arm: ``when not count > 0``) or a relation
+    (``calls OrderService#pay(long)``; a call without a target by its text and line: ``Orders#create()
+    calls client.get(…) at line 14``)."""
     if rid.startswith("branch:"):
         item = facts.ledger.get(rid)
-        return (item["condition"] or item["exit"] or item["branch_id"]) if item else rid
+        if item is None:
+            return rid
+        arm, code = arm_words(item)
+        return f"{arm} {code}{facts.line_note(item)}"
     r = facts.relations.get(rid)
     if r is None:
         return rid
-    tgt = facts.name(r["target"]) if r["target"] else "?"
-    return f"{r['kind'].lower()} {tgt}"
+    if r["kind"] == "CALLS" and r["target"] is None:
+        return f"{facts.name(r['source'])} calls {call_text(r)}"
+    return f"{r['kind'].lower()} {target_name(facts, r)}"
 
 
 # ---------------------------------------------------------------- tables

@@ -22,14 +22,13 @@ import json
 import re
 from typing import Any
 
-from diting.pyramid.facts import PackageFacts, Reach, reach, short_method
+from diting.pyramid.facts import PackageFacts, Reach, arm_words, reach, short_method
 from diting.pyramid.templates import family, statement
 
-_OUTCOME = {"CONTINUE": "continues", "RETURN": "returns", "THROW": "throws", "BREAK": "leaves the loop",
+_OUTCOME = {"CONTINUE": "continues", "RETURN": "returns", "THROW": "rejects (throws)", "BREAK": "leaves the loop",
             "CONTINUE_LOOP": "continues the loop", "ASYNC_SUBMIT": "hands work to another thread"}
-_KIND = {"IF": "if", "ELSE": "otherwise than", "CASE": "case", "DEFAULT": "default case of", "CATCH": "on",
-         "FINALLY": "finally", "LOOP": "loop", "RETURN": "exit", "THROW": "throw", "SQL_IF": "SQL fragment",
-         "SQL_WHEN": "SQL fragment", "SQL_OTHERWISE": "SQL fragment", "STRATEGY": "dispatch"}
+#: a conditional SQL fragment that holds is added to its statement
+_SQL_KINDS = ("SQL_IF", "SQL_WHEN", "SQL_OTHERWISE")
 #: ledger items that decide something, and so are business rules (a loop, an exit or a finally block is
 #: mapped on the card but is no rule of its own)
 RULE_KINDS = {"IF", "ELSE", "CASE", "DEFAULT", "CATCH", "SQL_IF", "SQL_WHEN", "SQL_OTHERWISE", "STRATEGY", "THROW"}
@@ -46,14 +45,17 @@ def _rel_cite(facts: PackageFacts, rid: str) -> tuple[str, str]:
 
 
 def _guard_text(facts: PackageFacts, guard: str | None) -> str:
+    """`` when `x != null` `` (`` when not `…` `` under an else, `` on `catch (…)` `` …): the arm of
+    ``guard`` an action runs under, worded per arm (:func:`~diting.pyramid.facts.arm_words`)."""
     item = facts.ledger.get(guard) if guard else None
     if item is None:
         return ""
-    cond = item["condition"] or item["exit"]
-    return f" when `{cond}`" if cond else ""
+    arm, code = arm_words(item)
+    return f" {arm} `{code}`{facts.line_note(item)}"
 
 
-def _target_name(facts: PackageFacts, r: dict[str, Any]) -> str:
+def target_name(facts: PackageFacts, r: dict[str, Any]) -> str:
+    """The target of relation ``r`` by name, or ``an unresolved target (expression)`` when it has none."""
     if r["target"]:
         return facts.name(r["target"])
     keys = r["match_keys"]
@@ -90,7 +92,7 @@ def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, l
         effects.append({"kind": "REJECT" if item["outcome"] == "THROW" else "OTHER", "outcome": item["outcome"],
                         "ref": None})
     configs = sorted({facts.relations[g]["source"] for g in guards.get(item["record_id"], [])})
-    text = item["condition"] or item["exit"]
+    _, text = arm_words(item)
     body = {
         "schema_version": "0.2",
         "rule_id": rule_id(facts, label, item["branch_id"]),
@@ -98,8 +100,10 @@ def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, l
         "subject": {"symbol_ref": item["symbol"], "branch_id": item["branch_id"], "branch_kind": item["branch_kind"]},
         "scope": {"service_id": facts.service_id, "implementation_scope": facts.implementation_scope,
                   "resolution": "KNOWN"},
-        "predicate": {"op": "OPAQUE", "text": text,
-                      "reason": "the guard's source text; diting records it and does not interpret it"},
+        "predicate": {"op": "OPAQUE", "text": text, "negated": item["branch_kind"] == "ELSE",
+                      "reason": "the guard's source text; diting records it and does not interpret it"
+                                + ("; the rule is the else arm: it holds when the text does not"
+                                   if item["branch_kind"] == "ELSE" else "")},
         "effects": effects,
         "exceptions": {"resolution": "UNKNOWN"},
         "evidence_ids": [item["record_id"]],
@@ -146,16 +150,17 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
         method = _method_of(facts, item)
         if item["branch_kind"] == "THROW":
             parent = by_branch.get(item["parent"] or "")
-            cond = parent and (parent["condition"] or parent["exit"])
-            stmts.append(statement("FAILURE", [(rid, "branch")], method=method, exit=item["exit"] or "?",
-                                   when=f" when `{cond}`" if cond else ""))
+            stmts.append(statement("FAILURE", [(rid, "branch")], method=method,
+                                   exit=item["exit"] or arm_words(item)[1], at=facts.line_note(item, exit_=True),
+                                   when=_guard_text(facts, parent["record_id"]) if parent else ""))
         else:
             rejects = facts.rejecting_calls(item["effects"])
             outcome = (f"rejects (calls {facts.name(facts.relations[rejects[0]]['target'])}, which always throws)"
-                       if rejects else _OUTCOME.get(item["outcome"], item["outcome"].lower()))
-            stmts.append(statement("CONDITION", [(rid, "branch")], method=method,
-                                   kind=_KIND.get(item["branch_kind"], item["branch_kind"].lower()),
-                                   condition=item["condition"] or item["exit"] or "?", outcome=outcome))
+                       if rejects else "adds its fragment to the statement" if item["branch_kind"] in _SQL_KINDS
+                       else _OUTCOME.get(item["outcome"], item["outcome"].lower()))
+            arm, code = arm_words(item)
+            stmts.append(statement("CONDITION", [(rid, "branch")], method=method, arm=arm, condition=code,
+                                   at=facts.line_note(item), outcome=outcome))
         mapped.append(rid)
     return stmts, mapped, excluded, unknown
 
@@ -195,14 +200,14 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str,
     for rid in r.effects.get("PUBLISHES", []):
         p = rels[rid]
         stmts.append(statement("ACTION_PUBLISH", [_rel_cite(facts, rid)], method=facts.name(p["source"]),
-                               topic=_target_name(facts, p), guard=_guard_text(facts, p["guard"])))
+                               topic=target_name(facts, p), guard=_guard_text(facts, p["guard"])))
         if p["target"]:
             topics_out.append(p["target"])
     written: dict[str, list[str]] = {}
     for rid in r.effects.get("WRITES", []):
         w = rels[rid]
         stmts.append(statement("ACTION_WRITE", [_rel_cite(facts, rid)], source=facts.name(w["source"]),
-                               target=_target_name(facts, w), guard=_guard_text(facts, w["guard"])))
+                               target=target_name(facts, w), guard=_guard_text(facts, w["guard"])))
         if w["target"]:
             written.setdefault(w["target"], []).append(rid)
             (caches if w["target"].startswith("cache:") else writes).append(w["target"])
@@ -212,7 +217,7 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str,
     for rid in r.effects.get("READS", []):
         rd = rels[rid]
         stmts.append(statement("DEPENDENCY_READ", [_rel_cite(facts, rid)], source=facts.name(rd["source"]),
-                               target=_target_name(facts, rd)))
+                               target=target_name(facts, rd)))
         if rd["target"] and rd["target"].startswith("table:"):
             reads.append(rd["target"])
         elif rd["target"] and rd["target"].startswith("cache:"):
@@ -255,15 +260,16 @@ def _unresolved(facts: PackageFacts, r: Reach, unknown_items: list[str]) -> list
     for rid in r.unknown_calls:
         c = facts.relations[rid]
         code = "AMBIGUOUS_CALL" if c["status"] == "AMBIGUOUS" else "UNRESOLVED_CALL"
+        why = c["match_keys"].get("reason")
         reason = (f"{len(c['candidates'])} candidates" if c["status"] == "AMBIGUOUS" else
-                  "the call's target is not known statically")
+                  "the call's target is not known statically" + (f" ({why})" if why else ""))
         out.append({"code": code, "target": rid, "reason": reason})
     for kind in ("PUBLISHES", "READS", "WRITES"):
         for rid in r.effects.get(kind, []):
             x = facts.relations[rid]
             if x["status"] != "RESOLVED":
                 out.append({"code": f"{kind}_UNRESOLVED", "target": rid,
-                            "reason": f"{_target_name(facts, x)} of {facts.name(x['source'])}"})
+                            "reason": f"{target_name(facts, x)} of {facts.name(x['source'])}"})
     for rid in unknown_items:
         out.append({"code": "LEDGER_UNRESOLVED", "target": rid, "reason": "a branch whose outcome is not resolved"})
     if r.truncated:

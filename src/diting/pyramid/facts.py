@@ -42,6 +42,7 @@ class PackageFacts:
     guard_of: dict[str, str] = field(default_factory=dict)
     _by_branch: dict[str, dict[str, Any]] | None = None
     _throws: set[str] | None = None
+    _wordings: dict[tuple[str, str, str, str], int] | None = None
 
     @classmethod
     def load(cls, con, scan_id: str) -> "PackageFacts":
@@ -62,29 +63,35 @@ class PackageFacts:
                 scope = impl
         rels: dict[str, dict[str, Any]] = {}
         kinds = ", ".join(f"'{k}'" for k in _KINDS)
-        for rid, kind, src, dst, status, cands, guard, attrs, site, mk in con.execute(
+        for rid, kind, src, dst, status, cands, guard, attrs, site, mk, ev in con.execute(
                 f"SELECT record_id, kind, source_ref.record_id, target_ref.record_id, resolution_status, "
                 f"[c.record_id for c in candidate_target_refs], guard_ref.record_id, attributes, callsite_id, "
-                f"match_keys FROM relations WHERE scan_id = ? AND kind IN ({kinds})", [scan_id]).fetchall():
+                f"match_keys, evidence_refs[1].record_id FROM relations WHERE scan_id = ? AND kind IN ({kinds})",
+                [scan_id]).fetchall():
             rels[rid] = {"record_id": rid, "kind": kind, "source": src, "target": dst, "status": status,
                          "candidates": cands or [], "guard": guard, "attributes": _json(attrs), "callsite": site,
-                         "match_keys": _json(mk)}
+                         "match_keys": _json(mk), "evidence": ev, "line": None}
         ledger: dict[str, dict[str, Any]] = {}
         for row in con.execute(
                 "SELECT b.record_id, b.branch_id, b.branch_kind, b.parent_branch_id, b.symbol_ref.record_id, "
                 "b.outcome_kind, [e.record_id for e in b.effect_refs], b.resolution_status, b.exclusion_rule_id, "
-                "c.content, x.content, b.symbol_revision FROM branch_ledger b "
+                "c.content, x.content, b.symbol_revision, c.locator.start_line, x.locator.start_line, "
+                "v.locator.start_line FROM branch_ledger b "
                 "JOIN packages p ON p.scan_id = b.scan_id "
                 "LEFT JOIN segments c ON c.repo_id = p.repo_id AND c.commit_sha = p.commit_sha "
                 "AND c.record_id = b.condition_ref.record_id "
                 "LEFT JOIN segments x ON x.repo_id = p.repo_id AND x.commit_sha = p.commit_sha "
-                "AND x.record_id = b.exit_ref.record_id WHERE b.scan_id = ?", [scan_id]).fetchall():
-            (rid, bid, bkind, parent, symbol, outcome, effects, status, excl, cond, exit_, rev) = row
+                "AND x.record_id = b.exit_ref.record_id "
+                "LEFT JOIN segments v ON v.repo_id = p.repo_id AND v.commit_sha = p.commit_sha "
+                "AND v.record_id = b.evidence_refs[1].record_id WHERE b.scan_id = ?", [scan_id]).fetchall():
+            (rid, bid, bkind, parent, symbol, outcome, effects, status, excl, cond, exit_, rev, cline, xline,
+             vline) = row
             ledger[rid] = {"record_id": rid, "branch_id": bid, "branch_kind": bkind, "parent": parent,
                            "symbol": symbol, "outcome": outcome, "effects": effects or [], "status": status,
                            "exclusion_rule_id": excl, "condition": code_text(cond, condition=True),
-                           "exit": code_text(exit_),
+                           "exit": exit_only(code_text(exit_), outcome), "line": cline or vline, "exit_line": xline,
                            "revision": rev}
+        _call_lines(con, scan_id, rels)
         facts = cls(scan_id, service_id, commit, scope, ents, rels, ledger)
         for rid, r in sorted(rels.items()):
             facts.out.setdefault(r["source"], {}).setdefault(r["kind"], []).append(rid)
@@ -127,6 +134,28 @@ class PackageFacts:
         return [r for r in rids if (rel := self.relations.get(r)) is not None and rel["kind"] == "CALLS"
                 and rel["status"] == "RESOLVED" and rel["target"] in throws]
 
+    def line_note(self, item: dict[str, Any], exit_: bool = False) -> str:
+        """`` (line N)`` where an item's words alone would not tell it apart: always for a LOOP (its
+        head is often the same as another's), and for any item whose method has another item worded
+        the same (``exit_``: another throw of the same text, for FAILURE statements); else empty."""
+        if self._wordings is None:
+            self._wordings = {}
+            for i in self.ledger.values():
+                for key in (self._wording(i, False),) + ((self._wording(i, True),) if i["branch_kind"] == "THROW"
+                                                         else ()):
+                    self._wordings[key] = self._wordings.get(key, 0) + 1
+        line = item["exit_line"] if exit_ else item["line"]
+        if not line:
+            return ""
+        repeated = self._wordings.get(self._wording(item, exit_), 0) > 1
+        return f" (line {line})" if repeated or (item["branch_kind"] == "LOOP" and not exit_) else ""
+
+    @staticmethod
+    def _wording(item: dict[str, Any], exit_: bool) -> tuple[str, str, str, str]:
+        if exit_:
+            return item["symbol"], "exit", "", item["exit"] or ""
+        return (item["symbol"], "arm", *arm_words(item))
+
     def by_branch(self) -> dict[str, dict[str, Any]]:
         """Ledger items by branch_id (built once)."""
         if self._by_branch is None:
@@ -145,6 +174,66 @@ class PackageFacts:
         if e["kind"] == "CONTRACT" and e["urn"]:  # overloads share a urn: name the parameters
             return f"{e['urn']}({','.join(p.rsplit('.', 1)[-1] for p in e['signature'])})"
         return e["urn"] or e["name"] or e["stable_id"]
+
+
+def _call_lines(con, scan_id: str, rels: dict[str, dict[str, Any]]) -> None:
+    """Fill ``line`` (the first line of the first evidence segment) of every CALLS relation without a
+    target — the calls a card names by their text and line — in one query."""
+    wanted = {r["evidence"]: rid for rid, r in rels.items() if r["kind"] == "CALLS" and r["target"] is None
+              and r["evidence"]}
+    if not wanted:
+        return
+    lines = dict(con.execute(
+        "SELECT s.record_id, s.locator.start_line FROM segments s JOIN packages p ON p.repo_id = s.repo_id "
+        "AND p.commit_sha = s.commit_sha WHERE p.scan_id = ? AND s.record_id IN (SELECT unnest(?))",
+        [scan_id, sorted(wanted)]).fetchall())
+    for rid, r in rels.items():
+        if r["kind"] == "CALLS" and r["target"] is None and r["evidence"] in lines:
+            r["line"] = lines[r["evidence"]]
+
+
+def call_text(r: dict[str, Any]) -> str:
+    """A call without a target, as its site names it: the declared target when the static types name
+    one (``OrderClient#get(?)``), else ``receiver.name(…)`` from its match keys, and the line it is on
+    (``unknownThing.go(…) at line 14``)."""
+    declared = r["attributes"].get("declared_target")
+    keys = r["match_keys"]
+    if declared:
+        text = short_method(declared)
+    elif keys.get("name"):
+        args = "(…)" if keys.get("arity") else "()"
+        text = f"{keys['receiver']}.{keys['name']}{args}" if keys.get("receiver") else f"{keys['name']}{args}"
+    else:
+        text = "a call"
+    return f"{text} at line {r['line']}" if r.get("line") else text
+
+
+#: how each ledger item's arm is worded: the words before its code, and whether the code is the
+#: guard's own condition (an if's, quoted bare) — a LOOP's head, a CATCH's parameter and a CASE's label
+#: are quoted as written
+_ARM = {"IF": "when", "ELSE": "when not", "CASE": "on", "DEFAULT": "on", "CATCH": "on", "FINALLY": "in",
+        "LOOP": "in each pass of", "RETURN": "at", "THROW": "at", "STRATEGY": "at the dispatch of",
+        "SQL_IF": "when SQL test", "SQL_WHEN": "when SQL test", "SQL_OTHERWISE": "in SQL"}
+_IF_HEAD = re.compile(r"^(?:else\s+)?if\s*\(")
+_SQL_TEST = re.compile(r"""\btest\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def arm_words(item: dict[str, Any]) -> tuple[str, str]:
+    """``(arm, code)`` wording one ledger item's arm so that the arm named is the one that runs: an
+    IF ``("when", "count > 0")``, its ELSE ``("when not", "count > 0")`` (the same guard, the other
+    arm), a LOOP ``("in each pass of", "for (Item i : items)")``, a SQL ``<if>`` ``("when SQL test",
+    "name != null")``, a CATCH ``("on", "catch (IOException e)")``, a RETURN ``("at", "return x;")``."""
+    kind = item["branch_kind"]
+    text = item["condition"]
+    if kind in ("IF", "ELSE") and text and _IF_HEAD.match(text) and text.endswith(")"):
+        text = text[text.index("(") + 1:-1].strip()
+    elif kind in ("SQL_IF", "SQL_WHEN") and text and (m := _SQL_TEST.search(text)):
+        text = m.group(1) if m.group(1) is not None else m.group(2)
+    elif kind == "FINALLY":
+        text = "finally"
+    elif kind == "SQL_OTHERWISE":
+        text = "<otherwise>"
+    return _ARM.get(kind, kind.lower()), text or item["exit"] or item["branch_id"].rsplit("/", 1)[-1]
 
 
 def short_method(stable: str) -> str:
@@ -171,6 +260,24 @@ def code_text(content: str | None, limit: int = 160, condition: bool = False) ->
 
 
 _HEADS = ("if", "else if", "while", "for", "switch", "catch")
+#: the statement that ends an arm, by the arm's outcome
+_EXIT_WORD = {"THROW": re.compile(r"\bthrow\b"), "RETURN": re.compile(r"\breturn\b"),
+              "BREAK": re.compile(r"\b(?:break|continue|yield)\b")}
+
+
+def exit_only(text: str | None, outcome: str) -> str | None:
+    """The exit statement of a line that holds more (``if (ok) { return a; } else { throw new X(); }``
+    quoted for its throw as ``throw new X();``): from the one keyword of ``outcome`` on the line to the
+    first ``;`` after it. A line with the keyword twice, or none, is left as it is (which one ends the
+    arm is not known from the text)."""
+    word = _EXIT_WORD.get(outcome)
+    if text is None or word is None:
+        return text
+    found = list(word.finditer(text))
+    if len(found) != 1 or found[0].start() == 0:
+        return text
+    end = text.find(";", found[0].start())
+    return text[found[0].start():end + 1] if end >= 0 else text[found[0].start():]
 
 
 def _condition_only(text: str) -> str:

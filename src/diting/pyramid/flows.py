@@ -285,7 +285,7 @@ def mermaid(steps: list[dict[str, Any]], name) -> str:
         rejected: dict[str, int] = {}
         for k in kids:
             if k["terminal"] == "REJECTED":
-                when = f"when {safe(name(k['guard_refs'][0]))} " if k["guard_refs"] else ""
+                when = f"{safe(name(k['guard_refs'][0]))} " if k["guard_refs"] else ""  # "when …", "when not …"
                 key = f"rejected {when}- {safe(k['reason'] or '')}"
                 rejected[key] = rejected.get(key, 0) + 1
         for key, n in list(rejected.items())[:8]:

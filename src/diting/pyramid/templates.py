@@ -29,8 +29,8 @@ TEMPLATES: dict[str, Template] = {
     # L2 entry cards
     "TRIGGER": Template("TRIGGER", "{entry_kind} {urn} runs {handler}.", ("entry",)),
     "INPUT": Template("INPUT", "{handler} takes ({params}).", ("method",)),
-    "CONDITION": Template("CONDITION", "In {method}, {kind} `{condition}`: {outcome}.", ("branch",)),
-    "FAILURE": Template("FAILURE", "{method} throws `{exit}`{when}.", ("branch",)),
+    "CONDITION": Template("CONDITION", "In {method}, {arm} `{condition}`{at}: {outcome}.", ("branch",)),
+    "FAILURE": Template("FAILURE", "{method} throws `{exit}`{at}{when}.", ("branch",)),
     "ACTION_CALL": Template("ACTION", "{method} calls {protocol} {urn}{guard}.", ("relation:CALLS",)),
     "ACTION_WRITE": Template("ACTION", "{source} writes {target}{guard}.", ("relation:WRITES",)),
     "ACTION_PUBLISH": Template("ACTION", "{method} publishes to {topic}{guard}.", ("relation:PUBLISHES",)),

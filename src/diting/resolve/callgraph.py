@@ -203,7 +203,8 @@ class ModuleCallSites:
                     "branches": [{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
                                   "cond": [b.cond_line, b.cond_end_line], "outcome": b.outcome,
                                   "exit_line": b.exit_line, "cond_calls": b.cond_calls, "cond_names": b.cond_names,
-                                  "try_calls": b.try_calls, "cond_pos": b.cond_pos}
+                                  "try_calls": b.try_calls, "cond_pos": b.cond_pos, "cond_text": b.cond_text,
+                                  "exit_type": b.exit_type}
                                  for b in body.branches],
                     "truncated": body.branches_truncated,
                     # names a condition may read that are no field: name → where each local or lambda
@@ -282,7 +283,10 @@ class CallGraphStats:
     #: entry rid → (methods reached, stop reason or None)
     reach: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     ledger_items: int = 0
+    #: UNRESOLVED items no rule excludes
     ledger_unresolved: int = 0
+    #: items excluded, by LEDGER_EXCLUSION rule id
+    ledger_excluded: dict[str, int] = field(default_factory=dict)
     ledger_methods: int = 0
     #: members whose branches nest deeper than the extractor records
     ledger_truncated: int = 0

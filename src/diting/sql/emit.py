@@ -6,7 +6,7 @@ contained by its MODULE and bound from the mapper interface's methods of that na
 Its variants (sql/dynamic.py) are parsed with sqlglot (sql/lineage.py) in the datasource's
 dialect; every table position becomes READS or WRITES to a TABLE ``table://{logical}@{datasource}``
 whose physical names collapse only on evidence (sql/shards.py). Conditional fragments are ledger
-items of their statement. What does not parse is SQL_PARSE_FAILED or SQL_UNSUPPORTED and counts
+items of their statement (with the exclusion rule, if any, their ``test`` matches: ledger/exclusion.py). What does not parse is SQL_PARSE_FAILED or SQL_UNSUPPORTED and counts
 as failed; a ``${}`` table name that folds to nothing is DYNAMIC_TABLE_NAME.
 """
 
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from diting.config.sources import canonical_key, parse_yaml
 from diting.ir import ids
 from diting.ir.builder import RefTo
+from diting.ledger.exclusion import ArmFacts, excluded_items, ledger_exclusions
 from diting.sql import dialect, shards
 from diting.sql.dynamic import (MARKER, MAX_RENDER_ELEMENTS, MAX_RENDER_NESTING, MAX_VARIANTS, Expansion,
                                 Fragment, expand, fragment_lookup)
@@ -92,7 +93,9 @@ class SqlStats:
     #: database), duplicate_id (an id the package declares twice: MyBatis refuses to start)
     excluded: dict[str, int] = field(default_factory=dict)
     ledger_items: int = 0  # conditional fragments recorded as ledger items
-    ledger_unresolved: int = 0
+    ledger_unresolved: int = 0  # UNRESOLVED items no rule excludes
+    #: items excluded, by LEDGER_EXCLUSION rule id
+    ledger_excluded: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -1088,18 +1091,29 @@ class SqlStage:
             self.p.sql_ledger.append((s, s.expansion.fragments))
 
     def ledger_items(self) -> None:
+        """The ledger items of every statement's conditional fragments, each with the exclusion rule
+        that excludes it (:mod:`diting.ledger.exclusion`; a fragment's ``test`` is its condition)."""
         self.rs.finish()
+        rules = ledger_exclusions(self.p.s.rules)
         for s, frags in self.p.sql_ledger:
             rev = self.rs.entities[s.rid]["implementation_ref"].revision
-            for f in frags:
-                self._item(s, f, rev)
+            index = {f.path: i for i, f in enumerate(frags)}
+            excluded = excluded_items(
+                [ArmFacts(f.kind, s.stable, " ".join(f.test.split()) if f.test is not None else None, "CONTINUE",
+                          None, [], f.path not in s.unresolved_fragments, index.get(f.parent or "", -1))
+                 for f in frags], rules)
+            for f, rule in zip(frags, excluded):
+                self._item(s, f, rev, rule)
 
-    def _item(self, s: _Stmt, f: Fragment, rev: str) -> None:
+    def _item(self, s: _Stmt, f: Fragment, rev: str, rule: str | None) -> None:
         branch_id = f"{s.stable}/{f.path}"
         seg = self.p.seg(s.path, f.line, f.end_line)
         unresolved = f.path in s.unresolved_fragments
         self.stats.ledger_items += 1
-        self.stats.ledger_unresolved += unresolved
+        if rule:
+            self.stats.ledger_excluded[rule] = self.stats.ledger_excluded.get(rule, 0) + 1
+        else:
+            self.stats.ledger_unresolved += unresolved
         self.rs.ledger_item({
             "record_id": ids.record_id_for(ids.BRANCH_PREFIX, branch_id), "branch_id": branch_id,
             "branch_kind": f.kind, "parent_branch_id": f"{s.stable}/{f.parent}" if f.parent else None,
@@ -1108,6 +1122,7 @@ class SqlStage:
             if f.kind != "SQL_OTHERWISE" else None,
             "outcome_kind": "CONTINUE", "effect_refs": [], "exit_ref": None, "evidence_refs": [RefTo(seg)],
             "resolution_status": "UNRESOLVED" if unresolved else "RESOLVED",
+            **({"exclusion_rule_id": rule} if rule else {}),
         })
 
 
