@@ -15,6 +15,8 @@ import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from diting.limits import MAX_WORKERS
+
 
 def _worker_init(parent: int) -> None:
     """Start of a worker process: it dies with the scan that forked it (Linux: the kernel sends it
@@ -55,10 +57,6 @@ def worker_pool(workers: int):
         raise
     else:
         pool.shutdown(wait=True)
-
-
-#: more worker processes than this never help (and each costs a process start)
-MAX_WORKERS = 64
 
 
 def worker_count(jobs: int, items: int) -> int:

@@ -18,6 +18,8 @@ from rich.text import Text
 
 from diting import __version__
 from diting.errors import UserError
+from diting.limits import (MAX_FILE_BYTES_LIMIT, MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MAX_WORKERS,
+                           MIN_IMPACT_DEPTH)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="diting: what the Java source of a microservice estate provably does.")
@@ -63,9 +65,11 @@ def scan(
     profile: Annotated[Optional[str], typer.Option("--profile", help="Spring profile set, comma-separated.")] = None,
     repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="Repository id (default: origin URL).")] = None,
     inventory: Annotated[Optional[Path], typer.Option("--inventory", help="Inventory YAML naming services.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=0, help="Worker processes (0: one per CPU).")] = 0,
-    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1,
-                                                help="Files larger than this are not read (FILE_TOO_LARGE).")]
+    jobs: Annotated[int, typer.Option("--jobs", min=0, max=MAX_WORKERS,
+                                      help=f"Worker processes (0: one per CPU; at most {MAX_WORKERS}).")] = 0,
+    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, max=MAX_FILE_BYTES_LIMIT,
+                                                help="Files larger than this are not read (FILE_TOO_LARGE; at most "
+                                                     "1 GiB).")]
     = 8 * 1024 * 1024,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rule directory (repeatable).")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option(
@@ -136,8 +140,8 @@ def verify(
                                                                           "file.")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option("--config-snapshot", help="With --rederive: the scan's "
                                                                                       "config snapshot.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=0, help="With --rederive: worker processes (0: one per CPU).")]
-    = 0,
+    jobs: Annotated[int, typer.Option("--jobs", min=0, max=MAX_WORKERS,
+                                      help="With --rederive: worker processes (0: one per CPU).")] = 0,
     rederive_out: Annotated[Optional[Path], typer.Option("--rederive-out", help="With --rederive: keep the packages "
                                                                                 "made again here (to 'diting diff' "
                                                                                 "them).")] = None,
@@ -291,8 +295,10 @@ def impact(
     target: Annotated[str, typer.Argument(help="A contract, topic, table or config key urn, or a method stable_id.")],
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
     change_type: Annotated[str, typer.Option("--change-type", help="LOGIC, FIELD, STATE, TABLE_FIELD or CONFIG.")],
-    depth: Annotated[int, typer.Option("--depth", help="Cross-service hops to follow (1..3).")] = 2,
-    budget: Annotated[int, typer.Option("--budget", help="Walk states to expand at most.")] = 20_000,
+    depth: Annotated[int, typer.Option("--depth", min=MIN_IMPACT_DEPTH, max=MAX_IMPACT_DEPTH,
+                                       help="Cross-service hops to follow (1..3).")] = 2,
+    budget: Annotated[int, typer.Option("--budget", min=1, max=MAX_IMPACT_BUDGET,
+                                        help=f"Walk states to expand at most (1..{MAX_IMPACT_BUDGET:,}).")] = 20_000,
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
 ) -> None:
     """What a change to TARGET may reach: items with impact type, paths and evidence, the frontier a
@@ -301,8 +307,6 @@ def impact(
     from diting.graph.store import with_graph
     if fmt not in ("table", "json"):
         _fail(f"--format must be table or json, not {fmt!r}")
-    if budget < 1:
-        _fail("--budget must be at least 1")
     try:
         result = with_graph(db, lambda con: run_impact(con, target, change_type.upper(), depth=depth, budget=budget))
     except UserError as exc:

@@ -70,6 +70,7 @@ from diting.source.git import GitRepo, default_repo_id
 from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
 from diting.source.text import decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
+from diting.limits import MAX_FILE_BYTES_LIMIT, MAX_WORKERS
 from diting.workers import worker_count, worker_pool
 
 #: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
@@ -115,6 +116,22 @@ class ScanOptions:
     sql_dialects: list[str] = field(default_factory=list)
     #: ``--config-dir`` values: repository folders holding config-centre exports (config/remote.py)
     config_dirs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Bounds of the integer options (the CLI checks them as it parses; this catches the other
+        callers, such as a re-derivation reading a package's recorded options). Raises
+        :class:`UserError` for ``jobs`` outside 0..MAX_WORKERS or ``max_file_bytes`` outside
+        1..:data:`MAX_FILE_BYTES_LIMIT`."""
+        bounded_int("--jobs", self.jobs, 0, MAX_WORKERS)
+        bounded_int("--max-file-bytes", self.max_file_bytes, 1, MAX_FILE_BYTES_LIMIT)
+
+
+def bounded_int(name: str, value: object, low: int, high: int) -> int:
+    """``value`` when it is an integer in ``low..high``; else :class:`UserError` naming ``name``
+    and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+    return value
 
 
 @dataclass
