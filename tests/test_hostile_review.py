@@ -54,3 +54,69 @@ def test_scan_options_refuse_what_the_cli_would_not_parse(tmp_path):
     with pytest.raises(UserError, match="--jobs must be an integer from 0 to 64"):
         ScanOptions(out=tmp_path, jobs=-1)
     assert ScanOptions(out=tmp_path, jobs=64, max_file_bytes=1).jobs == 64
+
+
+# ------------------------------------------------------------------ 3: the lib: prefix is reserved
+
+def _estate_with_a_lib_named_service(tmp_path):
+    """A reactor of two boot services, one naming itself ``lib:fake`` by spring.application.name and
+    one named ``LIB:inv`` by the inventory, and a root pom no service contains (a real lib package)."""
+    from tests.conftest import boot_module, make_repo, pom
+    files = {"pom.xml": pom("shop-parent", parent=None, packaging="pom",
+                            body="<modules><module>fake</module><module>inv</module></modules>")}
+    files.update(boot_module("fake", "", {"src/main/resources/application.properties": "spring.application.name=lib:fake\n"}))
+    files.update(boot_module("inv", "", {}))
+    repo, sha = make_repo(tmp_path, files)
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text("services:\n  - {service_id: 'LIB:inv', module_path: inv}\n", encoding="utf-8")
+    return repo, sha, inventory
+
+
+def test_a_service_never_takes_the_lib_prefix(tmp_path):
+    import json
+    from diting.coverage.report import coverage_of_graph, coverage_of_packages
+    from diting.graph.store import build
+    from diting.pyramid.build import build_pyramid
+    from tests.conftest import scan_repo
+    repo, _, inventory = _estate_with_a_lib_named_service(tmp_path)
+    result = scan_repo(repo, tmp_path / "ir", inventory=inventory)
+    assert sorted((p.kind, p.service_id) for p in result.packages) == [
+        ("LIB", "lib:shop-parent"), ("SERVICE", "LIB_inv"), ("SERVICE", "lib_fake")]
+    fake = next(p for p in result.packages if p.service_id == "lib_fake")
+    diags = [json.loads(x) for x in (fake.path / "diagnostics.jsonl").read_text().splitlines()]
+    reserved = [d for d in diags if d["code"] == "SERVICE_ID_RESERVED"]
+    assert len(reserved) == 1 and reserved[0]["severity"] == "WARNING"
+    assert "'lib:fake' (from spring.application.name in fake/src/main/resources/application.properties)" in \
+        reserved[0]["message"] and "this service is named 'lib_fake'" in reserved[0]["message"]
+    ent = next(json.loads(x) for x in (fake.path / "entities.jsonl").read_text().splitlines()
+               if json.loads(x)["kind"] == "SERVICE")
+    assert ent["attributes"]["service_id_basis"]["raw_value"] == "lib:fake"
+    inv = next(p for p in result.packages if p.service_id == "LIB_inv")
+    assert "from the inventory file" in (inv.path / "diagnostics.jsonl").read_text()
+    # the estate counts both services, and the lib package as not deployed
+    db = tmp_path / "g.duckdb"
+    build(db, [tmp_path / "ir"])
+    assert sorted(p["service_id"] for p in build_pyramid(db, None).profiles) == ["LIB_inv", "lib_fake"]
+    lib = ("excluded", "module_not_deployed")
+    assert _apps(coverage_of_graph(db)) == {"LIB_inv": ("resolved", None), "lib:shop-parent": lib,
+                                            "lib_fake": ("resolved", None)}
+    # the inventory's LIB:inv names the service the scan renamed; lib_fake is no inventory service
+    for doc in (coverage_of_graph(db, inventory), coverage_of_packages([tmp_path / "ir"], inventory)):
+        assert _apps(doc) == {"LIB_inv": ("resolved", None), "lib:shop-parent": lib,
+                              "lib_fake": ("excluded", "not_in_inventory")}
+
+
+def _apps(doc: dict) -> dict[str, tuple[str, str | None]]:
+    return {a["service_id"]: (a["term"], a["reason"]) for a in doc["applications"]}
+
+
+def test_the_graph_reads_a_packages_kind_never_its_id():
+    """A package is what its analysis input records (an older build wrote ``SERVICE lib:x``)."""
+    from tests.test_align import Estate
+    e = Estate()
+    old = e.package("lib:old", kind="SERVICE")
+    e.rpc(old, "PROVIDED", "dubbo://com.x.Refund#apply", ["long"])
+    lib = e.package("common", kind="LIB")
+    e.rpc(lib, "CONSUMED", "dubbo://com.x.Refund#apply", ["long"])  # a lib package deploys nothing
+    rows, findings = e.align()
+    assert rows == [] and [(f["code"], f["service_id"]) for f in findings] == [("ORPHAN_ENTRY", "lib:old")]

@@ -69,7 +69,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
 SHARED = {"segments"}
 
 PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
-    scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
+    scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, kind VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
     analyzer_version VARCHAR, package_dir VARCHAR, manifest_sha256 VARCHAR, is_current BOOLEAN NOT NULL,
     load_seq INTEGER NOT NULL)"""
@@ -108,6 +108,15 @@ def _shipped_protocols() -> dict[str, Any]:
 
 
 _SHIPPED: dict[str, dict[str, Any]] = {}
+
+
+def package_kind(ai: dict[str, Any]) -> str | None:
+    """What a package is by its recorded kind (``analysis_input.service.kind``): ``SERVICE`` (a
+    deployable) or ``LIB`` (modules outside every service); ``None`` when it records neither. Never
+    read from the service id's prefix: a package is what its analysis input says."""
+    service = ai.get("service")
+    kind = service.get("kind") if isinstance(service, dict) else None
+    return kind if kind in ("SERVICE", "LIB") else None
 
 
 def analysis_input(pkg: Path) -> dict[str, Any]:
@@ -151,7 +160,7 @@ def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
 #: the SPEC §9 views over current packages (column names are the public interface)
 VIEWS = {
     "services": """
-SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status
+SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status, kind
 FROM packages WHERE is_current""",
     "entries": """
 SELECT p.service_id, e.entry_kind, e.urn, e.handler_ref
@@ -314,7 +323,8 @@ def _check_schema(con, db: Path) -> None:
 
 def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]], int]:
     """Verify and read the packages named: ``[(dir, manifest, profile set, manifest sha256, protocols)]`` once per
-    scan_id, and how many duplicate copies were skipped. Raises :class:`UserError`."""
+    scan_id (the manifest with the package's recorded ``kind`` added), and how many duplicate copies were
+    skipped. Raises :class:`UserError`."""
     import hashlib
     from diting.ir.verify import verify_packages
     out: list[tuple[Path, dict[str, Any], str, str, list[tuple[str, str, str | None]]]] = []
@@ -334,7 +344,10 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[tuple[Path, dict
             duplicates += 1
             continue
         seen[m["scan_id"]] = (pkg, digest)
-        ai = analysis_input(pkg)  # verified with the package: read once for its profiles and protocols
+        ai = analysis_input(pkg)  # verified with the package: read once for its kind, profiles and protocols
+        m["kind"] = package_kind(ai)
+        if m["kind"] is None:
+            raise UserError(f"{pkg}/analysis_input.json: service.kind is neither SERVICE nor LIB; nothing was loaded")
         out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai)))
     keys: dict[tuple[str, str], Path] = {}
     for pkg, m, prof, _, _ in out:
@@ -471,8 +484,8 @@ def _load(con, manifests: list[tuple[Path, dict[str, Any], str, str, list[tuple[
             loaded.append(scan_id)
             continue
         counts = {f["path"]: f["record_count"] for f in m["files"]}
-        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
-                    [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
+        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
+                    [scan_id, m["service_id"], m["kind"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
                      m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq])
         for fname, (table, cols) in TABLES.items():
             path = pkg / fname

@@ -212,6 +212,9 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # a MyBatis databaseId variant for another database than the one the package runs on (coverage:
     # sql_statements, excluded as other_database_id)
     "SQL_OTHER_DATABASE": Severity.INFO,
+    # a service id (spring.application.name, an inventory entry, an artifactId) that begins with lib:,
+    # the prefix of lib packages: the service is named with that colon written _ (lib:x → lib_x)
+    "SERVICE_ID_RESERVED": Severity.WARNING,
     # every service of the repository got one service id from spring.application.name (a source that
     # is not each service's own: a shared or misbound config file); ids are told apart by module only
     "SERVICE_ID_SHARED": Severity.ERROR,
@@ -229,7 +232,7 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
 #: bytes for the same commit, rules and options (a field added, a fact found that was not), so
 #: that a package, a cached scan or a re-derivation says which build of the format made it
 #: (recorded in ``analysis_input.tool_versions`` as ``diting-package-format``)
-PACKAGE_FORMAT = 2
+PACKAGE_FORMAT = 3
 
 # ---------------------------------------------------------------- shared parts
 

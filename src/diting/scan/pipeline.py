@@ -43,12 +43,14 @@ from diting.inventory.inventory_file import InventoryFile
 from diting.inventory.layout import CONFIG, JAVA, FileEntry
 from diting.inventory.services import (
     DeployableBasis,
+    LIB_PREFIX,
     clean_service_id,
     ModuleLinks,
     PackagePlan,
     closure,
     deployable_basis,
     link_dependencies,
+    unreserved_service_id,
 )
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
@@ -535,6 +537,7 @@ class Scanner:
                 plan.owner = inv_entry.get("owner")
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
+            self._unreserve(plan, mod)
             plans.append(plan)
         self._config_server_sources(plans)
         self._shared_id(plans)
@@ -557,7 +560,7 @@ class Scanner:
                 for d in self.closures.get(m, [m]):
                     if d not in mods:
                         mods.append(d)
-            plans.append(PackagePlan(service_id=clean_service_id(f"lib:{name}"), kind="LIB", roots=members,
+            plans.append(PackagePlan(service_id=clean_service_id(f"{LIB_PREFIX}{name}"), kind="LIB", roots=members,
                                      modules=members + sorted(set(mods) - set(members))))
         # lib ids can collide too (two reactors with one artifactId)
         seen: dict[str, int] = {}
@@ -595,6 +598,28 @@ class Scanner:
             plans = chosen
         plans.sort(key=lambda p: p.service_id)
         return plans, excluded, unmapped
+
+    @staticmethod
+    def _unreserve(plan: PackagePlan, mod) -> None:
+        """A service id never begins with ``lib:`` (the prefix of lib packages, any case): its colon is
+        written ``_`` (:func:`unreserved_service_id`), ``service_id_basis.raw_value`` keeps the id as
+        written, and SERVICE_ID_RESERVED cites where the id came from."""
+        sid = unreserved_service_id(plan.service_id)
+        if sid == plan.service_id:
+            return
+        if plan.id_basis.get("source") == "spring.application.name":
+            path, line, source_type = str(plan.id_basis["path"]), int(plan.id_basis.get("line") or 0), "CONFIG"
+            origin = f"spring.application.name in {path}"
+        else:
+            ev = mod.evidence()
+            path, line, source_type = ev.path, ev.start, "BUILD"
+            origin = "the inventory file" if plan.id_basis.get("source") == "inventory" else "the module's artifactId"
+        plan.findings.append(Finding(
+            "SERVICE_ID_RESERVED", f"service id {plan.service_id!r} (from {origin}) begins with {LIB_PREFIX!r}, the "
+            f"prefix reserved for packages of modules outside every service; this service is named {sid!r}",
+            path, line, line, mod.build_file, f"reserved|{plan.service_id}", source_type))
+        plan.id_basis = {**plan.id_basis, "raw_value": plan.id_basis.get("raw_value", plan.service_id)}
+        plan.service_id = sid
 
     def _shared_id(self, plans: list[PackagePlan]) -> None:
         """SERVICE_ID_SHARED on every service when all of an estate's services (two or more) got one id
