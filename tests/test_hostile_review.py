@@ -120,3 +120,98 @@ def test_the_graph_reads_a_packages_kind_never_its_id():
     e.rpc(lib, "CONSUMED", "dubbo://com.x.Refund#apply", ["long"])  # a lib package deploys nothing
     rows, findings = e.align()
     assert rows == [] and [(f["code"], f["service_id"]) for f in findings] == [("ORPHAN_ENTRY", "lib:old")]
+
+
+# ------------------------------------------------------------------ 4: a corrupt tree entry
+
+def _git(repo, *args: str, data: bytes | None = None) -> bytes:
+    import subprocess
+    return subprocess.run(["git", "-C", str(repo), *args], input=data, capture_output=True, check=True).stdout
+
+
+def _tree_with(repo, tree: str, path: list[str], mode: bytes, oid: str) -> str:
+    """``tree`` with the entry ``path`` (its last name added or replaced) of ``mode`` pointing at
+    ``oid``, written with ``hash-object --literally`` (no check of the entry's type against its mode)."""
+    entries = {}
+    for raw in _git(repo, "ls-tree", "-z", tree).split(b"\x00"):
+        if raw:
+            meta, name = raw.split(b"\t", 1)
+            m, _, sha = meta.split(b" ")
+            entries[name] = (m.lstrip(b"0"), sha.decode())
+    name = path[0].encode()
+    if len(path) == 1:
+        entries[name] = (mode, oid)
+    else:
+        entries[name] = (b"40000", _tree_with(repo, entries[name][1], path[1:], mode, oid))
+    body = b"".join(m + b" " + n + b"\x00" + bytes.fromhex(sha) for n, (m, sha) in
+                    sorted(entries.items(), key=lambda kv: kv[0] + (b"/" if kv[1][0] == b"40000" else b"")))
+    return _git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=body).decode().strip()
+
+
+def _commit_tree(repo, tree: str) -> str:
+    sha = _git(repo, "commit-tree", tree, "-m", "crafted").decode().strip()
+    _git(repo, "update-ref", "HEAD", sha)
+    return sha
+
+
+def _shop_with_two_packages(tmp_path):
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom
+    return make_repo(tmp_path, {
+        "pom.xml": pom("svc", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/shop/App.java": "package shop;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+                                       "public class App { public static void main(String[] a) { } }\n",
+        "src/main/java/shop/good/Good.java": "package shop.good;\npublic class Good { void ok() { } }\n",
+        "src/main/java/shop/bad/Lost.java": "package shop.bad;\npublic class Lost { }\n",
+        "src/main/java/shop/bad/deeper/Gone.java": "package shop.bad.deeper;\npublic class Gone { }\n"})
+
+
+def _scanned_files(tmp_path, repo, sha):
+    import json
+    from tests.conftest import scan_repo
+    (pkg,) = [p for p in scan_repo(repo, tmp_path / "out", sha).packages]
+    diags = [json.loads(x) for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()]
+    names = {json.loads(x)["name"] for x in (pkg.path / "entities.jsonl").read_text().splitlines()}
+    files = json.loads((pkg.path / "coverage.json").read_text())["dimensions"]["files"]
+    return pkg, diags, names, files
+
+
+def test_a_tree_entry_pointing_at_a_blob_is_one_unread_subtree(tmp_path):
+    repo, _ = _shop_with_two_packages(tmp_path)
+    blob = _git(repo, "hash-object", "-w", "--stdin", data=b"not a tree\n").decode().strip()
+    root = _git(repo, "rev-parse", "HEAD^{tree}").decode().strip()
+    sha = _commit_tree(repo, _tree_with(repo, root, ["src", "main", "java", "shop", "bad"], b"40000", blob))
+    pkg, diags, names, files = _scanned_files(tmp_path, repo, sha)
+    bad = [d for d in diags if "src/main/java/shop/bad" in d["message"]]
+    assert [(d["code"], d["severity"]) for d in bad] == [("FILE_UNREADABLE", "ERROR")]
+    assert bad[0]["message"] == (f"src/main/java/shop/bad: the tree entry names object {blob[:12]}, a blob, not a "
+                                 "tree; the files below it are not read")
+    assert {"shop.App", "shop.good.Good", "shop.good.Good#ok()"} <= names and "shop.bad.Lost" not in names
+    # pom.xml, App.java and Good.java read; the subtree one failed item
+    assert (files["discovered"], files["resolved"], files["failed"]) == (4, 3, 1)
+    assert pkg.status == "PARTIAL"
+
+
+def test_a_missing_tree_object_is_one_unread_subtree(tmp_path):
+    import os
+    repo, sha = _shop_with_two_packages(tmp_path)
+    lost = _git(repo, "rev-parse", f"{sha}:src/main/java/shop/bad").decode().strip()
+    os.remove(repo / ".git" / "objects" / lost[:2] / lost[2:])  # as a partial clone with a tree filter leaves it
+    pkg, diags, names, files = _scanned_files(tmp_path, repo, sha)
+    bad = [d for d in diags if "src/main/java/shop/bad" in d["message"]]
+    assert [d["code"] for d in bad] == ["FILE_UNREADABLE"]
+    assert bad[0]["message"] == (f"src/main/java/shop/bad: tree {lost[:12]} is missing from the object database (a "
+                                 "partial clone with a tree filter?); the files below it are not read")
+    assert {"shop.App", "shop.good.Good"} <= names and "shop.bad.Lost" not in names
+    assert (files["discovered"], files["resolved"], files["failed"]) == (4, 3, 1)
+
+
+def test_a_file_entry_naming_a_tree_is_not_read(tmp_path):
+    repo, sha = _shop_with_two_packages(tmp_path)
+    sub = _git(repo, "rev-parse", f"{sha}:src/main/java/shop/good").decode().strip()
+    root = _git(repo, "rev-parse", "HEAD^{tree}").decode().strip()
+    sha = _commit_tree(repo, _tree_with(repo, root, ["src", "main", "java", "shop", "Fake.java"], b"100644", sub))
+    _, diags, names, files = _scanned_files(tmp_path, repo, sha)
+    assert [d["message"] for d in diags if "Fake.java" in d["message"]] == [
+        f"src/main/java/shop/Fake.java: the tree entry names object {sub[:12]}, which is not a blob; not read"]
+    assert {"shop.App", "shop.good.Good", "shop.bad.Lost"} <= names
+    assert (files["discovered"], files["failed"]) == (6, 1)

@@ -175,7 +175,8 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     "DECLARED_UNUSED": Severity.INFO,
     # diting additions --------------------------------------------------------
     # a file that could not be read as text or as a git blob (binary content, a
-    # symlink, a submodule gitlink, a Git LFS pointer): its facts are missing.
+    # symlink, a submodule gitlink, a Git LFS pointer, an entry naming no blob), or a
+    # subtree git cannot list (its object missing or no tree): its facts are missing.
     "FILE_UNREADABLE": Severity.ERROR,
     # a path that would leave the repository tree (``..`` in a module or
     # relativePath, a symlink): never followed; or a tree entry git refuses to

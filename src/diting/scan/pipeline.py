@@ -299,6 +299,11 @@ class Scanner:
                     "FILE_UNREADABLE", f"{f.path} is a git submodule (gitlink {f.entry.oid[:12]}); its content is "
                     "not in this repository's tree and is not scanned", f.path, 0, 0, f.module, "gitlink", "CODE")
                 continue
+            if f.entry.is_unlisted_tree:
+                self.file_problems[f.path] = Finding(
+                    "FILE_UNREADABLE", f"{f.path}: {f.entry.unlisted}; the files below it are not read", f.path, 0, 0,
+                    f.module, "unlisted-tree", "CODE")
+                continue
             if f.kind not in (JAVA, CONFIG):
                 continue
             got = self.snapshot.read(f.path)
@@ -312,6 +317,8 @@ class Scanner:
                     "lfs_pointer": f"{f.path} is a Git LFS pointer; the content is not in git",
                     "missing_object": f"{f.path}: blob {f.entry.oid[:12]} is missing from the object database "
                                       "(a partial or shallow clone?); not read",
+                    "not_a_blob": f"{f.path}: the tree entry names object {f.entry.oid[:12]}, which is not a blob; "
+                                  "not read",
                 }.get(got.problem or "", f"{f.path} not read: {got.problem}")
                 self.file_problems[f.path] = Finding(code, msg, f.path, 0, 0, f.module, got.problem or "",
                                                      "CODE" if f.kind == JAVA else "CONFIG")
