@@ -215,3 +215,52 @@ def test_a_file_entry_naming_a_tree_is_not_read(tmp_path):
         f"src/main/java/shop/Fake.java: the tree entry names object {sub[:12]}, which is not a blob; not read"]
     assert {"shop.App", "shop.good.Good", "shop.bad.Lost"} <= names
     assert (files["discovered"], files["failed"]) == (6, 1)
+
+
+# ------------------------------------------------------------------ 5: a signal at the end of a command
+
+#: runs ``diting ARGS`` with a signal sent from inside the process at a chosen moment: ``late`` while
+#: the interpreter shuts down after the command's work (an object's finaliser, run after Python's
+#: signal handlers are reset), ``during`` as the scan chooses its services (before any package)
+_SIGNAL_AT = """
+import os, signal, sys
+moment, sig = sys.argv[1], getattr(signal, sys.argv[2])
+del sys.argv[1:3]
+sys.argv[0] = "diting"
+
+class Late:
+    def __del__(self):
+        os.kill(os.getpid(), sig)
+
+if moment == "late":
+    late = Late()  # a module global: finalised as the interpreter shuts down
+else:
+    import diting.scan.pipeline as pipeline
+    plans = pipeline.Scanner._plans
+
+    def interrupted_plans(self):
+        os.kill(os.getpid(), sig)
+        return plans(self)
+    pipeline.Scanner._plans = interrupted_plans
+from diting.cli.main import run
+run()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_after_the_work_is_done_changes_nothing(tmp_path, sig):
+    import os
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    repo, sha = _shop_with_two_packages(tmp_path)
+    script = tmp_path / "signal_at.py"
+    script.write_text(_SIGNAL_AT, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for moment, code, said in (("late", 0, ""), ("during", 130, "interrupted")):
+        out = tmp_path / moment
+        r = subprocess.run([sys.executable, str(script), moment, sig, "scan", str(repo), "--commit", sha, "--out",
+                            str(out), "--quiet", "--repo-id", "t/r"], env=env, capture_output=True, text=True)
+        assert (r.returncode, r.stderr.strip()) == (code, said), (moment, r.stderr)
+        written = sorted(p.name for p in out.iterdir()) if out.exists() else []
+        assert written == ([f"svc@{sha[:12]}"] if moment == "late" else []), written

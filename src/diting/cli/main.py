@@ -635,6 +635,11 @@ def run() -> None:
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         raise KeyboardInterrupt
 
+    from diting.interrupts import ignore_interrupts
+    for group in (app, graph_app):
+        for cmd in group.registered_commands:
+            if cmd.callback is not None and not hasattr(cmd.callback, "__wrapped__"):
+                cmd.callback = _ends_interruptible(cmd.callback)
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
     try:
@@ -647,6 +652,28 @@ def run() -> None:
         say(err, ("internal error: ", "bold red"), f"{type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for "
             "details; please report it)")
         sys.exit(3)
+    finally:  # the exit code is decided: the interpreter's shutdown must not end in a death by signal
+        ignore_interrupts()
+
+
+def _ends_interruptible(callback):
+    """``callback`` (a command), after whose return — or exit with a code of its own — SIGINT and
+    SIGTERM are ignored: the work is done and printed, and a signal now would only turn the
+    command's exit code into a death by signal. An interrupt during the work still ends it
+    ("interrupted", exit 130)."""
+    import functools
+    from diting.interrupts import ignore_interrupts
+
+    @functools.wraps(callback)
+    def command(*args, **kwargs):
+        try:
+            result = callback(*args, **kwargs)
+        except (typer.Exit, SystemExit):
+            ignore_interrupts()
+            raise
+        ignore_interrupts()
+        return result
+    return command
 
 
 if __name__ == "__main__":  # pragma: no cover
