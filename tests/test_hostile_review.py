@@ -264,3 +264,77 @@ def test_a_signal_after_the_work_is_done_changes_nothing(tmp_path, sig):
         assert (r.returncode, r.stderr.strip()) == (code, said), (moment, r.stderr)
         written = sorted(p.name for p in out.iterdir()) if out.exists() else []
         assert written == ([f"svc@{sha[:12]}"] if moment == "late" else []), written
+
+
+# ------------------------------------------------------------------ 7: a guessed encoding is never silent
+
+_GBK_LONG = ("package shop;\n/**\n * 订单服务：创建订单、取消订单、查询订单状态。\n * 注意：库存不足时抛出异常。\n */\n"
+             "public class Long {\n  // 用户余额不足，请充值\n  String s = \"支付失败，请稍后重试\";\n}\n")
+
+
+def _encoding_scan(tmp_path, files: dict[str, bytes], body: str = ""):
+    import json
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+    app = ("package shop;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+           "public class App { public static void main(String[] a) { } }\n")
+    repo, _ = make_repo(tmp_path, {"pom.xml": pom("svc", parent=None, body=body + BOOT_PLUGIN),
+                                   "src/main/java/shop/App.java": app,
+                                   **{f"src/main/java/shop/{k}": v for k, v in files.items()}})
+    (pkg,) = scan_repo(repo, tmp_path / "out").packages
+    diags = [json.loads(x) for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()]
+    segs = [json.loads(x) for x in (pkg.path / "source_segments.jsonl").read_text().splitlines()]
+    from diting.ir.verify import verify_package
+    assert verify_package(pkg.path, deep=True, repo=repo) == []  # every segment re-decodes as recorded
+    return [d for d in diags if d["code"].startswith("ENCODING")], segs
+
+
+def test_a_shift_jis_file_is_read_as_japanese_and_the_guess_is_said(tmp_path):
+    diags, segs = _encoding_scan(tmp_path, {
+        "Jp.java": "package shop;\npublic class Jp { String s = \"テスト\"; }\n".encode("shift_jis")})
+    jp = [s for s in segs if s["locator"]["path"].endswith("Jp.java")]
+    assert jp and {s["encoding"] for s in jp} == {"shift_jis"}
+    assert any("テスト" in s["content"] for s in jp) and not any("僥僗僩" in s["content"] for s in jp)
+    assert [(d["code"], d["severity"], d["message"]) for d in diags] == [(
+        "ENCODING_GUESSED", "INFO", "1 file(s) of this module read as shift_jis, a guess: they are not UTF-8 and the "
+        "module declares no project.build.sourceEncoding, and Shift-JIS reads a fifth or more of their non-ASCII "
+        "text as Japanese kana (src/main/java/shop/Jp.java)")]
+
+
+def test_plain_gbk_files_stay_gb18030_in_one_info_per_module(tmp_path):
+    from diting.source.text import decode_bytes
+    files = {"Gbk.java": "package shop;\n// 订单状态\npublic class Gbk { String s = \"支付\"; }\n".encode("gbk"),
+             "Short.java": "package shop;\npublic class Short { String s = \"获取配置项\"; }\n".encode("gbk"),
+             "Long.java": _GBK_LONG.encode("gbk")}
+    for data in files.values():  # each exactly as written
+        assert (decode_bytes(data).encoding, decode_bytes(data).text) == ("gb18030", data.decode("gbk"))
+    diags, _ = _encoding_scan(tmp_path, files)
+    assert [(d["code"], d["message"]) for d in diags] == [(
+        "ENCODING_GUESSED", "3 file(s) of this module read as gb18030, a guess: they are not UTF-8 and the module "
+        "declares no project.build.sourceEncoding, and GB18030 reads their non-ASCII text as mostly CJK ideographs "
+        "(src/main/java/shop/Gbk.java, src/main/java/shop/Long.java, src/main/java/shop/Short.java)")]
+    # declared, the encoding is no guess
+    declared, _ = _encoding_scan(tmp_path / "declared", files,
+                                 "<properties><project.build.sourceEncoding>GBK</project.build.sourceEncoding></properties>")
+    assert declared == []
+
+
+def test_a_utf8_line_inside_a_gbk_file_is_said(tmp_path):
+    mixed = ("package shop;\n// 订单状态\npublic class Mixed {\n".encode("gbk")
+             + "  String s = \"支付成功\";\n}\n".encode("utf-8"))
+    diags, segs = _encoding_scan(tmp_path, {"Mixed.java": mixed})
+    (doubt,) = [d for d in diags if d["code"] == "ENCODING_UNCERTAIN"]
+    assert doubt["severity"] == "WARNING" and doubt["message"] == (
+        "src/main/java/shop/Mixed.java: read as gb18030 (a guess), but line 4 is valid UTF-8 with non-ASCII text "
+        "although the file as a whole is not: it mixes encodings, and that line is likely misread as gb18030")
+    cited = {s["record_id"]: s for s in segs}[doubt["evidence_refs"][0]["record_id"]]
+    assert (cited["locator"]["start_line"], cited["locator"]["end_line"]) == (4, 4)
+
+
+def test_korean_is_chosen_over_gb18030_only_when_the_detector_rejects_gb18030():
+    from diting.source.text import decode_bytes
+    korean = 'package a;\n// 로그인 시간이 초과되었습니다. 다시 로그인하십시오\npublic class A { }\n'
+    d = decode_bytes(korean.encode("euc_kr"))
+    assert (d.encoding, d.basis, d.text) == ("euc_kr", "hangul", korean)
+    # a short GBK text EUC-KR also reads as Hangul, which the detector cannot tell apart: GB18030
+    gbk = decode_bytes('package a;\nclass A { String s = "获取配置项"; }\n'.encode("gbk"))
+    assert (gbk.encoding, gbk.basis) == ("gb18030", "cjk")

@@ -213,6 +213,12 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # a MyBatis databaseId variant for another database than the one the package runs on (coverage:
     # sql_statements, excluded as other_database_id)
     "SQL_OTHER_DATABASE": Severity.INFO,
+    # files of a module read in a guessed encoding (neither UTF-8, a byte-order mark nor a declaration):
+    # one per module and encoding, naming the encoding, why it was chosen and the files
+    "ENCODING_GUESSED": Severity.INFO,
+    # a file whose decoded text may be misread: lines of another encoding inside it (valid UTF-8 in a
+    # file read as GB18030 …), or a guess another encoding contests
+    "ENCODING_UNCERTAIN": Severity.WARNING,
     # a service id (spring.application.name, an inventory entry, an artifactId) that begins with lib:,
     # the prefix of lib packages: the service is named with that colon written _ (lib:x → lib_x)
     "SERVICE_ID_RESERVED": Severity.WARNING,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import multiprocessing
@@ -70,7 +71,7 @@ from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
 from diting.source.git import GitRepo, default_repo_id
 from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
-from diting.source.text import decode_bytes, split_lines
+from diting.source.text import DecodedText, decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
 from diting.limits import MAX_FILE_BYTES_LIMIT, MAX_WORKERS
 from diting.workers import worker_count, worker_pool
@@ -200,6 +201,17 @@ class ConfigFileState:
     problem: str | None
     line: int | None = None
     code: str = "PARSE_ERROR"
+    #: the file's decoding: codec, how it was chosen and any doubt (:class:`~diting.source.text.DecodedText`)
+    encoding: str = "utf-8"
+    encoding_basis: str = "utf-8"
+    encoding_doubt: str | None = None
+    doubt_lines: tuple[int, ...] = ()
+
+
+def _with_encoding(state: ConfigFileState, decoded: DecodedText) -> ConfigFileState:
+    """``state`` with the decoding of its file recorded."""
+    return dataclasses.replace(state, encoding=decoded.encoding, encoding_basis=decoded.basis,
+                               encoding_doubt=decoded.doubt, doubt_lines=decoded.doubt_lines)
 
 
 def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
@@ -389,22 +401,24 @@ class Scanner:
         """Parse one config resource (XML safely; properties and YAML after Maven ``@…@`` filtering)."""
         if f.path.endswith(".xml"):
             doc = parse_xml(data)
+            decoded = doc.decoded
             if doc.root is None:
-                return ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line)
-            return ConfigFileState(f.path, "lossy" if doc.decoded.lossy else None)
+                return _with_encoding(ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line),
+                                      decoded)
+            return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         decoded = decode_bytes(data)
         text = decoded.text
         if f.path.endswith(".imports"):
-            return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
+            return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         if mod is not None:
             text, _ = filter_resource(text, mod.property_lookup())
         cf = parse_config(f.path, text)
         if cf.error:
-            return ConfigFileState(f.path, cf.error, cf.error_line)
+            return _with_encoding(ConfigFileState(f.path, cf.error, cf.error_line), decoded)
         if cf.budget_exhausted:
-            return ConfigFileState(f.path, f"more than {MAX_YAML_NODES} YAML nodes (aliases?); read partially",
-                                   None, "BUDGET_EXHAUSTED")
-        return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
+            return _with_encoding(ConfigFileState(f.path, f"more than {MAX_YAML_NODES} YAML nodes (aliases?); read "
+                                                  "partially", None, "BUDGET_EXHAUSTED"), decoded)
+        return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
 
     def _java_records(self) -> None:
         """Resolve names per module (visible = own + closure) and build module record blueprints."""
