@@ -338,3 +338,50 @@ def test_korean_is_chosen_over_gb18030_only_when_the_detector_rejects_gb18030():
     # a short GBK text EUC-KR also reads as Hangul, which the detector cannot tell apart: GB18030
     gbk = decode_bytes('package a;\nclass A { String s = "获取配置项"; }\n'.encode("gbk"))
     assert (gbk.encoding, gbk.basis) == ("gb18030", "cjk")
+
+
+# ------------------------------------------------------------------ 8: why a placeholder has no value
+
+def test_a_circular_or_oversized_placeholder_says_so():
+    from diting.config.spring import MAX_VALUE_CHARS
+    from tests.test_config import _cfg
+    x = "x" * 30  # 30^5 characters five levels up: far over the budget
+    levels = "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5))
+    cfg = _cfg({"m/src/main/resources/application.properties":
+                f"c=${{c}}\na=${{b}}\nb=${{a}}\nuses-a=${{a}}\nm=${{nowhere}}\nl0={x}\n{levels}big=${{l4}}\n"
+                "d=${d:dflt}\n"})
+    got = {k: (cfg.get(k).status, cfg.get(k).basis, cfg.get(k).missing) for k in ("c", "a", "b", "uses-a", "big", "m")}
+    assert got == {"c": ("UNKNOWN", "PLACEHOLDER_CYCLE", ("c", "c")),
+                   "a": ("UNKNOWN", "PLACEHOLDER_CYCLE", ("a", "b", "a")),
+                   "b": ("UNKNOWN", "PLACEHOLDER_CYCLE", ("a", "b", "a")),  # the cycle as first met (memoised)
+                   "uses-a": ("UNKNOWN", "PLACEHOLDER_CYCLE", ("a", "b", "a")),
+                   "big": ("UNKNOWN", "VALUE_TOO_LONG", ()),
+                   "m": ("UNKNOWN", "PLACEHOLDER_UNRESOLVED", ("nowhere",))}
+    assert cfg.get("d").value == "dflt" and MAX_VALUE_CHARS < 30 ** 5
+
+
+def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
+    import json
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+    use = ("package shop;\n@org.springframework.stereotype.Component\npublic class Use {\n" + "".join(
+        f"  @org.springframework.beans.factory.annotation.Value(\"${{{k}}}\") String f{i};\n"
+        for i, k in enumerate(("c", "a", "big", "m", "absent"))) + "}\n")
+    x = "x" * 30
+    props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nl0=" + x + "\n"
+             + "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5)) + "big=${l4}\n")
+    repo, _ = make_repo(tmp_path, {
+        "pom.xml": pom("svc", parent=None, body=BOOT_PLUGIN),
+        "src/main/java/shop/App.java": "package shop;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
+                                       "public class App { public static void main(String[] a) { } }\n",
+        "src/main/java/shop/Use.java": use, "src/main/resources/application.properties": props})
+    (pkg,) = scan_repo(repo, tmp_path / "out").packages
+    said = sorted(json.loads(x)["message"] for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()
+                  if json.loads(x)["code"] == "CONFIG_VALUE_UNKNOWN")
+    assert said == [
+        "config://a has no value for profiles default (its placeholders are circular: ${a} → ${b} → ${a})",
+        "config://absent has no value for profiles default (no config file of the active profiles has the key)",
+        "config://big has no value for profiles default (its placeholders expand to more than 65,536 characters, "
+        "the budget of one value; not expanded further)",
+        "config://c has no value for profiles default (its placeholders are circular: ${c} → ${c})",
+        "config://m has no value for profiles default (its placeholders lead to ${nowhere}, which no config file "
+        "of the active profiles has)"]
