@@ -385,3 +385,46 @@ def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
         "config://c has no value for profiles default (its placeholders are circular: ${c} → ${c})",
         "config://m has no value for profiles default (its placeholders lead to ${nowhere}, which no config file "
         "of the active profiles has)"]
+
+
+# ------------------------------------------------------------------ 9: why an <include> rendered nothing
+
+_MAPPER = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" '
+           '"http://mybatis.org/dtd/mybatis-3-mapper.dtd">\n<mapper namespace="com.example.M">\n'
+           '  <sql id="rec2">id, <include refid="rec3"/></sql>\n'
+           '  <sql id="rec3">name, <include refid="rec2"/></sql>\n'
+           '  <sql id="cols">id, name</sql>\n'
+           '  <select id="cyclic"><include refid="rec2"/></select>\n'
+           '  <select id="unknown"><include refid="nowhere"/></select>\n'
+           '  <select id="partly">select <include refid="cols"/> from t_user <include refid="nowhere"/></select>\n'
+           '  <select id="cyclicInside">select <include refid="rec2"/> from t_user</select>\n'
+           '</mapper>\n')
+
+
+def test_an_include_cycle_or_unknown_refid_is_named_never_an_empty_statement(tmp_path):
+    import json
+    from tests.test_sql import _boot_app, _scanned_statements
+    p, _, st, _ = _scanned_statements(tmp_path, _boot_app("svc", **{
+        "src/main/resources/mapper/M.xml": _MAPPER}), "svc")
+    said = {d["message"].split(" (", 1)[0]: (d["code"], d["message"].split("): ", 1)[1])
+            for d in p["diagnostics.jsonl"] if d["code"] in ("SQL_UNSUPPORTED", "SQL_PARSE_FAILED")}
+    assert said == {
+        "com.example.M.cyclic": ("SQL_UNSUPPORTED", "<include> fragments include each other: rec2 → rec3 → rec2"),
+        "com.example.M.unknown": ("SQL_UNSUPPORTED", "<include refid> names no fragment: nowhere"),
+        "com.example.M.partly": ("SQL_UNSUPPORTED", "<include refid> names no fragment: nowhere"),
+        "com.example.M.cyclicInside": ("SQL_UNSUPPORTED",
+                                       "<include> fragments include each other: rec2 → rec3 → rec2")}
+    assert not any("empty statement" in json.dumps(d) for d in p["diagnostics.jsonl"])
+    assert {k: v["parse_status"] for k, v in st.items()} == {
+        "com.example.M.cyclic": "UNSUPPORTED", "com.example.M.unknown": "UNSUPPORTED",
+        "com.example.M.partly": "PARTIAL", "com.example.M.cyclicInside": "PARTIAL"}
+
+
+def test_an_include_chain_too_deep_is_a_budget_not_a_missing_fragment():
+    from diting.sql.dynamic import MAX_INCLUDE_DEPTH
+    from tests.test_sql import _expand, _mapper
+    chain = "".join(f'<sql id="f{i}">c{i}, <include refid="f{i + 1}"/></sql>' for i in range(MAX_INCLUDE_DEPTH + 4))
+    e = _expand(_mapper("a.M", chain + f'<sql id="f{MAX_INCLUDE_DEPTH + 4}">x</sql>'
+                        '<select id="q">select <include refid="f0"/> from t</select>'), "q")
+    assert (e.missing_includes, e.include_cycles, e.includes_too_deep) == ([], [], [f"f{MAX_INCLUDE_DEPTH}"])
+    assert e.include_problem() == f"<include> chains deeper than {MAX_INCLUDE_DEPTH} fragments are cut at: f16"
