@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import typing
 
+
 import pytest
 
 from diting.errors import UserError
@@ -428,3 +429,59 @@ def test_an_include_chain_too_deep_is_a_budget_not_a_missing_fragment():
                         '<select id="q">select <include refid="f0"/> from t</select>'), "q")
     assert (e.missing_includes, e.include_cycles, e.includes_too_deep) == ([], [], [f"f{MAX_INCLUDE_DEPTH}"])
     assert e.include_problem() == f"<include> chains deeper than {MAX_INCLUDE_DEPTH} fragments are cut at: f16"
+
+
+# ------------------------------------------------------------------ 11: the query sandbox's limits
+
+@pytest.fixture(scope="module")
+def small_graph(tmp_path_factory):
+    """A graph database of one small scanned service."""
+    from diting.graph.store import build
+    from tests.conftest import scan_repo
+    tmp = tmp_path_factory.mktemp("graph")
+    repo, sha = _shop_with_two_packages(tmp)
+    scan_repo(repo, tmp / "out", sha)
+    build(tmp / "g.duckdb", [tmp / "out"])
+    return tmp / "g.duckdb"
+
+
+def test_a_query_over_its_time_is_stopped_with_one_message(small_graph):
+    import time
+    started = time.monotonic()
+    r = run_cli("query", "--db", str(small_graph), "--timeout", "1",
+                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT max(n) FROM r")
+    assert time.monotonic() - started < 30
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2, "", "error: the query ran longer than 1 s and was stopped (--timeout 1); nothing was printed\n")
+
+
+def test_a_query_prints_at_most_max_rows_and_says_it_cut(small_graph):
+    import time
+    started = time.monotonic()
+    r = run_cli("query", "--db", str(small_graph), "--max-rows", "3", "--format", "csv",
+                "SELECT * FROM range(10000000000)")
+    assert time.monotonic() - started < 30  # DuckDB stops at the fourth row
+    assert (r.returncode, r.stdout.splitlines()) == (0, ["range", "0", "1", "2"])
+    assert r.stderr == "note: the query returned more than 3 rows; the first 3 are printed (--max-rows)\n"
+    whole = run_cli("query", "--db", str(small_graph), "--max-rows", "3", "--format", "csv", "SELECT * FROM range(3)")
+    assert (whole.returncode, whole.stdout.splitlines(), whole.stderr) == (0, ["range", "0", "1", "2"], "")
+
+
+def test_a_long_value_is_cut_in_the_database_and_said(small_graph):
+    from diting.graph.store import QueryLimits, run_query
+    got = run_query(small_graph, "SELECT repeat('x', 200000) AS a, 1 AS a, [repeat('y', 12)] AS l, "
+                                 "CAST(NULL AS VARCHAR) AS n", limits=QueryLimits(10, 60, 10))
+    assert (got.headers, got.rows, got.truncated, got.cut_values) == (
+        ["a", "a", "l", "n"], [("xxxxxxxxxx… (199,990 more characters)", 1, ["yyyyyyyyyy… (2 more characters)"],
+                                None)], False, 2)
+    r = run_cli("query", "--db", str(small_graph), "--max-value-chars", "4", "SELECT repeat('ab', 3) AS v")
+    assert (r.returncode, r.stdout.splitlines()[-1]) == (0, "abab… (2 more characters)")
+    assert "1 value(s) longer than 4 characters (bytes of a BLOB) are cut" in r.stderr
+
+
+def test_the_query_limits_are_stated_in_help_and_readme():
+    from tests.conftest import ROOT
+    r = run_cli("query", "--help")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for option in ("--max-rows", "--timeout", "--max-value-chars"):
+        assert option in r.stdout and option in readme.split("### `diting query", 1)[1].split("\n### ", 1)[0]

@@ -13,3 +13,9 @@ MAX_FILE_BYTES_LIMIT = 1024 * 1024 * 1024
 MIN_IMPACT_DEPTH, MAX_IMPACT_DEPTH = 1, 3
 #: the largest ``impact --budget`` (walk states expanded)
 MAX_IMPACT_BUDGET = 100_000_000
+#: ``query --max-rows``: rows printed at most (more are cut, and a note says so)
+DEFAULT_MAX_ROWS, MAX_QUERY_ROWS = 10_000, 100_000_000
+#: ``query --timeout``: seconds a query may run before it is interrupted (exit 2)
+DEFAULT_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT = 60, 86_400
+#: ``query --max-value-chars``: characters of one text value printed at most (a longer one is cut)
+DEFAULT_MAX_VALUE_CHARS, MAX_VALUE_CHARS_LIMIT = 100_000, 100_000_000

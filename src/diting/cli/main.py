@@ -18,8 +18,9 @@ from rich.text import Text
 
 from diting import __version__
 from diting.errors import UserError
-from diting.limits import (MAX_FILE_BYTES_LIMIT, MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MAX_WORKERS,
-                           MIN_IMPACT_DEPTH)
+from diting.limits import (DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QUERY_TIMEOUT, MAX_FILE_BYTES_LIMIT,
+                           MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MAX_QUERY_ROWS, MAX_QUERY_TIMEOUT,
+                           MAX_VALUE_CHARS_LIMIT, MAX_WORKERS, MIN_IMPACT_DEPTH)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="diting: what the Java source of a microservice estate provably does.")
@@ -237,12 +238,25 @@ def query(
                                                                  "lists them).")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="NAME=VALUE for a $NAME parameter "
                                                                        "(repeatable).")] = None,
+    max_rows: Annotated[int, typer.Option("--max-rows", min=1, max=MAX_QUERY_ROWS,
+                                          help=f"Print at most this many rows (default {DEFAULT_MAX_ROWS:,}); more "
+                                               "are cut, with a note on stderr (exit 0).")] = DEFAULT_MAX_ROWS,
+    timeout: Annotated[int, typer.Option("--timeout", min=1, max=MAX_QUERY_TIMEOUT,
+                                         help=f"Seconds a query may run (default {DEFAULT_QUERY_TIMEOUT}); a longer "
+                                              "one is stopped and nothing is printed (exit 2).")]
+    = DEFAULT_QUERY_TIMEOUT,
+    max_value_chars: Annotated[int, typer.Option("--max-value-chars", min=1, max=MAX_VALUE_CHARS_LIMIT,
+                                                 help=f"Characters of one text value printed at most (default "
+                                                      f"{DEFAULT_MAX_VALUE_CHARS:,}); a longer one is cut, ending in "
+                                                      "'… (N more characters)', with a note on stderr.")]
+    = DEFAULT_MAX_VALUE_CHARS,
 ) -> None:
-    """Run SQL, or a canned query, on the graph database over a read-only connection."""
+    """Run SQL, or a canned query, on the graph database over a read-only connection, within
+    --max-rows, --timeout and --max-value-chars."""
     import csv
     import io
     from diting.demo import format_table
-    from diting.graph.store import query as run_query, saved_queries
+    from diting.graph.store import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
     if saved is not None:
@@ -271,9 +285,10 @@ def query(
             _fail(f"--param takes NAME=VALUE, not {p!r}")
         params[name.strip().lstrip("$")] = value
     try:
-        headers, rows = run_query(db, sql, params or None)
+        got = run_query(db, sql, params or None, QueryLimits(max_rows, timeout, max_value_chars))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
+    headers, rows = got.headers, got.rows
     if fmt == "json":
         print(json.dumps([dict(zip(headers, r, strict=True)) for r in rows], default=str, ensure_ascii=False,
                          indent=1))
@@ -288,6 +303,12 @@ def query(
         for line in format_table([printable(str(h)) for h in headers],
                                  [["-" if v is None else printable(str(v)) for v in r] for r in rows], indent=""):
             print(line)
+    if got.truncated:
+        say(err, f"note: the query returned more than {max_rows:,} rows; the first {max_rows:,} are printed "
+                 "(--max-rows)")
+    if got.cut_values:
+        say(err, f"note: {got.cut_values:,} value(s) longer than {max_value_chars:,} characters (bytes of a BLOB) are "
+                 "cut, each ending in '… (N more characters)' (--max-value-chars)")
 
 
 @app.command()
