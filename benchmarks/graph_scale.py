@@ -135,7 +135,7 @@ def estate_packages(bases: list[str], work: Path) -> list[Path]:
 def build_figures(args, work: Path, db: Path) -> None:
     """Replicate the estate, then time the build against a plain read and report the sizes."""
     pkgs = estate_packages(args.base, work)
-    services = sum(1 for p in pkgs if not p.name.startswith("lib:"))
+    services = sum(1 for p in pkgs if store.package_kind(store.analysis_input(p)) == "SERVICE")
     relations = _relations(pkgs)
     print(f"estate: {len(pkgs)} packages, {services} services, {relations:,} relations")
     builds, reads = [], []

@@ -38,7 +38,7 @@ def plain_read(db: Path) -> float:
     """Read the records the pyramid reads, package by package, into Python tuples."""
     con = store.connect(db, read_only=True)
     t = time.perf_counter()
-    for (scan_id,) in con.execute("SELECT scan_id FROM packages WHERE is_current AND service_id NOT LIKE 'lib:%' "
+    for (scan_id,) in con.execute("SELECT scan_id FROM packages WHERE is_current AND kind = 'SERVICE' "
                                   "ORDER BY scan_id").fetchall():
         for table in ("entities", "relations", "branch_ledger"):
             con.execute(f"SELECT * FROM {table} WHERE scan_id = ?", [scan_id]).fetchall()

@@ -152,6 +152,10 @@ DIAGNOSTIC_MEANINGS = {
                     "parsed is kept, the message gives the ranges"),
     "FILE_TOO_LARGE": ("sources, Gradle", "a file over `--max-file-bytes`, or with a line over 1 MiB: not read"),
     "ENCODING_FALLBACK": ("java, sources", "bytes valid in no supported encoding were replaced by U+FFFD"),
+    "ENCODING_GUESSED": ("scan", "files of a module were decoded in a guessed encoding (not UTF-8, a BOM or a "
+                         "declaration): which, why, and the files; once per module and encoding"),
+    "ENCODING_UNCERTAIN": ("java, scan", "a file may be misread: lines valid in another encoding sit in it, or "
+                           "the detector's choice ties with another encoding"),
     "BUDGET_EXHAUSTED": ("everywhere", "a count budget stopped work (variants of a statement, reach of an entry, "
                          "placeholder depth, YAML nodes, a segment cut to fit a record …); never time"),
     "MODULE_SKIPPED": ("inventory", "a declared module whose build file is missing, unreadable or a submodule"),
@@ -192,6 +196,7 @@ DIAGNOSTIC_MEANINGS = {
     "IMPLEMENTATION_AMBIGUOUS": ("—", "in the catalogue; no stage of this version raises it (ambiguous dispatch is "
                                  "an AMBIGUOUS CALLS relation)"),
     "SERVICE_ID_COLLISION": ("services", "two deployables with one service id; each renamed `{id}~…`"),
+    "SERVICE_ID_RESERVED": ("scan", "a service id took the reserved lib: prefix; its colon is written _"),
     "SOURCE_UNMAPPED": ("inventory", "a dependency on an in-repo coordinate at a version the repository does not "
                         "build"),
     "PATH_OUTSIDE_TREE": ("inventory, sources", "a path that would leave the tree, or a tree entry git refuses to "

@@ -53,7 +53,7 @@ def entries(p: dict[str, Any]) -> dict[str, Any]:
     """ENTRY entities (partial when a TOPIC_UNRESOLVED or a reach BUDGET_EXHAUSTED names them),
     ENTRY_UNRESOLVED diagnostics (failed), ENTRY_NOT_LOADED diagnostics (excluded; the reason by
     package kind)."""
-    lib = p["manifest"]["service_id"].startswith("lib:")
+    lib = p["input"]["service"]["kind"] == "LIB"
     partial_rids = set()
     for d in p["diagnostics"]:
         if d["code"] in ("TOPIC_UNRESOLVED", "BUDGET_EXHAUSTED"):
@@ -123,17 +123,37 @@ def call_sites(p: dict[str, Any]) -> dict[str, Any]:
 _FAILED_FILE_CODES = {"FILE_UNREADABLE", "FILE_TOO_LARGE"}
 
 
+def _listing(repo: Path, tree: str, recursive: bool) -> list[tuple[str, str, str, str]] | None:
+    """``(mode, type, oid, name)`` of ``git ls-tree`` of ``tree``, None when git cannot list it."""
+    proc = subprocess.run(["git", "-C", str(repo), "ls-tree", *(["-r"] if recursive else []), "-z", "--full-tree",
+                           tree], capture_output=True)
+    if proc.returncode:
+        return None
+    rows = []
+    for rec in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if rec:
+            meta, path = rec.split("\t", 1)
+            rows.append((*meta.split(" "), path))
+    return rows
+
+
 def _ls_tree(repo: Path, commit: str) -> list[tuple[str, str]]:
     """``(mode, path)`` of every entry of the commit's tree; the mode is ``refused`` for an entry git
     would not check out (an absolute path; an empty, ``.``, ``..`` or ``.git`` segment; a path two
-    entries share)."""
-    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", commit],
-                         check=True, capture_output=True).stdout.decode("utf-8", "surrogateescape")
-    rows = []
-    for rec in out.split("\0"):
-        if rec:
-            meta, path = rec.split("\t", 1)
-            rows.append((meta.split(" ")[0], path))
+    entries share), ``unlisted`` for a subtree git cannot list (walked level by level when the
+    recursive listing fails)."""
+    def walk(tree: str, prefix: str) -> list[tuple[str, str]]:
+        out = []
+        for mode, typ, oid, name in _listing(repo, tree, False) or []:
+            if typ != "tree":
+                out.append((mode, prefix + name))
+            elif _listing(repo, oid, False) is None:
+                out.append(("unlisted", prefix + name))
+            else:
+                out += walk(oid, prefix + name + "/")
+        return out
+    listed = _listing(repo, commit, True)
+    rows = [(mode, path) for mode, _, _, path in listed] if listed is not None else walk(commit, "")
     twice = {path for path, n in Counter(path for _, path in rows).items() if n > 1}
     return [("refused" if path in twice or path.startswith("/") or
              any(seg in ("", ".", "..") or seg.lower() == ".git" for seg in path.split("/")) else mode, path)
@@ -195,7 +215,7 @@ def files(p: dict[str, Any], repo: Path, module_dirs: frozenset[str] = frozenset
                 items.append(("excluded", reason))
                 continue
             codes = named.get(path, set())
-            if mode == "160000" or codes & _FAILED_FILE_CODES or attrs.get("failed"):
+            if mode in ("160000", "unlisted") or codes & _FAILED_FILE_CODES or attrs.get("failed"):
                 items.append(("failed", None))
             elif codes:
                 items.append(("partial" if seg_paths.get(path) else "failed", None))
@@ -213,8 +233,8 @@ def _file_exclusion(mode: str, path: str, owner: str, pom: str, attrs: dict[str,
     if mode == "160000":
         return None
     rel = path[len(owner) + 1:] if owner else path
-    reason = _reason(rel)
-    if reason is not None:
+    reason = _reason(rel + "/-" if mode == "unlisted" else rel)  # a subtree: what its files would be
+    if reason is not None or mode == "unlisted":
         return reason
     if path == pom or path in build_files:
         return None

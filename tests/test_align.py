@@ -27,12 +27,12 @@ class Estate:
         self.rels: list[dict] = []
         self.n = 0
 
-    def package(self, service: str, label: str = "") -> str:
+    def package(self, service: str, label: str = "", kind: str = "SERVICE") -> str:
         scan = f"scan:{service}:{label or '0'}"
-        self.con.execute("INSERT INTO packages (scan_id, service_id, repo_id, commit_sha, profile_set, label, status, "
-                         "input_digest, analyzer_version, package_dir, manifest_sha256, is_current, load_seq) "
-                         "VALUES (?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
-                         [scan, service, label])
+        self.con.execute("INSERT INTO packages (scan_id, service_id, kind, repo_id, commit_sha, profile_set, label, "
+                         "status, input_digest, analyzer_version, package_dir, manifest_sha256, is_current, load_seq) "
+                         "VALUES (?, ?, ?, 'r', 'c', 'default', ?, 'COMPLETE', 'd', 'a', '.', 'm', true, 1)",
+                         [scan, service, kind, label])
         for scheme, spec in SHIPPED_PROTOCOLS.items():  # as a scan records them in analysis_input.json
             self.con.execute("INSERT INTO protocols VALUES (?, ?, ?, ?)", [scan, scheme, spec["alignment"],
                                                                            spec.get("routing")])
@@ -186,7 +186,7 @@ def test_orphan_rpc_provider():
     e = Estate()
     pay = e.package("pay")
     e.rpc(pay, "PROVIDED", "dubbo://com.x.Refund#apply", ["long"])
-    lib = e.package("lib:common")
+    lib = e.package("lib:common", kind="LIB")
     e.rpc(lib, "CONSUMED", "dubbo://com.x.Refund#apply", ["long"])  # a lib package deploys nothing
     rows, findings = e.align()
     assert rows == [] and [(f["code"], f["service_id"]) for f in findings] == [("ORPHAN_ENTRY", "pay")]

@@ -194,5 +194,5 @@ def test_dubbo_samples_coverage_and_pyramid_over_the_graph(tmp_path):
     assert providers and all(s.endswith(")") for s in providers)
     p = build_pyramid(db, tmp_path / "pages")
     assert len(p.profiles) == sum(1 for x in out.iterdir() if (x / "manifest.json").is_file()
-                                  and not x.name.startswith("lib:"))
+                                  and json.loads((x / "analysis_input.json").read_text())["service"]["kind"] == "SERVICE")
     assert all(s["source_ref_ids"] for c in p.cards for s in c["statements"])

@@ -1,8 +1,13 @@
-"""Interrupts (Ctrl-C, SIGTERM) around a commit point.
+"""Interrupts (Ctrl-C, SIGTERM) around a commit point, and after a command's work.
 
 Work that commits (a graph build) answers one of two ways: interrupted before the commit, it is
 rolled back and the command says "interrupted"; from the commit point on, it finishes, says what it
 did, and notes that an interrupt came too late to undo it. Never "interrupted" over committed work.
+
+Once a command's work is done (its result written and printed, its exit code decided),
+:func:`ignore_interrupts` makes a later signal change nothing: the interpreter's own shutdown puts
+Python-level handlers back to the default, so a SIGTERM or SIGINT there would otherwise end a
+finished command as a death by signal.
 """
 
 from __future__ import annotations
@@ -54,3 +59,12 @@ class CommitGate:
                 signal.signal(sig, prev)  # type: ignore[arg-type]
         if self.redeliver and self.late is not None and exc[0] is None:
             signal.raise_signal(self.late)
+
+
+def ignore_interrupts() -> None:
+    """SIGINT and SIGTERM are ignored from now on (in the main thread; elsewhere nothing changes):
+    the command's work is done or its exit code decided, and no signal may turn that into a death by
+    signal. Ignoring (unlike a Python handler) survives the interpreter's shutdown."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)

@@ -15,6 +15,8 @@ import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from diting.limits import MAX_WORKERS
+
 
 def _worker_init(parent: int, owner: int = 0) -> None:
     """Start of a worker process: it dies with the command that started it, and a Ctrl-C to the
@@ -97,10 +99,6 @@ def worker_pool(workers: int, fresh: tuple[str, ...] = ()):
         raise
     else:
         pool.shutdown(wait=True)
-
-
-#: more worker processes than this never help (and each costs a process start)
-MAX_WORKERS = 64
 
 
 def worker_count(jobs: int, items: int) -> int:

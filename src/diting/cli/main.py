@@ -18,6 +18,9 @@ from rich.text import Text
 
 from diting import __version__
 from diting.errors import UserError
+from diting.limits import (DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QUERY_TIMEOUT, MAX_FILE_BYTES_LIMIT,
+                           MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MAX_QUERY_ROWS, MAX_QUERY_TIMEOUT,
+                           MAX_VALUE_CHARS_LIMIT, MAX_WORKERS, MIN_IMPACT_DEPTH)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="diting: what the Java source of a microservice estate provably does.")
@@ -63,9 +66,11 @@ def scan(
     profile: Annotated[Optional[str], typer.Option("--profile", help="Spring profile set, comma-separated.")] = None,
     repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="Repository id (default: origin URL).")] = None,
     inventory: Annotated[Optional[Path], typer.Option("--inventory", help="Inventory YAML naming services.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=0, help="Worker processes (0: one per CPU).")] = 0,
-    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1,
-                                                help="Files larger than this are not read (FILE_TOO_LARGE).")]
+    jobs: Annotated[int, typer.Option("--jobs", min=0, max=MAX_WORKERS,
+                                      help=f"Worker processes (0: one per CPU; at most {MAX_WORKERS}).")] = 0,
+    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, max=MAX_FILE_BYTES_LIMIT,
+                                                help="Files larger than this are not read (FILE_TOO_LARGE; at most "
+                                                     "1 GiB).")]
     = 8 * 1024 * 1024,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rule directory (repeatable).")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option(
@@ -136,9 +141,9 @@ def verify(
                                                                           "file.")] = None,
     config_snapshot: Annotated[Optional[Path], typer.Option("--config-snapshot", help="With --rederive: the scan's "
                                                                                       "config snapshot.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=0, help="Worker processes for the record checks and the "
-                                                          "re-derivation (0: one per CPU).")]
-    = 0,
+    jobs: Annotated[int, typer.Option("--jobs", min=0, max=MAX_WORKERS,
+                                      help="Worker processes for the record checks and the re-derivation (0: one "
+                                           "per CPU).")] = 0,
     rederive_out: Annotated[Optional[Path], typer.Option("--rederive-out", help="With --rederive: keep the packages "
                                                                                 "made again here (to 'diting diff' "
                                                                                 "them).")] = None,
@@ -234,12 +239,25 @@ def query(
                                                                  "lists them).")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="NAME=VALUE for a $NAME parameter "
                                                                        "(repeatable).")] = None,
+    max_rows: Annotated[int, typer.Option("--max-rows", min=1, max=MAX_QUERY_ROWS,
+                                          help=f"Print at most this many rows (default {DEFAULT_MAX_ROWS:,}); more "
+                                               "are cut, with a note on stderr (exit 0).")] = DEFAULT_MAX_ROWS,
+    timeout: Annotated[int, typer.Option("--timeout", min=1, max=MAX_QUERY_TIMEOUT,
+                                         help=f"Seconds a query may run (default {DEFAULT_QUERY_TIMEOUT}); a longer "
+                                              "one is stopped and nothing is printed (exit 2).")]
+    = DEFAULT_QUERY_TIMEOUT,
+    max_value_chars: Annotated[int, typer.Option("--max-value-chars", min=1, max=MAX_VALUE_CHARS_LIMIT,
+                                                 help=f"Characters of one text value printed at most (default "
+                                                      f"{DEFAULT_MAX_VALUE_CHARS:,}); a longer one is cut, ending in "
+                                                      "'… (N more characters)', with a note on stderr.")]
+    = DEFAULT_MAX_VALUE_CHARS,
 ) -> None:
-    """Run SQL, or a canned query, on the graph database over a read-only connection."""
+    """Run SQL, or a canned query, on the graph database over a read-only connection, within
+    --max-rows, --timeout and --max-value-chars."""
     import csv
     import io
     from diting.demo import format_table
-    from diting.graph.store import query as run_query, saved_queries
+    from diting.graph.store import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
     if saved is not None:
@@ -273,9 +291,10 @@ def query(
             params, notes = resolve_params(db, known[saved].names, params)
             for note in notes:
                 say(err, f"note: {note}")
-        headers, rows = run_query(db, sql, params or None)
+        got = run_query(db, sql, params or None, QueryLimits(max_rows, timeout, max_value_chars))
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
+    headers, rows = got.headers, got.rows
     if fmt == "json":
         print(json.dumps([dict(zip(headers, r, strict=True)) for r in rows], default=str, ensure_ascii=False,
                          indent=1))
@@ -290,6 +309,12 @@ def query(
         for line in format_table([printable(str(h)) for h in headers],
                                  [["-" if v is None else printable(str(v)) for v in r] for r in rows], indent=""):
             print(line)
+    if got.truncated:
+        say(err, f"note: the query returned more than {max_rows:,} rows; the first {max_rows:,} are printed "
+                 "(--max-rows)")
+    if got.cut_values:
+        say(err, f"note: {got.cut_values:,} value(s) longer than {max_value_chars:,} characters (bytes of a BLOB) are "
+                 "cut, each ending in '… (N more characters)' (--max-value-chars)")
 
 
 @app.command()
@@ -297,8 +322,10 @@ def impact(
     target: Annotated[str, typer.Argument(help="A contract, topic, table or config key urn, or a method stable_id.")],
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
     change_type: Annotated[str, typer.Option("--change-type", help="LOGIC, FIELD, STATE, TABLE_FIELD or CONFIG.")],
-    depth: Annotated[int, typer.Option("--depth", help="Cross-service hops to follow (1..3).")] = 2,
-    budget: Annotated[int, typer.Option("--budget", help="Walk states to expand at most.")] = 20_000,
+    depth: Annotated[int, typer.Option("--depth", min=MIN_IMPACT_DEPTH, max=MAX_IMPACT_DEPTH,
+                                       help="Cross-service hops to follow (1..3).")] = 2,
+    budget: Annotated[int, typer.Option("--budget", min=1, max=MAX_IMPACT_BUDGET,
+                                        help=f"Walk states to expand at most (1..{MAX_IMPACT_BUDGET:,}).")] = 20_000,
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
     potential: Annotated[bool, typer.Option("--potential", help="List the POTENTIAL and DEPENDENCY_ONLY items too, "
                                             "ranked (the table; JSON always lists every item).")] = False,
@@ -310,8 +337,6 @@ def impact(
     from diting.graph.store import with_graph
     if fmt not in ("table", "json"):
         _fail(f"--format must be table or json, not {fmt!r}")
-    if budget < 1:
-        _fail("--budget must be at least 1")
     try:
         result = with_graph(db, lambda con: run_impact(con, target, change_type.upper(), depth=depth, budget=budget))
     except UserError as exc:
@@ -642,6 +667,11 @@ def run() -> None:
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         raise KeyboardInterrupt
 
+    from diting.interrupts import ignore_interrupts
+    for group in (app, graph_app):
+        for cmd in group.registered_commands:
+            if cmd.callback is not None and not hasattr(cmd.callback, "__wrapped__"):
+                cmd.callback = _ends_interruptible(cmd.callback)
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
     try:
@@ -654,6 +684,28 @@ def run() -> None:
         say(err, ("internal error: ", "bold red"), f"{type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for "
             "details; please report it)")
         sys.exit(3)
+    finally:  # the exit code is decided: the interpreter's shutdown must not end in a death by signal
+        ignore_interrupts()
+
+
+def _ends_interruptible(callback):
+    """``callback`` (a command), after whose return — or exit with a code of its own — SIGINT and
+    SIGTERM are ignored: the work is done and printed, and a signal now would only turn the
+    command's exit code into a death by signal. An interrupt during the work still ends it
+    ("interrupted", exit 130)."""
+    import functools
+    from diting.interrupts import ignore_interrupts
+
+    @functools.wraps(callback)
+    def command(*args, **kwargs):
+        try:
+            result = callback(*args, **kwargs)
+        except (typer.Exit, SystemExit):
+            ignore_interrupts()
+            raise
+        ignore_interrupts()
+        return result
+    return command
 
 
 if __name__ == "__main__":  # pragma: no cover

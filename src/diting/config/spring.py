@@ -167,7 +167,7 @@ class SpringConfig:
 
     def expand(self, value: str) -> str | None:
         """``value`` with its ``${…}`` placeholders filled from this configuration, or None."""
-        out, basis, missing, _ = self._placeholders(value, set(), 0)
+        out, basis, missing, _ = self._placeholders(value, {}, 0)
         if basis == "BUDGET_EXHAUSTED":
             self.too_deep.setdefault(missing[-1], (None, 0))
         return out
@@ -204,16 +204,20 @@ class SpringConfig:
 
     def get(self, key: str) -> ResolvedValue:
         """Resolve ``key`` (any relaxed form) with precedence and placeholders. Each key is
-        resolved once (memoised); a key that refers to itself is a cycle, never expanded; a key
-        whose placeholders reach further than :data:`MAX_PLACEHOLDER_DEPTH` levels is
-        BUDGET_EXHAUSTED (and listed in :attr:`too_deep`)."""
+        resolved once (memoised); a key that refers to itself is a cycle, never expanded
+        (PLACEHOLDER_CYCLE, ``missing`` the keys of the cycle in order, its first key again last),
+        a value its placeholders make longer than :data:`MAX_VALUE_CHARS` is VALUE_TOO_LONG, and a
+        key whose placeholders reach further than :data:`MAX_PLACEHOLDER_DEPTH` levels is
+        BUDGET_EXHAUSTED (and listed in :attr:`too_deep`); each of the three reaches every key whose
+        value names it without a default, as does PLACEHOLDER_UNRESOLVED (``missing`` the keys no
+        source has)."""
         ck = canonical_key(key)
-        rv, _ = self._get(ck, set(), 0)
+        rv, _ = self._get(ck, {}, 0)
         if rv.basis == "BUDGET_EXHAUSTED":
             self.too_deep.setdefault(ck, (rv.path, rv.entry.line if rv.entry else 0))
         return rv
 
-    def _get(self, ck: str, active: set[str], depth: int) -> tuple[ResolvedValue, int]:
+    def _get(self, ck: str, active: dict[str, None], depth: int) -> tuple[ResolvedValue, int]:
         """``ck`` resolved ``depth`` levels below the key or value asked for, and its height (how
         many levels below it its resolution went). Recursion stays bounded: a resolution that
         would go beyond :data:`MAX_PLACEHOLDER_DEPTH` is cut (BUDGET_EXHAUSTED). A cut is memoised
@@ -225,15 +229,17 @@ class SpringConfig:
             rv, height = memo[ck]
             fits = depth + height <= MAX_PLACEHOLDER_DEPTH or rv.basis == "BUDGET_EXHAUSTED"
             return (rv, height) if fits else (_cut(ck), _TOO_DEEP)
-        if ck in active:
-            return ResolvedValue(ck, "UNKNOWN", None, basis="PLACEHOLDER_CYCLE"), 0
+        if ck in active:  # the keys being resolved, in order: the cycle is ck … ck
+            chain = list(active)
+            return ResolvedValue(ck, "UNKNOWN", None, basis="PLACEHOLDER_CYCLE",
+                                 missing=(*chain[chain.index(ck):], ck)), 0
         if depth > MAX_PLACEHOLDER_DEPTH:
             return _cut(ck), _TOO_DEEP
-        active.add(ck)
+        active[ck] = None
         try:
             result, height = self._resolve(ck, active, depth)
         finally:
-            active.discard(ck)
+            active.pop(ck, None)
         if result.basis == "BUDGET_EXHAUSTED":
             height = _TOO_DEEP
             if depth > 0:
@@ -241,7 +247,7 @@ class SpringConfig:
         memo[ck] = (result, height)
         return result, height
 
-    def _resolve(self, ck: str, active: set[str], depth: int) -> tuple[ResolvedValue, int]:
+    def _resolve(self, ck: str, active: dict[str, None], depth: int) -> tuple[ResolvedValue, int]:
         found = self.__dict__.setdefault("_hits", {})  # a cut key is resolved again when asked for itself
         hits = found[ck] if ck in found else found.setdefault(ck, self._entries(ck))
         if not hits:
@@ -259,7 +265,7 @@ class SpringConfig:
             return ResolvedValue(ck, "UNKNOWN", None, entry, src.path, basis=basis, missing=tuple(missing)), height
         return ResolvedValue(ck, "RESOLVED", value, entry, src.path, basis=basis), height
 
-    def _placeholders(self, value: str, active: set[str], depth: int,
+    def _placeholders(self, value: str, active: dict[str, None], depth: int,
                       nesting: int = 0) -> tuple[str | None, str, list[str], int]:
         """Expand ``${name:default}`` left to right (each placeholder once; defaults are not
         re-expanded) for a value ``depth`` levels down: its keys are one level further, a nested
@@ -293,9 +299,11 @@ class SpringConfig:
                     if why == "BUDGET_EXHAUSTED":
                         return None, why, more, _TOO_DEEP
                     if got is None:
-                        return None, "PLACEHOLDER_UNRESOLVED", missing + more, height
+                        return None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height
                     rep = got
                 basis = "PLACEHOLDER_DEFAULT"
+            elif inner.basis in _PASSED_ON:  # why the key has no value is why this one has none
+                return None, inner.basis, list(inner.missing), height
             else:
                 missing.append(name)
                 return None, "PLACEHOLDER_UNRESOLVED", missing, height
@@ -310,6 +318,11 @@ class SpringConfig:
         if len(out) > MAX_VALUE_CHARS:
             return None, "VALUE_TOO_LONG", missing, height
         return out, basis, missing, height
+
+
+#: why a key a placeholder names has no value, passed on to every key whose value names it (without
+#: a default): a cycle, a value over the size budget, or keys no source has
+_PASSED_ON = ("PLACEHOLDER_CYCLE", "VALUE_TOO_LONG", "PLACEHOLDER_UNRESOLVED")
 
 
 def _cut(ck: str) -> ResolvedValue:

@@ -8,7 +8,8 @@ at scan time). Over a graph the report fills the two dimensions a package cannot
   services of the loaded packages. An application counts as resolved, partial or failed by its
   package's manifest status (COMPLETE / PARTIAL / FAILED); an inventory service with no package is
   failed (``no_package``); an inventory entry with an ``exclusion_reason`` is excluded with that
-  reason; a ``lib:`` package is excluded as ``module_not_deployed``; with an inventory, a package
+  reason; a ``lib:`` package (its recorded kind LIB, never read from the id) is excluded as
+  ``module_not_deployed``; with an inventory, a package
   the inventory does not name is excluded as ``not_in_inventory``.
 * ``cross_service_edges`` — one item per RPC, HTTP or MQ alignment row that has a source (a call
   or a send): RESOLVED → resolved, AMBIGUOUS → partial, UNRESOLVED → failed; consumer declarations
@@ -56,10 +57,8 @@ class _Pkg:
     profile_set: str = "default"
     analyzer_version: str | None = None
     commit_time: str | None = None
-
-    @property
-    def kind(self) -> str:
-        return "LIB" if self.service_id.startswith("lib:") else "SERVICE"
+    #: the package's recorded kind (analysis_input.service.kind), never its id's prefix
+    kind: str = "SERVICE"
 
 
 @dataclass
@@ -93,7 +92,7 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
-    from diting.graph.store import _profile_set, analysis_input, commit_time
+    from diting.graph.store import _profile_set, analysis_input, commit_time, package_kind
     from diting.ir.writer import package_dirs
     from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
@@ -110,8 +109,11 @@ def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
         seen.add(m["scan_id"])
         cov = checked_coverage((d / "coverage.json").read_text(encoding="utf-8"), str(d / "coverage.json"))
         ai = analysis_input(d)
+        kind = package_kind(ai)
+        if kind is None:
+            raise UserError(f"{d}/analysis_input.json: service.kind is neither SERVICE nor LIB")
         est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov,
-                                 m["repo_id"], _profile_set(d, ai), m.get("analyzer_version"), commit_time(ai)))
+                                 m["repo_id"], _profile_set(d, ai), m.get("analyzer_version"), commit_time(ai), kind))
         try:
             for r in read_jsonl(d / "relations.jsonl"):
                 if r["resolution_status"] != "RESOLVED":
@@ -133,15 +135,15 @@ def _from_graph(con) -> _Estate:
     # a graph an older diting built has no commit_time column: its commits' times are unknown here
     timed = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' AND "
                         "table_name = 'packages' AND column_name = 'commit_time'").fetchone()[0]
-    for scan_id, service_id, label, commit, status, repo_id, profiles, version, committed in con.execute(
+    for scan_id, service_id, label, commit, status, repo_id, profiles, version, committed, kind in con.execute(
             "SELECT scan_id, service_id, label, commit_sha, status, repo_id, profile_set, analyzer_version, "
-            f"{'commit_time' if timed else 'NULL'} FROM packages WHERE is_current "
+            f"{'commit_time' if timed else 'NULL'}, kind FROM packages WHERE is_current "
             "ORDER BY service_id, label, scan_id").fetchall():
         if docs.get(scan_id) is None:
             raise UserError(f"the graph holds no coverage report for {scan_id}; rebuild it with 'diting graph build'")
         cov = checked_coverage(docs[scan_id], f"the coverage report of {scan_id} in the graph")
         est.packages.append(_Pkg(scan_id, service_id, label, commit, status, cov, repo_id or "", profiles, version,
-                                 committed))
+                                 committed, kind))
     for kind, status, n in con.execute(f"SELECT kind, resolution_status, count(*) FROM relations WHERE {cur} AND "
                                        "resolution_status <> 'RESOLVED' GROUP BY ALL").fetchall():
         est.unresolved[(kind, status)] = n
@@ -221,19 +223,22 @@ def _applications(est: _Estate, inventory) -> tuple[dict[str, Any], list[dict[st
         by_service.setdefault(p.service_id, []).append(p)
     apps: list[dict[str, Any]] = []
     diffs: list[dict[str, Any]] = []
-    named = {e["service_id"]: e for e in inventory.entries} if inventory is not None else {}
+    from diting.inventory.services import unreserved_service_id
+    # an inventory id with the reserved prefix names the service the scan renamed (lib:x → lib_x)
+    named = {unreserved_service_id(e["service_id"]): e for e in inventory.entries} if inventory is not None else {}
 
     def app(service_id: str, term: str, reason: str | None, pkgs: list[_Pkg]) -> None:
         apps.append({"service_id": service_id, "term": term, "reason": reason,
                      "scan_ids": sorted(p.scan_id for p in pkgs)})
 
     for sid in sorted(set(by_service) | set(named)):
-        pkgs = by_service.get(sid, [])
+        libs = [p for p in by_service.get(sid, []) if p.kind == "LIB"]
+        pkgs = [p for p in by_service.get(sid, []) if p.kind != "LIB"]
         entry = named.get(sid)
         if entry is not None and entry.get("exclusion_reason"):
-            app(sid, "excluded", entry["exclusion_reason"], pkgs)
-        elif sid.startswith("lib:"):
-            app(sid, "excluded", "module_not_deployed", pkgs)
+            app(sid, "excluded", entry["exclusion_reason"], pkgs + libs)
+        elif libs and not pkgs:
+            app(sid, "excluded", "module_not_deployed", libs)
             diffs.append({"kind": "MODULE_NOT_DEPLOYED", "service_id": sid, "subject": sid,
                           "detail": "in-repo modules no deployable unit contains (a lib: package)"})
         elif entry is not None and not _matching(pkgs, entry):

@@ -141,8 +141,8 @@ _FINDING_COLUMNS = {
     "resolution_status": "VARCHAR", "subject_refs": "STRUCT(scan_id VARCHAR, record_id VARCHAR)[]",
     "related_services": "VARCHAR[]", "message": "VARCHAR"}
 
-#: the current, deployable packages (a ``lib:`` package is no service)
-_SERVICES = "SELECT scan_id, service_id FROM packages WHERE is_current AND service_id NOT LIKE 'lib:%'"
+#: the current, deployable packages (a ``lib:`` package — kind LIB — is no service)
+_SERVICES = "SELECT scan_id, service_id FROM packages WHERE is_current AND kind = 'SERVICE'"
 
 
 def _ref(scan_id: str | None, record_id: str | None) -> dict[str, str] | None:

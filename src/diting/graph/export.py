@@ -71,7 +71,7 @@ def markdown_with_code(text: object) -> str:
 
 def _service_graph(con, service: str | None) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
     svc = con.execute("SELECT service_id, count(*), string_agg(DISTINCT status, ',' ORDER BY status) FROM services "
-                      "WHERE service_id NOT LIKE 'lib:%' GROUP BY 1 ORDER BY 1").fetchall()
+                      "WHERE kind = 'SERVICE' GROUP BY 1 ORDER BY 1").fetchall()
     edges = []
     for src, dst, kind, res, amb, unr, urns in con.execute(
             "SELECT src_service, dst_service, edge_kind, resolved, ambiguous, unresolved, urns FROM service_dependencies "

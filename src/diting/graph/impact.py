@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diting.errors import UserError
+from diting.limits import MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MIN_IMPACT_DEPTH
 
 CHANGE_TYPES = ("LOGIC", "FIELD", "STATE", "TABLE_FIELD", "CONFIG")
 IMPACT_ORDER = {"DEPENDENCY_ONLY": 0, "POTENTIAL": 1, "SUPPORTED": 2}
@@ -278,12 +279,15 @@ def impact(con, target: str, change_type: str, depth: int = 2, budget: int = 20_
     path_length, uncertain_hops, cross_service_hops, paths, evidence_refs}``, each hop of a path
     ``{hop, from, to, status, impact_type, evidence_ref, location, reason}``.
 
-    Raises :class:`UserError` for an unknown change type, a depth outside 1..3, or a target no
+    Raises :class:`UserError` for an unknown change type, a depth outside 1..3, a budget outside
+    1..:data:`~diting.limits.MAX_IMPACT_BUDGET`, or a target no
     current entity has."""
     if change_type not in CHANGE_TYPES:
         raise UserError(f"unknown change type {change_type!r}; use one of {', '.join(CHANGE_TYPES)}")
-    if not 1 <= depth <= 3:
+    if not MIN_IMPACT_DEPTH <= depth <= MAX_IMPACT_DEPTH:
         raise UserError(f"--depth must be 1, 2 or 3 (got {depth})")
+    if not 1 <= budget <= MAX_IMPACT_BUDGET:
+        raise UserError(f"--budget must be from 1 to {MAX_IMPACT_BUDGET} (got {budget})")
     # one column by the target's shape (a scan of one column is several times cheaper), then all three
     column = "urn" if re.match(r"^[a-z][a-z0-9+.-]*://", target) else (
         "record_id" if target.split(":", 1)[0] in RECORD_PREFIXES else "stable_id")

@@ -27,6 +27,7 @@ from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 from diting.ir.writer import package_dirs
+from diting.limits import DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QUERY_TIMEOUT
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
 IMPL = "STRUCT(stable_id VARCHAR, implementation_scope VARCHAR, revision_id VARCHAR)"
@@ -69,7 +70,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
 SHARED = {"segments"}
 
 PACKAGES_DDL = """CREATE TABLE IF NOT EXISTS packages (
-    scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
+    scan_id VARCHAR PRIMARY KEY, service_id VARCHAR NOT NULL, kind VARCHAR NOT NULL, repo_id VARCHAR, commit_sha VARCHAR,
     profile_set VARCHAR NOT NULL, label VARCHAR NOT NULL, status VARCHAR, input_digest VARCHAR,
     analyzer_version VARCHAR, package_dir VARCHAR, manifest_sha256 VARCHAR, is_current BOOLEAN NOT NULL,
     load_seq INTEGER NOT NULL, commit_time VARCHAR)"""
@@ -108,6 +109,15 @@ def _shipped_protocols() -> dict[str, Any]:
 
 
 _SHIPPED: dict[str, dict[str, Any]] = {}
+
+
+def package_kind(ai: dict[str, Any]) -> str | None:
+    """What a package is by its recorded kind (``analysis_input.service.kind``): ``SERVICE`` (a
+    deployable) or ``LIB`` (modules outside every service); ``None`` when it records neither. Never
+    read from the service id's prefix: a package is what its analysis input says."""
+    service = ai.get("service")
+    kind = service.get("kind") if isinstance(service, dict) else None
+    return kind if kind in ("SERVICE", "LIB") else None
 
 
 def analysis_input(pkg: Path) -> dict[str, Any]:
@@ -151,7 +161,7 @@ def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
 #: the SPEC §9 views over current packages (column names are the public interface)
 VIEWS = {
     "services": """
-SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status
+SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status, kind
 FROM packages WHERE is_current""",
     "entries": """
 SELECT p.service_id, e.entry_kind, e.urn, e.handler_ref
@@ -338,8 +348,9 @@ def commit_time(ai: dict[str, Any]) -> str | None:
 
 
 def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
-    """Verify and read the packages named (see :data:`_Read`) once per scan_id, and how many duplicate
-    copies were skipped. Raises :class:`UserError`."""
+    """Verify and read the packages named (see :data:`_Read`) once per scan_id (the manifest with the
+    package's recorded ``kind`` added), and how many duplicate copies were skipped. Raises
+    :class:`UserError`."""
     import hashlib
     from diting.ir.verify import verify_packages
     out: list[_Read] = []
@@ -359,7 +370,10 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
             duplicates += 1
             continue
         seen[m["scan_id"]] = (pkg, digest)
-        ai = analysis_input(pkg)  # verified with the package: read once for its profiles and protocols
+        ai = analysis_input(pkg)  # verified with the package: read once for its kind, profiles and protocols
+        m["kind"] = package_kind(ai)
+        if m["kind"] is None:
+            raise UserError(f"{pkg}/analysis_input.json: service.kind is neither SERVICE nor LIB; nothing was loaded")
         out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai), commit_time(ai)))
     keys: dict[tuple[str, str], Path] = {}
     for pkg, m, prof, *_ in out:
@@ -507,8 +521,8 @@ def _load(con, manifests: list[_Read], replace: bool, label: str) -> LoadResult:
             loaded.append(scan_id)
             continue
         counts = {f["path"]: f["record_count"] for f in m["files"]}
-        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?)",
-                    [scan_id, m["service_id"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
+        con.execute("INSERT INTO packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?)",
+                    [scan_id, m["service_id"], m["kind"], m["repo_id"], m["commit_sha"], prof, label, m["status"],
                      m["input_digest"], m["analyzer_version"], str(pkg.resolve()), digest, seq, committed])
         for fname, (table, cols) in TABLES.items():
             path = pkg / fname
@@ -638,21 +652,128 @@ def resolve_params(db: Path, names: dict[str, tuple[str, str]],
     return out, notes
 
 
+@dataclass(frozen=True)
+class QueryLimits:
+    """The bounds of one sandboxed query (None: no bound): rows returned (more are cut, and
+    :attr:`QueryResult.truncated` says so), seconds of run time (then DuckDB is interrupted and the
+    query is a :class:`UserError`), and characters of one text value (a longer one is cut, its length
+    said in the value; :attr:`QueryResult.cut_values` counts them)."""
+
+    max_rows: int | None = DEFAULT_MAX_ROWS
+    timeout: int | None = DEFAULT_QUERY_TIMEOUT
+    max_value_chars: int | None = DEFAULT_MAX_VALUE_CHARS
+
+
+#: no bound at all (diting's own queries)
+NO_LIMITS = QueryLimits(None, None, None)
+
+
+@dataclass
+class QueryResult:
+    """Column names and rows of a query, whether rows were cut at ``max_rows`` and how many text
+    values were cut at ``max_value_chars``."""
+
+    headers: list[str]
+    rows: list[tuple]
+    truncated: bool = False
+    cut_values: int = 0
+
+
 def query(db: Path, sql: str, params: dict[str, str] | None = None) -> tuple[list[str], list[tuple]]:
+    """``(column names, rows)`` of :func:`run_query` with no limits (diting's own SQL, or a caller
+    that bounds it otherwise). Raises :class:`UserError` as :func:`run_query` does."""
+    got = run_query(db, sql, params, NO_LIMITS)
+    return got.headers, got.rows
+
+
+def run_query(db: Path, sql: str, params: dict[str, str] | None = None,
+              limits: QueryLimits = QueryLimits()) -> QueryResult:
     """Run ``sql`` on a read-only connection with ``$name`` parameters (no file, network or extension
-    access); returns column names and rows. A SQL error, SQL without a statement (blanks, comments,
-    semicolons), or a parameter the SQL does not use or lacks, is a :class:`UserError` with
-    DuckDB's first line."""
+    access) within ``limits``: at most ``max_rows`` rows are read (DuckDB stops there), a text value
+    (VARCHAR, JSON) longer than ``max_value_chars`` is cut in the database and ends in ``… (N more
+    characters)``, and a query still running after ``timeout`` seconds is interrupted. A value is
+    still computed whole before it is cut (the timeout bounds that).
+
+    Raises :class:`UserError` with DuckDB's first line for a SQL error, SQL without a statement
+    (blanks, comments, semicolons), a parameter the SQL does not use or lacks, or a query that ran
+    over its timeout."""
+    import threading
     used = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", sql))
     if used - set(params or {}):
         raise UserError("the query needs " + ", ".join(f"--param {n}=VALUE" for n in sorted(used - set(params or {}))))
     if set(params or {}) - used:
         raise UserError("the query has no parameter " + ", ".join(f"${n}" for n in sorted(set(params or {}) - used)))
 
-    def run(con) -> tuple[list[str], list[tuple]]:
-        cur = con.execute(sql, params) if params else con.execute(sql)
-        if cur is None:  # DuckDB runs nothing and returns no cursor for SQL without a statement
-            raise UserError("the query holds no SQL statement (only blanks, comments or semicolons)")
-        return [d[0] for d in cur.description] if cur.description else [], cur.fetchall()
+    def run(con) -> QueryResult:
+        import duckdb
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            con.interrupt()
+        timer = threading.Timer(limits.timeout, stop) if limits.timeout is not None else None
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        try:
+            rel = con.sql(sql, params=params) if params else con.sql(sql)
+            if rel is None:  # DuckDB runs nothing and returns no relation for SQL without a statement
+                raise UserError("the query holds no SQL statement (only blanks, comments or semicolons)")
+            return _bounded_rows(rel, limits)
+        except (duckdb.Error, RuntimeError) as exc:
+            if fired.is_set() and interrupted(exc):
+                raise UserError(f"the query ran longer than {limits.timeout} s and was stopped (--timeout "
+                                f"{limits.timeout}); nothing was printed") from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     return with_graph(db, run, user_sql=True)
+
+
+#: DuckDB types whose values are text the database can cut before they reach Python
+_TEXT_TYPES = ("VARCHAR", "JSON")
+
+
+def _bounded_rows(rel, limits: QueryLimits) -> QueryResult:
+    """The rows of relation ``rel`` within ``limits`` (see :func:`run_query`): its text columns cut in
+    the database, at most ``max_rows`` + 1 rows read to learn whether there are more."""
+    headers = list(rel.columns)
+    n = limits.max_value_chars
+    text = [i for i, t in enumerate(rel.types) if str(t) in _TEXT_TYPES] if n is not None else []
+    if text:  # each text column's first n characters and its length, by position (names may repeat)
+        cols = [f"left(CAST(#{i + 1} AS VARCHAR), {n})" if i in text else f"#{i + 1}" for i in range(len(headers))]
+        rel = rel.select(", ".join(cols + [f"length(CAST(#{i + 1} AS VARCHAR))" for i in text]))
+    rows = rel.limit(limits.max_rows + 1).fetchall() if limits.max_rows is not None else rel.fetchall()
+    truncated = limits.max_rows is not None and len(rows) > limits.max_rows
+    rows = rows[:limits.max_rows] if truncated else rows
+    if n is None:
+        return QueryResult(headers, rows, truncated)
+    width = len(headers)
+    cut = [0]
+    out = []
+    for row in rows:
+        values = [_cut_value(v, n, cut) if i not in text else v for i, v in enumerate(row[:width])]
+        for k, i in enumerate(text):
+            length = row[width + k]
+            if length is not None and length > n:
+                values[i] = f"{values[i]}… ({length - n:,} more characters)"
+                cut[0] += 1
+        out.append(tuple(values))
+    return QueryResult(headers, out, truncated, cut[0])
+
+
+def _cut_value(value: Any, n: int, cut: list[int]) -> Any:
+    """``value`` (a list, struct or map of the row, or bytes) with every string or bytes in it longer
+    than ``n`` cut as a text column is (Python-side: nested values are not cut by the database);
+    ``cut[0]`` counts the cuts."""
+    if isinstance(value, (str, bytes)) and len(value) > n:
+        cut[0] += 1
+        more = f"… ({len(value) - n:,} more {'characters' if isinstance(value, str) else 'bytes'})"
+        return value[:n] + (more if isinstance(value, str) else more.encode())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cut_value(v, n, cut) for v in value)
+    if isinstance(value, dict):
+        return {k: _cut_value(v, n, cut) for k, v in value.items()}
+    return value

@@ -16,6 +16,7 @@ from typing import Any
 
 from diting.errors import UserError
 from diting.ir.canonical import sha256_hex
+from diting.inventory.services import unreserved_service_id
 from diting.userfiles import load_yaml_list
 
 _FIELDS = {"service_id", "repo_id", "module_path", "owner", "profile", "exclusion_reason"}
@@ -45,7 +46,8 @@ class InventoryFile:
                 raise UserError(f"inventory file {path}: entry #{i + 1} has a value that is not text: "
                                 f"{', '.join(bad)} (quote it)")
             entry = {k: (v if v else None) for k, v in e.items()}
-            twin = next((x for x in entries if x["service_id"].casefold() == entry["service_id"].casefold()), None)
+            twin = next((x for x in entries if unreserved_service_id(x["service_id"]).casefold()
+                         == unreserved_service_id(entry["service_id"]).casefold()), None)
             if twin is not None:
                 also = "" if twin["service_id"] == entry["service_id"] else f" (also as {twin['service_id']!r})"
                 raise UserError(f"inventory file {path}: service_id {entry['service_id']!r} is listed twice{also}; "

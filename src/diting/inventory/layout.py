@@ -12,7 +12,8 @@ Committed generator output under ``src/main`` is real source and is scanned.
 Files of kinds diting does not read are excluded as ``not_analyzed_type`` or
 ``outside_source_root``; symlinks are never followed (``symlink``); a tree entry git refuses to
 check out (``..``, ``.``, ``.git`` or an empty segment, an absolute path, two entries of one path) is
-never read (``refused_path``).
+never read (``refused_path``). A subtree git cannot list (its object missing, or no tree) is one entry
+of no kind, like a submodule: the scan reports it unread.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ CONFIG_EXTENSIONS = (".properties", ".yml", ".yaml", ".xml")
 @dataclass(frozen=True)
 class FileEntry:
     """A blob of a module: ``kind`` (JAVA, BUILD, CONFIG) when diting reads it, else the
-    ``excluded`` reason; ``gitlink`` entries stand for submodules."""
+    ``excluded`` reason; ``gitlink`` entries stand for submodules, unlisted tree entries for the
+    files of a subtree git cannot list (both of no kind and not excluded)."""
 
     path: str
     entry: TreeEntry
@@ -118,9 +120,13 @@ def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], 
         if e.is_gitlink:
             out.append(FileEntry(path, e, pom_path, None, None))
             continue
-        reason = exclusion_reason(rel)
+        # a subtree git cannot list stands for the files below it: excluded as they would be, else unread
+        reason = exclusion_reason(rel + "/-" if e.is_unlisted_tree else rel)
         if reason:
             out.append(FileEntry(path, e, pom_path, None, reason))
+            continue
+        if e.is_unlisted_tree:
+            out.append(FileEntry(path, e, pom_path, None, None))
             continue
         if path == pom_path or path in build_inputs:
             out.append(FileEntry(path, e, pom_path, BUILD, None))

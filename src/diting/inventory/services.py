@@ -146,6 +146,20 @@ def deployable_basis(mod: BuildModule, app_mains: list[tuple[str, str, int, int]
     return out
 
 
+#: the prefix of the ids of lib packages (modules outside every service, ``lib:{artifactId}``): what
+#: a package is, is its recorded kind (``analysis_input.service.kind``); no service id takes the prefix
+LIB_PREFIX = "lib:"
+
+
+def unreserved_service_id(sid: str) -> str:
+    """``sid``, or — when it begins with :data:`LIB_PREFIX` in any case — the same id with that colon
+    written ``_`` (``lib:fake`` → ``lib_fake``): a service named so stays recognisable and never reads
+    as a lib package."""
+    if sid[:len(LIB_PREFIX)].casefold() == LIB_PREFIX:
+        return sid[:len(LIB_PREFIX) - 1] + "_" + sid[len(LIB_PREFIX):]
+    return sid
+
+
 _NOT_IN_IDS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 MAX_SERVICE_ID_CHARS = 128
 

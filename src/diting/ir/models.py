@@ -175,7 +175,8 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     "DECLARED_UNUSED": Severity.INFO,
     # diting additions --------------------------------------------------------
     # a file that could not be read as text or as a git blob (binary content, a
-    # symlink, a submodule gitlink, a Git LFS pointer): its facts are missing.
+    # symlink, a submodule gitlink, a Git LFS pointer, an entry naming no blob), or a
+    # subtree git cannot list (its object missing or no tree): its facts are missing.
     "FILE_UNREADABLE": Severity.ERROR,
     # a path that would leave the repository tree (``..`` in a module or
     # relativePath, a symlink): never followed; or a tree entry git refuses to
@@ -212,6 +213,15 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # a MyBatis databaseId variant for another database than the one the package runs on (coverage:
     # sql_statements, excluded as other_database_id)
     "SQL_OTHER_DATABASE": Severity.INFO,
+    # files of a module read in a guessed encoding (neither UTF-8, a byte-order mark nor a declaration):
+    # one per module and encoding, naming the encoding, why it was chosen and the files
+    "ENCODING_GUESSED": Severity.INFO,
+    # a file whose decoded text may be misread: lines of another encoding inside it (valid UTF-8 in a
+    # file read as GB18030 …), or a guess another encoding contests
+    "ENCODING_UNCERTAIN": Severity.WARNING,
+    # a service id (spring.application.name, an inventory entry, an artifactId) that begins with lib:,
+    # the prefix of lib packages: the service is named with that colon written _ (lib:x → lib_x)
+    "SERVICE_ID_RESERVED": Severity.WARNING,
     # every service of the repository got one service id from spring.application.name (a source that
     # is not each service's own: a shared or misbound config file); ids are told apart by module only
     "SERVICE_ID_SHARED": Severity.ERROR,

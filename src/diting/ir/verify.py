@@ -237,6 +237,9 @@ class _Verifier:
                 if m.get(key) != expected:
                     self.add("manifest.json", None, None, f"{key} {m.get(key)!r} differs from what "
                                                           f"analysis_input.json records ({expected!r})")
+            if service.get("kind") not in ("SERVICE", "LIB"):  # what the graph and coverage read a package as
+                self.add("analysis_input.json", None, None, f"service.kind {service.get('kind')!r} is neither SERVICE "
+                                                            "nor LIB")
         cov = json_object(contents.get("coverage.json"))
         if cov is not None:
             ps = cov.get("package_status")

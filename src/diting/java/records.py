@@ -21,6 +21,7 @@ from diting.java.names import FileScope, Resolved, TypeCatalog, TypeInfo
 from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.ids import diagnostic_record_id, entity_record_id
+from diting.source.text import uncertain_message
 
 _STATIC_CONTEXT_KINDS = ("INTERFACE", "ENUM", "RECORD", "ANNOTATION")
 
@@ -353,6 +354,12 @@ class ModuleJava:
             summary.diagnostics.append(self.rs.diagnostic(
                 "ENCODING_FALLBACK", facts.path, f"{facts.path}: bytes that are valid in no supported encoding "
                 "were replaced by U+FFFD", affected, [self._seg(facts, 1, 1)] if facts.lines else []))
+        if facts.encoding_doubt:
+            lines = [n for n in facts.doubt_lines if n <= facts.line_count][:5] or [1]
+            summary.diagnostics.append(self.rs.diagnostic(
+                "ENCODING_UNCERTAIN", facts.path, uncertain_message(facts.path, facts.encoding, facts.encoding_basis,
+                                                                    facts.encoding_doubt), affected,
+                [self._seg(facts, n, n) for n in lines] if facts.lines else []))
         if scope.unresolved:
             names = sorted(scope.unresolved)
             summary.unresolved = names

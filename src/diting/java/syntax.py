@@ -322,6 +322,11 @@ class FileFacts:
     declared_method_count: int
     #: the decoded lines (needed for evidence); dropped once segments are cut
     lines: list[str] | None = None
+    #: how the encoding was chosen (:attr:`diting.source.text.DecodedText.basis`: a guess or a fact)
+    encoding_basis: str = "utf-8"
+    #: why the decoded text may be misread (:attr:`~diting.source.text.DecodedText.doubt`), and the lines
+    encoding_doubt: str | None = None
+    doubt_lines: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------- helpers
@@ -1445,6 +1450,7 @@ def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collectio
         path=path, encoding=decoded.encoding, lossy=decoded.lossy, bom=decoded.bom, line_count=len(lines),
         package=package, imports=imports, types=types, errors=_error_ranges(root), orphans=sorted(orphans),
         declared_type_count=len(type_nodes), declared_method_count=len(caps.get("method", [])), lines=lines,
+        encoding_basis=decoded.basis, encoding_doubt=decoded.doubt, doubt_lines=decoded.doubt_lines,
     )
 
 
@@ -1476,4 +1482,4 @@ def skeleton(facts: FileFacts) -> FileFacts:
                               None, td.getter_fields, td.ctor_field_params))
     return FileFacts(facts.path, facts.encoding, facts.lossy, facts.bom, facts.line_count, facts.package,
                      facts.imports, types, facts.errors, facts.orphans, facts.declared_type_count,
-                     facts.declared_method_count, None)
+                     facts.declared_method_count, None, facts.encoding_basis, facts.encoding_doubt, facts.doubt_lines)

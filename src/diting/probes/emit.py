@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.remote import config_centres
 from diting.config.sources import canonical_key, parse_config
-from diting.config.spring import MAX_NESTING, MAX_PLACEHOLDER_DEPTH, placeholders
+from diting.config.spring import MAX_NESTING, MAX_PLACEHOLDER_DEPTH, MAX_VALUE_CHARS, placeholders
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
@@ -176,10 +176,21 @@ class PackageProbes:
         return f"neither config snapshot {snap.snapshot_id} nor any {files[3:]}" if snap else files
 
     def _why_unknown(self, scheme: str, got: ConfigLookup) -> str:
-        """Why a key read has no value: a placeholder chain too deep to follow, else the source
-        that lacks it (:meth:`_missing_source`)."""
-        if got.rv is not None and got.rv.basis == "BUDGET_EXHAUSTED":
+        """Why a key read has no value: its placeholders — too deep to follow, circular (naming the
+        cycle), expanding past the size budget of a value, or naming keys no source has —, else the
+        source that lacks the key itself (:meth:`_missing_source`)."""
+        rv = got.rv
+        basis = rv.basis if rv is not None else None
+        if basis == "BUDGET_EXHAUSTED":
             return f"its placeholders name keys more than {MAX_PLACEHOLDER_DEPTH} levels deep: BUDGET_EXHAUSTED"
+        if basis == "PLACEHOLDER_CYCLE":
+            return f"its placeholders are circular: {' → '.join('${' + k + '}' for k in rv.missing)}"
+        if basis == "VALUE_TOO_LONG":
+            return (f"its placeholders expand to more than {MAX_VALUE_CHARS:,} characters, the budget of one value; "
+                    "not expanded further")
+        if basis == "PLACEHOLDER_UNRESOLVED" and rv.missing:
+            names = ", ".join("${" + k + "}" for k in rv.missing)
+            return f"its placeholders lead to {names}, which no config file of the active profiles has"
         return self._missing_source(scheme)
 
     def _centres(self, scheme: str) -> list[str] | None:

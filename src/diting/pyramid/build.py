@@ -66,8 +66,8 @@ class Pyramid:
 
 def derive(con) -> Pyramid:
     """The pyramid of the current service packages of a graph connection."""
-    rows = con.execute("SELECT scan_id, service_id, label, profile_set FROM packages WHERE is_current AND service_id "
-                       "NOT LIKE 'lib:%' ORDER BY service_id, label, profile_set, scan_id").fetchall()
+    rows = con.execute("SELECT scan_id, service_id, label, profile_set FROM packages WHERE is_current AND kind = "
+                       "'SERVICE' ORDER BY service_id, label, profile_set, scan_id").fetchall()
     # a service's current packages are told apart by label; where one label has several profile sets,
     # by the profile set too (ids and pages of one never overwrite another's)
     per_label: dict[tuple[str, str], int] = {}

@@ -30,9 +30,12 @@ from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import PackageCallGraph
 from diting.config.sources import MAX_YAML_NODES
 from diting.config.spring import MAX_PLACEHOLDER_DEPTH
+from diting.inventory.layout import BUILD, CONFIG, JAVA
 from diting.inventory.services import PackagePlan
 from diting.source.snapshot import MAX_LINE_BYTES
-from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
+from diting.source.text import (DETECTOR_NAME, DETECTOR_VERSION, GUESS_REASONS, decode_bytes, guessed_message,
+                               uncertain_message)
+from diting.source.xmlsafe import decode_xml
 
 if TYPE_CHECKING:
     from diting.scan.pipeline import PackageResult, Scanner
@@ -116,7 +119,52 @@ def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
                 finding_diagnostic(scanner, rs, Finding(cs.code, f"{f.path}: {cs.problem}"
                                                         + (f" (line {line})" if line else ""), f.path, line, line,
                                                         pom_path, "config", "CONFIG"), rid)
+    _encodings(scanner, rs, pom_path, rid)
     return rid
+
+
+def _decoding(scanner: "Scanner", f) -> tuple[str, str, str | None, tuple[int, ...], str] | None:
+    """``(encoding, basis, doubt, doubt lines, source type)`` of a file of a module as the scan
+    decoded it: Java from its facts (the Java records say its doubt), config from its state, build
+    files decoded again (they are few and small); None for a file not read."""
+    if f.kind == JAVA:
+        facts = scanner.facts.get(f.path)
+        return (facts.encoding, facts.encoding_basis, None, (), "CODE") if facts is not None else None
+    if f.kind == CONFIG:
+        cs = scanner.config_states.get(f.path)
+        return (cs.encoding, cs.encoding_basis, cs.encoding_doubt, cs.doubt_lines, "CONFIG") if cs else None
+    if f.kind == BUILD and f.path not in scanner.file_problems:
+        got = scanner.snapshot.read(f.path)
+        if got.data is not None:
+            d = decode_xml(got.data) if f.path.endswith(".xml") else decode_bytes(got.data)
+            return d.encoding, d.basis, d.doubt, d.doubt_lines, "BUILD"
+    return None
+
+
+def _encodings(scanner: "Scanner", rs: RecordSet, pom_path: str, module_rid: str) -> None:
+    """ENCODING_UNCERTAIN for each config and build file of the module whose text may be misread, and
+    one ENCODING_GUESSED per encoding and guess among its files (a Chinese estate's hundreds of GBK
+    files are one diagnostic), citing the first file's first line."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for f in scanner.inv.files_by_module.get(pom_path, []):
+        got = _decoding(scanner, f)
+        if got is None:
+            continue
+        encoding, basis, doubt, lines, source_type = got
+        if doubt:
+            line = (lines or (1,))[0]
+            finding_diagnostic(scanner, rs, Finding("ENCODING_UNCERTAIN", uncertain_message(f.path, encoding, basis,
+                                                                                            doubt),
+                                                    f.path, line, line, pom_path, "encoding", source_type), module_rid)
+        if basis in GUESS_REASONS:
+            groups.setdefault((encoding, basis), []).append((f.path, source_type))
+    declared = scanner.inv.modules[pom_path].source_encoding
+    for (encoding, basis), files in sorted(groups.items()):
+        paths = sorted(p for p, _ in files)
+        first = min(files)
+        finding_diagnostic(scanner, rs, Finding("ENCODING_GUESSED", guessed_message(encoding, basis, paths, declared),
+                                                first[0], 1, 1, pom_path, f"guessed|{encoding}|{basis}", first[1]),
+                           module_rid)
 
 
 class PackageAssembler:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import multiprocessing
@@ -43,12 +44,14 @@ from diting.inventory.inventory_file import InventoryFile
 from diting.inventory.layout import CONFIG, JAVA, FileEntry
 from diting.inventory.services import (
     DeployableBasis,
+    LIB_PREFIX,
     clean_service_id,
     ModuleLinks,
     PackagePlan,
     closure,
     deployable_basis,
     link_dependencies,
+    unreserved_service_id,
 )
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
@@ -68,8 +71,9 @@ from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
 from diting.source.git import GitRepo, default_repo_id
 from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
-from diting.source.text import decode_bytes, split_lines
+from diting.source.text import DecodedText, decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
+from diting.limits import MAX_FILE_BYTES_LIMIT, MAX_WORKERS
 from diting.workers import worker_count, worker_pool
 
 #: files larger than this are not read (FILE_TOO_LARGE); a budget, recorded in analysis_input
@@ -115,6 +119,22 @@ class ScanOptions:
     sql_dialects: list[str] = field(default_factory=list)
     #: ``--config-dir`` values: repository folders holding config-centre exports (config/remote.py)
     config_dirs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Bounds of the integer options (the CLI checks them as it parses; this catches the other
+        callers, such as a re-derivation reading a package's recorded options). Raises
+        :class:`UserError` for ``jobs`` outside 0..MAX_WORKERS or ``max_file_bytes`` outside
+        1..:data:`MAX_FILE_BYTES_LIMIT`."""
+        bounded_int("--jobs", self.jobs, 0, MAX_WORKERS)
+        bounded_int("--max-file-bytes", self.max_file_bytes, 1, MAX_FILE_BYTES_LIMIT)
+
+
+def bounded_int(name: str, value: object, low: int, high: int) -> int:
+    """``value`` when it is an integer in ``low..high``; else :class:`UserError` naming ``name``
+    and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+    return value
 
 
 @dataclass
@@ -181,6 +201,17 @@ class ConfigFileState:
     problem: str | None
     line: int | None = None
     code: str = "PARSE_ERROR"
+    #: the file's decoding: codec, how it was chosen and any doubt (:class:`~diting.source.text.DecodedText`)
+    encoding: str = "utf-8"
+    encoding_basis: str = "utf-8"
+    encoding_doubt: str | None = None
+    doubt_lines: tuple[int, ...] = ()
+
+
+def _with_encoding(state: ConfigFileState, decoded: DecodedText) -> ConfigFileState:
+    """``state`` with the decoding of its file recorded."""
+    return dataclasses.replace(state, encoding=decoded.encoding, encoding_basis=decoded.basis,
+                               encoding_doubt=decoded.doubt, doubt_lines=decoded.doubt_lines)
 
 
 def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
@@ -281,6 +312,11 @@ class Scanner:
                     "FILE_UNREADABLE", f"{f.path} is a git submodule (gitlink {f.entry.oid[:12]}); its content is "
                     "not in this repository's tree and is not scanned", f.path, 0, 0, f.module, "gitlink", "CODE")
                 continue
+            if f.entry.is_unlisted_tree:
+                self.file_problems[f.path] = Finding(
+                    "FILE_UNREADABLE", f"{f.path}: {f.entry.unlisted}; the files below it are not read", f.path, 0, 0,
+                    f.module, "unlisted-tree", "CODE")
+                continue
             if f.kind not in (JAVA, CONFIG):
                 continue
             got = self.snapshot.read(f.path)
@@ -294,6 +330,8 @@ class Scanner:
                     "lfs_pointer": f"{f.path} is a Git LFS pointer; the content is not in git",
                     "missing_object": f"{f.path}: blob {f.entry.oid[:12]} is missing from the object database "
                                       "(a partial or shallow clone?); not read",
+                    "not_a_blob": f"{f.path}: the tree entry names object {f.entry.oid[:12]}, which is not a blob; "
+                                  "not read",
                 }.get(got.problem or "", f"{f.path} not read: {got.problem}")
                 self.file_problems[f.path] = Finding(code, msg, f.path, 0, 0, f.module, got.problem or "",
                                                      "CODE" if f.kind == JAVA else "CONFIG")
@@ -364,22 +402,24 @@ class Scanner:
         """Parse one config resource (XML safely; properties and YAML after Maven ``@…@`` filtering)."""
         if f.path.endswith(".xml"):
             doc = parse_xml(data)
+            decoded = doc.decoded
             if doc.root is None:
-                return ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line)
-            return ConfigFileState(f.path, "lossy" if doc.decoded.lossy else None)
+                return _with_encoding(ConfigFileState(f.path, f"not well-formed XML: {doc.error}", doc.error_line),
+                                      decoded)
+            return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         decoded = decode_bytes(data)
         text = decoded.text
         if f.path.endswith(".imports"):
-            return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
+            return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         if mod is not None:
             text, _ = filter_resource(text, mod.property_lookup())
         cf = parse_config(f.path, text)
         if cf.error:
-            return ConfigFileState(f.path, cf.error, cf.error_line)
+            return _with_encoding(ConfigFileState(f.path, cf.error, cf.error_line), decoded)
         if cf.budget_exhausted:
-            return ConfigFileState(f.path, f"more than {MAX_YAML_NODES} YAML nodes (aliases?); read partially",
-                                   None, "BUDGET_EXHAUSTED")
-        return ConfigFileState(f.path, "lossy" if decoded.lossy else None)
+            return _with_encoding(ConfigFileState(f.path, f"more than {MAX_YAML_NODES} YAML nodes (aliases?); read "
+                                                  "partially", None, "BUDGET_EXHAUSTED"), decoded)
+        return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
 
     def _java_records(self) -> None:
         """Resolve names per module (visible = own + closure) and build module record blueprints."""
@@ -519,6 +559,7 @@ class Scanner:
                 plan.owner = inv_entry.get("owner")
             else:
                 plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
+            self._unreserve(plan, mod)
             plans.append(plan)
         self._config_server_sources(plans)
         self._shared_id(plans)
@@ -541,7 +582,7 @@ class Scanner:
                 for d in self.closures.get(m, [m]):
                     if d not in mods:
                         mods.append(d)
-            plans.append(PackagePlan(service_id=clean_service_id(f"lib:{name}"), kind="LIB", roots=members,
+            plans.append(PackagePlan(service_id=clean_service_id(f"{LIB_PREFIX}{name}"), kind="LIB", roots=members,
                                      modules=members + sorted(set(mods) - set(members))))
         # lib ids can collide too (two reactors with one artifactId)
         seen: dict[str, int] = {}
@@ -579,6 +620,28 @@ class Scanner:
             plans = chosen
         plans.sort(key=lambda p: p.service_id)
         return plans, excluded, unmapped
+
+    @staticmethod
+    def _unreserve(plan: PackagePlan, mod) -> None:
+        """A service id never begins with ``lib:`` (the prefix of lib packages, any case): its colon is
+        written ``_`` (:func:`unreserved_service_id`), ``service_id_basis.raw_value`` keeps the id as
+        written, and SERVICE_ID_RESERVED cites where the id came from."""
+        sid = unreserved_service_id(plan.service_id)
+        if sid == plan.service_id:
+            return
+        if plan.id_basis.get("source") == "spring.application.name":
+            path, line, source_type = str(plan.id_basis["path"]), int(plan.id_basis.get("line") or 0), "CONFIG"
+            origin = f"spring.application.name in {path}"
+        else:
+            ev = mod.evidence()
+            path, line, source_type = ev.path, ev.start, "BUILD"
+            origin = "the inventory file" if plan.id_basis.get("source") == "inventory" else "the module's artifactId"
+        plan.findings.append(Finding(
+            "SERVICE_ID_RESERVED", f"service id {plan.service_id!r} (from {origin}) begins with {LIB_PREFIX!r}, the "
+            f"prefix reserved for packages of modules outside every service; this service is named {sid!r}",
+            path, line, line, mod.build_file, f"reserved|{plan.service_id}", source_type))
+        plan.id_basis = {**plan.id_basis, "raw_value": plan.id_basis.get("raw_value", plan.service_id)}
+        plan.service_id = sid
 
     def _shared_id(self, plans: list[PackagePlan]) -> None:
         """SERVICE_ID_SHARED on every service when all of an estate's services (two or more) got one id

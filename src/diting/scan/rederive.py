@@ -98,7 +98,8 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
     from diting.config.snapshot import ConfigSnapshot
     from diting.inventory.inventory_file import InventoryFile
     from diting.rules import load_rules
-    from diting.scan.pipeline import ScanOptions, scan
+    from diting.limits import MAX_FILE_BYTES_LIMIT
+    from diting.scan.pipeline import ScanOptions, bounded_int, scan
     rules_digest = load_rules(inputs.rules_dirs).digest_entries()
     inventory_sha = InventoryFile.load(inputs.inventory).sha256 if inputs.inventory else None
     snapshot_sha = ConfigSnapshot.load(inputs.config_snapshot).sha256 if inputs.config_snapshot else None
@@ -131,7 +132,8 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
             options = ScanOptions(
                 out=dest, services=sorted({a["service"]["service_id"] for _, _, a in members}),
                 profiles=list(profile) if isinstance(profile, list) else None, repo_id=ai["repo_id"],
-                inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=int(opts["max_file_bytes"]),
+                inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=bounded_int(
+                    f"{members[0][0]}: the recorded max_file_bytes", opts.get("max_file_bytes"), 1, MAX_FILE_BYTES_LIMIT),
                 rules_dirs=list(inputs.rules_dirs), config_snapshot=inputs.config_snapshot, quiet=True,
                 sql_dialects=list(opts.get("sql_dialect") or []), config_dirs=list(opts.get("config_dir") or []))
             try:

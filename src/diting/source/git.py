@@ -107,6 +107,13 @@ class TreeEntry:
     #: why git refuses to check this entry out (a crafted tree: :func:`diting.source.paths.tree_path_problem`,
     #: or another entry of the same path); such an entry is no file, link or submodule of the repository
     refused: str | None = None
+    #: for a subtree git cannot list (its tree object is missing — a partial clone with a tree filter —
+    #: or is no tree: a crafted entry of mode 40000 naming a blob): why; the files below it are unknown
+    unlisted: str | None = None
+
+    @property
+    def is_unlisted_tree(self) -> bool:
+        return self.unlisted is not None and self.refused is None
 
     @property
     def is_symlink(self) -> bool:
@@ -203,30 +210,60 @@ class GitRepo:
         """Every entry of the commit's tree, recursively, sorted by path (bytes order as git gives).
         An entry git would refuse to check out — a path :func:`~diting.source.paths.tree_path_problem`
         names, or one two entries share (a crafted name holding ``/``) — is listed with ``refused``
-        saying why: it is no file of the repository, and the caller reports it."""
-        proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
-        entries: list[TreeEntry] = []
-        for raw in proc.stdout.split(b"\x00"):
-            if not raw:
-                continue
-            meta, _, path_b = raw.partition(b"\t")
-            parts = meta.split()
-            if len(parts) != 4:
-                continue
-            mode, typ, oid, size = (p.decode("ascii") for p in parts)
-            path = path_from_git(path_b)
-            refused = tree_path_problem(path)
-            if size == "-":
-                entries.append(TreeEntry(path, mode, typ, oid, None, refused=refused))
-            elif size.isdigit():
-                entries.append(TreeEntry(path, mode, typ, oid, int(size), refused=refused))
-            else:  # git prints BAD for an object it cannot find
-                entries.append(TreeEntry(path, mode, typ, oid, None, missing=True, refused=refused))
+        saying why: it is no file of the repository, and the caller reports it.
+
+        One ``ls-tree -r`` lists the whole tree; when it fails (a subtree's object is missing or is
+        no tree), the tree is walked instead (:meth:`_walk_tree`): each subtree git cannot list is
+        one entry with ``unlisted`` saying why, and the rest is listed as the fast path would.
+        Raises :class:`UserError` when not even the commit's top tree can be listed."""
+        proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit], check=False)
+        entries = _parse_ls_tree(proc.stdout, b"") if proc.returncode == 0 else self._walk_tree(commit)
         counts = Counter(e.path for e in entries)
         if len(counts) < len(entries):
             entries = [replace(e, refused=e.refused or "another tree entry has the same path") if counts[e.path] > 1
                        else e for e in entries]
         return entries
+
+    def _walk_tree(self, commit: str) -> list[TreeEntry]:
+        """The entries of ``ls-tree -r`` for a tree the recursive listing fails on: each subtree is
+        listed recursively when git can, else one level down, so only the subtrees git cannot list
+        are walked into; a subtree whose own object cannot be listed becomes one entry with
+        ``unlisted``. Order is git's (a subtree's entries stand where the subtree does). Raises
+        :class:`UserError` when the commit's top tree cannot be listed."""
+        top = self._run(["ls-tree", "-z", "-l", "--full-tree", commit])  # raises: nothing is listed
+        out: list[TreeEntry] = []
+        # a stack of pending work, last first: a listing still to expand, or a finished entry
+        stack: list[TreeEntry | tuple[bytes, bytes]] = list(reversed(_parse_ls_tree(top.stdout, b"", raw=True)))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, TreeEntry):
+                out.append(item)
+                continue
+            prefix, line = item
+            entry = _parse_ls_tree(line, prefix)[0]
+            if entry.obj_type != "tree":
+                out.append(entry)
+                continue
+            below = prefix + line.partition(b"\t")[2] + b"/"
+            deep = self._run(["ls-tree", "-r", "-z", "-l", entry.oid], check=False)
+            if deep.returncode == 0:
+                stack.extend(reversed(_parse_ls_tree(deep.stdout, below)))
+                continue
+            flat = self._run(["ls-tree", "-z", "-l", entry.oid], check=False)
+            if flat.returncode != 0:
+                out.append(replace(entry, unlisted=self._why_unlisted(entry)))
+                continue
+            stack.extend(reversed(_parse_ls_tree(flat.stdout, below, raw=True)))
+        return out
+
+    def _why_unlisted(self, entry: TreeEntry) -> str:
+        """Why git cannot list the subtree ``entry`` (a phrase, without its path): its object is
+        missing, or is of another type."""
+        proc = self._run(["cat-file", "-t", entry.oid], check=False)
+        kind = proc.stdout.decode("ascii", "replace").strip()
+        if proc.returncode != 0 or not kind:
+            return f"tree {entry.oid[:12]} is missing from the object database (a partial clone with a tree filter?)"
+        return f"the tree entry names object {entry.oid[:12]}, a {kind}, not a tree"
 
     def origin_url(self) -> str | None:
         """``remote.origin.url`` from the repository's own config, or None."""
@@ -257,6 +294,12 @@ class GitRepo:
     def read_blob(self, oid: str) -> bytes:
         """Read one object's bytes through a persistent ``cat-file --batch`` process (no filters).
         A forked child starts its own process (a pipe shared with the parent would mix answers)."""
+        return self.read_object(oid)[1]
+
+    def read_object(self, oid: str) -> tuple[str, bytes]:
+        """``(type, bytes)`` of one object (``blob``, ``tree`` …: a crafted tree entry of a file's mode
+        may name a tree), as :meth:`read_blob` reads it. Raises :class:`UserError` when git stops
+        answering or the object is missing."""
         if self._batch is not None and self._batch_pid != os.getpid():
             self._batch = None  # the parent's process: never read from or closed by a child
         if self._batch is None or self._batch.poll() is not None:
@@ -278,7 +321,7 @@ class GitRepo:
         size = int(header[2])
         data = self._batch.stdout.read(size)
         self._batch.stdout.read(1)
-        return data
+        return header[1].decode("ascii", "replace"), data
 
     def read_blob_head(self, oid: str, limit: int) -> bytes:
         """The first ``limit`` bytes of an object, streamed (a huge blob is never held whole)."""
@@ -325,6 +368,32 @@ def _iso_time(seconds: int, offset: str) -> str | None:
         return datetime.fromtimestamp(seconds, timezone(delta)).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def _parse_ls_tree(stdout: bytes, prefix: bytes, raw: bool = False) -> list:
+    """The entries of ``git ls-tree -z -l`` output, their paths below ``prefix`` (bytes ending in
+    ``/``, or empty). ``raw``: ``(prefix, line)`` pairs instead (a line is parsed when it is reached)."""
+    out: list = []
+    for line in stdout.split(b"\x00"):
+        if not line:
+            continue
+        meta, _, path_b = line.partition(b"\t")
+        parts = meta.split()
+        if len(parts) != 4:
+            continue
+        if raw:
+            out.append((prefix, line))
+            continue
+        mode, typ, oid, size = (p.decode("ascii") for p in parts)
+        path = path_from_git(prefix + path_b)
+        refused = tree_path_problem(path)
+        if size == "-":
+            out.append(TreeEntry(path, mode, typ, oid, None, refused=refused))
+        elif size.isdigit():
+            out.append(TreeEntry(path, mode, typ, oid, int(size), refused=refused))
+        else:  # git prints BAD for an object it cannot find
+            out.append(TreeEntry(path, mode, typ, oid, None, missing=True, refused=refused))
+    return out
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")

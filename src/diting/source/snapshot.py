@@ -25,7 +25,7 @@ class BlobRead:
     """Result of reading a blob: ``data`` or the reason it was not read
     (``too_large``, ``too_large_line``: a line over :data:`MAX_LINE_BYTES`, ``lfs_pointer``,
     ``symlink``, ``submodule``, ``missing``, ``missing_object``, ``refused_path``: an entry git
-    refuses to check out)."""
+    refuses to check out, ``not_a_blob``: a file's entry naming a tree or a commit)."""
 
     data: bytes | None
     problem: str | None = None
@@ -65,7 +65,9 @@ class Snapshot:
         size = e.size or 0
         if size > self.max_file_bytes:
             return BlobRead(None, "too_large", size)
-        data = self.repo.read_blob(e.oid)
+        kind, data = self.repo.read_object(e.oid)
+        if kind != "blob":  # a crafted entry of a file's mode naming a tree or a commit
+            return BlobRead(None, "not_a_blob", size)
         if is_lfs_pointer(data):
             return BlobRead(None, "lfs_pointer", size)
         if len(data) > MAX_LINE_BYTES and max(map(len, data.splitlines())) > MAX_LINE_BYTES:

@@ -27,7 +27,8 @@ from diting.sql.dialect import DEFAULT
 from diting.sql.mybatis import SqlNode
 
 MAX_VARIANTS = 64
-#: include chains deeper than this are cut (a cycle, or a fragment bomb)
+#: include chains deeper than this are cut (a fragment bomb; a cycle is found before: the same fragment
+#: twice on one chain)
 MAX_INCLUDE_DEPTH = 16
 #: dynamic-SQL elements one rendering visits at most (``<include>`` fan-out grows exponentially)
 MAX_RENDER_ELEMENTS = 2_000
@@ -74,6 +75,24 @@ class Expansion:
     missing_includes: list[str] = field(default_factory=list)
     #: ``<bind name value>`` of the statement
     binds: dict[str, str] = field(default_factory=dict)
+    #: fragments that include each other: each cycle as the refids of its chain, the first again last
+    #: (``("rec2", "rec3", "rec2")``); the include that closes it renders as nothing
+    include_cycles: list[tuple[str, ...]] = field(default_factory=list)
+    #: refids of ``<include>`` cut more than :data:`MAX_INCLUDE_DEPTH` fragments deep (render as nothing)
+    includes_too_deep: list[str] = field(default_factory=list)
+
+    def include_problem(self) -> str | None:
+        """Why ``<include>`` left text out of the statement (a missing fragment, a cycle, a chain too
+        deep), one clause each; None when every include rendered."""
+        said = []
+        if self.missing_includes:
+            said.append(f"<include refid> names no fragment: {', '.join(self.missing_includes)}")
+        for cycle in self.include_cycles:
+            said.append(f"<include> fragments include each other: {' → '.join(cycle)}")
+        if self.includes_too_deep:
+            said.append(f"<include> chains deeper than {MAX_INCLUDE_DEPTH} fragments are cut at: "
+                        f"{', '.join(self.includes_too_deep)}")
+        return "; ".join(said) or None
 
 
 Lookup = Callable[[str, str], tuple[str, SqlNode] | None]
@@ -103,6 +122,10 @@ class _Renderer:
         self.fragments: list[Fragment] = []
         self.chooses: list[tuple[str, int]] = []
         self.missing: list[str] = []
+        self.cycles: list[tuple[str, ...]] = []
+        self.too_deep: list[str] = []
+        #: the fragments being rendered, outermost first: (identity, refid as written)
+        self.chain: list[tuple[int, str]] = []
         self.binds: dict[str, str] = {}
         self.elements = 0
         self.nesting = 0
@@ -185,17 +208,28 @@ class _Renderer:
         if tag == "include":
             refid = c.attrs.get("refid", "")
             refid = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)), refid)
-            got = self.lookup(ns, refid) if depth < MAX_INCLUDE_DEPTH else None
+            got = self.lookup(ns, refid)
             if got is None:
                 self.missing.append(refid)
                 return ""
             fns, fnode = got
+            on_chain = [i for i, (k, _) in enumerate(self.chain) if k == id(fnode)]
+            if on_chain:  # MyBatis refuses a statement whose fragments include each other
+                self.cycles.append((*(r for _, r in self.chain[on_chain[0]:]), refid))
+                return ""
+            if depth >= MAX_INCLUDE_DEPTH:
+                self.too_deep.append(refid)
+                return ""
             sub = dict(props)
             for p in c.children:
                 if p.tag == "property" and p.attrs.get("name"):
                     sub[p.attrs["name"]] = _DOLLAR.sub(lambda m: props.get(m.group(1).strip(), m.group(0)),
                                                        p.attrs.get("value", ""))
-            return self.render(fnode, fns, here, frag, sub, depth + 1)
+            self.chain.append((id(fnode), refid))
+            try:
+                return self.render(fnode, fns, here, frag, sub, depth + 1)
+            finally:
+                self.chain.pop()
         if tag in ("selectKey", "property"):
             return ""
         return self.render(c, ns, here, frag, props, depth)
@@ -283,4 +317,5 @@ def expand(body: SqlNode, ns: str, lookup: Lookup, dropped: set[str] | None = No
             if f.path not in seen:
                 seen.add(f.path)
                 frags.append(f)
-    return Expansion(variants, frags, exhausted, sorted(set(first.missing)), first.binds)
+    return Expansion(variants, frags, exhausted, sorted({m for r in renderers for m in r.missing}), first.binds,
+                     sorted({c for r in renderers for c in r.cycles}), sorted({t for r in renderers for t in r.too_deep}))

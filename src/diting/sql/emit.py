@@ -773,15 +773,18 @@ class SqlStage:
             ops = sorted({r.operation for _, r in results if r.status == "PARSED" and r.operation})
             st.kind = ops[0] if len(ops) == 1 else "UNKNOWN"
         failed = [r for _, r in results if r.status != "PARSED"]
-        if failed and len(failed) == len(results):
+        includes = exp_.include_problem()
+        if failed and len(failed) == len(results) and includes:
+            # the text is incomplete (empty, or cut where a fragment belongs): that is why, whatever it parses as
+            s.status, s.reason = "UNSUPPORTED", includes
+        elif failed and len(failed) == len(results):
             s.status = failed[0].status
             s.reason = failed[0].reason if not exp_.budget_exhausted else \
                 f"{_budget_reason(exp_)}, and what was rendered does not parse: {failed[0].reason}"
-        elif failed or exp_.budget_exhausted or exp_.missing_includes:
+        elif failed or exp_.budget_exhausted or includes:
             s.status = "PARTIAL"
             s.reason = failed[0].reason if failed else (
-                _budget_reason(exp_) if exp_.budget_exhausted else
-                f"<include refid> names no fragment: {', '.join(exp_.missing_includes)}")
+                _budget_reason(exp_) if exp_.budget_exhausted else includes)
             s.code = ("SQL_PARSE_FAILED" if failed[0].status == "PARSE_FAILED" else "SQL_UNSUPPORTED") if failed else (
                 "BUDGET_EXHAUSTED" if exp_.budget_exhausted else "SQL_UNSUPPORTED")
         for v, r in results:
