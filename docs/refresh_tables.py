@@ -429,7 +429,35 @@ def rule_families() -> str:
     return _table(["file", "family", "description"], rows)
 
 
+def cli_commands() -> str:
+    """Every command's ``--help``, in the order ``diting --help`` lists them (80 columns, plain)."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from diting.cli.main import app
+    os.environ["COLUMNS"] = "80"
+    runner = CliRunner()
+    out: list[str] = []
+    groups = [((), None)]
+    n = 0
+    while groups:
+        path, _ = groups.pop(0)
+        result = runner.invoke(app, [*path, "--help"], terminal_width=80, prog_name="diting")
+        text = result.output.rstrip()
+        commands = []
+        if "\nCommands:\n" in text:
+            commands = [line.split()[0] for line in text.split("\nCommands:\n", 1)[1].splitlines()
+                        if line.startswith("  ") and line.split()]
+        if path:
+            n += 1
+            out += [f"### 2.{n} `diting {' '.join(path)}`", "", "```text", text, "```", ""]
+        groups[0:0] = [((*path, c), None) for c in commands]
+    return "\n".join(out).rstrip() + "\n"
+
+
 BLOCKS = {
+    "cli.md": {"commands": cli_commands},
     "ir.md": {"package-files": package_files, "record-prefixes": record_prefixes, "entity-kinds": entity_kinds,
               "entry-kinds": entry_kinds, "protocols": protocols, "relation-kinds": relation_kinds,
               "resolution-statuses": resolution_statuses, "dispatch-kinds": dispatch_kinds,

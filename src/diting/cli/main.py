@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 from rich.text import Text
 
 from diting import __version__
@@ -22,8 +23,47 @@ from diting.limits import (DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QU
                            MAX_IMPACT_BUDGET, MAX_IMPACT_DEPTH, MAX_QUERY_ROWS, MAX_QUERY_TIMEOUT,
                            MAX_VALUE_CHARS_LIMIT, MAX_WORKERS, MIN_IMPACT_DEPTH)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="diting: what the Java source of a microservice estate provably does.")
+#: the commands in the order of the job: try it, scan and check, build and ask the graph, report, extend
+WORKFLOW = ("demo", "scan", "verify", "graph", "build", "query", "impact", "coverage", "pyramid", "diff", "export",
+            "rules", "schema")
+#: the value each option takes, as help shows it (an option not here shows its name in capitals)
+METAVARS = {
+    "--commit": "REV", "--out": "PATH", "--db": "FILE", "--service": "ID", "--profile": "P[,Q]", "--repo-id": "ID",
+    "--inventory": "FILE", "--jobs": "N", "--max-file-bytes": "BYTES", "--rules": "DIR", "--config-snapshot": "FILE",
+    "--sql-dialect": "[DS=]DIALECT", "--config-dir": "DIR", "--repo": "REPO", "--format": "FORMAT",
+    "--saved": "NAME", "--param": "NAME=VALUE", "--max-rows": "N", "--timeout": "SECONDS", "--max-value-chars": "N",
+    "--change-type": "TYPE", "--depth": "N", "--budget": "N", "--work": "DIR", "--class": "CLASS",
+    "--label": "LABEL", "--only": "TEXT", "--workdir": "DIR", "--rederive-out": "DIR",
+}
+
+
+class _Workflow(TyperGroup):
+    """A command group whose help lists commands in :data:`WORKFLOW` order and names every value
+    (``--commit REV``, ``PACKAGES...``; a flag shows none), in plain text: what an agent or a CI
+    log reads as well as a person (docs/cli.md is made from it)."""
+
+    def __init__(self, **attrs: object) -> None:
+        super().__init__(**attrs)
+        for cmd in self.commands.values():
+            for param in cmd.params:
+                if param.metavar is not None or getattr(param, "is_flag", False):
+                    continue
+                if param.param_type_name == "argument":
+                    param.metavar = param.name.upper()
+                else:
+                    long = max(param.opts, key=len)
+                    param.metavar = METAVARS.get(long, long.lstrip("-").upper())
+
+    def list_commands(self, ctx: object) -> list[str]:
+        return sorted(self.commands, key=lambda n: (WORKFLOW.index(n) if n in WORKFLOW else len(WORKFLOW), n))
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Workflow,
+                  rich_markup_mode=None,
+                  help="diting: what the Java source of a microservice estate provably does. The job, in order: "
+                       "scan a repository at a commit into packages, verify them, build the graph, then query it, "
+                       "see what a change reaches, report coverage, render the pyramid, diff two commits "
+                       "(docs/cli.md).")
 # markup is off everywhere: text from a scanned repository (paths, ids, URLs) is never markup
 err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 out = Console(soft_wrap=True, markup=False, highlight=False)
@@ -194,7 +234,8 @@ def verify(
     raise typer.Exit(1 if total else 0)
 
 
-graph_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+graph_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Workflow,
+                        rich_markup_mode=None,
                          help="The cross-service relation graph in DuckDB.")
 app.add_typer(graph_app, name="graph")
 
@@ -233,7 +274,8 @@ def graph_build(
 @app.command()
 def query(
     sql: Annotated[Optional[str], typer.Argument(help="The SQL to run (read-only); $name marks a parameter.")] = None,
-    db: Annotated[Optional[Path], typer.Option("--db", help="The graph database built by 'diting graph build'.")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="The graph database built by 'diting graph build' "
+                                                      "(required, except with --saved list).")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     saved: Annotated[Optional[str], typer.Option("--saved", help="Run a canned query by name ('--saved list' "
                                                                  "lists them).")] = None,
@@ -402,7 +444,7 @@ def coverage_cmd(
     fast: Annotated[bool, typer.Option("--fast", help="Packages: check manifests, files and digests only, not every "
                                                      "record.")] = False,
 ) -> None:
-    """Coverage per dimension (SPEC §7) of packages, or of a graph with applications (against an
+    """Coverage per dimension (docs/ir.md §10) of packages, or of a graph with applications (against an
     inventory) and cross-service edges; catalogue differences; unresolved items by kind."""
     from diting.coverage.render import RENDERERS
     from diting.coverage.report import coverage_of_graph, coverage_of_packages
@@ -431,7 +473,7 @@ def pyramid_cmd(
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for the JSON and Markdown pages (replaced "
                                                             "when it is a former pyramid output).")] = None,
 ) -> None:
-    """L2 entry cards, L3 service profiles and L4 flows from the graph (SPEC §10): stored in the graph's
+    """L2 entry cards, L3 service profiles and L4 flows from the graph (docs/architecture.md §6): stored in the graph's
     pyramid tables, and written as one page per service and an index under --out."""
     from diting.pyramid.build import build_pyramid
     try:
@@ -483,7 +525,7 @@ def rules(
     only: Annotated[Optional[str], typer.Option("--only", help="Only rules whose id contains this text.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
-    """Validate rule files against the rule schema and run their samples (SPEC §5).
+    """Validate rule files against the rule schema and run their samples (docs/rules.md §6).
 
     With --rules, the rules of those directories are checked (with the shipped rules loaded
     too, as a scan would); without, every shipped rule is."""
@@ -520,8 +562,12 @@ def demo(
     workdir: Annotated[Path, typer.Option("--workdir", help="Directory for the fixture repository and packages.")]
     = Path("diting-demo"),
 ) -> None:
-    """Build the bundled fixture estate into a git repository, scan it, verify every package, show the
-    coverage and a few example queries with their answers, and build the relation graph."""
+    """The whole job on the bundled fixture estate (five services: order, payment, stock,
+    fulfillment, promotion), in nine printed steps: 1 build it into a git repository; 2 scan it into
+    packages; 3 verify every package (--deep, segments re-read); 4 what each package holds; 5 its
+    coverage; 6 example SQL over the package files, with the answers; 7 the relation graph, aligned
+    across services; 8 the estate's coverage over the graph; 9 the pyramid (entry cards, service
+    profiles, flows). Everything is written under --workdir, to look at or query afterwards."""
     from diting import demo as d
     try:
         with d.DemoLock(workdir):

@@ -1,0 +1,77 @@
+"""The command line as a user reads it: flags look like flags, every value is named, commands come
+in the order of the job, --db is marked required wherever it is, and docs/cli.md is its help."""
+
+from __future__ import annotations
+
+import re
+
+from typer.testing import CliRunner
+
+from diting.cli.main import WORKFLOW, app
+
+runner = CliRunner()
+
+
+def _help(*path: str) -> str:
+    result = runner.invoke(app, [*path, "--help"], terminal_width=100, prog_name="diting")
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _commands(text: str) -> list[str]:
+    if "\nCommands:\n" not in text:
+        return []
+    return [ln.split()[0] for ln in text.split("\nCommands:\n", 1)[1].splitlines() if ln.startswith("  ") and ln.split()]
+
+
+def _every_help() -> dict[tuple[str, ...], str]:
+    out, todo = {}, [()]
+    while todo:
+        path = todo.pop(0)
+        out[path] = text = _help(*path)
+        todo += [(*path, c) for c in _commands(text)]
+    return out
+
+
+def test_flags_look_like_flags_and_every_value_is_named():
+    helps = _every_help()
+    assert len(helps) >= 13
+    for path, text in helps.items():
+        options = text.split("\nOptions:\n", 1)[-1]  # an argument's type reads as what it is: REPO <path>
+        assert not re.search(r"<(bool|str|int|list\[[a-z]+\]|int range)>", options), (path, options)
+        for line in text.splitlines():
+            m = re.match(r"\s+(--[a-z-]+)(?: ([^ ].*?))?\s{2,}", line)
+            if m and m.group(1) not in ("--help", "--version"):
+                name, value = m.groups()
+                if value is not None:  # a value is named in capitals (REV, FILE, [DS=]DIALECT, P[,Q] …)
+                    assert re.fullmatch(r"[A-Z\[\]=,.]*[A-Z\]]", value), (path, line)
+
+
+def test_commands_come_in_the_order_of_the_job():
+    listed = _commands(_help())
+    assert listed == [c for c in WORKFLOW if c in listed], listed
+    assert listed[:4] == ["demo", "scan", "verify", "graph"]
+
+
+def test_db_is_marked_required_wherever_it_is():
+    for path in (("graph", "build"), ("impact",), ("pyramid",), ("export",)):
+        text = _help(*path)
+        block = text[text.index("--db FILE"):].split("\n  --", 1)[0]
+        assert "[required]" in block, (path, block)
+    assert "required, except with --saved list" in " ".join(_help("query").split())
+
+
+def test_demo_help_says_what_the_demo_shows():
+    text = " ".join(_help("demo").split())
+    for step in ("scan it into packages", "verify every package", "example SQL", "the relation graph",
+                 "the pyramid"):
+        assert step in text
+
+
+def test_user_errors_exit_2_with_one_line():
+    for args in (["scan", "/nonexistent/repo", "--commit", "HEAD"], ["verify", "/nonexistent"],
+                 ["query", "SELECT 1"], ["impact", "x", "--db", "/nonexistent.duckdb", "--change-type", "LOGIC"],
+                 ["scan", ".", "--commit", "HEAD", "--jobs", "-1"], ["nosuchcommand"]):
+        result = runner.invoke(app, args, prog_name="diting")
+        assert result.exit_code == 2, (args, result.output)
+        assert "Traceback" not in result.output
