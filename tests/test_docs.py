@@ -249,3 +249,12 @@ def test_readme_is_short_and_cites_only_the_repository():
     text = readme.read_text(encoding="utf-8")
     assert not re.search(rf"\b{_OLD_SPEC}\b", text)
 
+
+def test_no_citation_of_the_old_specification_is_left():
+    """Code, tests, rules, examples, benchmarks and docs cite the docs section that holds a rule, never
+    a section of a specification that is not in the repository."""
+    pattern = re.compile(rf"\b{_OLD_SPEC}\b(?:'s| §)")
+    bad = [f"{p.relative_to(ROOT)}:{n}" for p in _citing_files()
+           for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+           if pattern.search(line)]
+    assert not bad, "\n".join(bad)
