@@ -237,7 +237,7 @@ def test_worked_rule_example_is_the_example_file_and_its_samples_pass():
 
 #: the name under which the seed's specification used to be cited (spelt so that a search for it finds
 #: only this line's purpose, not a citation)
-_OLD_SPEC = "SP" + "EC"
+_OLD_CITED_NAME = "SP" + "EC"
 
 
 def test_readme_is_short_and_cites_only_the_repository():
@@ -247,13 +247,13 @@ def test_readme_is_short_and_cites_only_the_repository():
     size = len(readme.read_bytes())
     assert size <= 11_000, f"README.md is {size:,} bytes; move reference material into docs/"
     text = readme.read_text(encoding="utf-8")
-    assert not re.search(rf"\b{_OLD_SPEC}\b", text)
+    assert not re.search(rf"\b{_OLD_CITED_NAME}\b", text)
 
 
 def test_no_citation_of_the_old_specification_is_left():
     """Code, tests, rules, examples, benchmarks and docs cite the docs section that holds a rule, never
     a section of a specification that is not in the repository."""
-    pattern = re.compile(rf"\b{_OLD_SPEC}\b(?:'s| §)")
+    pattern = re.compile(rf"\b{_OLD_CITED_NAME}\b(?:'s| §)")
     bad = [f"{p.relative_to(ROOT)}:{n}" for p in _citing_files()
            for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
            if pattern.search(line)]
