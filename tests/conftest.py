@@ -21,7 +21,7 @@ import coverage_recount  # noqa: E402
 
 def _recounted(original):
     """``scan`` that recounts every package it writes from the package's records (and git) and
-    fails on any difference from its coverage.json: every fixture any test scans checks SPEC §7's
+    fails on any difference from its coverage.json: every fixture any test scans checks docs/coverage.md §5's
     "every term is counted from the records" (tests/coverage_recount.py)."""
     def wrapper(repo, rev, options, *a, **kw):
         result = original(repo, rev, options, *a, **kw)

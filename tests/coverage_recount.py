@@ -161,7 +161,7 @@ def _ls_tree(repo: Path, commit: str) -> list[tuple[str, str]]:
 
 
 def _reason(rel: str) -> str | None:
-    """SPEC §4.1's exclusions of a module-relative path (written here from the SPEC's words)."""
+    """The exclusions of docs/scanning.md §6 for a module-relative path (written here from the page's words)."""
     parts = rel.split("/")
     if parts[0] in ("target", "build"):
         return "build_output"
@@ -187,7 +187,7 @@ def _dir(pom: str) -> str:
 def files(p: dict[str, Any], repo: Path, module_dirs: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Every blob of the package's modules at the commit (git ls-tree; a file belongs to the module
     whose directory is its longest prefix among all modules of the repository), classified: excluded
-    by the SPEC's path rules or because diting does not read its kind; failed when a file diagnostic
+    by the path rules of docs/scanning.md §6 or because diting does not read its kind; failed when a file diagnostic
     (unreadable, too large, a module whose POM failed) names it or when a problem diagnostic names it
     and no segment was recorded from it; partial when a problem diagnostic names it and segments were;
     resolved when no diagnostic names it."""

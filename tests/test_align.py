@@ -1,4 +1,4 @@
-"""graph/align.py: the SPEC §9 alignment rules (RPC, HTTP, MQ, DATA), one small estate per rule built
+"""graph/align.py: the alignment rules of docs/alignment.md (RPC, HTTP, MQ, DATA), one small estate per rule built
 straight into the graph tables, and the fixture estate's cross-service edges end to end."""
 
 from __future__ import annotations

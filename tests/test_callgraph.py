@@ -1,4 +1,4 @@
-"""The call graph and branch ledger of a package (SPEC §3.4, §4.9): CALLS per call site with Spring
+"""The call graph and branch ledger of a package (docs/callgraph.md): CALLS per call site with Spring
 narrowing, generic interfaces, Map strategy injection, AOP self-invocation, async submission, lambdas
 in streams; ledger items for switch on an enum, nested try/catch/finally, early returns and throws;
 GUARDS from config; SCCs; DECLARED_ONLY; NO_COMPENSATION; coverage counts."""

@@ -1,4 +1,4 @@
-"""diting coverage (SPEC §7): the report over packages and over a graph, its inventory denominator,
+"""diting coverage (docs/coverage.md): the report over packages and over a graph, its inventory denominator,
 catalogue differences, and its four formats (the HTML numbers equal the JSON's)."""
 
 from __future__ import annotations

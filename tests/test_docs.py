@@ -233,3 +233,28 @@ def test_worked_rule_example_is_the_example_file_and_its_samples_pass():
     results = run_rule_samples(mine, [example_dir])
     assert results and all(r.passed for r in results), [r.failures for r in results if not r.passed]
     assert f"{len(mine)} rule(s), {len(results)} sample(s), all passed" in section
+
+
+#: the name under which the seed's specification used to be cited (spelt so that a search for it finds
+#: only this line's purpose, not a citation)
+_OLD_CITED_NAME = "SP" + "EC"
+
+
+def test_readme_is_short_and_cites_only_the_repository():
+    """The README is an introduction of at most 11,000 bytes; its reference material lives in docs/, and
+    it cites nothing outside the repository (no section of the seed's specification)."""
+    readme = ROOT / "README.md"
+    size = len(readme.read_bytes())
+    assert size <= 11_000, f"README.md is {size:,} bytes; move reference material into docs/"
+    text = readme.read_text(encoding="utf-8")
+    assert not re.search(rf"\b{_OLD_CITED_NAME}\b", text)
+
+
+def test_no_citation_of_the_old_specification_is_left():
+    """Code, tests, rules, examples, benchmarks and docs cite the docs section that holds a rule, never
+    a section of a specification that is not in the repository."""
+    pattern = re.compile(rf"\b{_OLD_CITED_NAME}\b(?:'s| §)")
+    bad = [f"{p.relative_to(ROOT)}:{n}" for p in _citing_files()
+           for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+           if pattern.search(line)]
+    assert not bad, "\n".join(bad)

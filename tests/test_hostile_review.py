@@ -479,9 +479,9 @@ def test_a_long_value_is_cut_in_the_database_and_said(small_graph):
     assert "1 value(s) longer than 4 characters (bytes of a BLOB) are cut" in r.stderr
 
 
-def test_the_query_limits_are_stated_in_help_and_readme():
+def test_the_query_limits_are_stated_in_help_and_docs():
     from tests.conftest import ROOT
     r = run_cli("query", "--help")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "graph.md").read_text(encoding="utf-8")
     for option in ("--max-rows", "--timeout", "--max-value-chars"):
-        assert option in r.stdout and option in readme.split("### `diting query", 1)[1].split("\n### ", 1)[0]
+        assert option in r.stdout and option in page.split("## 6. Queries", 1)[1].split("\n## ", 1)[0]

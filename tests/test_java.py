@@ -1,4 +1,4 @@
-"""java/: syntax facts, identities (SPEC §3.3), erasure, Lombok, constants, hostile sources."""
+"""java/: syntax facts, identities (docs/ir.md §2), erasure, Lombok, constants, hostile sources."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Protocols as data (rules/protocols.yaml, README "Protocols as data"): a URN scheme, its entry kinds
+"""Protocols as data (rules/protocols.yaml, docs/middleware.md §5, docs/rules.md §2.3): a URN scheme, its entry kinds
 and the alignment rule it takes part in are declared in rule files; a made-up protocol added by rule
 files alone is scanned, recorded in every package and aligned by the graph."""
 

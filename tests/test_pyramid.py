@@ -1,4 +1,4 @@
-"""The pyramid (SPEC §10): entry cards, business rules, service profiles and flows derived from the
+"""The pyramid (docs/pyramid.md): entry cards, business rules, service profiles and flows derived from the
 fixture estate's graph — every statement cites records of the family its role requires, each card's
 ledger is exactly its entry's, flows are never more certain than their weakest hop, and a deleted
 call line changes only what was built on that call."""
@@ -16,12 +16,12 @@ from conftest import ROOT, run_cli
 from diting.graph.store import build, query, with_graph
 from diting.pyramid import flows as flows_mod
 from diting.pyramid.build import build_pyramid, derive
-from diting.pyramid.templates import TEMPLATES, TemplateError, readme_table, statement
+from diting.pyramid.templates import TEMPLATES, TemplateError, templates_table, statement
 from diting.scan.pipeline import ScanOptions, scan
 
 SAMPLES = ROOT / "ir_samples" / "estate"
 
-#: SPEC §10: the records each role's statements stand on (checked against the graph, not the templates)
+#: docs/pyramid.md §3: the records each role's statements stand on (checked against the graph, not the templates)
 ROLE_FAMILIES = {
     "TRIGGER": {"entry"}, "INPUT": {"method"}, "CONDITION": {"branch"}, "FAILURE": {"branch"},
     "ACTION": {"relation:CALLS", "relation:WRITES", "relation:PUBLISHES"},
@@ -208,13 +208,13 @@ def test_pages_are_deterministic_and_cite_what_the_tables_hold(graph, tmp_path):
     assert len(doc["entry_cards"]) == 9 and doc["profile"]["service_id"] == "order-center"
 
 
-def test_templates_refuse_statements_without_sources_and_the_readme_lists_them():
+def test_templates_refuse_statements_without_sources_and_the_docs_list_them():
     with pytest.raises(TemplateError):
         statement("TRIGGER", [], entry_kind="x", urn="y", handler="z")
     with pytest.raises(TemplateError):
         statement("CONDITION", [("relation:CALLS|a|b|0", "relation:CALLS")], method="m", kind="if", condition="c",
                   outcome="o")
-    assert readme_table() in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert templates_table() in (ROOT / "docs" / "pyramid.md").read_text(encoding="utf-8")
 
 
 def test_cli_and_a_rebuilt_graph_drops_the_stale_pyramid(graph, tmp_path):

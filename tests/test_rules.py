@@ -1,4 +1,5 @@
-"""Rule files (SPEC §5): every shipped and example rule's samples, their forms, and SPEC §4.6 coverage."""
+"""Rule files (docs/rules.md): every shipped and example rule's samples, their forms, and the middleware forms
+the probes must read (docs/middleware.md §2)."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def test_lookalike_samples_assert_absence():
     assert not empty
 
 
-#: every form SPEC §4.6 names → (rule id, text a sample of it must contain, or None for its declared sample)
-SPEC_FORMS: dict[str, list[tuple[str, str | None]]] = {
+#: every middleware form the probes must read (docs/middleware.md §2) → (rule id, text a sample of it must contain, or None for its declared sample)
+PROBE_FORMS: dict[str, list[tuple[str, str | None]]] = {
     "JSF provider: <jsf:provider interface alias ref>": [("jsf.xml-provider", None)],
     "JSF provider: @JsfProvider-style annotation": [("jsf.provider-style", None)],
     "JSF provider: com.jd.jsf.gd.config.annotation.Provider": [("jsf.provider-annotation", None)],
@@ -134,7 +135,7 @@ def _sample_text(sample) -> str:
 
 def test_every_spec_form_has_a_sample():
     missing = []
-    for form, wants in SPEC_FORMS.items():
+    for form, wants in PROBE_FORMS.items():
         for rid, text in wants:
             rule = RULES.by_id.get(rid)
             if rule is None:
@@ -185,14 +186,14 @@ def test_rule_digests_enter_the_input_digest(tmp_path):
 
 
 
-def test_readme_worked_rule_example_is_a_valid_rule_file_whose_sample_passes(tmp_path):
-    """The first YAML block under the README's "Adding a rule" section, copied as a user would."""
+def test_docs_worked_wrapper_rule_example_is_a_valid_rule_file_whose_sample_passes(tmp_path):
+    """The first YAML block of docs/rules.md §9 (in-house MQ wrappers), copied as a user would."""
     import re
 
     from diting.probes.samples import run_rule_samples
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Adding a rule for an in-house wrapper"):]
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    section = page[page.index("## 9. In-house MQ wrappers"):]
     block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     (tmp_path / "acme.yaml").write_text(block, encoding="utf-8")
     mine = load_rules([tmp_path]).from_dirs([tmp_path])

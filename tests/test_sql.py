@@ -1,4 +1,4 @@
-"""The SQL stage: dynamic SQL variants, sqlglot lineage, logical tables on evidence (SPEC §4.7, §4.8)."""
+"""The SQL stage: dynamic SQL variants, sqlglot lineage, logical tables on evidence (docs/sql.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Scan, build and score the real-estate corpus (benchmarks/corpus/README.md).
 
-    python benchmarks/corpus/run.py [ESTATE ...] [--work DIR] [--json FILE] [--keep]
+    python benchmarks/corpus/run.py [ESTATE ...] [--scored] [--work DIR] [--json FILE]
 
 Each estate of ``estates.yaml`` whose mirror is present under ``DITING_REAL_REPOS`` (default
 ``/work/.mirror``) is scanned at its pinned commit, its packages are built into a graph, and the

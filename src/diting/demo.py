@@ -219,7 +219,7 @@ class DemoLock:
 
 # ------------------------------------------------------------------ the demo's summary and queries
 
-#: coverage dimensions the demo shows, in order (SPEC §7)
+#: coverage dimensions the demo shows, in order (docs/coverage.md §2)
 DEMO_DIMENSIONS = ("entries", "config_keys", "sql_statements", "call_sites", "branch_ledger", "files")
 #: what a dimension counts, where its name says less (config_keys counts one binding per consumer and key)
 DEMO_DIMENSION_LABELS = {"config_keys": "config bindings"}

@@ -1,4 +1,4 @@
-"""Loading the versioned rule files (SPEC §5).
+"""Loading the versioned rule files (docs/rules.md §1).
 
 Rule files are YAML, one per family, under the shipped ``rules/`` directory;
 ``--rules DIR`` adds files whose rules add to or override (by ``id``) the

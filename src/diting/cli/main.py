@@ -124,7 +124,7 @@ def scan(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Scan REPO at --commit into one IR package per service (and per lib: unit)."""
+    """Scan REPO at --commit into one IR package per service (and per lib: unit; docs/scanning.md)."""
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
     opts = ScanOptions(out=out_dir, services=service or [],
@@ -252,7 +252,7 @@ def graph_build(
     = False,
 ) -> None:
     """Verify packages (every record, unless --fast) and load them into the graph database (one
-    transaction: all or nothing)."""
+    transaction: all or nothing), aligned across services (docs/graph.md §1)."""
     from diting.graph.store import build
     from diting.interrupts import CommitGate
     with CommitGate() as gate:  # interrupted before the commit: rolled back; after it: finished and said
@@ -295,7 +295,7 @@ def query(
     = DEFAULT_MAX_VALUE_CHARS,
 ) -> None:
     """Run SQL, or a canned query, on the graph database over a read-only connection, within
-    --max-rows, --timeout and --max-value-chars."""
+    --max-rows, --timeout and --max-value-chars (docs/graph.md §6)."""
     import csv
     import io
     from diting.demo import format_table
@@ -374,7 +374,7 @@ def impact(
 ) -> None:
     """What a change to TARGET may reach: the SUPPORTED items, each with why it is reached and where the
     evidence stands (POTENTIAL ones counted, listed with --potential), the frontier a limit left, and
-    whether the enumeration is complete."""
+    whether the enumeration is complete (docs/graph.md §8)."""
     from diting.graph.impact import impact as run_impact, render_table, to_json
     from diting.graph.store import with_graph
     if fmt not in ("table", "json"):
@@ -404,8 +404,8 @@ def diff_cmd(
                                                          "JSON lists them anyway).")] = False,
 ) -> None:
     """Compare two packages of one service by stable_id, or every service between two commits
-    (A..B with --repo): each change once, by its most specific class. Exit 0 no change (of --class,
-    --service), 1 changes, 2 error."""
+    (A..B with --repo): each change once, by its most specific class (docs/diff.md). Exit 0 no change
+    (of --class, --service), 1 changes, 2 error."""
     from diting.diff.report import (check_classes, diff, narrow, narrow_range, range_markdown, range_table,
                                     to_json, to_markdown, to_table)
     if fmt not in ("table", "json", "md"):
@@ -444,7 +444,7 @@ def coverage_cmd(
     fast: Annotated[bool, typer.Option("--fast", help="Packages: check manifests, files and digests only, not every "
                                                      "record.")] = False,
 ) -> None:
-    """Coverage per dimension (docs/ir.md §10) of packages, or of a graph with applications (against an
+    """Coverage per dimension (docs/coverage.md) of packages, or of a graph with applications (against an
     inventory) and cross-service edges; catalogue differences; unresolved items by kind."""
     from diting.coverage.render import RENDERERS
     from diting.coverage.report import coverage_of_graph, coverage_of_packages
@@ -473,7 +473,7 @@ def pyramid_cmd(
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for the JSON and Markdown pages (replaced "
                                                             "when it is a former pyramid output).")] = None,
 ) -> None:
-    """L2 entry cards, L3 service profiles and L4 flows from the graph (docs/architecture.md §6): stored in the graph's
+    """L2 entry cards, L3 service profiles and L4 flows from the graph (docs/pyramid.md): stored in the graph's
     pyramid tables, and written as one page per service and an index under --out."""
     from diting.pyramid.build import build_pyramid
     try:
@@ -492,7 +492,7 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="Directory (parquet) or file ('-' for stdout).")] = Path("-"),
     service: Annotated[Optional[str], typer.Option("--service", help="Only this service and its edges.")] = None,
 ) -> None:
-    """Export every table as Parquet, or the service graph as GraphML, DOT or Mermaid."""
+    """Export every table as Parquet, or the service graph as GraphML, DOT or Mermaid (docs/graph.md §9)."""
     from diting.graph.export import export
     from diting.graph.store import with_graph
     if fmt == "parquet" and str(out) == "-":

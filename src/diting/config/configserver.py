@@ -13,7 +13,7 @@ with profiles ``{profile}`` (``spring.cloud.config.profile``, else its active pr
 serves, highest precedence first: ``{application}-{profile}`` (last profile first),
 ``{application}``, ``application-{profile}``, ``application`` — each ``.properties``, ``.yml`` or
 ``.yaml``, a later search location above an earlier one. They rank above every file of the
-client itself (SPEC §4.4 rank 2).
+client itself (docs/scanning.md §10.1, rank 2; §11.3).
 
 A service is a client when it imports ``[optional:]configserver:``, sets
 ``spring.cloud.config.uri`` or ``spring.cloud.config.discovery.enabled``, or depends on

@@ -1,4 +1,4 @@
-"""Remote-config files committed in the repository, bound to a service by a naming rule (SPEC §4.4 rank 2).
+"""Remote-config files committed in the repository, bound to a service by a naming rule (docs/scanning.md §11.2).
 
 Nacos is the rule shipped: a service that configures Nacos config reads the data ids
 

@@ -1,4 +1,4 @@
-"""``--config-snapshot FILE``: values captured from a config centre (SPEC §4.4, rank 1).
+"""``--config-snapshot FILE``: values captured from a config centre (docs/scanning.md §11.1).
 
 The file is JSON ``{snapshot_id, environment, captured_at, entries: [{scheme,
 namespace?, key, value, service_id?}]}``. An entry with ``service_id`` applies

@@ -1,4 +1,4 @@
-"""Spring Boot configuration of one deployable module, with the precedence of SPEC §4.4.
+"""Spring Boot configuration of one deployable module, with the precedence of docs/scanning.md §10.
 
 Sources, first wins: (2) remote config committed in the repository — files a native Spring Cloud
 Config server serves (config/configserver.py), then Nacos exports bound by a naming rule
@@ -83,7 +83,7 @@ class SpringConfig:
     def add_source(self, path: str, file: ConfigFile, blob: str, tier: int, order: int,
                    profile: str | None = None, by_name: bool = False) -> None:
         """Add a parsed file as a source of rank ``(tier, order)``: tier -2 for config-server files,
-        -1 for committed remote-config files (SPEC §4.4 rank 2), 4 for property-source files
+        -1 for committed remote-config files (docs/scanning.md §10.1, rank 2), 4 for property-source files
         (rank 6); a lower ``order`` wins inside a tier. ``by_name``: the file was chosen by
         ``spring.application.name`` (it never supplies that name). Resolution starts afresh
         (memoised values are dropped)."""

@@ -9,12 +9,12 @@ from pydantic import BaseModel, ConfigDict
 
 from diting.ir.models import CoverageDimension
 
-#: the dimensions of SPEC §7, in report order
+#: the dimensions of docs/coverage.md §2, in report order
 DIMENSIONS = ("applications", "entries", "cross_service_edges", "branch_ledger", "files", "sql_statements",
               "config_keys", "call_sites")
 #: the terms of a dimension that add up to ``discovered``
 TERMS = ("resolved", "partial", "failed", "excluded")
-#: kinds of catalogue difference (SPEC §7; seed L1702)
+#: kinds of catalogue difference (docs/coverage.md §6)
 DIFFERENCE_KINDS = ("INVENTORY_WITHOUT_PACKAGE", "PACKAGE_WITHOUT_INVENTORY", "CONSUMER_WITHOUT_PROVIDER",
                     "PROVIDER_WITHOUT_CONSUMER", "MODULE_NOT_DEPLOYED")
 

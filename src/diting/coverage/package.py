@@ -1,4 +1,4 @@
-"""``coverage.json`` of one package (SPEC §7).
+"""``coverage.json`` of one package (docs/ir.md §10; the terms: docs/coverage.md §5).
 
 Every term is counted from the package's own files and records, never as a
 remainder: ``discovered = resolved + partial + failed + excluded`` is checked
@@ -81,7 +81,7 @@ def _unread_build(scanner: "Scanner", plan: PackagePlan) -> list[str]:
 
 
 def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_examined: list[str]) -> dict[str, Any]:
-    """A dimension of SPEC §7 from its counts by term (resolved, partial, failed) and its excluded
+    """A dimension (docs/coverage.md §2) from its counts by term (resolved, partial, failed) and its excluded
     items by reason; ``discovered`` is their sum."""
     d = {"discovered": sum(terms.values()) + sum(reasons.values()), "resolved": terms.get("resolved", 0),
          "partial": terms.get("partial", 0), "failed": terms.get("failed", 0), "excluded": sum(reasons.values()),
@@ -90,7 +90,7 @@ def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_e
     return d
 
 
-#: config binding value_resolution → coverage term (SPEC §7)
+#: config binding value_resolution → coverage term (docs/coverage.md §5)
 _BINDING_TERM = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS": "partial", "UNKNOWN": "failed"}
 
 
@@ -199,7 +199,7 @@ def coverage_problem(text: str | bytes) -> tuple[dict[str, Any] | None, str | No
         Coverage.model_validate(doc, strict=True)
         missing = sorted((set(NOT_EXAMINED) | {"entries", "files", "sql_statements", "config_keys"})
                          - set(doc["dimensions"]))
-        if missing:  # a package states every dimension, examined or not (SPEC §7)
+        if missing:  # a package states every dimension, examined or not (docs/coverage.md §2)
             return None, f"dimension(s) {', '.join(missing)} missing"
         big = [k for d in doc["dimensions"].values() for k, v in d.items() if isinstance(v, int) and v >= 2 ** 63]
         if big:

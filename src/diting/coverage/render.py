@@ -2,7 +2,7 @@
 
 Every format shows the same numbers and names the inputs (repository, commit, the commit's
 committer time, the diting versions); a ratio is computed on display (resolved of the examined
-items: discovered less excluded) and is ``N/A`` when nothing was examined (SPEC §7). Excluded items
+items: discovered less excluded) and is ``N/A`` when nothing was examined (docs/coverage.md §7). Excluded items
 are shown beside every package's figure, so a package of mostly excluded files does not read as
 failing. The HTML page has no script and loads nothing: its charts are SVG drawn here — shares of
 the examined items on a 0–100 % axis, the counts beside — and each number cell carries

@@ -1,10 +1,10 @@
-"""``diting coverage``: the coverage report of packages or of a graph (SPEC §7).
+"""``diting coverage``: the coverage report of packages or of a graph (docs/coverage.md).
 
 The per-package dimensions are read from each package's ``coverage.json`` (counted from its records
 at scan time). Over a graph the report fills the two dimensions a package cannot count:
 
-* ``applications`` — the denominator is the inventory file when one is given (seed L1701: "the
-  coverage denominator is the given inventory revision, not the repositories scanned"), else the
+* ``applications`` — the denominator is the inventory file when one is given (docs/coverage.md §3:
+  the estate as its owners list it, not the repositories that happen to be scanned), else the
   services of the loaded packages. An application counts as resolved, partial or failed by its
   package's manifest status (COMPLETE / PARTIAL / FAILED); an inventory service with no package is
   failed (``no_package``); an inventory entry with an ``exclusion_reason`` is excluded with that
@@ -15,7 +15,7 @@ at scan time). Over a graph the report fills the two dimensions a package cannot
   or a send): RESOLVED → resolved, AMBIGUOUS → partial, UNRESOLVED → failed; consumer declarations
   nobody calls (their DECLARED_UNUSED diagnostics) are excluded as ``declared_unused``.
 
-Catalogue differences (seed L1702) list what the inventory, the packages and the edges disagree
+Catalogue differences (docs/coverage.md §6) list what the inventory, the packages and the edges disagree
 on: inventory service without package, package without inventory entry, consumer with no provider
 in the estate, provider nobody consumes, module not deployed.
 

@@ -1,1 +1,1 @@
-"""Diff of two IR packages of one service (SPEC §8), by ``stable_id``, never by record_id."""
+"""Diff of two IR packages of one service (docs/diff.md), by ``stable_id``, never by record_id."""

@@ -1,4 +1,4 @@
-"""Compare two IR packages of the same service by ``stable_id`` (SPEC §8).
+"""Compare two IR packages of the same service by ``stable_id`` (docs/diff.md).
 
 Entities, relations and config bindings are matched by stable_id (a relation's stable_id already
 names its kind, source and target; a binding's is ``{consumer}|{key}``). Every difference is one

@@ -1,1 +1,1 @@
-"""The cross-service relation graph in DuckDB (SPEC §9): loading packages, alignment, views, queries."""
+"""The cross-service relation graph in DuckDB (docs/graph.md): loading packages, alignment, views, queries."""

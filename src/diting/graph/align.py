@@ -1,4 +1,4 @@
-"""Cross-service alignment (SPEC §9): the RPC, HTTP, MQ and DATA rules, materialised at build time.
+"""Cross-service alignment (docs/alignment.md): the RPC, HTTP, MQ and DATA rules, materialised at build time.
 
 Every build recomputes two tables over the current packages (``lib:`` packages hold modules no
 service deploys and take no part):
@@ -24,13 +24,13 @@ candidate_targets   every candidate of the source relation, ``[{service_id, scan
 match_keys          what was known when nothing matched (service, path, method, binding values …)
 ==================  ===================================================================================
 
-``graph_findings`` — estate-level diagnostics (SPEC §6 codes): UNRESOLVED_CALL (a consumer binding
+``graph_findings`` — estate-level diagnostics (docs/ir.md §8 codes): UNRESOLVED_CALL (a consumer binding
 or remote call with no provider, a subscription with no publisher), ORPHAN_ENTRY (an RPC contract or
 a published topic nobody in the estate consumes), SINGLE_WRITER_VIOLATION (a table written by more
 than one service), CROSS_SERVICE_DATA_ACCESS (a service touching a table another service solely
 writes).
 
-The rules, as SPEC §9 states them:
+The rules (docs/alignment.md §4 to §7):
 
 * **RPC** (JSF, Dubbo): a consumer binding matches a provider binding iff the urns are equal, the
   signatures are equal (a consumer parameter the scan could not type, ``?`` or ``?Simple``, matches
@@ -224,7 +224,7 @@ def _binding_value(attrs: dict[str, Any], role: str) -> tuple[bool, str | None]:
 
 
 def bindings_match(consumer: dict[str, Any], provider: dict[str, Any]) -> bool:
-    """SPEC §9 RPC: for each of alias, group and version, both known and equal, or one is ``*``, or
+    """docs/alignment.md §4: for each of alias, group and version, both known and equal, or one is ``*``, or
     the consumer's value is unknown. A consumer's group that lists groups (Dubbo's ``group = "a,b"``,
     which subscribes to each and merges or picks among them) matches a provider of any group listed."""
     for role in _BINDING_ROLES:
@@ -467,7 +467,7 @@ def _segment_match(a: str, b: str) -> bool:
 
 def paths_match(consumer: str, provider: str) -> bool:
     """A consumer's path template against an endpoint path: segment by segment, a hole ``{}``
-    matching one segment on either side; a query string is dropped (SPEC §9 HTTP)."""
+    matching one segment on either side; a query string is dropped (docs/alignment.md §5)."""
     cs, ps = _segments(consumer.split("?", 1)[0]), _segments(provider)
     if cs and all(c == "{}" for c in cs) and not all(p == "{}" for p in ps):
         return False  # a path that is holes only (the URL's path did not fold) names no endpoint

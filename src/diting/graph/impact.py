@@ -1,4 +1,4 @@
-"""``diting impact``: what a change to a contract, topic, table, config key or method may reach (SPEC §9).
+"""``diting impact``: what a change to a contract, topic, table, config key or method may reach (docs/graph.md §8).
 
 At build time :func:`materialise` writes ``impact_edges`` over the current packages: one row per
 "a change at src may affect dst" hop, with the hop's kind, its resolution status and the record that
@@ -77,7 +77,7 @@ CALLEE_HOPS = {"CALLEE"}
 #: taken only from the target itself (every writer of a table whose column changes)
 START_ONLY_HOPS = {"WRITTEN_BY"}
 
-#: record_id family prefixes (SPEC §3.3): a target that starts with one is a record_id
+#: record_id family prefixes (docs/ir.md §2.3): a target that starts with one is a record_id
 RECORD_PREFIXES = {"module", "artifact", "service", "type", "method", "field", "bean", "entry", "contract", "topic",
                    "event", "table", "stmt", "config", "cache", "ext"}
 

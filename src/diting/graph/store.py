@@ -1,4 +1,4 @@
-"""The relation graph in DuckDB (SPEC §9): packages loaded into typed tables, the current set kept.
+"""The relation graph in DuckDB (docs/graph.md §1): packages loaded into typed tables, the current set kept.
 
 :func:`build` verifies each package (:func:`diting.ir.verify.verify_package`; every record unless
 ``deep`` is off, ``graph build --fast``) and refuses a tampered one before anything is written; then, in one transaction, it loads
@@ -10,8 +10,9 @@ changes nothing. Any failure rolls the transaction back: the database stays as i
 Tables (one row per record; every record carries its package's ``scan_id``; references are
 ``STRUCT(scan_id, record_id)``): ``packages``, ``entities``, ``relations``, ``segments``,
 ``config_bindings``, ``diagnostics``, ``branch_ledger``, ``coverage``. Attributes, match keys and
-other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`): ``services``,
-``entries``, ``contracts``, ``table_access``.
+other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`, docs/graph.md §4):
+``services``, ``entries``, ``contracts``, ``table_access``, ``cross_service_edges``,
+``service_dependencies``, ``evidence``, ``code_units``.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
     return ",".join(sorted(str(p) for p in profiles)) if profiles else "default"
 
 
-#: the SPEC §9 views over current packages (column names are the public interface)
+#: the views over current packages (docs/graph.md §4) (column names are the public interface)
 VIEWS = {
     "services": """
 SELECT service_id, scan_id, repo_id, commit_sha, profile_set, label, status, kind

@@ -1,4 +1,4 @@
-"""The inventory file (``--inventory``): services named explicitly (SPEC §4.1).
+"""The inventory file (``--inventory``): services named explicitly (docs/scanning.md §5).
 
 YAML ``services: [{service_id, repo_id, module_path, owner, profile, exclusion_reason}]``.
 An entry whose ``repo_id`` matches the scanned repository (or that has none)

@@ -44,7 +44,7 @@ class FileEntry:
 
 def is_spring_metadata(path: str) -> bool:
     """``META-INF/spring.factories`` and ``META-INF/spring/*.imports``: the auto-configuration
-    lists that put classes into a Spring context (SPEC §4.1)."""
+    lists that put classes into a Spring context (docs/scanning.md §12)."""
     return path.endswith("/META-INF/spring.factories") or path == "META-INF/spring.factories" or (
         path.endswith(".imports") and "META-INF/spring/" in path)
 

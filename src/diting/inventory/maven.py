@@ -1,4 +1,4 @@
-"""The Maven effective model, built without running Maven (SPEC §4.1).
+"""The Maven effective model, built without running Maven (docs/scanning.md §2).
 
 For every pom.xml at the commit: the parent chain inside the repository
 (``relativePath`` first, then by coordinate), active-by-default profiles merged

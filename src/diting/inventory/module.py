@@ -14,7 +14,7 @@ from typing import Callable
 
 from diting.findings import Finding
 
-#: module role by artifactId suffix (docs/gradle.md; seed L100–103)
+#: module role by artifactId suffix (docs/scanning.md §2; a label, nothing depends on it)
 ROLE_SUFFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("EXPORT", ("-export", "-client", "-rpc", "-api")),
     ("SERVICE", ("-service", "-domain", "-core", "-biz")),

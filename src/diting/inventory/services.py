@@ -1,4 +1,4 @@
-"""Deployable services, their module closures and ids, and ``lib:`` packages (SPEC §4.1).
+"""Deployable services, their module closures and ids, and ``lib:`` packages (docs/scanning.md §3, §4).
 
 * A module is **deployable** iff (a) its own ``<build><plugins>`` (or an own
   active profile's) declares spring-boot-maven-plugin without ``skip``, or
@@ -9,9 +9,9 @@
 * A service's package holds its module and every in-repo module reached
   through compile, provided, runtime or system dependencies, at any depth.
 * ``service_id`` = ``spring.application.name`` with the config precedence of
-  SPEC §4.4 after ``@…@`` filtering, else the artifactId. Two deployables with
+  docs/scanning.md §10.1 after ``@…@`` filtering, else the artifactId. Two deployables with
   one id become ``{name}~{artifactId}`` with SERVICE_ID_COLLISION (``{name}~{groupId}:{artifactId}``
-  when the artifactId is shared too, ``{name}~{module.path}`` when the coordinates are; see
+  when the artifactId is shared too, ``{name}~{module directory}`` (``/`` written ``.``) when the coordinates are; see
   ``Scanner._disambiguate``). When every service of the repository gets one id (from one shared
   file, or three or more services), each also gets SERVICE_ID_SHARED (ERROR).
 * Modules outside every service form one ``lib:{artifactId}`` package per

@@ -1,4 +1,4 @@
-"""Canonical JSON bytes for IR files (SPEC §3).
+"""Canonical JSON bytes for IR files (docs/ir.md §1.2).
 
 Rules: keys sorted, no insignificant whitespace, UTF-8 (no ASCII escaping),
 no floating-point numbers anywhere. One JSON value per line in ``.jsonl``

@@ -1,4 +1,4 @@
-"""Identity rules of SPEC §3.3: record ids, scan ids, segment ids, revisions.
+"""Identity rules of docs/ir.md §2: record ids, scan ids, segment ids, revisions.
 
 All functions are pure and deterministic.
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 from diting.ir.canonical import dumps_bytes, sha256_hex
 
-#: record_id prefix per entity kind (SPEC §3.3). BEAN and EXTERNAL stable ids
+#: record_id prefix per entity kind (docs/ir.md §2.3). BEAN and EXTERNAL stable ids
 #: already start with their prefix, which is then not repeated.
 ENTITY_PREFIX: dict[str, str] = {
     "MODULE": "module:",
@@ -50,7 +50,7 @@ SCAN_ID = re.compile(r"^scan:.+:[0-9a-f]{16}$")
 
 def record_id_for(prefix: str, stable_id: str) -> str:
     """record_id = prefix + stable_id, or prefix + sha256(stable_id)[:32] when that
-    would exceed 200 characters or contain whitespace (SPEC §3.3).
+    would exceed 200 characters or contain whitespace (docs/ir.md §2.3).
 
     For BEAN and EXTERNAL the stable id already carries the prefix.
     """
@@ -100,7 +100,7 @@ def _strip_refs(value: Any) -> Any:
 def revision_id_for(record: dict[str, Any], evidence_content_hashes: list[str]) -> str:
     """``rev:`` + sha256 of the canonical record without record_id, revision_id,
     implementation_scope, scan ids and locators, plus the content hash of each
-    evidence segment (SPEC §3.3). Moving code changes no revision; editing it does.
+    evidence segment (docs/ir.md §2.4). Moving code changes no revision; editing it does.
 
     ``record`` is the record as a JSON dict; ``implementation_ref`` is reduced to
     its stable_id and ``evidence_refs`` are replaced by the sorted content hashes.

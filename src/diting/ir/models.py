@@ -1,4 +1,4 @@
-"""The IR records: the one source of truth for every record kind (SPEC §3).
+"""The IR records: the one source of truth for every record kind (docs/ir.md).
 
 Every other module builds records through these models; ``diting schema``
 exports their JSON Schemas and a test fails when the shipped schemas drift.
@@ -24,7 +24,7 @@ from diting.ir.canonical import CanonicalError, _check
 
 
 class EntityKind(str, Enum):
-    """Entity kinds of SPEC §3.5."""
+    """Entity kinds (docs/ir.md §4.2)."""
 
     MODULE = "MODULE"
     ARTIFACT = "ARTIFACT"
@@ -45,7 +45,7 @@ class EntityKind(str, Enum):
 
 
 class EntryKind(str, Enum):
-    """The entry kinds diting ships (SPEC §3.5). The engine's own are SCHEDULED_JOB, EVENT_LISTENER,
+    """The entry kinds diting ships (docs/ir.md §4.5). The engine's own are SCHEDULED_JOB, EVENT_LISTENER,
     MAIN and OTHER; the others belong to protocols (``rules/protocols.yaml``), and a rule file that
     declares a protocol may name more (``ENTRY.entry_kind`` is any upper-case word)."""
 
@@ -68,7 +68,7 @@ ProtocolRouting = Literal["amqp-exchange", "amqp-queue"]
 
 
 class RelationKind(str, Enum):
-    """Relation kinds of SPEC §3.5."""
+    """Relation kinds (docs/ir.md §5.3)."""
 
     CONTAINS = "CONTAINS"
     EXTENDS = "EXTENDS"
@@ -86,7 +86,7 @@ class RelationKind(str, Enum):
 
 
 class ResolutionStatus(str, Enum):
-    """Relation resolution status (SPEC §3.4)."""
+    """Relation resolution status (docs/ir.md §5.2)."""
 
     RESOLVED = "RESOLVED"
     AMBIGUOUS = "AMBIGUOUS"
@@ -138,9 +138,9 @@ class OutcomeKind(str, Enum):
     UNKNOWN = "UNKNOWN"
 
 
-#: The diagnostic catalogue of SPEC §6: each code has one fixed severity.
-#: Codes after the blank line are additions made by diting (SPEC §6 allows a new
-#: code when it is added here with its severity).
+#: The diagnostic catalogue (docs/ir.md §8): each code has one fixed severity. A new code is added
+#: here with its severity (and a meaning in docs/refresh_tables.py); codes after the blank line
+#: were added after the first catalogue.
 DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     "PARSE_ERROR": Severity.ERROR,
     "FILE_TOO_LARGE": Severity.ERROR,
@@ -192,7 +192,7 @@ DIAGNOSTIC_SEVERITY: dict[str, Severity] = {
     # an injection point of a library type no bean of the package declares: the bean comes from
     # auto-configuration or a library (outside what the package's sources show)
     "BEAN_EXTERNAL": Severity.INFO,
-    # graph-level (diting graph build, SPEC §9 DATA): a logical table of one datasource written by
+    # graph-level (diting graph build, docs/alignment.md §7): a logical table of one datasource written by
     # more than one service
     "SINGLE_WRITER_VIOLATION": Severity.WARNING,
     # graph-level: the packages of a graph declare one URN scheme with different alignments (their
@@ -275,7 +275,7 @@ class Ref(_Record):
 
 
 class ImplementationRef(_Record):
-    """``{stable_id, implementation_scope, revision_id}`` of an entity (SPEC §3.4)."""
+    """``{stable_id, implementation_scope, revision_id}`` of an entity (docs/ir.md §2.4)."""
 
     stable_id: str = Field(min_length=1)
     implementation_scope: str = Field(pattern=r"^sv:[\s\S]+:[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -374,7 +374,7 @@ class ShardEvidence(_Record):
 
 
 class TableEntity(_EntityBase):
-    """TABLE: logical table with datasource and shard evidence (SPEC §3.4, §4.8)."""
+    """TABLE: logical table with datasource and shard evidence (docs/ir.md §4.3, docs/sql.md §5)."""
 
     kind: Literal["TABLE"]
     urn: str = Field(min_length=1)
@@ -425,7 +425,7 @@ def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[s
 
 
 class Relation(_Record):
-    """A relation (SPEC §3.4) with its resolution invariants.
+    """A relation (docs/ir.md §5) with its resolution invariants.
 
     RESOLVED: ``target_ref`` set, no candidates. AMBIGUOUS: ``target_ref`` null,
     ≥ 2 candidates. UNRESOLVED: ``target_ref`` null, no candidates, at least one
@@ -477,7 +477,7 @@ class Relation(_Record):
 
 
 class SourceSegment(_Record):
-    """Evidence text with its locator (SPEC §3.4).
+    """Evidence text with its locator (docs/ir.md §6).
 
     ``content`` is the decoded text of the lines (``\\r`` of a CRLF kept, BOM removed, last
     line terminator excluded; a lone CR ends a line and reads as LF, :mod:`diting.source.text`)
@@ -497,7 +497,7 @@ class SourceSegment(_Record):
 
 
 class ConfigBinding(_Record):
-    """A config key reference and its value resolution (SPEC §3.4, §4.4)."""
+    """A config key reference and its value resolution (docs/ir.md §7, docs/scanning.md §10)."""
 
     record_id: str = Field(min_length=1)
     consumer_ref: Ref
@@ -524,7 +524,7 @@ class ConfigBinding(_Record):
 
 
 class Diagnostic(_Record):
-    """A failure, ambiguity or gap; its severity is fixed by its code (SPEC §6)."""
+    """A failure, ambiguity or gap; its severity is fixed by its code (docs/ir.md §8)."""
 
     record_id: str = Field(pattern=r"^diagnostic:[0-9a-f]{32}$")
     code: str
@@ -549,7 +549,7 @@ class Diagnostic(_Record):
 
 
 class LedgerItem(_Record):
-    """One branch of a method's (or SQL statement's) branch ledger (SPEC §3.4)."""
+    """One branch of a method's (or SQL statement's) branch ledger (docs/ir.md §9)."""
 
     record_id: str = Field(min_length=1)
     branch_id: str = Field(min_length=1)
@@ -586,7 +586,7 @@ class DependencyArtifact(_Record):
 
 
 class Manifest(_Record):
-    """IR manifest 0.1 (frozen; SPEC §3.1). The shipped JSON Schema is authoritative."""
+    """IR manifest 0.1 (frozen; docs/ir.md §11.1). The shipped JSON Schema is authoritative."""
 
     schema_version: Literal["0.1"]
     scan_id: str = Field(min_length=1)
@@ -604,7 +604,7 @@ class Manifest(_Record):
 
 
 class CoverageDimension(_Record):
-    """Counts of one coverage dimension (SPEC §7). Ratios are never stored."""
+    """Counts of one coverage dimension (docs/ir.md §10). Ratios are never stored."""
 
     discovered: int = Field(ge=0)
     resolved: int = Field(ge=0)
@@ -644,7 +644,7 @@ class PackageStatus(_Record):
 
 
 class Coverage(_Record):
-    """``coverage.json`` (SPEC §7)."""
+    """``coverage.json`` (docs/ir.md §10)."""
 
     schema_version: Literal["0.1"]
     scan_id: str
@@ -681,7 +681,7 @@ PACKAGE_FILES: tuple[str, ...] = (
     "source_segments.jsonl",
 )
 
-#: legal relation endpoints (SPEC §3.5): kind → set of (source kind, target kind)
+#: legal relation endpoints (docs/ir.md §5.3): kind → set of (source kind, target kind)
 LEGAL_RELATIONS: dict[str, set[tuple[str, str]]] = {
     "CONTAINS": {("SERVICE", "MODULE"), ("MODULE", "TYPE"), ("TYPE", "METHOD"), ("TYPE", "FIELD"),
                  ("TYPE", "TYPE"), ("MODULE", "SQL_STATEMENT")},

@@ -1,5 +1,5 @@
 """Redaction of secrets, personal numbers, hosts and IP addresses in config evidence
-(SPEC §3.4; seed L1581–1586, L2191).
+(docs/ir.md §6).
 
 Applied to CONFIG and BUILD segments (config files, Spring/Maven XML, pom
 properties and plugin configuration), never to Java code. Masking is
@@ -192,7 +192,7 @@ def redact(text: str) -> tuple[str, list[tuple[int, int, str]]]:
 
 
 def redact_value(key: str, value: str) -> str:
-    """A config value as records may carry it (config bindings, SPEC §3.4): wholly masked when
+    """A config value as records may carry it (config bindings, docs/ir.md §7): wholly masked when
     the key names a secret, else with the spans :func:`redact` finds in it (hosts, addresses,
     personal numbers, URL passwords) masked. Length-preserving, like the evidence."""
     if _SECRET_WORD.search(key):

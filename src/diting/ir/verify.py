@@ -1,4 +1,4 @@
-"""``diting verify``: check an IR package against the contract of SPEC §3.
+"""``diting verify``: check an IR package against the package contract of docs/ir.md (levels: docs/ir.md §12).
 
 Always: the manifest validates against the frozen IR manifest 0.1 schema; the
 file list equals the directory; no jsonl line is longer than
@@ -413,7 +413,7 @@ class _Verifier:
                 continue
             if (src["kind"], t["kind"]) not in legal:
                 self.add("relations.jsonl", lineno, rid, f"{kind} from {src['kind']} to {t['kind']} is not a legal "
-                                                         "relation (SPEC §3.5)")
+                                                         "relation (docs/ir.md §5.3)")
         if kind and src["kind"] not in {a for a, _ in legal}:
             self.add("relations.jsonl", lineno, rid, f"{kind} cannot start at a {src['kind']}")
         # the stable_id names both ends: {kind}|{source stable_id}|{target stable_id or match keys}|{ordinal}
@@ -559,7 +559,7 @@ class _Verifier:
                                                                    "commit")
 
 
-#: ``attributes.dispatch_kind`` of a CALLS relation (SPEC §3.4)
+#: ``attributes.dispatch_kind`` of a CALLS relation (docs/ir.md §5.4)
 DISPATCH_KINDS = frozenset({"STATIC", "VIRTUAL", "INTERFACE", "INJECTED", "RPC", "ASYNC", "DYNAMIC"})
 
 

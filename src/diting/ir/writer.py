@@ -1,4 +1,4 @@
-"""Writing an IR package atomically (SPEC §3).
+"""Writing an IR package atomically (docs/ir.md §1.3).
 
 The package is written into a hidden temporary directory beside its final
 place, every file flushed to disk, then renamed into place: a package
@@ -32,7 +32,7 @@ _UNSAFE = re.compile(r"[^\w.:~+@,=-]|_")
 
 @lru_cache(maxsize=1)
 def manifest_schema() -> dict[str, Any]:
-    """The frozen IR manifest 0.1 JSON Schema (SPEC §3.1)."""
+    """The frozen IR manifest 0.1 JSON Schema (docs/ir.md §11.1)."""
     return json.loads(MANIFEST_SCHEMA_PATH.read_text(encoding="utf-8"))
 
 

@@ -1,4 +1,4 @@
-"""Branch-forming constructs of member bodies: the syntax half of the branch ledger (SPEC §3.4).
+"""Branch-forming constructs of member bodies: the syntax half of the branch ledger (docs/callgraph.md §7).
 
 :func:`branch_facts` finds, per member body, every *arm* a branch-forming construct opens and
 gives each a stable structural path (``if[0]/then/switch[1]/case[PAID]``): the path is the chain of
@@ -50,7 +50,7 @@ _LABEL_TEXT = 60
 @dataclass(slots=True, eq=False)
 class _Arm:
     """One arm while a body's arms are collected: its byte range (of ``node``), the construct that
-    opens it (``ckind``: if, switch, try, loop, return, throw), the SPEC branch ``kind``, the path
+    opens it (``ckind``: if, switch, try, loop, return, throw), the ledger's branch ``kind``, the path
     ``label``, the condition node, and once nested, ``parent`` (index) and the construct's ``index``."""
 
     node: ts.Node

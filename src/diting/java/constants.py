@@ -1,4 +1,4 @@
-"""Folding ``static final`` constants and enum constants (SPEC §4.2, the base of §4.3).
+"""Folding ``static final`` constants and enum constants (docs/scanning.md §8; the base of folding, docs/scanning.md §9).
 
 A constant is a ``static final`` field (every field of an interface or
 annotation type) with an initializer. Its value folds when the initializer is

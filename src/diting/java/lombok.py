@@ -1,4 +1,4 @@
-"""Members that Lombok, records and javac add to a type (SPEC §4.2).
+"""Members that Lombok, records and javac add to a type (docs/scanning.md §8).
 
 Lombok (never run — its annotations are read): ``@RequiredArgsConstructor``
 (final and ``@NonNull`` fields without initializer), ``@AllArgsConstructor``

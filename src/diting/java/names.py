@@ -1,4 +1,4 @@
-"""Type-name resolution and erasure (SPEC §3.3, §4.2; JLS §6.5.5).
+"""Type-name resolution and erasure (docs/scanning.md §8, docs/ir.md §2.1; JLS §6.5.5).
 
 A simple type name is looked up, in order: type variables in scope (erased to
 their first bound, else ``java.lang.Object``); the enclosing types and their

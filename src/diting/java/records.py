@@ -1,4 +1,4 @@
-"""Java facts of one module as IR record blueprints (SPEC §3.3, §3.5, §4.2).
+"""Java facts of one module as IR record blueprints (docs/scanning.md §8; identities: docs/ir.md §2).
 
 For every file of a module: TYPE entities (named, nested ``Outer$Inner``, local
 ``Outer$1Local``, anonymous ``Outer$1``), METHOD entities with erased binary

@@ -1,4 +1,4 @@
-"""Per-file Java syntax facts with tree-sitter-java (SPEC §4.2).
+"""Per-file Java syntax facts with tree-sitter-java (docs/scanning.md §8).
 
 :func:`extract_file` is a pure function of a file's bytes (plus the module's
 declared source encoding): it returns a :class:`FileFacts` of plain,
@@ -144,7 +144,7 @@ class BranchSite:
     """One arm of a branch-forming construct in a member body (:mod:`diting.java.branches`).
 
     ``path`` is the stable structural path below the member (``if[0]/then/switch[1]/case[PAID]``);
-    ``kind`` a SPEC §3.4 branch kind (IF, ELSE, CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP);
+    ``kind`` a branch kind of docs/ir.md §9 (IF, ELSE, CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP);
     ``parent`` the index of the enclosing arm (-1: the member's top level); ``line``..``end_line`` the
     arm, ``cond_line``..``cond_end_line`` the condition that selects it (the arm itself when there is
     none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of

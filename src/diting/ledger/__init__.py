@@ -1,1 +1,1 @@
-"""The branch ledger (SPEC §3.4): per method, every branch with the effects it governs and its guards."""
+"""The branch ledger (docs/callgraph.md §7, docs/ir.md §9): per method, every branch with the effects it governs and its guards."""

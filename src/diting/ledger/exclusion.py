@@ -1,4 +1,4 @@
-"""Exclusion rules of the branch ledger: which items are noise, by rule (SPEC §3.4, §5, §7).
+"""Exclusion rules of the branch ledger: which items are noise, by rule (docs/callgraph.md §9).
 
 A LEDGER_EXCLUSION rule (match form ``ledger``, :class:`~diting.probes.model.LedgerMatch`; the
 shipped ones in ``rules/ledger.yaml``, a user's with ``--rules``) names the items that are no business

@@ -1,4 +1,4 @@
-"""Branch ledger items of Java methods and the config guards of their branches (SPEC §3.4, §4.9).
+"""Branch ledger items of Java methods and the config guards of their branches (docs/callgraph.md §7, §8).
 
 One ledger item per arm :mod:`diting.java.branches` found in a method of the package (IF, ELSE,
 CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP), plus one STRATEGY item per call site whose

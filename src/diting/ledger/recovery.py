@@ -1,4 +1,4 @@
-"""Transactions, recovery and idempotency evidence, and NO_COMPENSATION (SPEC §4.9).
+"""Transactions, recovery and idempotency evidence, and NO_COMPENSATION (docs/callgraph.md §10).
 
 Read from a package's call graph and facts, recorded as attributes with evidence:
 
@@ -21,8 +21,9 @@ Read from a package's call graph and facts, recorded as attributes with evidence
   ``idempotency_guard = SETNX``.
 - **NO_COMPENSATION**: a send or remote call directly inside a ``try`` whose catch clauses only log
   (no effect but JDK calls, no rethrow), with no scheduled worker of the package that publishes the
-  same topic or calls the same contract, gets a NO_COMPENSATION diagnostic. Retry and dead-letter
-  configuration of the MQ clients is not read by this version.
+  same topic or calls the same contract, gets a NO_COMPENSATION diagnostic. Redelivery is read by the
+  probes (probes/families.py: RocketMQ ``maxReconsumeTimes``, Kafka ``@RetryableTopic``); the retry
+  and dead-letter configuration of JMQ consumers and of Kafka error handlers configured in beans is not.
 """
 
 from __future__ import annotations

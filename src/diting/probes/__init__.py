@@ -1,1 +1,1 @@
-"""probes: rule-driven recognition of entries, contracts, topics, config keys and cache keys (SPEC §4.6, §5)."""
+"""probes: rule-driven recognition of entries, contracts, topics, config keys and cache keys (docs/middleware.md, docs/rules.md)."""

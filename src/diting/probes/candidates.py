@@ -1,4 +1,4 @@
-"""Module-level matching of rules: annotations, calls, XML elements, bean classes, types (SPEC §4.6).
+"""Module-level matching of rules: annotations, calls, XML elements, bean classes, types (docs/rules.md §3).
 
 Everything here is independent of the service that holds the module: a match
 becomes a *candidate* (a plain dict) with the values its roles carry, folded as
@@ -156,7 +156,7 @@ def _rule_packages(r: Rule) -> set[str]:
 
 
 def erased_signature(facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl) -> list[str]:
-    """Erased binary names of a method's parameter types (SPEC §3.3), as records.py names them."""
+    """Erased binary names of a method's parameter types (docs/ir.md §2.1), as records.py names them."""
     chain = type_chain(facts, idx)
     tv = scope.type_vars_for(chain, md.type_params)
     return [scope.resolve(p.type, chain, tv).name for p in md.params]

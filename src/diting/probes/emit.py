@@ -1,4 +1,4 @@
-"""From candidates to records, inside one package (SPEC §3.4, §3.5, §4.4–§4.6).
+"""From candidates to records, inside one package (docs/middleware.md; config values: docs/scanning.md §10).
 
 One small function per emit kind. Each turns the candidates of the package's
 modules — matched by rules, independent of the service — into entities,
@@ -78,7 +78,7 @@ class ProbeStats:
 
 
 def normalize_path(path: str) -> str:
-    """HTTP path as in SPEC §3.5: ``{x}``/``{x:re}`` → ``{}``, duplicate and trailing ``/`` removed."""
+    """HTTP path as in docs/ir.md §3: ``{x}``/``{x:re}`` → ``{}``, duplicate and trailing ``/`` removed."""
     p = _PATH_VAR.sub("{}", path.strip())
     p = re.sub(r"/+", "/", "/" + p if not p.startswith("/") else p)
     if len(p) > 1:
@@ -168,7 +168,7 @@ class PackageProbes:
         return None if got is None else [a.name if a is not None else None for a in got]
 
     def _missing_source(self, scheme: str) -> str:
-        """Which source lacks a key that resolved to nothing (SPEC §3.4 ``missing``)."""
+        """Which source lacks a key that resolved to nothing (docs/ir.md §7 ``missing``)."""
         snap = self.s.config_snapshot
         files = "no config file of the active profiles has the key"
         if scheme == "ducc" and not snap:
@@ -204,7 +204,7 @@ class PackageProbes:
 
     def property_sources(self) -> None:
         """Add the files of loaded ``@PropertySource`` / ``<context:property-placeholder>`` /
-        placeholder-configurer declarations to the package's configuration (SPEC §4.4 rank 6).
+        placeholder-configurer declarations to the package's configuration (docs/scanning.md §10.1, rank 6).
 
         Declarations are taken in order of file and line; as in Spring, a later declaration (and
         a later location of one declaration) overrides an earlier one. Locations are Spring
@@ -257,7 +257,7 @@ class PackageProbes:
         return self.seg(c["path"], c["lines"][0], c["lines"][1])
 
     def resolve(self, outcome: dict[str, Any], depth: int = 0) -> ResolvedText:
-        """A role outcome with the package's configuration applied (SPEC §4.3, §4.4); a nested
+        """A role outcome with the package's configuration applied (docs/scanning.md §9, §10); a nested
         default (``${a:${b:30}}``) is resolved in turn, at most :data:`MAX_NESTING` deep."""
         if "unresolved" in outcome:
             return ResolvedText("UNKNOWN", None, expression=outcome["unresolved"], reason=outcome.get("reason", ""))
@@ -314,8 +314,8 @@ class PackageProbes:
         return ResolvedText(status, text, keys)
 
     def lookup(self, scheme: str, key: str) -> ConfigLookup:
-        """A key's value with SPEC §4.4 precedence: the config snapshot first, then (``config``
-        keys only) the package's config files; ``ducc`` keys resolve only from a snapshot."""
+        """A key's value with the precedence of docs/scanning.md §10.1: the config snapshot first, then
+        the package's config files (for ``ducc`` keys too)."""
         cache = self.__dict__.setdefault("_lookups", {})
         if (scheme, key) in cache:
             return cache[(scheme, key)]
@@ -460,7 +460,7 @@ class PackageProbes:
         """Facts made by code (sends, cache and config reads and writes, RPC and dynamic calls) are
         kept wherever the code is; each says whether its class is loaded by the package's context
         (``attributes.loaded``), the way context-made facts (entries, contracts, subscriptions)
-        are only made when loaded (SPEC §4.1)."""
+        are only made when loaded (docs/scanning.md §12)."""
         for rec in self.rs.relations.values():
             if rec["kind"] not in ("PUBLISHES", "READS", "WRITES", "CALLS") or "loaded" in rec["attributes"]:
                 continue

@@ -1,4 +1,4 @@
-"""The emit mechanisms of the middleware families (SPEC §4.6), one method per construct.
+"""The emit mechanisms of the middleware families (docs/middleware.md §2), one method per construct.
 
 RPC (JSF, Dubbo) providers and consumers, HTTP endpoints and Feign clients,
 MQ listeners and sends (JMQ, RocketMQ, Kafka, RabbitMQ), config keys, cache
@@ -731,7 +731,7 @@ class Families(PackageProbes):
 
     # ------------------------------------------------------------ gateways
     def gateway_routes(self) -> None:
-        """API gateway routes (SPEC §4.6, probes/gateway.py): each route of the gateway's
+        """API gateway routes (docs/middleware.md §3, probes/gateway.py): each route of the gateway's
         configuration (``config`` rules, by dialect) or of a ``RouteLocator`` builder in code
         (``call`` rules) is a GATEWAY_ROUTE entry per incoming pattern, bound to the
         CONSUMED contract ``http://{target}{forwarded pattern}#{method}`` the graph aligns (a route
@@ -1591,7 +1591,7 @@ class Families(PackageProbes):
             loaded = "" if self.ctx.class_loaded(t["binary"]) else " (its class is not loaded by the context)"
             rid = c["member"]["rid"] if c.get("member") else t["rid"]
             self.entry_failed(f"{where}|hint", f"{t['binary']} at {where} {what} but yields no entry{loaded}; "
-                              f"{need} would make it one (README: Entries no rule makes)", [rid], c)
+                              f"{need} would make it one (docs/middleware.md §6)", [rid], c)
             told.add(t["rid"])
 
     # ------------------------------------------------------------ dynamic

@@ -1,4 +1,4 @@
-"""The rule file format of SPEC §5, as pydantic models (the shipped JSON Schema is generated from them).
+"""The rule file format (docs/rules.md §2), as pydantic models (the shipped JSON Schema is generated from them).
 
 A rule says *where* a construct is (``match``: exactly one of ``annotation``,
 ``xml``, ``call``, ``bean_class``, ``type``, ``imports`` (a ``META-INF/spring/{FQN}.imports`` list), plus ``pom_parent`` and
@@ -22,7 +22,7 @@ from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
 #: what an annotation attribute, XML attribute, call argument or bean property carries
 Role = Literal[
-    # SPEC §5
+    # docs/rules.md §4
     "topic", "tag", "key", "key_prefix", "alias", "group", "version", "interface", "payload", "sql", "table",
     "path", "http_method", "cron", "zone", "service_name", "url", "context_id", "exchange", "routing_key",
     "queue", "timeout", "retries", "ref",
@@ -307,7 +307,7 @@ class Sample(_Strict):
 
 
 class Rule(_Strict):
-    """One rule (SPEC §5)."""
+    """One rule (docs/rules.md §2.2)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
     version: int = Field(ge=1)

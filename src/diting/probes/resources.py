@@ -1,4 +1,4 @@
-"""A module's non-Java inputs to its Spring context and probes (SPEC §4.1, §4.6).
+"""A module's non-Java inputs to its Spring context and probes (docs/scanning.md §12, docs/middleware.md §1).
 
 XML resources go through the XML rules (beans, RPC providers and consumers,
 MQ listeners, imports, component scans); ``META-INF/spring.factories`` and

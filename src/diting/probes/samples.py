@@ -1,4 +1,4 @@
-"""Running a rule's samples: each sample is a small repository scanned with the rules (SPEC §5).
+"""Running a rule's samples: each sample is a small repository scanned with the rules (docs/rules.md §6).
 
 A sample's ``input`` maps repository paths to file contents. When it has no
 root ``pom.xml``, one is supplied (``sample:sample-app``, a Spring Boot

@@ -1,4 +1,4 @@
-"""Sends through wrapper methods whose callers name the destination (SPEC §4.6, §4.9).
+"""Sends through wrapper methods whose callers name the destination (docs/middleware.md §7).
 
 An event published by a helper whose event is its parameter (``publishEvent(ApplicationEvent e)``,
 ``attributes.payload_parameter``) is published by each caller as its argument's static type.

@@ -1,1 +1,1 @@
-"""pyramid stage: L2 entry cards, L3 service profiles and L4 flows derived from the graph (SPEC §10)."""
+"""pyramid stage: L2 entry cards, L3 service profiles and L4 flows derived from the graph (docs/pyramid.md)."""

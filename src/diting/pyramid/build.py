@@ -1,7 +1,7 @@
 """``diting pyramid --db FILE --out DIR``: the L2/L3/L4 layers from a graph, written into the graph's
 pyramid tables and as JSON and Markdown pages (one per service, and an index).
 
-The tables (SPEC §9/§10) are rebuilt in one transaction; ``diting graph build`` drops them, since a
+The tables (docs/pyramid.md §2) are rebuilt in one transaction; ``diting graph build`` drops them, since a
 new package makes them stale. The pages go to a temporary directory beside ``DIR`` and replace it
 only when complete (a ``DIR`` that is not a former pyramid output is refused).
 """

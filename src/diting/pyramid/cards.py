@@ -1,4 +1,4 @@
-"""L2 entry cards and the static business rules they cite (SPEC §10; seed digest B1).
+"""L2 entry cards and the static business rules they cite (docs/pyramid.md §3, §4).
 
 One card per entry of a service package. Its statements come from :mod:`diting.pyramid.templates`:
 
@@ -77,7 +77,7 @@ def rule_id(facts: PackageFacts, label: str, branch_id: str) -> str:
 
 def business_rule(facts: PackageFacts, item: dict[str, Any], guards: dict[str, list[str]],
                   label: str = "") -> dict[str, Any]:
-    """The static rule record of one ledger item (seed business-rule 0.2 required fields)."""
+    """The static rule record of one ledger item (the fields of docs/pyramid.md §4)."""
     rejects = facts.rejecting_calls(item["effects"])
     effects = [{"kind": "REJECT", "outcome": "THROW", "ref": rejects[0] if rejects else item["record_id"]}] \
         if item["outcome"] == "THROW" or rejects else []

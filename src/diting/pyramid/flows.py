@@ -1,4 +1,4 @@
-"""L4 cross-service flows (SPEC §10; seed digest A9): from each entry, the graph of unique
+"""L4 cross-service flows (docs/pyramid.md §6): from each entry, the graph of unique
 (service, node, guard) states reached over aligned RPC, HTTP and MQ edges.
 
 A **state** is an entry of a service package plus the guard (the ledger branch) under which the hop
@@ -26,7 +26,7 @@ from typing import Any
 
 from diting.pyramid.facts import PackageFacts, Reach
 
-#: service hops a flow follows at most, and steps it holds at most (SPEC §10 examples)
+#: service hops a flow follows at most, and steps it holds at most (docs/pyramid.md §6)
 MAX_HOPS = 5
 MAX_STEPS = 2000
 _STATUS_ORDER = ["UNRESOLVED", "AMBIGUOUS", "RESOLVED"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.graph.export import markdown_code, markdown_text, markdown_with_code
-from diting.pyramid.templates import readme_table
+from diting.pyramid.templates import templates_table
 
 
 def _dump(value: Any) -> str:
@@ -185,5 +185,5 @@ def write_pages(p, out: Path) -> None:
         md.append(f"| [{_md(r['service_id'] + (' [' + r['label'] + ']' if r['label'] else ''))}]({r['page']}) | "
                   f"{r['entries']} | {r['cards_complete']}/{r['cards']} | {r['flows']} ({w['RESOLVED']} / "
                   f"{w['AMBIGUOUS']} / {w['UNRESOLVED']}) | {r['gaps']} |")
-    md += ["", "## Templates", "", readme_table(), ""]
+    md += ["", "## Templates", "", templates_table(), ""]
     (out / "index.md").write_text("\n".join(md), encoding="utf-8")

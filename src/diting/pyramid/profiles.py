@@ -1,4 +1,4 @@
-"""L3 service profiles (SPEC §10; seed digest A8, B2): what a service exposes, consumes, owns and
+"""L3 service profiles (docs/pyramid.md §5): what a service exposes, consumes, owns and
 depends on, each list read from the graph, with RESPONSIBILITY and BOUNDARY statements rendered
 from facts (never from the service's name) and the gaps that keep a profile from being complete.
 """

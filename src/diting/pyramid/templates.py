@@ -1,10 +1,10 @@
-"""The statement templates of the pyramid (SPEC §10): every sentence diting writes comes from one of
+"""The statement templates of the pyramid (docs/pyramid.md §7): every sentence diting writes comes from one of
 these, filled with names taken from records, and cites the records it is built on.
 
 A template fixes its role and the record families its citations must come from (a citation is a
 record_id; its family is the prefix before the first ``:``, and for relations the relation kind).
 :func:`statement` refuses a statement that cites nothing or cites a record of another family, so a
-statement without a source cannot be made. The README lists this table (a test keeps the two equal).
+statement without a source cannot be made. docs/pyramid.md §7 lists this table (a test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ TEMPLATES: dict[str, Template] = {
     "BOUNDARY_SHARED_TABLE": Template("BOUNDARY", "{service} {op} {table}; {others}.", ("table",)),
 }
 
-#: card roles (SPEC §10); profiles add RESPONSIBILITY and BOUNDARY
+#: card roles (docs/pyramid.md §3); profiles add RESPONSIBILITY and BOUNDARY
 CARD_ROLES = ("TRIGGER", "INPUT", "CONDITION", "ACTION", "RESULT", "FAILURE", "DEPENDENCY")
 
 
@@ -89,8 +89,8 @@ def statement(template_id: str, cites: list[tuple[str, str]], **fields: Any) -> 
             "text": t.text.format(**fields), "source_ref_ids": ids}
 
 
-def readme_table() -> str:
-    """The Markdown table of templates the README carries."""
+def templates_table() -> str:
+    """The Markdown table of the templates (the pyramid index and docs/pyramid.md §7 carry it)."""
     rows = ["| template | role | text | cites |", "|---|---|---|---|"]
     for tid, t in TEMPLATES.items():
         rows.append(f"| `{tid}` | {t.role} | {t.text.replace('|', chr(92) + '|')} | "

@@ -1,1 +1,1 @@
-"""resolve: what names, receivers, expressions and injection points refer to (SPEC §4.3–§4.5, §4.9)."""
+"""resolve: what names, receivers, expressions and injection points refer to (docs/scanning.md §9, §12, §13; docs/callgraph.md)."""

@@ -1,4 +1,4 @@
-"""The call graph of a package (SPEC §4.9): one CALLS relation per call site, SCCs, entry reachability.
+"""The call graph of a package (docs/callgraph.md): one CALLS relation per call site, SCCs, entry reachability.
 
 Two stages, as the rest of the scan:
 
@@ -25,7 +25,7 @@ Two stages, as the rest of the scan:
   and its coverage says so.
 
 A SQL statement's READS/WRITES count for the service only when a loaded method of the package calls
-the mapper method bound to it; otherwise they are ``access = DECLARED_ONLY`` (SPEC §4.1).
+the mapper method bound to it; otherwise they are ``access = DECLARED_ONLY`` (docs/sql.md §8).
 """
 
 from __future__ import annotations

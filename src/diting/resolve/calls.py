@@ -1,4 +1,4 @@
-"""Call-site resolution: which method a call reaches (SPEC §4.9, the base of the call graph).
+"""Call-site resolution: which method a call reaches (docs/callgraph.md §2, §3; the base of the call graph).
 
 For one :class:`~diting.java.syntax.CallSite` in a member body, :meth:`CallResolver.resolve` gives a
 :class:`CallResolution`: the status (RESOLVED, AMBIGUOUS with every candidate, UNRESOLVED with the

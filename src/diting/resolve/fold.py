@@ -1,4 +1,4 @@
-"""Folding expressions inside member bodies to names (SPEC §4.3).
+"""Folding expressions inside member bodies to names (docs/scanning.md §9).
 
 What folds: string and number literals; ``+`` concatenation; ``static final``
 constants across files and modules, interface constants and enum constants
@@ -7,8 +7,8 @@ fields that return a constructor argument (``QueueEnum.X.getExchange()``,
 declared or Lombok); ``name()`` of an enum constant; ``String.format`` with
 constant arguments; local variables assigned once; fields carrying a config
 annotation (``@Value("${k:d}")``, ``@LafValue("k")``), which fold to a Spring
-placeholder that the package resolves with its own configuration (SPEC §4.4);
-a conditional with foldable branches gives every branch value (AMBIGUOUS).
+placeholder that the package resolves with its own configuration (docs/scanning.md §10).
+A conditional expression (``a ? X : Y``) does not fold, whatever its branches.
 
 Anything else is :class:`Unfolded`, keeping the expression's text for
 ``match_keys`` — never a guess.
@@ -24,7 +24,7 @@ from diting.java.names import TypeRegistry
 from diting.java.syntax import TypeRef
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 
-#: prefix of a placeholder key that names a Ducc/LAF key (resolved only from a config snapshot)
+#: prefix of a placeholder key that names a Ducc/LAF key (a config snapshot, then the service's files)
 DUCC_PREFIX = "@ducc:"
 MAX_FOLD_DEPTH = 24
 #: what a part of a URL template that does not fold becomes (:meth:`ExpressionFolder.fold_template`)
@@ -47,7 +47,7 @@ _URI_KEEPS = {"queryParam", "queryParams", "queryParamIfPresent", "replaceQueryP
 
 @dataclass(frozen=True)
 class Folded:
-    """One or more possible values (several only for a conditional), their Java type, and
+    """The folded value (``values``, one element), its Java type, and
     whether they still hold ``${…}`` placeholders for the package's configuration."""
 
     values: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""The Spring context of one package: what it loads, its beans and injection points (SPEC §4.1, §4.5).
+"""The Spring context of one package: what it loads, its beans and injection points (docs/scanning.md §12, §13).
 
 **Loaded** (context scope): classes in the component-scan base packages (the
 ``@SpringBootApplication`` class's package and its ``scanBasePackages``,
@@ -267,7 +267,7 @@ class SpringContext:
         self.class_modules = class_modules or {b: [m] for b, (m, _) in class_packages.items()}
         #: module → itself and its dependency modules, nearest first (its classpath inside the repo)
         self.closures = closures or {}
-        #: False for a lib: package — no Spring context, so nothing is loaded (SPEC §4.1)
+        #: False for a lib: package — no Spring context, so nothing is loaded (docs/scanning.md §12)
         self.deployed = deployed
         self.app_classes = app_classes
         self.profiles = profiles
@@ -642,7 +642,7 @@ class SpringContext:
         return [b for b in self.beans if b.loaded and type_name in b.supertypes]
 
     def resolve(self, ip: InjectionPoint) -> Resolution:
-        """The beans injected at ``ip`` (SPEC §4.5)."""
+        """The beans injected at ``ip`` (docs/scanning.md §13)."""
         t = ip.type
         polymorphic = False
         if t in COLLECTION_TYPES and ip.type_args:

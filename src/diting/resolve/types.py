@@ -1,4 +1,4 @@
-"""Static types of expressions inside a member body: receivers of calls (SPEC §4.9, the base of probes).
+"""Static types of expressions inside a member body: receivers of calls (docs/callgraph.md §2, the base of probes).
 
 A receiver's type comes from, in order: ``this``/``super``; a local variable
 (declared type, or the type of its initializer for ``var``); a parameter; a

@@ -1,4 +1,4 @@
-"""Assembling and writing one package (SPEC §3): records, analysis input, coverage, manifest.
+"""Assembling and writing one package (docs/architecture.md §2.7, docs/ir.md): records, analysis input, coverage, manifest.
 
 A package is self-contained: the module record blueprints of every module in
 the service's closure, the SERVICE entity (for a deployable), DEPENDS_ON

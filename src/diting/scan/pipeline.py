@@ -1,9 +1,10 @@
 """``diting scan``: a repository at a pinned commit → one IR package per service and ``lib:`` unit.
 
-Stages (SPEC §2): tree at the commit → Maven inventory → Java syntax (several
-processes; per-file work is a pure function of the bytes) → name resolution
-and module records → services and their closures → one package per service,
-written atomically.
+Stages (docs/architecture.md §2): the tree at the commit → the build inventory (Maven and Gradle
+modules, file layout) → sources (config checked, Java parsed in several processes; per-file work is a
+pure function of the bytes) → per module, Java records, rule candidates and call facts → services,
+their configuration and closures, and the SQL warm-up → one package per service, assembled and
+written atomically (probes and SQL, call graph, wrapper sends, ledger, recovery evidence).
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ class ModuleResult:
     externals: dict[str, dict]
     segment_hashes: dict[str, str]
     java: ModuleJavaResult
-    #: what the rules matched in the module (SPEC §4.6), decided per package by probes/emit.py
+    #: what the rules matched in the module (docs/middleware.md §1), decided per package by probes/emit.py
     candidates: list[dict] = field(default_factory=list)
     #: auto-configuration classes listed in spring.factories / AutoConfiguration.imports
     auto_configs: list[dict[str, Any]] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""Read a repository at one commit through git plumbing only (SPEC §1.1, §1.2).
+"""Read a repository at one commit through git plumbing only (docs/scanning.md §1).
 
 Blobs come from the object database, so a bare repository works and the
 working tree (uncommitted edits included) is never read. git runs with hooks,
@@ -185,7 +185,7 @@ class GitRepo:
         return sha
 
     def relation(self, old: str, new: str) -> tuple[str, list[str]]:
-        """How commit ``old`` stands to ``new`` (SPEC §8): EXACT, ANCESTOR (old is an ancestor of
+        """How commit ``old`` stands to ``new`` (docs/diff.md §5): EXACT, ANCESTOR (old is an ancestor of
         new), AHEAD (new is an ancestor of old), DIVERGED (one merge base), MULTIPLE_MERGE_BASES
         (every base is returned, none picked), UNKNOWN (a commit this repository lacks, or no common
         history). Returns (relation, merge bases)."""

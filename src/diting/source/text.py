@@ -33,7 +33,7 @@ encoding diting decodes (one byte in UTF-8, GB18030 and the other ASCII-compatib
 UTF-16), so character offsets — and the byte offsets of the re-encoded UTF-8 a parser reads — stay
 those of the file. Every reader then counts lines on ``\\n`` alone (tree-sitter rows, lxml's
 ``sourceline``, YAML marks, regex line counts, :func:`split_lines`) and they all agree with the
-verifier. The ``\\r`` of a CRLF stays in its line (SPEC §3.4: ``\\r`` kept), so a segment's content
+verifier. The ``\\r`` of a CRLF stays in its line (docs/ir.md §6: ``\\r`` kept), so a segment's content
 is its lines joined by ``\\n``: a CRLF file's text as written, a lone-CR file's with LF for CR.
 """
 

@@ -1,4 +1,4 @@
-"""Which SQL dialect a datasource speaks (SPEC §4.7: MySQL by default, configurable per datasource).
+"""Which SQL dialect a datasource speaks (docs/sql.md §3: MySQL by default, configurable per datasource).
 
 The dialect of a package's statements comes from, in order: ``--sql-dialect DATASOURCE=DIALECT`` for
 the package's datasource, ``--sql-dialect DIALECT`` for every datasource, the driver named by the

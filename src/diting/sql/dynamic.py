@@ -1,4 +1,4 @@
-"""Dynamic SQL of a MyBatis statement: ``<include>`` expansion and the variant rule (SPEC §4.7).
+"""Dynamic SQL of a MyBatis statement: ``<include>`` expansion and the variant rule (docs/sql.md §2).
 
 Variant 0 takes every ``<if>`` and the first ``<when>`` of each ``<choose>``; each further
 ``<when>``/``<otherwise>`` adds one variant (that choice, every other choice at its default);

@@ -1,10 +1,10 @@
-"""The SQL stage of one package: statements, tables, lineage, shards, ledger items (SPEC §4.7, §4.8).
+"""The SQL stage of one package: statements, tables, lineage, shards, ledger items (docs/sql.md).
 
 For every MyBatis mapper file of the package's modules, each statement becomes a SQL_STATEMENT
 (``{namespace}.{id}``; a ``<selectKey>`` is ``{namespace}.{id}!selectKey``, as MyBatis names it)
 contained by its MODULE and bound from the mapper interface's methods of that name (BINDS_TO).
 Its variants (sql/dynamic.py) are parsed with sqlglot (sql/lineage.py) in the datasource's
-dialect; every table position becomes READS or WRITES to a TABLE ``table://{logical}@{datasource}``
+dialect; every table position becomes READS or WRITES to a TABLE (stable_id ``table://{logical}@{datasource}``)
 whose physical names collapse only on evidence (sql/shards.py). Conditional fragments are ledger
 items of their statement (with the exclusion rule, if any, their ``test`` matches: ledger/exclusion.py). What does not parse is SQL_PARSE_FAILED or SQL_UNSUPPORTED and counts
 as failed; a ``${}`` table name that folds to nothing is DYNAMIC_TABLE_NAME.

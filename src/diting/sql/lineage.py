@@ -1,4 +1,4 @@
-"""Table lineage of one SQL text through sqlglot (SPEC §4.7).
+"""Table lineage of one SQL text through sqlglot (docs/sql.md §3).
 
 :func:`analyze` parses a statement (MySQL by default) and returns every table it touches with
 the operation: the written table of an INSERT / REPLACE / UPSERT / UPDATE / DELETE, and every

@@ -1,4 +1,4 @@
-"""MyBatis mapper XML read into a small, picklable tree (SPEC §4.7).
+"""MyBatis mapper XML read into a small, picklable tree (docs/sql.md §1).
 
 A mapper file is an XML document whose root is ``<mapper namespace="…">``; its
 ``<select|insert|update|delete>`` elements are statements, ``<sql id>`` elements

@@ -1,4 +1,4 @@
-"""MyBatis-Plus inherited statements (SPEC §4.7).
+"""MyBatis-Plus inherited statements (docs/sql.md §6).
 
 A mapper interface that extends ``BaseMapper<T>`` (directly, through in-repo generic mappers, or
 through a base a rule names, such as ``MPJBaseMapper<T>``) gets MyBatis-Plus's injected CRUD

@@ -1,4 +1,4 @@
-"""Logical tables from physical names, only on evidence (SPEC §4.8).
+"""Logical tables from physical names, only on evidence (docs/sql.md §5).
 
 A physical name collapses into a logical table when
 
