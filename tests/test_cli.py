@@ -75,3 +75,20 @@ def test_user_errors_exit_2_with_one_line():
         result = runner.invoke(app, args, prog_name="diting")
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output
+
+
+def test_a_reader_gone_away_is_exit_141_never_a_finding(tmp_path):
+    """`diting verify … | head`: the pipe closes before everything is written. Exit 1 means
+    findings for verify; a closed pipe is 141 (128 + SIGPIPE), quietly."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    samples = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+    for args in (["verify", str(samples)], ["rules", "--only", "dubbo"]):
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone before the first write
+        proc = subprocess.run([sys.executable, "-m", "diting", *args], stdout=w, stderr=subprocess.PIPE)
+        os.close(w)
+        assert proc.returncode == 141, (args, proc.returncode, proc.stderr)
+        assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr, proc.stderr

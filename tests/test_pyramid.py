@@ -222,7 +222,7 @@ def test_cli_and_a_rebuilt_graph_drops_the_stale_pyramid(graph, tmp_path):
     copy = tmp_path / "g.duckdb"
     shutil.copy(db, copy)
     r = run_cli("pyramid", "--db", str(copy), "--out", str(tmp_path / "p"))
-    assert r.returncode == 0 and "28 entry card(s)" in r.stderr, r.stderr
+    assert r.returncode == 0 and "28 entry card(s)" in r.stdout, r.stdout + r.stderr
     build(copy, [SAMPLES])  # nothing changes, but the build drops the derived tables
     assert query(copy, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'entry_cards'")[1] == [(0,)]
     for args, msg in [(("--db", str(tmp_path / "none.duckdb")), "no such graph database"),
@@ -694,3 +694,29 @@ def test_noise_the_ledger_rules_exclude_is_off_the_cards_and_the_flows(tmp_path)
     assert rejected == ['throw new IllegalStateException("too many");']
     assert card["complete"], card["unresolved"]  # the generated criteria SQL's ${} is excluded, not unknown
 
+
+
+def test_an_arm_that_returns_inside_before_it_fails_is_not_said_to_reject(tmp_path):
+    """`if (saved > 0) { if (linesSaved > 0) return no; Fail.now(); }` — the arm ends in a call that
+    always throws, but an inner branch returns first: it rejects only unless that inner branch
+    leaves, and says so; an arm whose last call always throws and holds no return rejects."""
+    till = (
+        "public class Till {\n"
+        "  static void fail(String m) { throw new IllegalStateException(m); }\n"
+        "  @org.springframework.web.bind.annotation.PostMapping(\"/save\")\n"
+        "  public String save(int saved, int lines) {\n"
+        "    if (saved > 0) {\n"
+        "      if (lines > 0) { return \"no-1\"; }\n"
+        "      fail(\"lines\");\n"
+        "    }\n"
+        "    if (saved < 0) { fail(\"negative\"); }\n"
+        "    fail(\"db\");\n"
+        "    return \"x\";\n"
+        "  }\n"
+        "}\n")
+    p = _shop_pyramid(tmp_path, {"Till": "@org.springframework.web.bind.annotation.RestController\n" + till})
+    card = next(c for c in p.cards if c["urn"].endswith("/save#POST"))
+    texts = [s["text"] for s in card["statements"] if s["text"].startswith("In Till#save(")]
+    assert any("when `saved > 0`: rejects unless an inner branch returns first (calls Till#fail(String)" in t
+               for t in texts), texts
+    assert any("when `saved < 0`: rejects (calls Till#fail(String)" in t for t in texts), texts

@@ -74,7 +74,7 @@ def test_rederive_catches_a_resealed_edit(estate, estate_scan, tmp_path, tamper,
     what = tamper(pkg)
     reseal(pkg)
     assert verify_package(pkg, deep=True, repo=repo) == [], "the edit passes every digest (the premise)"
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(pkg))
     assert r.returncode == 1, r.stdout + r.stderr
     assert what in r.stdout, r.stdout
     assert "Traceback" not in r.stderr
@@ -83,7 +83,7 @@ def test_rederive_catches_a_resealed_edit(estate, estate_scan, tmp_path, tamper,
 def test_rederive_passes_an_untouched_package_and_groups_one_scan(estate, estate_scan, tmp_path):
     repo, _ = estate
     pkgs = [_pkg(estate_scan, tmp_path, s) for s in ("order-center", "lib:trade-parent", "payment-center")]
-    r = run_cli("verify", "--rederive", "--repo", str(repo), *map(str, pkgs))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), *map(str, pkgs))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("re-derived: byte-identical") == 3
 
@@ -157,12 +157,12 @@ def test_rederive_needs_the_inputs_it_cannot_read_from_the_package(estate, estat
     shutil.copyfile(Path(__file__).resolve().parents[1] / "rules" / "dubbo.yaml", rules / "extra.yaml")
     text = (rules / "extra.yaml").read_text().replace("id: dubbo.", "id: extra.")
     (rules / "extra.yaml").write_text(text)
-    r = run_cli("verify", "--rederive", "--repo", str(repo), "--rules", str(rules), str(pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), "--rules", str(rules), str(pkg))
     assert r.returncode == 2 and "scanned with other rules" in r.stderr, r.stderr
     ai = json.loads((pkg / "analysis_input.json").read_text())
     ai["tool_versions"]["tree-sitter-java"] = "0.0.1"
     (pkg / "analysis_input.json").write_bytes((dumps(ai) + "\n").encode("utf-8"))
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(pkg))
     assert r.returncode == 1  # the digest no longer matches: the default checks already refuse it
 
 
@@ -194,23 +194,23 @@ def test_rederive_tells_another_build_from_an_edit(estate, estate_scan, tmp_path
     repo, _ = estate
     other = _pkg(estate_scan, tmp_path / "other")
     _reinput(other, lambda ai: ai["tool_versions"].update({"sqlglot": "0.0.1"}))
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(other))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(other))
     assert r.returncode == 2 and "other tool versions" in r.stderr and "sqlglot 0.0.1" in r.stderr, r.stderr
     build_pkg = _pkg(estate_scan, tmp_path / "build")
     _change_binding_value(build_pkg)
     _reinput(build_pkg, lambda ai: ai["budgets"].update({"max_expr_depth": 65}))
     assert verify_package(build_pkg, deep=True) == []
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(build_pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(build_pkg))
     assert r.returncode == 1 and "budgets.max_expr_depth is 65 here, 64 when re-derived" in r.stdout, r.stdout
     assert "binding of" in r.stdout and "-forged" in r.stdout
     gone = _pkg(estate_scan, tmp_path / "gone")
     _reinput(gone, lambda ai: ai.pop("scan_options"))
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(gone))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(gone))
     assert r.returncode == 1 and "records no scan_options" in r.stdout, r.stdout
     edit_pkg = _pkg(estate_scan, tmp_path / "edit")
     _reinput(edit_pkg, lambda ai: ai["config_files"].pop())
     assert verify_package(edit_pkg, deep=True) == []
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(edit_pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(edit_pkg))
     assert r.returncode == 1
     findings = [ln for ln in r.stdout.splitlines() if ln.startswith("  ")]
     assert findings[0].startswith("  analysis_input.json: differs from the re-derived file: config_files[")
@@ -246,7 +246,7 @@ def test_rederive_names_a_retargeted_call_and_keeps_what_it_made(estate, estate_
     reseal(pkg)
     assert verify_package(pkg, deep=True, repo=repo) == []
     keep = tmp_path / "again"
-    r = run_cli("verify", "--rederive", "--repo", str(repo), "--rederive-out", str(keep), str(pkg))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), "--rederive-out", str(keep), str(pkg))
     assert r.returncode == 1
     line = next(ln for ln in r.stdout.splitlines() if "replaces the re-derived" in ln)
     assert "target_ref.record_id is" in line and old_target[-20:-1] in line.replace("…", ""), line
@@ -288,7 +288,7 @@ def test_rederive_finds_a_renamed_package_and_refuses_a_foreign_repository(estat
     repo, _ = estate
     pkg = _pkg(estate_scan, tmp_path)
     renamed = pkg.rename(tmp_path / "my-copy")
-    r = run_cli("verify", "--rederive", "--repo", str(repo), str(renamed))
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(renamed))
     assert r.returncode == 0 and "byte-identical" in r.stdout, r.stdout + r.stderr
     other = tmp_path / "other-repo"
     other.mkdir()
@@ -301,8 +301,96 @@ def test_rederive_finds_a_renamed_package_and_refuses_a_foreign_repository(estat
         assert r.returncode == 2 and "is not in" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_graph_build_never_writes_into_a_package(estate_scan, tmp_path):
+def test_no_command_writes_into_a_package(estate, estate_scan, tmp_path):
+    """A package holds its own files only: every command that writes (a database, a report, an
+    export, packages, schemas) refuses a target inside a package, through a symbolic link too, and
+    the package still verifies."""
+    repo, sha = estate
     pkg = _pkg(estate_scan, tmp_path)
-    r = run_cli("graph", "build", "--db", str(pkg / "g.duckdb"), str(pkg))
-    assert r.returncode == 2 and "inside the package" in r.stderr
-    assert not (pkg / "g.duckdb").exists() and verify_package(pkg) == []
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(pkg / "g.duckdb")  # dangling: it would create the file inside the package
+    db = tmp_path / "ok.duckdb"
+    assert run_cli("graph", "build", "--fast", "--db", str(db), str(pkg)).returncode == 0
+    for args in (("graph", "build", "--db", str(pkg / "g.duckdb"), str(pkg)),
+                 ("graph", "build", "--db", str(link), str(pkg)),
+                 ("coverage", str(pkg), "--out", str(pkg / "coverage.json")),
+                 ("export", "--db", str(db), "--format", "dot", "--out", str(pkg / "entities.jsonl")),
+                 ("export", "--db", str(db), "--format", "parquet", "--out", str(pkg)),
+                 ("scan", str(repo), "--commit", sha, "--out", str(pkg), "--quiet"),
+                 ("schema", "--out", str(pkg / "schemas")),
+                 ("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), "--rederive-out",
+                  str(pkg), str(pkg))):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "inside the package" in r.stderr, (args, r.stderr)
+    assert verify_package(pkg, deep=True) == []
+    listed = [f["path"] for f in json.loads((pkg / "manifest.json").read_text())["files"]]
+    assert sorted(p.name for p in pkg.iterdir()) == sorted([*listed, "manifest.json"])
+
+
+_WRONG = [True, 5, "x", {}, [5], [{}], {"scan_id": {}, "record_id": {}}, None]
+
+
+def _mutations(rec: dict, depth: int = 2):
+    """(path, value) pairs: every field of ``rec`` (and of its objects and first list items, to
+    ``depth`` levels) set to each wrongly typed value."""
+    todo = [((), rec, depth)]
+    while todo:
+        path, obj, d = todo.pop()
+        keys = list(obj) if isinstance(obj, dict) else [0] if isinstance(obj, list) and obj else []
+        for k in keys:
+            for wrong in _WRONG:
+                yield (*path, k), wrong
+            if d > 1 and isinstance(obj[k], (dict, list)):
+                todo.append(((*path, k), obj[k], d - 1))
+
+
+def test_no_wrongly_typed_field_crashes_a_reader(tmp_path):
+    """Every field of a record of every file, at two levels, set to a wrongly typed value and the
+    package re-hashed: verify --deep reports it (file and line) and graph build and coverage refuse
+    it with one message, never an internal error."""
+    from diting.errors import UserError
+    from diting.graph.store import build
+    samples = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+    src = next(p for p in samples.iterdir() if p.name.startswith("stock-center@"))
+    n = 0
+    for name in ("entities.jsonl", "relations.jsonl", "source_segments.jsonl", "config_bindings.jsonl",
+                 "diagnostics.jsonl", "branch_ledger.jsonl"):
+        first = json.loads((src / name).read_text().splitlines()[0])
+        for path, wrong in _mutations(first):
+            pkg = tmp_path / f"m{n}" / src.name
+            shutil.copytree(src, pkg)
+            lines = (pkg / name).read_text().splitlines()
+            rec = json.loads(lines[0])
+            target = rec
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = wrong
+            lines[0] = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            (pkg / name).write_text("\n".join(lines) + "\n")
+            reseal(pkg)
+            verify_package(pkg, deep=True)  # findings or none, never an exception
+            if n % 7 == 0:  # the readers that check records by default, on a sample of the edits
+                try:
+                    build(tmp_path / f"g{n}.duckdb", [pkg])
+                except UserError:
+                    pass
+            shutil.rmtree(tmp_path / f"m{n}")
+            n += 1
+    assert n > 300
+
+
+def test_rederive_checks_the_repository_a_package_names(estate, estate_scan, tmp_path):
+    """A package relabelled to another repository (repo_id rewritten everywhere, re-hashed) is
+    self-consistent and re-derives byte for byte under its own claim — so the claim is an input:
+    without --repo-id it must be the repository's default id, with it the two must agree."""
+    repo, _ = estate
+    pkg = _pkg(estate_scan, tmp_path)
+    for name in ("analysis_input.json", "manifest.json", "source_segments.jsonl"):
+        f = pkg / name
+        f.write_text(f.read_text().replace('"repo_id":"fixtures/estate"', '"repo_id":"github.com/evil/x"'))
+    _reinput(pkg, lambda ai: None)  # input_digest, scan_id and digests follow the edit
+    assert verify_package(pkg, deep=True) == []
+    r = run_cli("verify", "--rederive", "--repo", str(repo), str(pkg))
+    assert r.returncode == 2 and "names repository 'github.com/evil/x'" in r.stderr, r.stderr
+    r = run_cli("verify", "--rederive", "--repo-id", "fixtures/estate", "--repo", str(repo), str(pkg))
+    assert r.returncode == 1 and "not 'fixtures/estate' (--repo-id)" in r.stdout, r.stdout

@@ -69,6 +69,14 @@ err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 out = Console(soft_wrap=True, markup=False, highlight=False)
 
 
+def _broken_pipe() -> None:
+    raise BrokenPipeError  # rich would exit 1 here, which means findings: the command wrapper says 141
+
+
+out.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+stdout = out  # for the commands whose --out parameter hides the name
+
+
 def _safe(value: object) -> str:
     """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``, lines kept."""
     from diting.graph.export import printable
@@ -184,6 +192,10 @@ def verify(
     jobs: Annotated[int, typer.Option("--jobs", min=0, max=MAX_WORKERS,
                                       help="Worker processes for the record checks and the re-derivation (0: one "
                                            "per CPU).")] = 0,
+    rederive_repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="With --rederive: the repository id "
+                                                                           "the scan was given (default: the "
+                                                                           "repository's origin URL, else its "
+                                                                           "directory name).")] = None,
     rederive_out: Annotated[Optional[Path], typer.Option("--rederive-out", help="With --rederive: keep the packages "
                                                                                 "made again here (to 'diting diff' "
                                                                                 "them).")] = None,
@@ -195,8 +207,8 @@ def verify(
     from diting.ir.verify import verify_packages
     if rederive and repo is None:
         _fail("--rederive scans the package's commit again: give the repository with --repo")
-    if not rederive and (rules or inventory or config_snapshot or rederive_out):
-        _fail("--rules, --inventory, --config-snapshot and --rederive-out go with --rederive")
+    if not rederive and (rules or inventory or config_snapshot or rederive_out or rederive_repo_id is not None):
+        _fail("--rules, --inventory, --config-snapshot, --repo-id and --rederive-out go with --rederive")
     total = 0
     report = []
     try:
@@ -209,7 +221,7 @@ def verify(
             from diting.scan.rederive import RederiveInputs
             from diting.scan.rederive import rederive as rederive_packages
             again = rederive_packages([p for p, f in found.items() if not f], RederiveInputs(
-                repo, rules or [], inventory, config_snapshot, jobs), keep=rederive_out)
+                repo, rules or [], inventory, config_snapshot, jobs, rederive_repo_id), keep=rederive_out)
             for pkg, findings in again.items():
                 found[pkg] = findings
         for pkg, findings in found.items():
@@ -480,7 +492,7 @@ def pyramid_cmd(
         p = build_pyramid(db, out)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
-    say(err, f"{len(p.profiles)} service profile(s), {len(p.cards)} entry card(s) "
+    say(stdout, f"{len(p.profiles)} service profile(s), {len(p.cards)} entry card(s) "
              f"({sum(1 for c in p.cards if c['complete'])} complete), {len(p.rules)} business rule(s), "
              f"{len(p.flows)} flow(s) with {len(p.steps)} step(s) in {db}" + (f"; pages in {out}" if out else ""))
 
@@ -511,6 +523,9 @@ def schema(out_dir: Annotated[Path, typer.Option("--out", help="Directory for th
     from diting.ir.schema_export import export_schemas
     try:
         written = export_schemas(out_dir)
+    except UserError as exc:
+        _fail(exc.message, exc.exit_code)
+        return
     except OSError as exc:
         _fail(f"cannot write schemas into {out_dir}: {exc.strerror or exc}")
         return
@@ -562,8 +577,8 @@ def demo(
     workdir: Annotated[Path, typer.Option("--workdir", help="Directory for the fixture repository and packages.")]
     = Path("diting-demo"),
 ) -> None:
-    """The whole job on the bundled fixture estate (five services: order, payment, stock,
-    fulfillment, promotion), in nine printed steps: 1 build it into a git repository; 2 scan it into
+    """The whole job on the bundled fixture estate (six services of order, payment, stock,
+    fulfillment and promotion in one repository), in nine printed steps and a tenth of what to try next: 1 build it into a git repository; 2 scan it into
     packages; 3 verify every package (--deep, segments re-read); 4 what each package holds; 5 its
     coverage; 6 example SQL over the package files, with the answers; 7 the relation graph, aligned
     across services; 8 the estate's coverage over the graph; 9 the pyramid (entry cards, service
@@ -686,6 +701,9 @@ def _demo_run(d, workdir: Path):
     return repo, ir, bad
 
 
+#: the exit code when standard output is closed before everything was written (128 + SIGPIPE, as a
+#: shell reports a process a closed pipe ended): never 1, which means findings
+EXIT_BROKEN_PIPE = 141
 #: seconds between Ctrl-C and a forced exit, when the interrupted work does not stop by itself
 INTERRUPT_GRACE_SECONDS = 10
 
@@ -714,6 +732,10 @@ def run() -> None:
         raise KeyboardInterrupt
 
     from diting.interrupts import ignore_interrupts
+    # worker pools register their semaphores with multiprocessing's resource tracker, which warns on
+    # stderr about "leaked" ones when this process is killed (-9) — it cleans them up all the same;
+    # it is started with this process's warning options
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     for group in (app, graph_app):
         for cmd in group.registered_commands:
             if cmd.callback is not None and not hasattr(cmd.callback, "__wrapped__"):
@@ -745,10 +767,19 @@ def _ends_interruptible(callback):
     @functools.wraps(callback)
     def command(*args, **kwargs):
         try:
-            result = callback(*args, **kwargs)
+            try:
+                result = callback(*args, **kwargs)
+            finally:
+                sys.stdout.flush()  # here, so a reader gone away is seen as that (below)
         except (typer.Exit, SystemExit):
             ignore_interrupts()
             raise
+        except BrokenPipeError:  # the reader went away (| head): not a finding, not an error of ours
+            ignore_interrupts()
+            import os
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere, silently
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         ignore_interrupts()
         return result
     return command

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.errors import UserError
+from diting.ir.writer import refuse_inside_package
 
 FORMATS = ("parquet", "graphml", "dot", "mermaid")
 UNKNOWN = "?"
@@ -160,6 +161,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     would give (``mkstemp`` makes it 0600)."""
     if path.is_dir():
         raise UserError(f"{path}: is a directory; give a file name (or '-' for standard output)")
+    refuse_inside_package(path, "--out")
     _regular_or_absent(path)
     if not path.parent.is_dir():
         raise UserError(f"{path}: no such directory {path.parent}")
@@ -200,6 +202,7 @@ def export(con, fmt: str, out: Path, service: str | None = None) -> list[Path]:
 def _parquet(con, out: Path, service: str | None) -> list[Path]:
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: Parquet export writes a directory of files; this is a file")
+    refuse_inside_package(out, "--out")
     if service is not None:
         if not con.execute("SELECT count(*) FROM packages WHERE service_id = ?", [service]).fetchone()[0]:
             raise UserError(f"no package of service {service!r} in the graph")

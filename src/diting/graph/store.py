@@ -27,7 +27,7 @@ from diting.interrupts import CommitGate
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
-from diting.ir.writer import package_dirs
+from diting.ir.writer import package_dirs, refuse_inside_package
 from diting.limits import DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QUERY_TIMEOUT
 
 REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
@@ -386,16 +386,6 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
     return out, duplicates
 
 
-def _refuse_inside_packages(db: Path, paths: list[Path]) -> None:
-    """Raise :class:`UserError` when ``db`` would be written into a package directory (a package
-    holds its own files only: the next reader would refuse it) or inside one of ``paths``' packages."""
-    parent = db.parent.resolve()
-    for up in (parent, *parent.parents):
-        if (up / "manifest.json").is_file():
-            raise UserError(f"--db {db}: inside the package {up}; a package holds its own files only — put the "
-                            "database elsewhere")
-
-
 def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = True,
           gate: CommitGate | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
@@ -419,7 +409,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             return build(db, paths, replace, label, deep, own)
     import duckdb
     from diting.ir.writer import fsync_path, sweep_leftovers
-    _refuse_inside_packages(db, paths)
+    refuse_inside_package(db, "--db")
     manifests, duplicates = _read_packages(paths, deep)
     existed = db.exists() or db.is_symlink()
     if existed:

@@ -58,6 +58,8 @@ def render(schema: dict[str, Any]) -> str:
 
 def export_schemas(out_dir: Path) -> list[Path]:
     """Write every schema into ``out_dir``; returns the written paths. Raises OSError."""
+    from diting.ir.writer import refuse_inside_package
+    refuse_inside_package(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, s in sorted(schemas().items()):

@@ -63,6 +63,13 @@ class VerifyFinding:
 _REF_KEYS = {"scan_id", "record_id"}
 
 
+def _is_ref(v: dict[str, Any]) -> bool:
+    """A ``{scan_id, record_id}`` reference: both text (an object of that shape holding other values,
+    in free-form attributes, is data, not a reference)."""
+    return len(v) == 2 and v.keys() == _REF_KEYS and isinstance(v["scan_id"], str) and \
+        isinstance(v["record_id"], str)
+
+
 def _refs(value: Any) -> list[dict[str, Any]]:
     """Every ``{scan_id, record_id}`` reference inside ``value`` (iterative: no recursion over
     input)."""
@@ -71,7 +78,7 @@ def _refs(value: Any) -> list[dict[str, Any]]:
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
-            if len(v) == 2 and v.keys() == _REF_KEYS:
+            if _is_ref(v):
                 out.append(v)
             else:
                 stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
@@ -86,7 +93,7 @@ def _ref_paths(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     while stack:
         path, v = stack.pop()
         if isinstance(v, dict):
-            if len(v) == 2 and v.keys() == _REF_KEYS:
+            if _is_ref(v):
                 yield path, v
                 continue
             stack.extend((f"{path}.{k}" if path else k, x) for k, x in reversed(list(v.items())))
@@ -290,7 +297,11 @@ class _Verifier:
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"] if p != "root")
-                    self.add(name, lineno, rid, f"invalid record: {where}: {first['msg']}")
+                    self.add(name, lineno, rid if isinstance(rid, str) else None,
+                             f"invalid record: {where}: {first['msg']}")
+                    if isinstance(rid, str) and rid not in owner:
+                        owner[rid] = (name, lineno)  # it exists: no cascade of dangling references to it
+                    continue  # the checks below read its fields as the model types them
                 if not isinstance(rid, str):
                     continue
                 if prev is not None and rid <= prev:
@@ -430,7 +441,7 @@ class _Verifier:
                 self.add("relations.jsonl", lineno, rid, f"diagnostic_ref {d.get('record_id')!r} is not a diagnostic")
         if kind == "CALLS":
             attrs = o.get("attributes") or {}
-            if attrs.get("dispatch_kind") not in DISPATCH_KINDS:
+            if not isinstance(attrs.get("dispatch_kind"), str) or attrs["dispatch_kind"] not in DISPATCH_KINDS:
                 self.add("relations.jsonl", lineno, rid, f"dispatch_kind {attrs.get('dispatch_kind')!r} is not one of "
                                                          f"{', '.join(sorted(DISPATCH_KINDS))}")
             site = o.get("callsite_id")

@@ -281,3 +281,15 @@ def package_dirs(paths: list[Path]) -> list[Path]:
         else:
             raise UserError(f"{p}: not an IR package directory")
     return out
+
+
+def refuse_inside_package(path: Path, what: str) -> None:
+    """Raise :class:`UserError` when writing ``path`` would write into an IR package: ``path`` (its
+    symbolic links followed, a dangling one too) is a package directory or lies inside one. A
+    package holds its own files only — anything else makes it fail verification, so no command
+    writes there. ``what`` names the option for the message (``--db``, ``--out`` …)."""
+    target = Path(os.path.realpath(path))
+    for up in (target, *target.parents):
+        if (up / "manifest.json").is_file():
+            raise UserError(f"{what} {path}: inside the package {up}; a package holds its own files only — write "
+                            "elsewhere")

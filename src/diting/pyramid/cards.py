@@ -155,8 +155,9 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
                                    when=_guard_text(facts, parent["record_id"]) if parent else ""))
         else:
             rejects = facts.rejecting_calls(item["effects"])
-            outcome = (f"rejects (calls {facts.name(facts.relations[rejects[0]]['target'])}, which always throws)"
-                       if rejects else "adds its fragment to the statement" if item["branch_kind"] in _SQL_KINDS
+            outcome = (("rejects unless an inner branch returns first" if facts.leaves_early(item["branch_id"])
+                        else "rejects") + f" (calls {facts.name(facts.relations[rejects[0]]['target'])}, which "
+                       "always throws)" if rejects else "adds its fragment to the statement" if item["branch_kind"] in _SQL_KINDS
                        else _OUTCOME.get(item["outcome"], item["outcome"].lower()))
             arm, code = arm_words(item)
             stmts.append(statement("CONDITION", [(rid, "branch")], method=method, arm=arm, condition=code,

@@ -41,6 +41,7 @@ class PackageFacts:
     #: relation id → the innermost ledger item that lists it as an effect
     guard_of: dict[str, str] = field(default_factory=dict)
     _by_branch: dict[str, dict[str, Any]] | None = None
+    _returning: set[str] | None = None
     _throws: set[str] | None = None
     _wordings: dict[tuple[str, str, str, str], int] | None = None
 
@@ -161,6 +162,22 @@ class PackageFacts:
         if self._by_branch is None:
             self._by_branch = {i["branch_id"]: i for i in self.ledger.values()}
         return self._by_branch
+
+    def leaves_early(self, branch_id: str) -> bool:
+        """Whether an arm nested in ``branch_id`` (at any depth) returns: control may leave the arm
+        there, before the arm's own last statement (a nested success ``return`` ahead of a
+        fall-through ``fail(…)``)."""
+        if self._returning is None:
+            ups: set[str] = set()
+            by = self.by_branch()
+            for item in self.ledger.values():
+                if item["outcome"] == "RETURN" or item["branch_kind"] == "RETURN":
+                    parent = item["parent"]
+                    while parent and parent not in ups:
+                        ups.add(parent)
+                        parent = (by.get(parent) or {}).get("parent")
+            self._returning = ups
+        return branch_id in self._returning
 
     def name(self, rid: str | None) -> str:
         """A short readable name of a record: a method as ``Class#name(params)``, else its urn or name."""

@@ -56,7 +56,7 @@ from diting.inventory.services import (
 )
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, Placeholders, RecordSet
-from diting.ir.writer import package_dir_name, sweep_leftovers
+from diting.ir.writer import package_dir_name, refuse_inside_package, sweep_leftovers
 from diting.java.constants import ConstantFolder
 from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import MainMethod, ModuleJava, ModuleJavaResult
@@ -246,6 +246,7 @@ class Scanner:
 
     def __init__(self, repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> None:
         self.options = options
+        refuse_inside_package(options.out, "--out")  # a package holds its own files only
         self.repo = GitRepo(repo_path)
         self.commit = self.repo.resolve_commit(rev)
         self.repo_id, self.repo_id_basis = (options.repo_id, "--repo-id") if options.repo_id else \

@@ -18,6 +18,8 @@ each), in a temporary directory removed afterwards.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,8 @@ class RederiveInputs:
     inventory: Path | None = None
     config_snapshot: Path | None = None
     jobs: int = 0
+    #: the repository's id as the scan was given it (``--repo-id``); None: the repository's default
+    repo_id: str | None = None
 
 
 def _read_json(pkg: Path, name: str) -> dict[str, Any]:
@@ -100,6 +104,9 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
     from diting.rules import load_rules
     from diting.limits import MAX_FILE_BYTES_LIMIT
     from diting.scan.pipeline import ScanOptions, bounded_int, scan
+    if keep is not None:
+        from diting.ir.writer import refuse_inside_package
+        refuse_inside_package(keep, "--rederive-out")
     rules_digest = load_rules(inputs.rules_dirs).digest_entries()
     inventory_sha = InventoryFile.load(inputs.inventory).sha256 if inputs.inventory else None
     snapshot_sha = ConfigSnapshot.load(inputs.config_snapshot).sha256 if inputs.config_snapshot else None
@@ -114,8 +121,23 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
             out[pkg] = [VerifyFinding("analysis_input.json", None, None, why)]
             continue
         groups.setdefault(_options_key(ai), []).append((pkg, manifest, ai))
-    from diting.source.git import GitRepo
+    from diting.source.git import GitRepo, default_repo_id
     with GitRepo(inputs.repo) as git:
+        default, basis = default_repo_id(git)
+        for key in list(groups):  # the repository's identity is an input too: the package's claim is checked
+            kept = []
+            for pkg, manifest, ai in groups[key]:
+                claimed = ai["repo_id"]
+                if inputs.repo_id is None and claimed != default:
+                    raise UserError(f"{pkg}: names repository {claimed!r}; {inputs.repo} is {default!r} by its "
+                                    f"{basis}: give --repo-id {claimed} to say it is that repository")
+                if inputs.repo_id is not None and claimed != inputs.repo_id:
+                    out[pkg] = [VerifyFinding("analysis_input.json", None, None, f"the package names repository "
+                                              f"{claimed!r}, not {inputs.repo_id!r} (--repo-id)")]
+                    continue
+                kept.append((pkg, manifest, ai))
+            groups[key] = kept
+        groups = {k: v for k, v in groups.items() if v}
         for members in groups.values():
             commit = members[0][2]["commit_sha"]
             try:
@@ -127,7 +149,7 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
         ai = members[0][2]
         opts = ai["scan_options"]
         profile = opts.get("profile")
-        with tempfile.TemporaryDirectory(prefix="diting-rederive-") as tmp:
+        with _work_dir() as tmp:
             dest = (keep / str(n) if len(groups) > 1 else keep) if keep is not None else Path(tmp) / "out"
             options = ScanOptions(
                 out=dest, services=sorted({a["service"]["service_id"] for _, _, a in members}),
@@ -157,6 +179,23 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
                     continue
                 out[pkg] = compare_packages(pkg, again)
     return out
+
+
+@contextlib.contextmanager
+def _work_dir():
+    """A directory for one re-scan in the system's temporary folder, removed afterwards; named as a
+    writer's leftover (``.diting-rederive.tmp-{pid}-{hex}``), so one a killed re-derivation left is
+    swept by the next (never one of a live process)."""
+    import os
+    from diting.ir.writer import sweep_leftovers
+    base = Path(tempfile.gettempdir())
+    sweep_leftovers(base, "diting-rederive")
+    tmp = base / f".diting-rederive.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp.mkdir(mode=0o700)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _profiles(pkg: Path) -> Any:
