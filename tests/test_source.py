@@ -209,7 +209,7 @@ def _filtered_clone(tmp_path, files: dict[str, str], filter_spec: str):
     subprocess.run(["git", "clone", "-q", "--bare", f"--filter={filter_spec}", f"file://{upstream}", str(clone)],
                    check=True, capture_output=True)
     assert subprocess.run(["git", "-C", str(clone), "config", "remote.origin.promisor"], capture_output=True,
-                          text=True).stdout.strip() == "true"
+                          text=True, check=True).stdout.strip() == "true"
     return clone, sha
 
 
@@ -250,9 +250,10 @@ def test_a_blob_size_filtered_clone_reads_every_present_file(tmp_path):
     (pkg,) = scan_repo(clone, tmp_path / "out", sha).packages
     assert pkg.service_id == "shop" and pkg.status == "PARTIAL"
     diags = [json.loads(x) for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()]
+    lost = _oid(clone, sha, "src/main/java/com/ex/Big.java")
     assert [(d["code"], d["message"]) for d in diags if d["severity"] == "ERROR"] == [
-        ("FILE_UNREADABLE", f"src/main/java/com/ex/Big.java: blob {_oid(clone, sha, 'src/main/java/com/ex/Big.java')[:12]}"
-                            " is missing from the object database (a partial or shallow clone?); not read")]
+        ("FILE_UNREADABLE", f"src/main/java/com/ex/Big.java: blob {lost[:12]} is missing from the object database "
+                            "(a partial or shallow clone?); not read")]
     names = {json.loads(x)["name"] for x in (pkg.path / "entities.jsonl").read_text().splitlines()}
     assert {"com.ex.App", "com.ex.Small"} <= names and "com.ex.Big" not in names
     entity = next(json.loads(x) for x in (pkg.path / "entities.jsonl").read_text().splitlines()
