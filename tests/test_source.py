@@ -22,6 +22,28 @@ from tests.conftest import make_repo
     ("ssh://git@code.jd.com:22/trade/order.git", "code.jd.com:22/trade/order"),
     ("/srv/git/repo.git", None),
     ("file:///srv/git/repo.git", None),
+    # the query and the fragment may carry a token: neither is part of the id (then .git goes)
+    ("https://user@host:8443/p/q.git?token=abc#frag", "host:8443/p/q"),
+    ("https://host/p/q.git#frag?token=abc", "host/p/q"),
+    ("https://host/p/q?private_token=abc", "host/p/q"),
+    ("https://host?token=abc", "host"),
+    ("https://host#token=abc", "host"),
+    ("git@host:p/q.git?token=abc", "host/p/q"),
+    # userinfo, however written: a password holding '@', ':' or '?'; none where the authority is no
+    # host[:port] once it is gone (a password with '/' would leave part of itself in the id)
+    ("https://u:p@ss@host/p/q.git", "host/p/q"),
+    ("https://u:p?ss@host/p/q.git", "host/p/q"),
+    ("https://u:p/ss@host/p/q.git", None),
+    ("a@b@host:p/q.git", "host/p/q"),
+    ("https://oauth2:glpat-x@[2001:db8::1]:8443/p/q.git", "[2001:db8::1]:8443/p/q"),
+    # ports as written; ssh:// and scp-like forms; trailing slashes
+    ("ssh://host:2222/p/q/", "host:2222/p/q"),
+    ("ssh://git@host/~user/q.git", "host/~user/q"),
+    ("git://host/p/q.git/", "host/p/q"),
+    ("https://host/p/q.git///", "host/p/q"),
+    ("https://host/", "host"),
+    ("host:p/q", "host/p/q"),
+    ("FILE:///srv/git/repo.git", None),
 ])
 def test_repo_id_from_url(url, expected):
     assert repo_id_from_url(url) == expected

@@ -460,31 +460,43 @@ def _parse_ls_tree(stdout: bytes, prefix: bytes, raw: bool = False) -> list:
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+#: what is left of a URL's authority once its userinfo is dropped: a host name or an IPv6 literal in
+#: brackets, and an optional port of digits (anything else may be part of a credential)
+_HOST_PORT = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[^\[\]:@/?#\s]+)(?::\d*)?$")
 
 
 def repo_id_from_url(url: str) -> str | None:
-    """Normalise a remote URL: no scheme, credentials, port-free scp form or ``.git``.
+    """The repository id a remote URL gives: host (with its port, as written) and path, without the
+    scheme, the userinfo (user name and password), the query and the fragment (either may carry a
+    token), trailing slashes and a final ``.git``.
 
-    ``https://user:pw@github.com/a/b.git`` → ``github.com/a/b``;
-    ``git@github.com:a/b.git`` → ``github.com/a/b``. Local paths give None.
+    ``https://user:pw@github.com/a/b.git?token=t#f`` → ``github.com/a/b``;
+    ``ssh://git@host:22/a/b.git/`` → ``host:22/a/b``; ``git@github.com:a/b.git`` → ``github.com/a/b``.
+    None for a local path or ``file://`` URL, and for a URL whose authority is no ``host[:port]`` once
+    the userinfo is gone (a password holding ``/`` or ``?`` would otherwise leak into the id): the
+    caller falls back to the directory name.
     """
     url = url.strip()
     if _SCHEME.match(url):
-        if url.startswith("file://"):
+        if url.lower().startswith("file://"):
             return None
         rest = _SCHEME.sub("", url)
-        host, _, path = rest.partition("/")
+        host, sep, path = rest.partition("/")
         host = host.rsplit("@", 1)[-1]
-        out = f"{host}/{path}" if path else host
+        if not sep:  # no path: the query or fragment may follow the authority at once
+            host = re.split(r"[?#]", host, maxsplit=1)[0]
+        if not _HOST_PORT.match(host):
+            return None
     else:
         m = _SCP.match(url)
         if not m or url.startswith("/") or url.startswith("."):
             return None
-        out = f"{m.group(1)}/{m.group(2)}"
-    out = out.rstrip("/")
-    if out.endswith(".git"):
-        out = out[:-4]
-    return out or None
+        host, path = m.group(1).rsplit("@", 1)[-1], m.group(2)
+    # an scp-like path has no query, but a token written after '?' is no part of a name either
+    path = re.split(r"[?#]", path, maxsplit=1)[0].rstrip("/")
+    if path.endswith(".git"):
+        path = path[:-4].rstrip("/")
+    return f"{host}/{path}" if path else host or None
 
 
 def default_repo_id(repo: GitRepo) -> tuple[str, str]:
