@@ -299,6 +299,7 @@ def query(
     import csv
     import io
     from diting.demo import format_table
+    from diting.graph.export import json_text, printable
     from diting.graph.store import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
@@ -338,16 +339,14 @@ def query(
         _fail(exc.message, exc.exit_code)
     headers, rows = got.headers, got.rows
     if fmt == "json":
-        print(json.dumps([dict(zip(headers, r, strict=True)) for r in rows], default=str, ensure_ascii=False,
-                         indent=1))
-    elif fmt == "csv":
+        print(json_text([dict(zip(headers, r, strict=True)) for r in rows], default=str, indent=1))
+    elif fmt == "csv":  # csv quotes a value holding a newline; any other control character is escaped
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(headers)
-        w.writerows(rows)
+        w.writerow([printable(str(h), lines=True) for h in headers])
+        w.writerows([["" if v is None else printable(str(v), lines=True) for v in r] for r in rows])
         sys.stdout.write(buf.getvalue())
     else:
-        from diting.graph.export import printable
         for line in format_table([printable(str(h)) for h in headers],
                                  [["-" if v is None else printable(str(v)) for v in r] for r in rows], indent=""):
             print(line)
