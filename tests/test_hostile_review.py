@@ -361,14 +361,33 @@ def test_a_circular_or_oversized_placeholder_says_so():
     assert cfg.get("d").value == "dflt" and MAX_VALUE_CHARS < 30 ** 5
 
 
+def test_a_placeholder_inside_a_key_is_filled_first_as_spring_fills_it():
+    """``w: ${w.${w}}`` was "leads to ${w.${w}}, which no config file has": Spring fills the key's own
+    placeholder first, meets ``w`` again and reports a circular reference. A nested key that does
+    resolve names the key Spring reads; a default is split off the filled key."""
+    from tests.test_config import _cfg
+    cfg = _cfg({"m/src/main/resources/application.properties":
+                "w=${w.${w}}\nenv=prod\ndb.prod.url=jdbc:x\nurl=${db.${env}.url}\nlost=${db.${nope}.url}\n"
+                "dflt=${db.${env}.port:3306}\nvia=${x.${w}}\n"})
+    got = {k: (cfg.get(k).status, cfg.get(k).value, cfg.get(k).basis, cfg.get(k).missing)
+           for k in ("w", "url", "lost", "dflt", "via", "db.${env}.url", "z.${w}")}
+    assert got == {"w": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w")),
+                   "url": ("RESOLVED", "jdbc:x", "CONFIG_FILE", ()),
+                   "lost": ("UNKNOWN", None, "PLACEHOLDER_UNRESOLVED", ("nope",)),
+                   "dflt": ("RESOLVED", "3306", "PLACEHOLDER_DEFAULT", ()),
+                   "via": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w")),
+                   "db.${env}.url": ("RESOLVED", "jdbc:x", "CONFIG_FILE", ()),  # a key read from code
+                   "z.${w}": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w"))}
+
+
 def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
     import json
     from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
     use = ("package shop;\n@org.springframework.stereotype.Component\npublic class Use {\n" + "".join(
         f"  @org.springframework.beans.factory.annotation.Value(\"${{{k}}}\") String f{i};\n"
-        for i, k in enumerate(("c", "a", "big", "m", "absent"))) + "}\n")
+        for i, k in enumerate(("c", "a", "big", "m", "absent", "w", "q.${env}:9"))) + "}\n")
     x = "x" * 30
-    props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nl0=" + x + "\n"
+    props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nw=${w.${w}}\nenv=prod\nq.prod=7\nl0=" + x + "\n"
              + "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5)) + "big=${l4}\n")
     repo, _ = make_repo(tmp_path, {
         "pom.xml": pom("svc", parent=None, body=BOOT_PLUGIN),
@@ -385,7 +404,11 @@ def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
         "the budget of one value; not expanded further)",
         "config://c has no value for profiles default (its placeholders are circular: ${c} → ${c})",
         "config://m has no value for profiles default (its placeholders lead to ${nowhere}, which no config file "
-        "of the active profiles has)"]
+        "of the active profiles has)",
+        "config://w has no value for profiles default (its placeholders are circular: ${w} → ${w})"]
+    bound = {json.loads(x)["config_key"]: json.loads(x)["value"]
+             for x in (pkg.path / "config_bindings.jsonl").read_text().splitlines()}
+    assert bound["config://q.prod"] == "7"  # the key Spring reads, its default split off after filling
 
 
 # ------------------------------------------------------------------ 9: why an <include> rendered nothing

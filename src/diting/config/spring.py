@@ -172,6 +172,22 @@ class SpringConfig:
             self.too_deep.setdefault(missing[-1], (None, 0))
         return out
 
+    def fill_key(self, name: str) -> tuple[str, str | None] | None:
+        """A placeholder's name holding placeholders of its own (``q.${env}:9``, the body of
+        ``${q.${env}:9}``) as Spring reads it: ``(key, default)`` once they are filled — a default is
+        split off the filled name at its first ``:`` unless a source has the whole name as a key —
+        or None when they do not fill (:meth:`get` of the name says why)."""
+        got, _, _, _ = self._placeholders(name, {}, 0)
+        return None if got is None else self._split_filled(got)
+
+    def _split_filled(self, name: str) -> tuple[str, str | None]:
+        """A filled placeholder name as ``(key, default)`` (Spring's order: the whole name as a key
+        first, then split at the first ``:``)."""
+        if ":" in name and not self._entries(canonical_key(name)):
+            key, default = name.split(":", 1)
+            return key, default
+        return name, None
+
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
         """Each source's entry of ``key``: its own, or — for a list written item by item
         (``key[0]``, ``key[1]`` …) — one entry of the items joined by commas, as Spring binds a
@@ -210,7 +226,16 @@ class SpringConfig:
         key whose placeholders reach further than :data:`MAX_PLACEHOLDER_DEPTH` levels is
         BUDGET_EXHAUSTED (and listed in :attr:`too_deep`); each of the three reaches every key whose
         value names it without a default, as does PLACEHOLDER_UNRESOLVED (``missing`` the keys no
-        source has)."""
+        source has). Placeholders inside a key — ``key`` itself, or a name in a value
+        (``${db.${env}.url}``) — are filled first, as Spring fills them; ``${w.${w}}`` in ``w``'s
+        value is a cycle."""
+        if "${" in key:  # a key read with placeholders of its own (${a.${env}}) is read once they are filled
+            name, why, missing, _ = self._placeholders(key, {}, 0)
+            if name is None:
+                if why == "BUDGET_EXHAUSTED":
+                    self.too_deep.setdefault(missing[-1], (None, 0))
+                return ResolvedValue(key, "UNKNOWN", None, basis=why, missing=tuple(missing))
+            key = name
         ck = canonical_key(key)
         rv, _ = self._get(ck, {}, 0)
         if rv.basis == "BUDGET_EXHAUSTED":
@@ -279,6 +304,16 @@ class SpringConfig:
         height = 0
         for ph in placeholders(value):
             name, default = ph.name, ph.default
+            if "${" in name:  # Spring fills a key's own placeholders first (${db.${env}.url}): a level down
+                if nesting >= MAX_NESTING:
+                    return None, "PLACEHOLDER_UNRESOLVED", missing + [name], height
+                got, why, more, below = self._placeholders(name, active, depth + 1, nesting + 1)
+                height = max(height, below + 1)
+                if why == "BUDGET_EXHAUSTED":
+                    return None, why, more, _TOO_DEEP
+                if got is None:  # ${w.${w}} in w's value is circular, as Spring says
+                    return None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height
+                name, default = self._split_filled(got)
             inner, below = self._get(canonical_key(name), active, depth + 1) if name.strip() else \
                 (ResolvedValue(name, "UNKNOWN", None), 0)
             height = max(height, below + 1)
@@ -373,15 +408,21 @@ def placeholders(value: str) -> list[Placeholder]:
             j += 1
         if end < 0:
             break
-        body = value[i + 2:end]
-        cut = body.find(":")
-        nested = body.find("${")
-        if cut >= 0 and (nested < 0 or cut < nested):
-            out.append(Placeholder(i, end + 1, body[:cut], body[cut + 1:]))
-        else:
-            out.append(Placeholder(i, end + 1, body, None))
+        out.append(Placeholder(i, end + 1, *split_default(value[i + 2:end])))
         i = value.find("${", end + 1)
     return out
+
+
+def split_default(body: str) -> tuple[str, str | None]:
+    """A placeholder's body (what stands between ``${`` and ``}``) as ``(name, default)``: split at
+    its first ``:`` unless a nested ``${`` comes first (then the name holds placeholders of its own,
+    filled before a default is split off it: :meth:`SpringConfig._placeholders`); default None
+    when there is no ``:``."""
+    cut = body.find(":")
+    nested = body.find("${")
+    if cut >= 0 and (nested < 0 or cut < nested):
+        return body[:cut], body[cut + 1:]
+    return body, None
 
 
 def profiles_match(condition: list[str], active: list[str]) -> bool:
