@@ -172,6 +172,22 @@ class SpringConfig:
             self.too_deep.setdefault(missing[-1], (None, 0))
         return out
 
+    def _fill_nested(self, text: str, name: str, missing: list[str], active: dict[str, None], depth: int,
+                     nesting: int, height: int) -> tuple[str | None, tuple | None, int]:
+        """``text`` — a nested default, or a placeholder name holding placeholders — expanded a level
+        below the placeholder ``name`` of a value ``depth`` levels down: ``(expanded, None, height)``,
+        or ``(None, what the value's expansion returns, height)`` when it does not expand (nested more
+        than :data:`MAX_NESTING` deep, over the depth budget, or a key of it without a value)."""
+        if nesting >= MAX_NESTING:
+            return None, (None, "PLACEHOLDER_UNRESOLVED", missing + [name], height), height
+        got, why, more, below = self._placeholders(text, active, depth + 1, nesting + 1)
+        height = max(height, below + 1)
+        if why == "BUDGET_EXHAUSTED":
+            return None, (None, why, more, _TOO_DEEP), _TOO_DEEP
+        if got is None:
+            return None, (None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height), height
+        return got, None, height
+
     def fill_key(self, name: str) -> tuple[str, str | None] | None:
         """A placeholder's name holding placeholders of its own (``q.${env}:9``, the body of
         ``${q.${env}:9}``) as Spring reads it: ``(key, default)`` once they are filled — a default is
@@ -305,14 +321,9 @@ class SpringConfig:
         for ph in placeholders(value):
             name, default = ph.name, ph.default
             if "${" in name:  # Spring fills a key's own placeholders first (${db.${env}.url}): a level down
-                if nesting >= MAX_NESTING:
-                    return None, "PLACEHOLDER_UNRESOLVED", missing + [name], height
-                got, why, more, below = self._placeholders(name, active, depth + 1, nesting + 1)
-                height = max(height, below + 1)
-                if why == "BUDGET_EXHAUSTED":
-                    return None, why, more, _TOO_DEEP
-                if got is None:  # ${w.${w}} in w's value is circular, as Spring says
-                    return None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height
+                got, failed, height = self._fill_nested(name, name, missing, active, depth, nesting, height)
+                if failed is not None:  # ${w.${w}} in w's value is circular, as Spring says
+                    return failed
                 name, default = self._split_filled(got)
             inner, below = self._get(canonical_key(name), active, depth + 1) if name.strip() else \
                 (ResolvedValue(name, "UNKNOWN", None), 0)
@@ -327,15 +338,9 @@ class SpringConfig:
             elif default is not None:
                 rep = default
                 if "${" in default:  # a nested default: ${a:${b:30}}
-                    if nesting >= MAX_NESTING:
-                        return None, "PLACEHOLDER_UNRESOLVED", missing + [name], height
-                    got, why, more, below = self._placeholders(default, active, depth + 1, nesting + 1)
-                    height = max(height, below + 1)
-                    if why == "BUDGET_EXHAUSTED":
-                        return None, why, more, _TOO_DEEP
-                    if got is None:
-                        return None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height
-                    rep = got
+                    rep, failed, height = self._fill_nested(default, name, missing, active, depth, nesting, height)
+                    if failed is not None:
+                        return failed
                 basis = "PLACEHOLDER_DEFAULT"
             elif inner.basis in _PASSED_ON:  # why the key has no value is why this one has none
                 return None, inner.basis, list(inner.missing), height
