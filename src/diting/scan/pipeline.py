@@ -414,7 +414,11 @@ class Scanner:
             return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         if mod is not None:
             text, _ = filter_resource(text, mod.property_lookup())
-        cf = parse_config(f.path, text)
+        # a tag Spring's loader refuses is this file's error when Spring Boot loads it by its name; another
+        # YAML resource may be some other loader's (ShardingSphere's !SHARDING), and one Spring imports is
+        # refused where it is loaded (the package's "config source not read")
+        spring_named = mod is not None and bool(spring_config_files([f.path], mod.resource_roots))
+        cf = parse_config(f.path, text, allow_any_tag=not spring_named)
         if cf.error:
             return _with_encoding(ConfigFileState(f.path, cf.error, cf.error_line), decoded)
         if cf.budget_exhausted:
