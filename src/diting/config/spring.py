@@ -496,6 +496,19 @@ def _listed(rv: ResolvedValue) -> list[str]:
     return [p.strip() for p in (rv.value or "").split(",") if p.strip()] if rv.status == "RESOLVED" else []
 
 
+def profile_set(names: list[str] | str, where: str) -> list[str]:
+    """A profile set given by a user — ``dev,local`` or its items — as its names, each stripped.
+    Raises :class:`~diting.errors.UserError` naming ``where`` when it names no profile or one of its
+    names is empty or blank (``dev,,local``, ``,``): leaving the set out is how to ask for the
+    default one (docs/scanning.md §10.2)."""
+    from diting.errors import UserError
+    items = names.split(",") if isinstance(names, str) else list(names)
+    if not items or any(not isinstance(n, str) or not n.strip() for n in items):
+        raise UserError(f"{where} {','.join(map(str, items))!r} names {'no profile' if not items else 'an empty profile'}: "
+                        "give profile names separated by commas, or leave it out for the default profile set")
+    return [n.strip() for n in items]
+
+
 def expand_profiles(profiles: list[str], groups: dict[str, list[str]]) -> list[str]:
     """Spring Boot's profile-group expansion: each profile is followed by the members of its group
     (``spring.profiles.group.{name}``), recursively, each profile once."""

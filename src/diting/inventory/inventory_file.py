@@ -49,6 +49,9 @@ class InventoryFile:
                 raise UserError(f"inventory file {path}: entry #{i + 1} has a value that is not text: "
                                 f"{', '.join(bad)} (quote it)")
             entry = {k: (v if v else None) for k, v in e.items()}
+            if entry.get("profile"):  # a profile set names its profiles: "dev,,local" is a typo, never "dev,local"
+                from diting.config.spring import profile_set
+                profile_set(entry["profile"], f"inventory file {path}: the profile of {entry['service_id']},")
             twin = next((x for x in entries if unreserved_service_id(x["service_id"]).casefold()
                          == unreserved_service_id(entry["service_id"]).casefold()), None)
             if twin is not None:

@@ -499,15 +499,37 @@ def repo_id_from_url(url: str) -> str | None:
     return f"{host}/{path}" if path else host or None
 
 
+def _usable_id(text: str) -> bool:
+    """Whether ``text`` can be a repository id: not blank, no white space around it, no control
+    character in it."""
+    return bool(text.strip()) and text == text.strip() and text.isprintable()
+
+
+def checked_repo_id(repo_id: object) -> str:
+    """``repo_id`` (``--repo-id``) when it can name a repository (:func:`_usable_id`). Raises
+    :class:`UserError` otherwise."""
+    if not isinstance(repo_id, str) or not repo_id.strip():
+        raise UserError(f"--repo-id {repo_id!r} names no repository: give its id, or leave it out for the origin URL")
+    if not _usable_id(repo_id):
+        raise UserError(f"--repo-id {repo_id!r} has white space around it or a control character in it: give the "
+                        "repository's id as it is written")
+    return repo_id
+
+
 def default_repo_id(repo: GitRepo) -> tuple[str, str]:
-    """``--repo-id`` fallback and its basis: the origin URL normalised (``origin``), else the
-    directory's base name (``directory name``; never a path)."""
+    """``--repo-id`` fallback and its basis: the origin URL normalised (``origin``; one with a control
+    character or white space around it is passed over), else the directory's base name (``directory
+    name``; never a path). Raises :class:`UserError` when that name cannot be an id either
+    (:func:`_usable_id`): then ``--repo-id`` is needed."""
     url = repo.origin_url()
     if url:
         rid = repo_id_from_url(url)
-        if rid:
+        if rid and _usable_id(rid):
             return rid, "origin"
     name = repo.path.name
     if name.endswith(".git") and len(name) > 4:
         name = name[:-4]
+    if not _usable_id(name or "repo"):
+        raise UserError(f"the repository has no usable origin URL and its folder name {name!r} cannot be its id (white "
+                        "space around it or a control character in it): give --repo-id")
     return name or "repo", "directory name"
