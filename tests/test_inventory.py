@@ -250,3 +250,26 @@ def test_entity_references_in_a_pom_are_read_as_maven_3_reads_them(tmp_path):
     assert [(d["code"], d["message"]) for d in diags] == [("MODULE_SKIPPED", "pom.xml is not readable: " + bad.error)]
     names = [json.loads(x)["name"] for x in (pkg.path / "entities.jsonl").read_text().splitlines()]
     assert names == ["pom.xml"]  # no coordinate, never "g:svc&xxe;"
+
+
+def test_a_deployable_module_whose_pom_does_not_parse_says_so(tmp_path):
+    """A boot module with a malformed pom is no service (a module is one only when its pom is read):
+    it was one MODULE_SKIPPED in the reactor's lib: package, with nothing saying a service went
+    missing. The message now says what the pom's text shows; the lib: package is PARTIAL, never
+    FAILED (docs/ir.md §11.3)."""
+    import json
+
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+    broken = pom("svc", body=BOOT_PLUGIN).replace("</project>", "<oops></project>")
+    plain = pom("util").replace("</project>", "<oops></project>")
+    repo, sha = make_repo(tmp_path, {"pom.xml": pom("shop-parent", parent=None, packaging="pom",
+                                                    body="<modules><module>svc</module><module>util</module></modules>"),
+                                     "svc/pom.xml": broken, "util/pom.xml": plain})
+    (pkg,) = scan_repo(repo, tmp_path / "out", sha).packages
+    assert (pkg.service_id, pkg.status) == ("lib:shop-parent", "PARTIAL")
+    said = sorted(json.loads(x)["message"] for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines())
+    assert said == [
+        "svc/pom.xml is not readable: Opening and ending tag mismatch: oops line 8 and project, line 8, column 17; its "
+        "text names spring-boot-maven-plugin, so it may be a deployable service: no service package is made for it "
+        "while its pom does not parse (an inventory file naming it makes a FAILED one)",
+        "util/pom.xml is not readable: Opening and ending tag mismatch: oops line 8 and project, line 8, column 17"]
