@@ -188,6 +188,10 @@ def read_pom(path: str, data: bytes) -> RawPom:
     lines = split_lines(doc.decoded.text)
     directory = path.rsplit("/", 1)[0] if "/" in path else ""
     pom = RawPom(path=path, dir=directory, lines=lines, encoding=doc.decoded.encoding, lossy=doc.decoded.lossy)
+    if doc.root is None:  # the parser's own reason first (an entity amplification, an undeclared entity …)
+        pom.error = doc.error or "not well-formed XML"
+        pom.error_line = doc.error_line
+        return pom
     unknown = named_references(doc.decoded.text, MAVEN_ENTITIES)
     if unknown:  # MXParser: "could not resolve entity named …"; a DOCTYPE's declarations are never read
         name, line = unknown[0]
@@ -195,10 +199,6 @@ def read_pom(path: str, data: bytes) -> RawPom:
                      "own and XHTML's; never one the file declares, which diting does not expand either): Maven "
                      "refuses the file")
         pom.error_line = line
-        return pom
-    if doc.root is None:
-        pom.error = doc.error or "not well-formed XML"
-        pom.error_line = doc.error_line
         return pom
     root = doc.root
     spans = _Spans(doc.decoded.text, root)
