@@ -447,8 +447,10 @@ class Relation(_Record):
     evidence_refs: list[Ref] = Field(min_length=1)
     diagnostic_refs: list[Ref] = Field(default_factory=list)
     match_keys: dict[str, Any] | None = None
-    #: ``{source stable_id}@{ordinal}``: the call site that makes the relation (:data:`CALLSITE_KINDS` only)
-    callsite_id: str | None = Field(default=None, pattern=r"^.+@[0-9]+$")
+    #: ``{source stable_id}@{ordinal}``, or ``{source stable_id}@@{Annotation}`` for a send an annotation
+    #: declares (a listener's ``@SendTo``, ordinal 0): the call site that makes the relation
+    #: (:data:`CALLSITE_KINDS` only)
+    callsite_id: str | None = Field(default=None, pattern=r"^.+@([0-9]+|@[A-Za-z_$][A-Za-z0-9_$]*)$")
     guard_ref: Ref | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
 
@@ -480,7 +482,10 @@ class Relation(_Record):
             kind = getattr(self.kind, "value", self.kind)
             if kind not in CALLSITE_KINDS:
                 raise ValueError(f"a {kind} relation is made by no call site: its callsite_id is null")
-            method, _, ordinal = self.callsite_id.rpartition("@")
+            if "@@" in self.callsite_id:  # an annotation's send: ordinal 0
+                method, ordinal = self.callsite_id.rsplit("@@", 1)[0], "0"
+            else:
+                method, _, ordinal = self.callsite_id.rpartition("@")
             if not (self.stable_id.startswith(f"{kind}|{method}|") and self.stable_id.endswith(f"|{ordinal}")):
                 raise ValueError("callsite_id names another call site than the relation's own (its stable_id's "
                                  "source and ordinal)")
