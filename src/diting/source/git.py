@@ -103,19 +103,23 @@ def _object_view(object_format: str) -> str:
     object directory reads that repository's objects with none of its config: no promisor remote, so
     no lazy fetch. Made once per process and format in the system's temporary folder, removed when
     the process that made it exits (a forked child never removes it). Raises :class:`UserError` for
-    an object format git 2.39 does not know."""
+    an object format git 2.39 does not know, or when the temporary folder is not writable."""
     if object_format not in ("sha1", "sha256"):
         raise UserError(f"the repository's object format {object_format!r} is not one git reads (sha1, sha256)")
     view = _VIEWS.get(object_format)
     if view is not None and os.path.isdir(view):
         return view
-    view = tempfile.mkdtemp(prefix=f"diting-git-view-{object_format}-")
-    os.mkdir(os.path.join(view, "refs"))
-    with open(os.path.join(view, "HEAD"), "w", encoding="ascii") as f:
-        f.write("ref: refs/heads/none\n")
-    extension = "\n[extensions]\n\tobjectformat = sha256" if object_format == "sha256" else ""
-    with open(os.path.join(view, "config"), "w", encoding="ascii") as f:
-        f.write(f"[core]\n\trepositoryformatversion = {1 if extension else 0}\n\tbare = true{extension}\n")
+    try:
+        view = tempfile.mkdtemp(prefix=f"diting-git-view-{object_format}-")
+        os.mkdir(os.path.join(view, "refs"))
+        with open(os.path.join(view, "HEAD"), "w", encoding="ascii") as f:
+            f.write("ref: refs/heads/none\n")
+        extension = "\n[extensions]\n\tobjectformat = sha256" if object_format == "sha256" else ""
+        with open(os.path.join(view, "config"), "w", encoding="ascii") as f:
+            f.write(f"[core]\n\trepositoryformatversion = {1 if extension else 0}\n\tbare = true{extension}\n")
+    except OSError as exc:
+        raise UserError(f"cannot make a folder in {tempfile.gettempdir()} for reading git objects: "
+                        f"{exc.strerror or exc} (set TMPDIR to a writable folder)") from None
     _VIEWS[object_format] = view
     atexit.register(_remove_view, view, os.getpid())
     return view
