@@ -81,12 +81,14 @@ def _value_params() -> list[tuple[list[str], str, bool]]:
 
 
 @pytest.mark.parametrize("path,param,arg", _value_params(), ids=lambda v: v if isinstance(v, str) else None)
-def test_an_empty_or_blank_value_is_refused_for_every_option(path, param, arg):
+def test_an_empty_or_blank_value_is_refused_for_every_option(path, param, arg, tmp_path, monkeypatch):
     """``scan --profile ''``, ``--repo-id ''`` or ``' '``, ``--out ''`` (the current folder, converted)
     were taken as no value or as '.'; every option and argument refuses an empty or blank value as it
-    is parsed (exit 2, one message naming it) — but ``--label ''``, which is no label."""
+    is parsed (exit 2, one message naming it) — but ``--label ''``, which is no label. (Run in an empty
+    folder: where the refusal is missing, ``schema --out ''`` writes into the current one.)"""
     from typer.testing import CliRunner
     from diting.cli.main import app
+    monkeypatch.chdir(tmp_path)
     for value in ("", "  "):
         r = CliRunner().invoke(app, [*path, value] if arg else [*path, param, value])
         if param == "--label" and value == "":
