@@ -138,8 +138,12 @@ def test_pom_with_doctype_entities_and_billion_laughs(tmp_path):
                                                                                     "source_segments.jsonl"))
     assert "TOP-SECRET-VALUE" not in text
     lib = next(p for p in doc["packages"] if p["kind"] == "LIB")
-    skipped = [d for d in diags(lib) if d["code"] == "MODULE_SKIPPED"]
-    assert skipped and "amplification" in skipped[0]["message"]
+    skipped = sorted(d["message"] for d in diags(lib) if d["code"] == "MODULE_SKIPPED")
+    # the amplification is refused by the parser; the external entity is never expanded, and Maven's reader
+    # refuses a reference to it: svc is no service (its pom is not read)
+    assert len(skipped) == 2 and "amplification" in skipped[0] and skipped[0].startswith("laughs/pom.xml")
+    assert skipped[1].startswith("svc/pom.xml is not readable: the entity reference &x; (line ")
+    assert [p["service_id"] for p in doc["packages"]] == ["lib:shop-parent"]
 
 
 def test_malformed_pom_skips_its_module_only(tmp_path):
@@ -234,6 +238,51 @@ def test_terminal_output_is_never_markup_or_escapes(tmp_path):
     assert "\x1b" not in r.stdout and "svc[/]_[31mred" in r.stdout and r.stderr == ""
     r = run_cli("scan", str(tmp_path / "no[/]pe"), "--commit", "HEAD")
     assert r.returncode == 2 and "no[/]pe" in r.stderr and "Traceback" not in r.stderr
+
+
+#: what a terminal acts on or reorders: ESC, BEL, DEL, a C1 CSI, a right-to-left override
+_EVIL = "\x1b[2J\x07\x7f\u009b31m\u202eX"
+_RAW = __import__("re").compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_query_output_escapes_control_characters_in_every_format(tmp_path):
+    """``query --format csv`` printed ESC and BEL raw, and ``--format json`` DEL, C1 controls and
+    bidirectional overrides (``json.dumps`` escapes only U+0000–U+001F). The table escapes them, CSV
+    alike (a newline in a value stays, quoted), and JSON as ``\\uNNNN`` so a parser reads the value."""
+    web = ("<dependencies><dependency><groupId>org.springframework.boot</groupId>"
+           "<artifactId>spring-boot-starter-web</artifactId></dependency></dependencies>")
+    files = shop({"svc/pom.xml": pom("svc", body=web + BOOT_PLUGIN),
+                  "svc/src/main/java/shop/Web.java": "package shop;\n@org.springframework.web.bind.annotation."
+                  f'RestController\npublic class Web {{\n  @org.springframework.web.bind.annotation.GetMapping("/a{_EVIL}")'
+                  ' public String a() { return "y"; }\n}\n'})
+    repo, _ = make_repo(tmp_path, files)
+    scan_json(repo, tmp_path / "o")
+    db = str(tmp_path / "g.duckdb")
+    assert run_cli("graph", "build", "--db", db, str(tmp_path / "o")).returncode == 0
+    sql = "SELECT name, 'x' || chr(10) || 'y' AS two_lines FROM entities WHERE kind = 'ENTRY' AND name LIKE 'http%'"
+    name = f"http://svc/a{_EVIL}#GET"
+    printed = "http://svc/a\\x1b[2J\\x07\\x7f\\x9b31m\\u202eX#GET"
+    got = {fmt: run_cli("query", "--db", db, sql, "--format", fmt) for fmt in ("csv", "json", "table")}
+    for fmt, r in got.items():
+        assert r.returncode == 0 and not _RAW.search(r.stdout), (fmt, r.stdout)
+    assert got["csv"].stdout == f'name,two_lines\n{printed},"x\ny"\n'  # (read as text: CRLF ends are LF)
+    assert json.loads(got["json"].stdout) == [{"name": name, "two_lines": "x\ny"}]
+    assert printed in got["table"].stdout
+
+
+def test_every_json_renderer_escapes_what_json_dumps_leaves(tmp_path):
+    """coverage, diff, impact and the pyramid's pages write JSON through one function: the value is
+    the same to a parser, and nothing a terminal acts on is left raw."""
+    from diting.coverage.render import to_json as coverage_json
+    from diting.diff.report import to_json as diff_json
+    from diting.graph.export import json_text
+    from diting.graph.impact import to_json as impact_json
+    from diting.pyramid.pages import _dump
+    doc = {"service_id": _EVIL, "lines": "a\nb", "n": [1, None]}
+    for render in (coverage_json, diff_json, impact_json, _dump, lambda d: json_text(d, indent=1)):
+        text = render(doc)
+        assert not _RAW.search(text) and json.loads(text) == doc, render
+    assert json_text(_EVIL) == '"\\u001b[2J\\u0007\\u007f\\u009b31m\\u202eX"'
 
 
 def test_service_ids_never_share_or_escape_a_directory(tmp_path):

@@ -57,6 +57,72 @@ def test_scan_options_refuse_what_the_cli_would_not_parse(tmp_path):
     assert ScanOptions(out=tmp_path, jobs=64, max_file_bytes=1).jobs == 64
 
 
+def _value_params() -> list[tuple[list[str], str, bool]]:
+    """``(command path and the arguments before it, option or argument, is an argument)`` for every
+    parameter of every command that takes a value."""
+    import typer.main
+    from diting.cli.main import app
+    found = []
+
+    def walk(group, path):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                walk(cmd, [*path, name])
+                continue
+            before: list[str] = []  # an argument is reached past the ones before it
+            for param in cmd.params:
+                if not getattr(param, "is_flag", False):
+                    arg = param.param_type_name == "argument"
+                    found.append(([*path, name, *before], param.name.upper() if arg else max(param.opts, key=len),
+                                  arg))
+                    before += ["x"] if arg else []
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+@pytest.mark.parametrize("path,param,arg", _value_params(), ids=lambda v: v if isinstance(v, str) else None)
+def test_an_empty_or_blank_value_is_refused_for_every_option(path, param, arg, tmp_path, monkeypatch):
+    """``scan --profile ''``, ``--repo-id ''`` or ``' '``, ``--out ''`` (the current folder, converted)
+    were taken as no value or as '.'; every option and argument refuses an empty or blank value as it
+    is parsed (exit 2, one message naming it) — but ``--label ''``, which is no label. (Run in an empty
+    folder: where the refusal is missing, ``schema --out ''`` writes into the current one.)"""
+    from typer.testing import CliRunner
+    from diting.cli.main import app
+    monkeypatch.chdir(tmp_path)
+    for value in ("", "  "):
+        r = CliRunner().invoke(app, [*path, value] if arg else [*path, param, value])
+        if param == "--label" and value == "":
+            assert "Invalid value for '--label'" not in r.output
+            continue
+        what = "an empty" if value == "" else "a blank"
+        hint = "give one" if arg else "give one, or leave the option out"
+        assert r.exit_code == 2 and f"Invalid value for '{param}': {what} value names nothing: {hint}" in r.output, \
+            (path, param, r.output)
+
+
+def test_a_profile_set_or_a_repo_id_that_names_nothing_is_a_user_error(tmp_path):
+    """``--profile ,,`` was an empty set (taken as the default), ``--profile a,,b`` dropped the empty
+    name; a repo id with white space around it or a control character was written into packages. The
+    same holds for every caller of ScanOptions, and for an inventory entry's profile."""
+    from diting.inventory.inventory_file import InventoryFile
+    from diting.scan.pipeline import ScanOptions
+    assert ScanOptions(out=tmp_path, profiles=[" dev", "local "]).profiles == ["dev", "local"]
+    for bad in ([], [""], ["a", " "]):
+        with pytest.raises(UserError, match="names (no|an empty) profile"):
+            ScanOptions(out=tmp_path, profiles=bad)
+    for bad, why in (("", "names no repository"), (" x/y", "white space around it"), ("x/\x1by", "control char")):
+        with pytest.raises(UserError, match=why):
+            ScanOptions(out=tmp_path, repo_id=bad)
+    r = run_cli("scan", "no-repo", "--commit", "HEAD", "--profile", "dev,,local")
+    assert (r.returncode, r.stderr.strip().splitlines()) == (2, [
+        "error: --profile 'dev,,local' names an empty profile: give profile names separated by commas, or leave it "
+        "out for the default profile set"])
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("services:\n  - {service_id: a, module_path: ., profile: 'prod,'}\n")
+    with pytest.raises(UserError, match=r"the profile of a, 'prod,' names an empty profile"):
+        InventoryFile.load(inv)
+
+
 # ------------------------------------------------------------------ 3: the lib: prefix is reserved
 
 def _estate_with_a_lib_named_service(tmp_path):
@@ -361,14 +427,33 @@ def test_a_circular_or_oversized_placeholder_says_so():
     assert cfg.get("d").value == "dflt" and MAX_VALUE_CHARS < 30 ** 5
 
 
+def test_a_placeholder_inside_a_key_is_filled_first_as_spring_fills_it():
+    """``w: ${w.${w}}`` was "leads to ${w.${w}}, which no config file has": Spring fills the key's own
+    placeholder first, meets ``w`` again and reports a circular reference. A nested key that does
+    resolve names the key Spring reads; a default is split off the filled key."""
+    from tests.test_config import _cfg
+    cfg = _cfg({"m/src/main/resources/application.properties":
+                "w=${w.${w}}\nenv=prod\ndb.prod.url=jdbc:x\nurl=${db.${env}.url}\nlost=${db.${nope}.url}\n"
+                "dflt=${db.${env}.port:3306}\nvia=${x.${w}}\n"})
+    got = {k: (cfg.get(k).status, cfg.get(k).value, cfg.get(k).basis, cfg.get(k).missing)
+           for k in ("w", "url", "lost", "dflt", "via", "db.${env}.url", "z.${w}")}
+    assert got == {"w": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w")),
+                   "url": ("RESOLVED", "jdbc:x", "CONFIG_FILE", ()),
+                   "lost": ("UNKNOWN", None, "PLACEHOLDER_UNRESOLVED", ("nope",)),
+                   "dflt": ("RESOLVED", "3306", "PLACEHOLDER_DEFAULT", ()),
+                   "via": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w")),
+                   "db.${env}.url": ("RESOLVED", "jdbc:x", "CONFIG_FILE", ()),  # a key read from code
+                   "z.${w}": ("UNKNOWN", None, "PLACEHOLDER_CYCLE", ("w", "w"))}
+
+
 def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
     import json
     from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
     use = ("package shop;\n@org.springframework.stereotype.Component\npublic class Use {\n" + "".join(
         f"  @org.springframework.beans.factory.annotation.Value(\"${{{k}}}\") String f{i};\n"
-        for i, k in enumerate(("c", "a", "big", "m", "absent"))) + "}\n")
+        for i, k in enumerate(("c", "a", "big", "m", "absent", "w", "q.${env}:9"))) + "}\n")
     x = "x" * 30
-    props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nl0=" + x + "\n"
+    props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nw=${w.${w}}\nenv=prod\nq.prod=7\nl0=" + x + "\n"
              + "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5)) + "big=${l4}\n")
     repo, _ = make_repo(tmp_path, {
         "pom.xml": pom("svc", parent=None, body=BOOT_PLUGIN),
@@ -385,7 +470,11 @@ def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
         "the budget of one value; not expanded further)",
         "config://c has no value for profiles default (its placeholders are circular: ${c} → ${c})",
         "config://m has no value for profiles default (its placeholders lead to ${nowhere}, which no config file "
-        "of the active profiles has)"]
+        "of the active profiles has)",
+        "config://w has no value for profiles default (its placeholders are circular: ${w} → ${w})"]
+    bound = {json.loads(x)["config_key"]: json.loads(x)["value"]
+             for x in (pkg.path / "config_bindings.jsonl").read_text().splitlines()}
+    assert bound["config://q.prod"] == "7"  # the key Spring reads, its default split off after filling
 
 
 # ------------------------------------------------------------------ 9: why an <include> rendered nothing

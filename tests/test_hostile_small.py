@@ -133,6 +133,45 @@ def test_config_files_spring_boot_refuses_are_parse_errors_never_half_read(tmp_p
                                              "mapping (line 4, first at line 2)"]
 
 
+def test_a_yaml_tag_spring_boot_does_not_construct_is_a_parse_error(tmp_path):
+    """``!!python/object/apply:…`` (or any tag SnakeYAML's SafeConstructor has no constructor for) was
+    read as a plain string; Spring Boot refuses the file. In a file Spring Boot loads — by its name,
+    or imported — it is a PARSE_ERROR and no key of it is used; another loader's YAML resource
+    (ShardingSphere's ``!SHARDING``) keeps its tags without a word. YAML's standard tags stay fine."""
+    from diting.config.sources import parse_yaml
+    bad = parse_yaml("a.yml", "a: 1\nx: !!python/object/apply:os.system ['id']\n")
+    assert (bad.documents, bad.error_line, bad.error) == (
+        [], 2, "tag '!!python/object/apply:os.system': Spring Boot's YAML loader constructs only YAML's standard "
+        "types and refuses the file")
+    assert parse_yaml("a.yml", "? !custom k\n: v\n").error_line == 1  # a key's tag too
+    assert parse_yaml("a.yml", "- !SHARDING\n  t: 1\n", allow_any_tag=True).error is None
+    standard = ("b: !!binary aGk=\ni: !!int '3'\ns: !!str 4\nt: !!timestamp 2024-01-01\nset: !!set {a}\n"
+                "o: !!omap [a: 1]\np: !!pairs [a: 1]\nf: !!float 1\nn: !!null ''\nq: =\nbase: &b {k: 1}\n"
+                "m: {<<: *b}\ne: ! tagged-as-text\nl: !!seq [1]\nd: !!map {a: 1}\nv: !!bool yes\n")
+    assert parse_yaml("a.yml", standard).error is None
+    files = _app("tag-app", {
+        f"{RES}/application.properties": "spring.application.name=tag-app\nspring.config.import=classpath:extra.yml\n",
+        f"{RES}/application.yml": "order:\n  size: !!python/object/apply:os.system ['id']\n",
+        f"{RES}/extra.yml": "order:\n  limit: !java.util.Date 1\n",
+        f"{RES}/config-sharding.yaml": "rules:\n- !SHARDING\n  tables: {}\n",
+        "src/main/java/com/example/Orders.java": "package com.example;\n@org.springframework.stereotype.Service\n"
+        'public class Orders {\n  @org.springframework.beans.factory.annotation.Value("${order.size:5}") String size;\n'
+        '  @org.springframework.beans.factory.annotation.Value("${order.limit:9}") String limit;\n}\n'})
+    repo, sha = make_repo(tmp_path, files)
+    scan_repo(repo, tmp_path / "out", sha)
+    pkg, recs = _records(tmp_path / "out", "tag-app")
+    errors = sorted(d["message"] for d in recs["diagnostics"] if d["code"] == "PARSE_ERROR")
+    assert errors == [
+        f"{RES}/application.yml: tag '!!python/object/apply:os.system': Spring Boot's YAML loader constructs only "
+        "YAML's standard types and refuses the file (line 2)",
+        f"{RES}/extra.yml: config source not read: tag '!java.util.Date': Spring Boot's YAML loader constructs only "
+        "YAML's standard types and refuses the file"]
+    values = {b["config_key"]: b["value_resolution"] for b in recs["config_bindings"]}
+    assert values == {"config://order.size": "DEFAULT_ONLY", "config://order.limit": "DEFAULT_ONLY"}
+    files_dim = json.loads((pkg / "coverage.json").read_text())["dimensions"]["files"]
+    assert (files_dim["resolved"], files_dim["failed"]) == (5, 2)  # pom, App, Orders, .properties, sharding
+
+
 def test_gradle_properties_with_a_malformed_escape_are_a_parse_error():
     """Gradle loads ``gradle.properties`` with java.util.Properties: a malformed ``\\uXXXX`` fails the
     build, so none of its properties is used and a PARSE_ERROR names the file and line."""

@@ -123,9 +123,9 @@ def test_malformed_doctype_and_skip():
     <configuration><skip>true</skip></configuration></plugin></plugins></build>""")
     m = model_of({"x/pom.xml": bad, "d/pom.xml": doctype, "s/pom.xml": skip})
     assert m.modules["x/pom.xml"].failed and m.modules["x/pom.xml"].findings[0].code == "MODULE_SKIPPED"
-    d = m.modules["d/pom.xml"]
-    assert d.version == "&v;" and not d.failed  # the entity is never expanded
-    assert [b.basis for b in deployable_basis(d, [], BOOT)] == ["WAR_PACKAGING"]
+    d = m.modules["d/pom.xml"]  # the entity is never expanded, and Maven refuses the file: it is not read
+    assert d.failed and d.version is None and [f.code for f in d.findings] == ["MODULE_SKIPPED"]
+    assert "&v;" in d.findings[0].message
     assert deployable_basis(m.modules["s/pom.xml"], [], BOOT) == []
 
 
@@ -216,3 +216,64 @@ def test_a_pom_starting_with_a_blank_line_is_read_as_maven_3_reads_it():
     assert pom.error is None and pom.artifact_id == "gw" and pom.artifact_span.start == 5
     broken = read_pom("gw/pom.xml", b"\n\n" + body)  # Maven's parser refuses two characters
     assert broken.error and broken.artifact_id is None
+
+
+def test_entity_references_in_a_pom_are_read_as_maven_3_reads_them(tmp_path):
+    """An entity the POM declares itself (``<!ENTITY xxe …>``) was never expanded, rightly, but left
+    ``svc&xxe;`` as the artifactId with no word. Maven's reader knows XML's own entities and XHTML's
+    only: a reference to another — declared in the DOCTYPE, in element text or an attribute — makes
+    Maven refuse the file, so the POM is not read (MODULE_SKIPPED naming file, line and entity; the
+    coordinate unknown); ``&nbsp;`` and ``&copy;`` are characters, as there (they were a parse error)."""
+    import json
+
+    from diting.inventory.pom import read_pom
+    from tests.conftest import BOOT_PLUGIN, make_repo, scan_repo
+    head = '<?xml version="1.0"?>\n<!DOCTYPE project [\n  <!ENTITY xxe SYSTEM "file:///etc/hostname">\n]>\n'
+    bad = read_pom("pom.xml", (head + "<project><modelVersion>4.0.0</modelVersion><groupId>g</groupId>\n"
+                               "<artifactId>svc&xxe;</artifactId><version>1</version></project>\n").encode())
+    assert (bad.artifact_id, bad.error_line) == (None, 6)
+    assert bad.error == ("the entity reference &xxe; (line 6) names no entity Maven's POM reader knows (XML's own "
+                         "and XHTML's; never one the file declares, which diting does not expand either): Maven "
+                         "refuses the file")
+    attr = read_pom("pom.xml", b'<!DOCTYPE p [<!ENTITY ns "urn:x">]>\n<project xmlns="&ns;"><artifactId>a'
+                               b"</artifactId></project>")  # libxml2 expands it in an attribute; Maven does not
+    assert attr.error_line == 2 and "&ns;" in attr.error and attr.artifact_id is None
+    fine = read_pom("pom.xml", b"<project><!-- &c; --><artifactId>a</artifactId>\n<description>a&nbsp;b &copy; "
+                               b"&amp;nbsp; &#65;<![CDATA[&d;]]></description></project>")
+    assert (fine.error, fine.artifact_id, fine.description) == (None, "a", "a\u00a0b \u00a9 &nbsp; A&d;")
+    repo, sha = make_repo(tmp_path, {"pom.xml": head + "<project><modelVersion>4.0.0</modelVersion><groupId>g"
+                                     "</groupId>\n<artifactId>svc&xxe;</artifactId><version>1</version>"
+                                     f"{BOOT_PLUGIN}</project>\n"})
+    (pkg,) = scan_repo(repo, tmp_path / "out", sha).packages
+    assert (pkg.service_id, pkg.status) == ("lib:root", "PARTIAL")
+    diags = [json.loads(x) for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()]
+    assert [(d["code"], d["message"]) for d in diags] == [("MODULE_SKIPPED", "pom.xml is not readable: " + bad.error
+                                                          + "; its text names spring-boot-maven-plugin, so it may be a "
+                                                          "deployable service: no service package is made for it while "
+                                                          "its pom does not parse (an inventory file naming it makes a "
+                                                          "FAILED one)")]
+    names = [json.loads(x)["name"] for x in (pkg.path / "entities.jsonl").read_text().splitlines()]
+    assert names == ["pom.xml"]  # no coordinate, never "g:svc&xxe;"
+
+
+def test_a_deployable_module_whose_pom_does_not_parse_says_so(tmp_path):
+    """A boot module with a malformed pom is no service (a module is one only when its pom is read):
+    it was one MODULE_SKIPPED in the reactor's lib: package, with nothing saying a service went
+    missing. The message now says what the pom's text shows; the lib: package is PARTIAL, never
+    FAILED (docs/ir.md §11.3)."""
+    import json
+
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+    broken = pom("svc", body=BOOT_PLUGIN).replace("</project>", "<oops></project>")
+    plain = pom("util").replace("</project>", "<oops></project>")
+    repo, sha = make_repo(tmp_path, {"pom.xml": pom("shop-parent", parent=None, packaging="pom",
+                                                    body="<modules><module>svc</module><module>util</module></modules>"),
+                                     "svc/pom.xml": broken, "util/pom.xml": plain})
+    (pkg,) = scan_repo(repo, tmp_path / "out", sha).packages
+    assert (pkg.service_id, pkg.status) == ("lib:shop-parent", "PARTIAL")
+    said = sorted(json.loads(x)["message"] for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines())
+    assert said == [
+        "svc/pom.xml is not readable: Opening and ending tag mismatch: oops line 8 and project, line 8, column 17; its "
+        "text names spring-boot-maven-plugin, so it may be a deployable service: no service package is made for it "
+        "while its pom does not parse (an inventory file naming it makes a FAILED one)",
+        "util/pom.xml is not readable: Opening and ending tag mismatch: oops line 8 and project, line 8, column 17"]

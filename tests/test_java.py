@@ -264,6 +264,39 @@ public class Impl extends Base {
     assert not [d for d in rs.diagnostics.values() if d["code"] in ("TYPE_UNRESOLVED", "PARSE_ERROR")]
 
 
+def test_an_escaped_line_break_ends_a_line_comment_as_javac_reads_it():
+    """JLS §3.3: ``\\u000a`` is a line break before anything else is read, so a ``//`` comment ends
+    there and what follows on the line is compiled. It was read as comment text: the hidden endpoint
+    was no fact, with no diagnostic. Now it is read, cited at the file's own line, and every later
+    line keeps its number; an escape of an escape (``\\\\u000a``) stays comment text."""
+    src = r"""package p;
+public class Web {
+  // harmless \u000a @GetMapping("/hidden") public String hidden() { return "x"; }
+  // carriage \u000d\u000a @GetMapping("/cr") String cr() { return "c"; }
+  // \\u000a String notCode() { return "n"; }
+  /* block \u000a */ public String shown() {
+    return "\u4e2d";
+  }
+}
+"""
+    f = extract_file("src/p/Web.java", src.encode())
+    (web,) = f.types
+    assert [(m.name, m.start_line, m.end_line, [a.name for a in m.annotations]) for m in web.methods] == [
+        ("hidden", 3, 3, ["GetMapping"]), ("cr", 4, 4, ["GetMapping"]), ("shown", 6, 8, [])]
+    assert (f.errors, f.line_count) == ([], 9)
+    _, _, ents = records({"src/p/Web.java": src})
+    assert {f"{NS}/p.Web#hidden()", f"{NS}/p.Web#cr()", f"{NS}/p.Web#shown()"} <= set(ents)
+    assert f"{NS}/p.Web#notCode()" not in ents
+
+
+def test_unicode_escapes_translate_as_javac_and_keep_rows_to_lines():
+    from diting.java.syntax import translate_unicode_escapes
+    assert translate_unicode_escapes("a\\u4e2d b") == ("a\u4e2d b", None)
+    assert translate_unicode_escapes("x\\u000ay\nz\\u000d\\u000aw") == ("x\ny\nz\n\nw", [1, 1, 2, 2, 2])
+    assert translate_unicode_escapes("'\\u0009' '\\u0000' \\\\u000a \\u005cu000a") == (
+        "'\t' '\\u0000' \\\\u000a \\u000a", None)
+
+
 def test_deep_nesting_is_bounded():
     src = "package p;\n" + "class N{" * 200 + "void m(){}" + "}" * 200 + "\n"
     rs, mj, ents = records({"src/p/N.java": src})

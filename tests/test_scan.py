@@ -190,6 +190,54 @@ def test_profile_option_and_inventory_file(estate, tmp_path):
     assert ai["spring_profiles"] == ["prod"] and "missing" not in ai["inventory"]
 
 
+def _one_module_repo(tmp_path):
+    from tests.conftest import make_repo, pom
+    return make_repo(tmp_path, {"pom.xml": pom("shop", parent=None),
+                                "src/main/java/com/ex/A.java": "package com.ex;\nclass A { }\n"})
+
+
+@pytest.mark.parametrize("second", [
+    "{service_id: b, module_path: pom.xml}",
+    "{service_id: b, module_path: .}",  # the same module spelt another way
+    "{service_id: b, module_path: /, profile: prod}",  # a profile makes no second service of a module
+    "{service_id: b, module_path: pom.xml, exclusion_reason: retired}",  # nor does an exclusion, half of it
+])
+def test_two_inventory_entries_for_one_module_are_a_user_error(tmp_path, second):
+    """Two entries naming one module of the scanned repository: the first was silently dropped (only
+    ``b`` was scanned, ``a`` was not even unmapped). A module is one service: refused, naming both."""
+    repo, sha = _one_module_repo(tmp_path)
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text(f"services:\n  - {{service_id: a, module_path: pom.xml}}\n  - {second}\n")
+    r = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "o"), "--inventory", str(inv),
+                "--repo-id", "x/shop", "--quiet")
+    path = second.split("module_path: ")[1].split(",")[0].rstrip("}")
+    assert (r.returncode, r.stderr.strip().splitlines()) == (2, [
+        f"error: inventory file {inv}: entries 'a' (module_path 'pom.xml') and 'b' (module_path {path!r}) both "
+        "name the module pom.xml of x/shop; a module is one service: keep one entry (scan again with --profile for "
+        "another environment)"])
+    assert not (tmp_path / "o").exists()
+
+
+def test_inventory_entries_of_other_repositories_or_without_a_module_name_none_here(tmp_path):
+    """One module path in two repositories is two modules; an entry without ``module_path`` names a
+    service for coverage's denominator, not the root module (it made the root a service)."""
+    repo, sha = _one_module_repo(tmp_path)
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("services:\n  - {service_id: a, repo_id: x/shop, module_path: pom.xml}\n"
+                   "  - {service_id: b, repo_id: x/other, module_path: pom.xml}\n"
+                   "  - {service_id: c}\n  - {service_id: d, module_path: ' '}\n")
+    r = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "o"), "--inventory", str(inv),
+                "--repo-id", "x/shop", "--quiet", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [(p["service_id"], p["deployable_basis"]) for p in doc["packages"]] == [("a", ["INVENTORY"])]
+    assert doc["inventory_unmapped"] == []
+    inv.write_text("services:\n  - {service_id: c}\n")
+    r = run_cli("scan", str(repo), "--commit", sha, "--out", str(tmp_path / "o2"), "--inventory", str(inv),
+                "--repo-id", "x/shop", "--quiet", "--json")
+    assert [p["service_id"] for p in json.loads(r.stdout)["packages"]] == ["lib:shop"]
+
+
 def test_writer_sweeps_leftovers_and_replaces_whatever_is_in_the_way(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -22,6 +22,28 @@ from tests.conftest import make_repo
     ("ssh://git@code.jd.com:22/trade/order.git", "code.jd.com:22/trade/order"),
     ("/srv/git/repo.git", None),
     ("file:///srv/git/repo.git", None),
+    # the query and the fragment may carry a token: neither is part of the id (then .git goes)
+    ("https://user@host:8443/p/q.git?token=abc#frag", "host:8443/p/q"),
+    ("https://host/p/q.git#frag?token=abc", "host/p/q"),
+    ("https://host/p/q?private_token=abc", "host/p/q"),
+    ("https://host?token=abc", "host"),
+    ("https://host#token=abc", "host"),
+    ("git@host:p/q.git?token=abc", "host/p/q"),
+    # userinfo, however written: a password holding '@', ':' or '?'; none where the authority is no
+    # host[:port] once it is gone (a password with '/' would leave part of itself in the id)
+    ("https://u:p@ss@host/p/q.git", "host/p/q"),
+    ("https://u:p?ss@host/p/q.git", "host/p/q"),
+    ("https://u:p/ss@host/p/q.git", None),
+    ("a@b@host:p/q.git", "host/p/q"),
+    ("https://oauth2:glpat-x@[2001:db8::1]:8443/p/q.git", "[2001:db8::1]:8443/p/q"),
+    # ports as written; ssh:// and scp-like forms; trailing slashes
+    ("ssh://host:2222/p/q/", "host:2222/p/q"),
+    ("ssh://git@host/~user/q.git", "host/~user/q"),
+    ("git://host/p/q.git/", "host/p/q"),
+    ("https://host/p/q.git///", "host/p/q"),
+    ("https://host/", "host"),
+    ("host:p/q", "host/p/q"),
+    ("FILE:///srv/git/repo.git", None),
 ])
 def test_repo_id_from_url(url, expected):
     assert repo_id_from_url(url) == expected
@@ -197,6 +219,97 @@ def test_a_partial_clone_never_fetches_or_runs_anything(tmp_path, route):
         g.read_blob(missing.oid)
     g.close()
     assert not canary.exists()
+
+
+def _filtered_clone(tmp_path, files: dict[str, str], filter_spec: str):
+    """A bare partial clone of a repository holding ``files``, made by git with ``--filter`` (the
+    blobs the filter leaves out are promised by the origin, in a promisor pack's trees): (path, sha)."""
+    upstream, sha = make_repo(tmp_path, files, name="upstream")
+    clone = tmp_path / "partial.git"
+    # upload-pack runs without the client's -c settings: the serving repository allows filters itself
+    subprocess.run(["git", "-C", str(upstream), "config", "uploadpack.allowFilter", "true"], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", f"--filter={filter_spec}", f"file://{upstream}", str(clone)],
+                   check=True, capture_output=True)
+    assert subprocess.run(["git", "-C", str(clone), "config", "remote.origin.promisor"], capture_output=True,
+                          text=True, check=True).stdout.strip() == "true"
+    return clone, sha
+
+
+def test_a_blob_filtered_clone_lists_every_entry_and_reads_only_what_is_local(tmp_path):
+    """``--filter=blob:none``: every tree is local, no blob is. Listing must not ask for sizes git
+    would fetch (``ls-tree -l`` died with "could not fetch … from promisor remote"): every entry is
+    listed, each blob missing, and reading one is refused without a fetch."""
+    clone, sha = _filtered_clone(tmp_path, {"pom.xml": "<project/>", "src/A.java": "class A {}",
+                                            "src/b/B.java": "class B {}"}, "blob:none")
+    with GitRepo(clone) as g:
+        entries = g.ls_tree(sha)
+        assert [(e.path, e.missing, e.size) for e in entries] == [
+            ("pom.xml", True, None), ("src/A.java", True, None), ("src/b/B.java", True, None)]
+        with pytest.raises(UserError, match="is missing from the repository"):
+            g.read_blob(entries[0].oid)
+        assert g.commit_time(sha)  # the commit itself is local and read
+
+
+def test_a_blob_size_filtered_clone_reads_every_present_file(tmp_path):
+    """``--filter=blob:limit=N``: a large blob is missing, its small siblings in the same folder are
+    local. The scan reads and counts every present file, and the missing one is one FILE_UNREADABLE —
+    never the whole folder unread, never a fetch, never a failed scan."""
+    import json
+
+    from tests.conftest import BOOT_PLUGIN, pom, scan_repo
+    big = "package com.ex;\n/*" + "x" * 3000 + "*/\npublic class Big { }\n"
+    files = {"pom.xml": pom("shop", parent=None, body=BOOT_PLUGIN),
+             "src/main/java/com/ex/App.java": "package com.ex;\n@org.springframework.boot.autoconfigure."
+                                              "SpringBootApplication\npublic class App {\n"
+                                              "  public static void main(String[] a) { } }\n",
+             "src/main/java/com/ex/Big.java": big,
+             "src/main/java/com/ex/Small.java": "package com.ex;\npublic class Small { }\n"}
+    clone, sha = _filtered_clone(tmp_path, files, "blob:limit=2000")
+    with GitRepo(clone) as g:
+        assert [(e.path, e.missing) for e in g.ls_tree(sha)] == [
+            ("pom.xml", False), ("src/main/java/com/ex/App.java", False), ("src/main/java/com/ex/Big.java", True),
+            ("src/main/java/com/ex/Small.java", False)]
+    (pkg,) = scan_repo(clone, tmp_path / "out", sha).packages
+    assert pkg.service_id == "shop" and pkg.status == "PARTIAL"
+    diags = [json.loads(x) for x in (pkg.path / "diagnostics.jsonl").read_text().splitlines()]
+    lost = _oid(clone, sha, "src/main/java/com/ex/Big.java")
+    assert [(d["code"], d["message"]) for d in diags if d["severity"] == "ERROR"] == [
+        ("FILE_UNREADABLE", f"src/main/java/com/ex/Big.java: blob {lost[:12]} is missing from the object database "
+                            "(a partial or shallow clone?); not read")]
+    names = {json.loads(x)["name"] for x in (pkg.path / "entities.jsonl").read_text().splitlines()}
+    assert {"com.ex.App", "com.ex.Small"} <= names and "com.ex.Big" not in names
+    entity = next(json.loads(x) for x in (pkg.path / "entities.jsonl").read_text().splitlines()
+                  if json.loads(x)["kind"] == "SERVICE")
+    assert [b["basis"] for b in entity["attributes"]["deployable_basis"]] == ["BOOT_PLUGIN", "SPRING_BOOT_APPLICATION"]
+    counted = json.loads((pkg.path / "coverage.json").read_text())["dimensions"]["files"]
+    assert (counted["discovered"], counted["resolved"], counted["failed"]) == (4, 3, 1)
+
+
+def test_objects_are_read_through_the_view_in_a_worktree_and_a_sha256_repository(tmp_path):
+    """The object view borrows only the object directory: a linked worktree's is its main
+    repository's, and a sha256 repository's objects need a view of that format."""
+    repo, sha = make_repo(tmp_path, {"pom.xml": "<project/>", "a/A.java": "class A {}"})
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(tmp_path / "wt"), sha],
+                   check=True, capture_output=True)
+    with GitRepo(tmp_path / "wt") as g:
+        assert [(e.path, e.size) for e in g.ls_tree(sha)] == [("a/A.java", 10), ("pom.xml", 10)]
+        assert g.read_blob(g.ls_tree(sha)[0].oid) == b"class A {}"
+    wide = tmp_path / "wide"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(wide)], check=True)
+    (wide / "pom.xml").write_text("<project/>")
+    subprocess.run(["git", "-C", str(wide), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(wide), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+                   check=True)
+    with GitRepo(wide) as g:
+        head = g.resolve_commit("HEAD")
+        (entry,) = g.ls_tree(head)
+        assert len(head) == 64 and (entry.path, entry.size, len(entry.oid)) == ("pom.xml", 10, 64)
+        assert g.read_blob(entry.oid) == b"<project/>" and g.commit_time(head)
+
+
+def _oid(repo, sha: str, path: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", f"{sha}:{path}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def test_element_spans_skip_a_doctype_whose_subset_holds_brackets_and_markup():

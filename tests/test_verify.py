@@ -68,6 +68,34 @@ def test_dangling_reference(estate_scan, tmp_path):
     assert "method:nowhere#gone()" in out and "not in the package" in out
 
 
+@pytest.mark.parametrize("forge", ["record:zz on CONTAINS", "another call site", "not a call site",
+                                   "empty discovery_source"])
+def test_a_callsite_or_discovery_source_no_scan_writes_fails_deep(estate_scan, tmp_path, forge):
+    """A callsite_id on a relation kind no call site makes, one naming another call site than the
+    relation's own, and an empty coverage ``discovery_source`` passed ``verify --deep`` (only
+    ``--rederive`` caught them): the models check them now."""
+    pkg = _pkg(estate_scan, tmp_path)
+    rels = _read(pkg, "relations.jsonl")
+    if forge == "empty discovery_source":
+        cov = json.loads((pkg / "coverage.json").read_text())
+        cov["entries"][0]["discovery_source"] = ""
+        (pkg / "coverage.json").write_bytes((dumps(cov) + "\n").encode("utf-8"))
+        expected = "discovery_source"
+    elif forge == "record:zz on CONTAINS":
+        victim = next(r for r in rels if r["kind"] == "CONTAINS")
+        victim["callsite_id"] = "record:zz@0"
+        expected = "a CONTAINS relation is made by no call site"
+    else:
+        victim, other = [r for r in rels if r["kind"] == "CALLS" and r.get("callsite_id")][:2]
+        victim["callsite_id"] = other["callsite_id"] if forge == "another call site" else "record:zz"
+        expected = "callsite_id names another call site" if forge == "another call site" else "callsite_id"
+    _write(pkg, "relations.jsonl", rels)
+    reseal(pkg)
+    assert verify_package(pkg) == []  # checksums and counts agree again
+    out = messages(verify_package(pkg, deep=True))
+    assert expected in out, out
+
+
 def test_resolved_relation_with_candidates(estate_scan, tmp_path):
     pkg = _pkg(estate_scan, tmp_path)
     rels = _read(pkg, "relations.jsonl")

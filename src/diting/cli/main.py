@@ -37,6 +37,37 @@ METAVARS = {
 }
 
 
+#: options whose empty value means something: ``--label ''`` is no label, as leaving it out is
+_EMPTY_MEANS_SOMETHING = frozenset({"--label"})
+
+
+def _refuse_blank_values(cmd: object) -> None:
+    """Make ``cmd`` refuse an empty or blank value for any option or argument (an empty one, not a
+    blank one, is taken by :data:`_EMPTY_MEANS_SOMETHING`), read from the command line as given,
+    before any conversion:
+    converted, an empty path (``--out ""``, ``--rules ""``, ``REPO``, ``PACKAGES``) is the current
+    folder, and an empty ``--repo-id`` or ``--profile`` no value at all — never what was meant (an unset
+    shell variable, mostly). Raises typer's ``BadParameter`` as the command parses (exit 2, one
+    message naming the option)."""
+    parse = cmd.parse_args  # type: ignore[attr-defined]
+
+    def parse_args(ctx, args: list[str]) -> list[str]:
+        given, _, _ = cmd.make_parser(ctx).parse_args(args=list(args))  # type: ignore[attr-defined]
+        for param in cmd.get_params(ctx):  # type: ignore[attr-defined]
+            if getattr(param, "is_flag", False):
+                continue
+            empty_ok = bool(set(param.opts) & _EMPTY_MEANS_SOMETHING)
+            raw = given.get(param.name)
+            for v in raw if isinstance(raw, (list, tuple)) else [raw]:
+                if isinstance(v, str) and not v.strip() and not (empty_ok and v == ""):
+                    what = "an empty" if v == "" else "a blank"
+                    hint = "give one" if param.param_type_name == "argument" else "give one, or leave the option out"
+                    raise typer.BadParameter(f"{what} value names nothing: {hint}", ctx=ctx, param=param)
+        return parse(ctx, args)
+
+    cmd.parse_args = parse_args  # type: ignore[attr-defined]
+
+
 class _Workflow(TyperGroup):
     """A command group whose help lists commands in :data:`WORKFLOW` order and names every value
     (``--commit REV``, ``PACKAGES...``; a flag shows none), in plain text: what an agent or a CI
@@ -45,6 +76,8 @@ class _Workflow(TyperGroup):
     def __init__(self, **attrs: object) -> None:
         super().__init__(**attrs)
         for cmd in self.commands.values():
+            if not isinstance(cmd, TyperGroup):  # a group's own commands are its own _Workflow's
+                _refuse_blank_values(cmd)
             for param in cmd.params:
                 if param.metavar is not None or getattr(param, "is_flag", False):
                     continue
@@ -135,12 +168,12 @@ def scan(
     """Scan REPO at --commit into one IR package per service (and per lib: unit; docs/scanning.md)."""
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
-    opts = ScanOptions(out=out_dir, services=service or [],
-                       profiles=[p.strip() for p in profile.split(",") if p.strip()] if profile else None,
-                       repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,
-                       rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json,
-                       sql_dialects=sql_dialect or [], config_dirs=config_dir or [])
     try:
+        opts = ScanOptions(out=out_dir, services=service or [],
+                           profiles=profile.split(",") if profile is not None else None,
+                           repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,
+                           rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json,
+                           sql_dialects=sql_dialect or [], config_dirs=config_dir or [])
         result = run_scan(repo, commit, opts)
     except UserError as exc:
         _fail(exc.message, exc.exit_code)
@@ -311,6 +344,7 @@ def query(
     import csv
     import io
     from diting.demo import format_table
+    from diting.graph.export import json_text, printable
     from diting.graph.store import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
@@ -350,16 +384,14 @@ def query(
         _fail(exc.message, exc.exit_code)
     headers, rows = got.headers, got.rows
     if fmt == "json":
-        print(json.dumps([dict(zip(headers, r, strict=True)) for r in rows], default=str, ensure_ascii=False,
-                         indent=1))
-    elif fmt == "csv":
+        print(json_text([dict(zip(headers, r, strict=True)) for r in rows], default=str, indent=1))
+    elif fmt == "csv":  # csv quotes a value holding a newline; any other control character is escaped
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(headers)
-        w.writerows(rows)
+        w.writerow([printable(str(h), lines=True) for h in headers])
+        w.writerows([["" if v is None else printable(str(v), lines=True) for v in r] for r in rows])
         sys.stdout.write(buf.getvalue())
     else:
-        from diting.graph.export import printable
         for line in format_table([printable(str(h)) for h in headers],
                                  [["-" if v is None else printable(str(v)) for v in r] for r in rows], indent=""):
             print(line)

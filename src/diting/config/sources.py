@@ -258,19 +258,54 @@ def duplicate_key(node: yaml.MappingNode) -> tuple[yaml.ScalarNode, yaml.ScalarN
     return None
 
 
-class _DuplicateKey(ValueError):
-    """A mapping repeats ``key`` (first at line ``first``, again at line ``line``)."""
+class _Refused(ValueError):
+    """What makes Spring Boot's YAML loader refuse a file, at evidence line ``line``."""
 
-    def __init__(self, key: str, first: int, line: int) -> None:
-        super().__init__(f"duplicate key {key!r} (first at line {first}): Spring Boot refuses the file")
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
         self.line = line
 
 
-def parse_yaml(path: str, text: str, allow_duplicate_keys: bool = False) -> ConfigFile:
+class _DuplicateKey(_Refused):
+    """A mapping repeats ``key`` (first at line ``first``, again at line ``line``)."""
+
+    def __init__(self, key: str, first: int, line: int) -> None:
+        super().__init__(f"duplicate key {key!r} (first at line {first}): Spring Boot refuses the file", line)
+
+
+_STANDARD = "tag:yaml.org,2002:"
+#: the tags SnakeYAML's SafeConstructor (Spring Boot's OriginTrackingConstructor) constructs, and the
+#: merge key; ``value`` and ``yaml`` are what this parser's resolver gives a plain ``=`` (SnakeYAML reads
+#: a string) and ``!``/``&``/``*``
+_CONSTRUCTED_TAGS = frozenset(_STANDARD + t for t in (
+    "null", "bool", "int", "float", "binary", "timestamp", "omap", "pairs", "set", "str", "seq", "map", "merge",
+    "value", "yaml"))
+
+
+def _tag_written(tag: str) -> str:
+    """A node's tag as a document writes it (``!!python/object`` for the yaml.org namespace), at most
+    80 characters."""
+    shown = "!!" + tag[len(_STANDARD):] if tag.startswith(_STANDARD) else tag
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
+class _RefusedTag(_Refused):
+    """A node carries a tag Spring Boot's loader constructs no value of (``!!python/object/apply:…``,
+    ``!custom``, a Java class name): SnakeYAML's SafeConstructor fails on the whole file."""
+
+    def __init__(self, tag: str, line: int) -> None:
+        super().__init__(f"tag {scrub_surrogates(_tag_written(tag))!r}: Spring Boot's YAML loader constructs "
+                         "only YAML's standard types and refuses the file", line)
+
+
+def parse_yaml(path: str, text: str, allow_duplicate_keys: bool = False, allow_any_tag: bool = False) -> ConfigFile:
     """Parse YAML text into flattened documents. Never raises. A key repeated in one mapping
     (:func:`duplicate_key`) makes the file unreadable (``error`` naming the key, ``error_line`` the
     repeat; no documents), as it is to Spring Boot, unless ``allow_duplicate_keys`` (a reader such as
-    ShardingSphere's that keeps the last one)."""
+    ShardingSphere's that keeps the last one); so does a node whose tag Spring Boot's loader
+    constructs nothing of (``!!python/object/apply:…``, ``!custom``: not one of
+    :data:`_CONSTRUCTED_TAGS`), unless ``allow_any_tag`` (a file read by another loader:
+    ShardingSphere's ``!SHARDING``). Tags are never constructed here either way."""
     cf = ConfigFile(path, "yaml")
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
@@ -290,8 +325,8 @@ def parse_yaml(path: str, text: str, allow_duplicate_keys: bool = False) -> Conf
             continue
         entries: list[ConfigEntry] = []
         try:
-            _flatten(node, "", entries, budget, 0, line_of, allow_duplicate_keys)
-        except _DuplicateKey as exc:
+            _flatten(node, "", entries, budget, 0, line_of, allow_duplicate_keys, allow_any_tag)
+        except _Refused as exc:
             return ConfigFile(path, "yaml", error=str(exc), error_line=exc.line)
         if budget[0] <= 0:
             cf.budget_exhausted = True
@@ -300,10 +335,12 @@ def parse_yaml(path: str, text: str, allow_duplicate_keys: bool = False) -> Conf
 
 
 def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[int], depth: int,
-             line_of: "_LineOf | None" = None, allow_duplicate_keys: bool = True) -> None:
+             line_of: "_LineOf | None" = None, allow_duplicate_keys: bool = True, allow_any_tag: bool = True) -> None:
     """Entries of a composed YAML node. ``line_of`` maps marks to evidence lines when the text has
     line breaks YAML counts and evidence does not (by the mark's character index). Raises
-    :class:`_DuplicateKey` at a mapping that repeats a key, unless ``allow_duplicate_keys``."""
+    :class:`_DuplicateKey` at a mapping that repeats a key, unless ``allow_duplicate_keys``, and
+    :class:`_RefusedTag` at a node (or key) whose tag is not one of :data:`_CONSTRUCTED_TAGS`, unless
+    ``allow_any_tag``."""
     def at(mark: yaml.Mark) -> int:
         return line_of(mark.index) if line_of is not None else mark.line + 1
 
@@ -315,12 +352,16 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
         cur, pre, line, d = stack.pop()
         if d > 100:
             continue
+        if not allow_any_tag and cur.tag not in _CONSTRUCTED_TAGS:
+            raise _RefusedTag(cur.tag, at(cur.start_mark))
         if isinstance(cur, yaml.MappingNode):
             dup = None if allow_duplicate_keys else duplicate_key(cur)
             if dup is not None:
                 raise _DuplicateKey(scrub_surrogates(str(dup[1].value)), at(dup[0].start_mark), at(dup[1].start_mark))
             items = []
             for k, v in cur.value:
+                if not allow_any_tag and k.tag not in _CONSTRUCTED_TAGS:
+                    raise _RefusedTag(k.tag, at(k.start_mark))
                 if not isinstance(k, yaml.ScalarNode):
                     continue
                 name = scrub_surrogates(str(k.value))
@@ -339,11 +380,12 @@ def _flatten(node: yaml.Node, prefix: str, out: list[ConfigEntry], budget: list[
             out.append(ConfigEntry(canonical_key(pre), pre, str(value), line, max(line, end)))
 
 
-def parse_config(path: str, text: str) -> ConfigFile:
-    """Dispatch on the file extension (``.properties`` and ``spring.factories``, ``.yml``/``.yaml``)."""
+def parse_config(path: str, text: str, allow_any_tag: bool = False) -> ConfigFile:
+    """Dispatch on the file extension (``.properties`` and ``spring.factories``, ``.yml``/``.yaml``);
+    ``allow_any_tag`` as :func:`parse_yaml` takes it."""
     if path.endswith((".properties", ".factories")):
         return parse_properties(path, text)
-    return parse_yaml(path, text)
+    return parse_yaml(path, text, allow_any_tag=allow_any_tag)
 
 
 # ---------------------------------------------------------------- Maven resource filtering

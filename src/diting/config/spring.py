@@ -172,6 +172,38 @@ class SpringConfig:
             self.too_deep.setdefault(missing[-1], (None, 0))
         return out
 
+    def _fill_nested(self, text: str, name: str, missing: list[str], active: dict[str, None], depth: int,
+                     nesting: int, height: int) -> tuple[str | None, tuple | None, int]:
+        """``text`` — a nested default, or a placeholder name holding placeholders — expanded a level
+        below the placeholder ``name`` of a value ``depth`` levels down: ``(expanded, None, height)``,
+        or ``(None, what the value's expansion returns, height)`` when it does not expand (nested more
+        than :data:`MAX_NESTING` deep, over the depth budget, or a key of it without a value)."""
+        if nesting >= MAX_NESTING:
+            return None, (None, "PLACEHOLDER_UNRESOLVED", missing + [name], height), height
+        got, why, more, below = self._placeholders(text, active, depth + 1, nesting + 1)
+        height = max(height, below + 1)
+        if why == "BUDGET_EXHAUSTED":
+            return None, (None, why, more, _TOO_DEEP), _TOO_DEEP
+        if got is None:
+            return None, (None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height), height
+        return got, None, height
+
+    def fill_key(self, name: str) -> tuple[str, str | None] | None:
+        """A placeholder's name holding placeholders of its own (``q.${env}:9``, the body of
+        ``${q.${env}:9}``) as Spring reads it: ``(key, default)`` once they are filled — a default is
+        split off the filled name at its first ``:`` unless a source has the whole name as a key —
+        or None when they do not fill (:meth:`get` of the name says why)."""
+        got, _, _, _ = self._placeholders(name, {}, 0)
+        return None if got is None else self._split_filled(got)
+
+    def _split_filled(self, name: str) -> tuple[str, str | None]:
+        """A filled placeholder name as ``(key, default)`` (Spring's order: the whole name as a key
+        first, then split at the first ``:``)."""
+        if ":" in name and not self._entries(canonical_key(name)):
+            key, default = name.split(":", 1)
+            return key, default
+        return name, None
+
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
         """Each source's entry of ``key``: its own, or — for a list written item by item
         (``key[0]``, ``key[1]`` …) — one entry of the items joined by commas, as Spring binds a
@@ -210,7 +242,16 @@ class SpringConfig:
         key whose placeholders reach further than :data:`MAX_PLACEHOLDER_DEPTH` levels is
         BUDGET_EXHAUSTED (and listed in :attr:`too_deep`); each of the three reaches every key whose
         value names it without a default, as does PLACEHOLDER_UNRESOLVED (``missing`` the keys no
-        source has)."""
+        source has). Placeholders inside a key — ``key`` itself, or a name in a value
+        (``${db.${env}.url}``) — are filled first, as Spring fills them; ``${w.${w}}`` in ``w``'s
+        value is a cycle."""
+        if "${" in key:  # a key read with placeholders of its own (${a.${env}}) is read once they are filled
+            name, why, missing, _ = self._placeholders(key, {}, 0)
+            if name is None:
+                if why == "BUDGET_EXHAUSTED":
+                    self.too_deep.setdefault(missing[-1], (None, 0))
+                return ResolvedValue(key, "UNKNOWN", None, basis=why, missing=tuple(missing))
+            key = name
         ck = canonical_key(key)
         rv, _ = self._get(ck, {}, 0)
         if rv.basis == "BUDGET_EXHAUSTED":
@@ -279,6 +320,11 @@ class SpringConfig:
         height = 0
         for ph in placeholders(value):
             name, default = ph.name, ph.default
+            if "${" in name:  # Spring fills a key's own placeholders first (${db.${env}.url}): a level down
+                got, failed, height = self._fill_nested(name, name, missing, active, depth, nesting, height)
+                if failed is not None:  # ${w.${w}} in w's value is circular, as Spring says
+                    return failed
+                name, default = self._split_filled(got)
             inner, below = self._get(canonical_key(name), active, depth + 1) if name.strip() else \
                 (ResolvedValue(name, "UNKNOWN", None), 0)
             height = max(height, below + 1)
@@ -292,15 +338,9 @@ class SpringConfig:
             elif default is not None:
                 rep = default
                 if "${" in default:  # a nested default: ${a:${b:30}}
-                    if nesting >= MAX_NESTING:
-                        return None, "PLACEHOLDER_UNRESOLVED", missing + [name], height
-                    got, why, more, below = self._placeholders(default, active, depth + 1, nesting + 1)
-                    height = max(height, below + 1)
-                    if why == "BUDGET_EXHAUSTED":
-                        return None, why, more, _TOO_DEEP
-                    if got is None:
-                        return None, why, missing + more if why == "PLACEHOLDER_UNRESOLVED" else more, height
-                    rep = got
+                    rep, failed, height = self._fill_nested(default, name, missing, active, depth, nesting, height)
+                    if failed is not None:
+                        return failed
                 basis = "PLACEHOLDER_DEFAULT"
             elif inner.basis in _PASSED_ON:  # why the key has no value is why this one has none
                 return None, inner.basis, list(inner.missing), height
@@ -373,15 +413,21 @@ def placeholders(value: str) -> list[Placeholder]:
             j += 1
         if end < 0:
             break
-        body = value[i + 2:end]
-        cut = body.find(":")
-        nested = body.find("${")
-        if cut >= 0 and (nested < 0 or cut < nested):
-            out.append(Placeholder(i, end + 1, body[:cut], body[cut + 1:]))
-        else:
-            out.append(Placeholder(i, end + 1, body, None))
+        out.append(Placeholder(i, end + 1, *split_default(value[i + 2:end])))
         i = value.find("${", end + 1)
     return out
+
+
+def split_default(body: str) -> tuple[str, str | None]:
+    """A placeholder's body (what stands between ``${`` and ``}``) as ``(name, default)``: split at
+    its first ``:`` unless a nested ``${`` comes first (then the name holds placeholders of its own,
+    filled before a default is split off it: :meth:`SpringConfig._placeholders`); default None
+    when there is no ``:``."""
+    cut = body.find(":")
+    nested = body.find("${")
+    if cut >= 0 and (nested < 0 or cut < nested):
+        return body[:cut], body[cut + 1:]
+    return body, None
 
 
 def profiles_match(condition: list[str], active: list[str]) -> bool:
@@ -448,6 +494,19 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 def _listed(rv: ResolvedValue) -> list[str]:
     return [p.strip() for p in (rv.value or "").split(",") if p.strip()] if rv.status == "RESOLVED" else []
+
+
+def profile_set(names: list[str] | str, where: str) -> list[str]:
+    """A profile set given by a user — ``dev,local`` or its items — as its names, each stripped.
+    Raises :class:`~diting.errors.UserError` naming ``where`` when it names no profile or one of its
+    names is empty or blank (``dev,,local``, ``,``): leaving the set out is how to ask for the
+    default one (docs/scanning.md §10.2)."""
+    from diting.errors import UserError
+    items = names.split(",") if isinstance(names, str) else list(names)
+    if not items or any(not isinstance(n, str) or not n.strip() for n in items):
+        raise UserError(f"{where} {','.join(map(str, items))!r} names {'no profile' if not items else 'an empty profile'}: "
+                        "give profile names separated by commas, or leave it out for the default profile set")
+    return [n.strip() for n in items]
 
 
 def expand_profiles(profiles: list[str], groups: dict[str, list[str]]) -> list[str]:

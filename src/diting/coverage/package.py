@@ -35,9 +35,17 @@ def _empty(why: str) -> dict[str, Any]:
             "denominator_source": "not examined", "not_examined": [why]}
 
 
+def parse_failed(state: Any) -> bool:
+    """Whether a config file's :class:`~diting.scan.pipeline.ConfigFileState` (or None) records that the
+    file itself did not parse (not a lossy decoding, not a node budget reached)."""
+    return state is not None and state.problem not in (None, "lossy") and state.code != "BUDGET_EXHAUSTED"
+
+
 def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str | None,
-                 module_failed: bool) -> tuple[str, str | None]:
-    """``(term, reason)`` of one file: resolved, partial, failed or excluded (with its reason)."""
+                 module_failed: bool, unloaded: frozenset[str] = frozenset()) -> tuple[str, str | None]:
+    """``(term, reason)`` of one file: resolved, partial, failed or excluded (with its reason).
+    ``unloaded``: config files the package's Spring configuration refused to load although they
+    parsed as resources (a YAML tag Spring Boot's loader refuses in a file it imports): failed."""
     if excluded is not None:
         return "excluded", excluded
     if module_failed:
@@ -56,6 +64,8 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
     if kind == CONFIG:
         cs = scanner.config_states.get(path)
         if cs is None:
+            return "failed", None
+        if path in unloaded and not parse_failed(cs):
             return "failed", None
         if cs.problem == "lossy" or cs.code == "BUDGET_EXHAUSTED":
             return "partial", None
@@ -102,6 +112,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     files = {"discovered": 0, "resolved": 0, "partial": 0, "failed": 0, "excluded": 0}
     reasons: dict[str, int] = {}
     analysis_level: dict[str, str] = {}
+    unloaded = frozenset(u[0] for u in plan.config.unreadable) if plan.config is not None else frozenset()
     for m in plan.modules:
         mod_failed = scanner.inv.modules[m].failed
         for summary in scanner.module_results[m].java.files:
@@ -109,7 +120,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
                 analysis_level[summary.path] = "SYNTAX_ONLY"
         for f in scanner.inv.files_by_module.get(m, []):
             files["discovered"] += 1
-            term, reason = file_outcome(scanner, f.path, f.kind, f.excluded, mod_failed and f.path != m)
+            term, reason = file_outcome(scanner, f.path, f.kind, f.excluded, mod_failed and f.path != m, unloaded)
             files[term] += 1
             if reason:
                 reasons[reason] = reasons.get(reason, 0) + 1

@@ -13,12 +13,11 @@ numbers back out. Equal reports give equal bytes.
 from __future__ import annotations
 
 import html
-import json
 import unicodedata
 from typing import Any
 
 from diting.coverage.model import DIMENSIONS, TERMS
-from diting.graph.export import markdown_code, markdown_text, printable
+from diting.graph.export import json_text, markdown_code, markdown_text, printable
 
 COLUMNS = ("discovered", *TERMS)
 #: chart colours per term (colour-blind-safe palette)
@@ -40,7 +39,7 @@ RATIO = "resolved of examined"
 
 def to_json(doc: dict[str, Any]) -> str:
     """The report document as sorted, indented JSON (``coverage-report.schema.json``)."""
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_text(doc, indent=1, sort_keys=True) + "\n"
 
 
 def examined(d: dict[str, Any]) -> int:

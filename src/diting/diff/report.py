@@ -142,7 +142,8 @@ def narrow_range(doc: dict[str, Any], classes: list[str] | None = None, services
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    from diting.graph.export import json_text
+    return json_text(doc, indent=1, sort_keys=True) + "\n"
 
 
 def commits_text(doc: dict[str, Any]) -> str:

@@ -43,6 +43,18 @@ def printable(text: str, lines: bool = False) -> str:
         lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
+#: what ``json.dumps(ensure_ascii=False)`` leaves unescaped of :data:`_CONTROL`: DEL, the C1 controls
+#: (U+009B is a terminal's CSI) and the bidirectional marks (it escapes U+0000–U+001F itself)
+_CONTROL_JSON_KEEPS = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(value: Any, **dumps: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **dumps)`` with every character :func:`printable` would
+    escape written as a JSON ``\\uNNNN`` escape: the same JSON to a parser, safe on a terminal. Raises
+    what ``json.dumps`` raises (``TypeError`` for a value JSON cannot hold, without ``default``)."""
+    return _CONTROL_JSON_KEEPS.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, **dumps))
+
+
 def markdown_text(text: object) -> str:
     """Text from scanned code as it may appear in Markdown prose or a table cell: :func:`printable`,
     HTML markup escaped (``<`` ``>`` ``&``), ``|`` escaped, backticks made quotes, Markdown's emphasis

@@ -53,7 +53,6 @@ uncertain hops (hops that are not SUPPORTED on that path); ``counts`` totals the
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -687,4 +686,5 @@ def render_table(result: dict[str, Any], potential: bool = False) -> str:
 
 
 def to_json(result: dict[str, Any]) -> str:
-    return json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False)
+    from diting.graph.export import json_text
+    return json_text(result, indent=1, sort_keys=True)

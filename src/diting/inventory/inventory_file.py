@@ -4,7 +4,8 @@ YAML ``services: [{service_id, repo_id, module_path, owner, profile, exclusion_r
 An entry whose ``repo_id`` matches the scanned repository (or that has none)
 and whose ``module_path`` names a module (its directory, or its pom or Gradle build file) makes that
 module a service with that id; an entry with ``exclusion_reason`` is not
-scanned and is reported. The same file is the application denominator of the
+scanned and is reported. Two entries naming one module of the scanned repository
+are refused; an entry without ``module_path`` names no module. The same file is the application denominator of the
 coverage report over a graph.
 """
 
@@ -28,6 +29,8 @@ class InventoryFile:
 
     entries: list[dict[str, Any]]
     sha256: str
+    #: the file as given (named in messages)
+    path: str = "inventory"
 
     @classmethod
     def load(cls, path: Path) -> "InventoryFile":
@@ -46,6 +49,9 @@ class InventoryFile:
                 raise UserError(f"inventory file {path}: entry #{i + 1} has a value that is not text: "
                                 f"{', '.join(bad)} (quote it)")
             entry = {k: (v if v else None) for k, v in e.items()}
+            if entry.get("profile"):  # a profile set names its profiles: "dev,,local" is a typo, never "dev,local"
+                from diting.config.spring import profile_set
+                profile_set(entry["profile"], f"inventory file {path}: the profile of {entry['service_id']},")
             twin = next((x for x in entries if unreserved_service_id(x["service_id"]).casefold()
                          == unreserved_service_id(entry["service_id"]).casefold()), None)
             if twin is not None:
@@ -53,26 +59,38 @@ class InventoryFile:
                 raise UserError(f"inventory file {path}: service_id {entry['service_id']!r} is listed twice{also}; "
                                 "a service is one entry")
             entries.append(entry)
-        return cls(entries, sha256_hex(data))
+        return cls(entries, sha256_hex(data), str(path))
 
     def for_repo(self, repo_id: str, model) -> tuple[dict[str, dict], list[tuple[str, str]], list[str]]:
         """Entries of this repository: forced services by pom path, excluded (service_id, pom path),
-        and ids of entries whose module_path is not a module here."""
+        and ids of entries whose module_path is not a module here. Raises :class:`UserError` when two
+        entries of this repository name one module (however spelt: its directory, ``.``, its build
+        file): a module is one service, and no field of an entry makes a second one of it (another
+        environment is another scan with ``--profile``)."""
         forced: dict[str, dict] = {}
         excluded: list[tuple[str, str]] = []
         unmapped: list[str] = []
+        claimed: dict[str, dict] = {}
         by_dir = {m.dir: p for p, m in model.modules.items()}
         for e in self.entries:
             if e.get("repo_id") and e["repo_id"] != repo_id:
                 continue
-            mp = (e.get("module_path") or "").strip().strip("/")
+            if not (e.get("module_path") or "").strip():  # names a service (coverage's denominator), no module
+                continue
+            mp = e["module_path"].strip().strip("/")
             if mp == ".":
                 mp = ""
             pom = mp if mp in model.modules else by_dir.get(mp.rstrip("/"))
             if pom is None:
-                if e.get("module_path") is not None:
-                    unmapped.append(e["service_id"])
+                unmapped.append(e["service_id"])
                 continue
+            first = claimed.setdefault(pom, e)
+            if first is not e:
+                raise UserError(
+                    f"inventory file {self.path}: entries {first['service_id']!r} (module_path "
+                    f"{first['module_path']!r}) and {e['service_id']!r} (module_path {e['module_path']!r}) both name "
+                    f"the module {pom} of {repo_id}; a module is one service: keep one entry (scan again with "
+                    "--profile for another environment)")
             if e.get("exclusion_reason"):
                 excluded.append((e["service_id"], pom))
             else:

@@ -165,8 +165,9 @@ class MavenModel:
         mod.build_inputs = [path]
         if raw.error:
             mod.failed = True
-            mod.findings.append(Finding("MODULE_SKIPPED", f"{path} is not readable: {raw.error}", path,
-                                        raw.error_line or 0, raw.error_line or 0, path, "malformed"))
+            mod.findings.append(Finding("MODULE_SKIPPED", f"{path} is not readable: {raw.error}"
+                                        + _unread_deployable(raw), path, raw.error_line or 0, raw.error_line or 0,
+                                        path, "malformed"))
             self.modules[path] = mod
             return mod
         if path in self._building:
@@ -510,3 +511,21 @@ def read_maven_config(data: bytes) -> dict[str, str]:
             k, _, v = tokens[i + 1].partition("=")
             out[k] = v if _ else "true"
     return out
+
+
+_WAR = re.compile(r"<packaging>\s*war\s*</packaging>")
+
+
+def _unread_deployable(raw: RawPom) -> str:
+    """What the text of a pom that does not parse says of a deployable module — it names
+    ``spring-boot-maven-plugin`` or declares ``war`` packaging — as the end of its MODULE_SKIPPED
+    message: a module is a service only when its pom is read (or an inventory file names it), so no
+    service package is made for it. Empty when the text says neither."""
+    text = "\n".join(raw.lines)
+    said = [what for what, found in (("names spring-boot-maven-plugin", "spring-boot-maven-plugin" in text),
+                                     ("declares war packaging", bool(_WAR.search(text)))) if found]
+    if not said:
+        return ""
+    return (f"; its text {' and '.join(said)}, so it may be a deployable service: no service package is made for it "
+            "while its pom does not parse (an inventory file naming it makes a FAILED one)")
+

@@ -2,11 +2,16 @@
 
 Nothing is interpolated or inherited here; :mod:`diting.inventory.maven` builds
 the effective model. Parsing goes through :func:`diting.source.xmlsafe.parse_xml`
-(entities never expanded, DTDs never fetched).
+(entities never expanded, DTDs never fetched). Entity references are read as
+Maven 3's POM reader reads them: XML's predefined entities and XHTML's
+(:data:`MAVEN_ENTITIES`) are characters; a reference to any other — one the file
+declares in its DOCTYPE, or none at all — makes Maven refuse the file, and so the
+POM is not read (its coordinate is unknown, never a text with ``&name;`` in it).
 """
 
 from __future__ import annotations
 
+import html.entities
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -20,8 +25,13 @@ from diting.source.xmlsafe import (
     children,
     element_spans,
     element_text,
+    named_references,
     parse_xml,
 )
+
+#: the named entities Maven 3's POM reader (``MavenXpp3Reader`` with ``addDefaultEntities``) knows
+#: without a declaration: XHTML 1.0's lat1, special and symbol sets (HTML 4's), each one character
+MAVEN_ENTITIES: dict[str, str] = {name: chr(cp) for name, cp in sorted(html.entities.name2codepoint.items())}
 
 
 @dataclass
@@ -174,13 +184,21 @@ def _modules(el: etree._Element | None) -> list[tuple[str, int]]:
 def read_pom(path: str, data: bytes) -> RawPom:
     """Read one pom.xml. Never raises: a malformed file gives ``error`` and ``error_line``."""
     # Maven 3 (plexus MXParser) reads a POM whose XML declaration follows one whitespace character
-    doc: XmlDocument = parse_xml(data, declaration_after=1)
+    doc: XmlDocument = parse_xml(data, declaration_after=1, entities=MAVEN_ENTITIES)
     lines = split_lines(doc.decoded.text)
     directory = path.rsplit("/", 1)[0] if "/" in path else ""
     pom = RawPom(path=path, dir=directory, lines=lines, encoding=doc.decoded.encoding, lossy=doc.decoded.lossy)
-    if doc.root is None:
+    if doc.root is None:  # the parser's own reason first (an entity amplification, an undeclared entity …)
         pom.error = doc.error or "not well-formed XML"
         pom.error_line = doc.error_line
+        return pom
+    unknown = named_references(doc.decoded.text, MAVEN_ENTITIES)
+    if unknown:  # MXParser: "could not resolve entity named …"; a DOCTYPE's declarations are never read
+        name, line = unknown[0]
+        pom.error = (f"the entity reference &{name}; (line {line}) names no entity Maven's POM reader knows (XML's "
+                     "own and XHTML's; never one the file declares, which diting does not expand either): Maven "
+                     "refuses the file")
+        pom.error_line = line
         return pom
     root = doc.root
     spans = _Spans(doc.decoded.text, root)

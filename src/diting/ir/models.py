@@ -424,6 +424,11 @@ def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[s
 # ---------------------------------------------------------------- relations
 
 
+#: relation kinds a call site makes, each carrying its ``callsite_id`` (calls, sends, SQL and config
+#: reads and writes, mapper bindings); a relation of another kind has none
+CALLSITE_KINDS = frozenset({"CALLS", "PUBLISHES", "READS", "WRITES", "BINDS_TO"})
+
+
 class Relation(_Record):
     """A relation (docs/ir.md §5) with its resolution invariants.
 
@@ -442,7 +447,10 @@ class Relation(_Record):
     evidence_refs: list[Ref] = Field(min_length=1)
     diagnostic_refs: list[Ref] = Field(default_factory=list)
     match_keys: dict[str, Any] | None = None
-    callsite_id: str | None = None
+    #: ``{source stable_id}@{ordinal}``, or ``{source stable_id}@@{Annotation}`` for a send an annotation
+    #: declares (a listener's ``@SendTo``, ordinal 0): the call site that makes the relation
+    #: (:data:`CALLSITE_KINDS` only)
+    callsite_id: str | None = Field(default=None, pattern=r"^.+@([0-9]+|@[A-Za-z_$][A-Za-z0-9_$]*)$")
     guard_ref: Ref | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
 
@@ -470,6 +478,17 @@ class Relation(_Record):
                 raise ValueError("UNRESOLVED needs a null target_ref and no candidates")
             if not self.diagnostic_refs:
                 raise ValueError("UNRESOLVED needs a diagnostic naming the missing locator")
+        if self.callsite_id is not None:
+            kind = getattr(self.kind, "value", self.kind)
+            if kind not in CALLSITE_KINDS:
+                raise ValueError(f"a {kind} relation is made by no call site: its callsite_id is null")
+            if "@@" in self.callsite_id:  # an annotation's send: ordinal 0
+                method, ordinal = self.callsite_id.rsplit("@@", 1)[0], "0"
+            else:
+                method, _, ordinal = self.callsite_id.rpartition("@")
+            if not (self.stable_id.startswith(f"{kind}|{method}|") and self.stable_id.endswith(f"|{ordinal}")):
+                raise ValueError("callsite_id names another call site than the relation's own (its stable_id's "
+                                 "source and ordinal)")
         return self
 
 
@@ -629,7 +648,8 @@ class CoverageDimension(_Record):
 
 class CoverageEntry(_Record):
     entry_ref: Ref
-    discovery_source: str
+    #: the mechanism that found the entry (``MAIN_METHOD``, ``HTTP_MAPPING`` …): a word, never empty
+    discovery_source: str = Field(pattern=r"^\S+$")
     symbols_resolved: bool
     branches_analysed: bool
     stop_reason: str | None

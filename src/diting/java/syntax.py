@@ -342,10 +342,19 @@ def _snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
     return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
 
 
+#: the file line of each parser row while a file whose Unicode escapes break lines is extracted
+#: (:func:`translate_unicode_escapes`); None when rows and lines are one (every other file)
+_ROW_LINES: list[int] | None = None
+
+
 def _row_line(row: int) -> int:
     """The 1-based line of a parser row: the decoded text has no lone CR (a LF stands for it,
-    :mod:`diting.source.text`), so the parser's rows and evidence lines are both counted on LF."""
-    return row + 1
+    :mod:`diting.source.text`), so the parser's rows and evidence lines are both counted on LF —
+    but for a line holding an escaped line terminator (``\\u000a``), which is several parser rows
+    on one line of the file (:data:`_ROW_LINES`)."""
+    if _ROW_LINES is None:
+        return row + 1
+    return _ROW_LINES[min(row, len(_ROW_LINES) - 1)]
 
 
 def _line(node: ts.Node) -> int:
@@ -814,23 +823,42 @@ def _error_ranges(root: ts.Node) -> list[tuple[int, int, int, int, str]]:
 
 
 _UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
+#: control characters an escape is translated to: line terminators (the parser's rows are mapped back
+#: to the file's lines) and the two other white-space characters (JLS §3.6)
+_TRANSLATED_CONTROLS = {"\n": "\n", "\r": "\n", "\t": "\t", "\f": "\f"}
 
 
-def translate_unicode_escapes(text: str) -> str:
-    """Java's first translation step (JLS §3.3): ``\\uXXXX`` escapes become characters
-    before lexing. A backslash preceded by an odd number of backslashes starts no escape;
-    escapes of control characters and surrogates are kept as written (so line numbers stay those of the
-    file and literals such as ``'\\u0000'`` stay escape sequences the parser reads)."""
+def translate_unicode_escapes(text: str) -> tuple[str, list[int] | None]:
+    """Java's first translation step (JLS §3.3): ``\\uXXXX`` escapes become characters before
+    lexing, so the parser reads what javac reads. A backslash preceded by an odd number of
+    backslashes starts no escape, and a backslash an escape makes (``\\u005c``) starts none either.
+
+    Returns the translated text and, when an escape was a line terminator (``\\u000a``,
+    ``\\u000d``: it ends a ``//`` comment, and what follows is code javac compiles), the file line
+    of each row of the translated text; else None (rows are lines). A line terminator becomes LF,
+    tab and form feed themselves; other control characters and surrogates are kept as written (a
+    literal such as ``'\\u0000'`` stays an escape sequence the parser reads, of the same value)."""
     if "\\u" not in text:
-        return text
+        return text, None
+    breaks = False
 
     def repl(m: re.Match[str]) -> str:
+        nonlocal breaks
         ch = chr(int(m.group(2), 16))
+        if ch in _TRANSLATED_CONTROLS:
+            breaks = breaks or ch in "\n\r"
+            return m.group(1) + _TRANSLATED_CONTROLS[ch]
         if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or 0xD800 <= ord(ch) <= 0xDFFF:
-            return m.group(0)  # control characters (line terminators, NUL …) stay escapes the parser reads
+            return m.group(0)
         return m.group(1) + ch
 
-    return _UNICODE_ESCAPE.sub(repl, text)
+    # an escape never spans a line: each line is translated alone, and its rows counted
+    lines = text.split("\n")
+    out = [_UNICODE_ESCAPE.sub(repl, ln) if "\\u" in ln else ln for ln in lines]
+    if not breaks:
+        return "\n".join(out), None
+    rows = [n for n, ln in enumerate(out, 1) for _ in range(ln.count("\n") + 1)]
+    return "\n".join(out), rows
 
 
 class Nesting:
@@ -1225,8 +1253,13 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     ``call_detail``: the call names whose arguments matter; other calls keep name, receiver and
     arity only. None (what the scan passes: call-site resolution types every call's arguments)
     keeps every call's arguments."""
+    global _ROW_LINES
     decoded: DecodedText = decode_bytes(data, declared_encoding)
-    return _extract(path, decoded, translate_unicode_escapes(decoded.text).encode("utf-8"), call_detail)
+    text, _ROW_LINES = translate_unicode_escapes(decoded.text)
+    try:
+        return _extract(path, decoded, text.encode("utf-8"), call_detail)
+    finally:
+        _ROW_LINES = None
 
 
 def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:

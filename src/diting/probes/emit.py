@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.remote import config_centres
 from diting.config.sources import canonical_key, parse_config
-from diting.config.spring import MAX_NESTING, MAX_PLACEHOLDER_DEPTH, MAX_VALUE_CHARS, placeholders
+from diting.config.spring import MAX_NESTING, MAX_PLACEHOLDER_DEPTH, MAX_VALUE_CHARS, placeholders, split_default
 from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
@@ -273,7 +273,11 @@ class PackageProbes:
         for ph in placeholders(value):
             inner = value[ph.start + 2:ph.end - 1]
             scheme = "ducc" if inner.startswith(DUCC_PREFIX) else "config"
-            key, sep, default = inner.removeprefix(DUCC_PREFIX).partition(":")
+            key, given = split_default(inner.removeprefix(DUCC_PREFIX))
+            filled = self.config.fill_key(key) if "${" in key and self.config is not None else None
+            if filled is not None:  # ${q.${env}:9}: Spring fills the key's placeholders, then splits a default
+                key, given = filled  # (unfilled, the lookup of the key as written says why: a cycle, a missing key)
+            sep, default = given is not None, given or ""
             out.append(value[pos:ph.start])
             pos = ph.end
             nested = None

@@ -5,16 +5,15 @@ a Mermaid sequence diagram). Equal pyramids give equal bytes."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from diting.graph.export import markdown_code, markdown_text, markdown_with_code
+from diting.graph.export import json_text, markdown_code, markdown_text, markdown_with_code
 from diting.pyramid.templates import templates_table
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_text(value, indent=1, sort_keys=True) + "\n"
 
 
 _md = markdown_text

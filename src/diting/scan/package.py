@@ -14,7 +14,7 @@ import importlib.metadata as md
 from typing import TYPE_CHECKING, Any
 
 from diting import __version__
-from diting.coverage.package import package_coverage
+from diting.coverage.package import package_coverage, parse_failed
 from diting.findings import Finding
 from diting.ir import ids
 from diting.ir.builder import EncodedSet, RecordSet, RefTo
@@ -360,7 +360,7 @@ class PackageAssembler:
             finding_diagnostic(s, rs, f, service_rid or module_rids.get(plan.roots[0]))
         if plan.config is not None:
             for path, error, line in sorted(plan.config.unreadable, key=lambda u: (u[0], u[2] or 0)):
-                if path in s.config_states:
+                if parse_failed(s.config_states.get(path)):
                     continue  # a module's own config file: its file diagnostic is already there
                 code = "FILE_UNREADABLE" if "could not be read" in error else "PARSE_ERROR"
                 finding_diagnostic(s, rs, Finding(code, f"{path}: config source not read: {error}",

@@ -38,7 +38,7 @@ from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
 from diting.config.snapshot import ConfigSnapshot, SnapshotValue
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
-from diting.config.spring import SpringConfig, add_file_sources, load_spring_config, spring_config_files
+from diting.config.spring import SpringConfig, add_file_sources, load_spring_config, profile_set, spring_config_files
 from diting.errors import UserError
 from diting.findings import Finding
 from diting.inventory.inventory_file import InventoryFile
@@ -70,7 +70,7 @@ from diting.resolve.types import TypeOracle
 from diting.rules import RuleSet, load_rules
 from diting.scan.progress import Progress
 from diting.scan.repository import Inventory, build_inventory
-from diting.source.git import GitRepo, default_repo_id
+from diting.source.git import GitRepo, checked_repo_id, default_repo_id
 from diting.source.snapshot import MAX_LINE_BYTES, Snapshot
 from diting.source.text import DecodedText, decode_bytes, split_lines
 from diting.source.xmlsafe import parse_xml
@@ -128,6 +128,10 @@ class ScanOptions:
         1..:data:`MAX_FILE_BYTES_LIMIT`."""
         bounded_int("--jobs", self.jobs, 0, MAX_WORKERS)
         bounded_int("--max-file-bytes", self.max_file_bytes, 1, MAX_FILE_BYTES_LIMIT)
+        if self.profiles is not None:
+            self.profiles = profile_set(self.profiles, "--profile")
+        if self.repo_id is not None:
+            checked_repo_id(self.repo_id)
 
 
 def bounded_int(name: str, value: object, low: int, high: int) -> int:
@@ -415,7 +419,11 @@ class Scanner:
             return _with_encoding(ConfigFileState(f.path, "lossy" if decoded.lossy else None), decoded)
         if mod is not None:
             text, _ = filter_resource(text, mod.property_lookup())
-        cf = parse_config(f.path, text)
+        # a tag Spring's loader refuses is this file's error when Spring Boot loads it by its name; another
+        # YAML resource may be some other loader's (ShardingSphere's !SHARDING), and one Spring imports is
+        # refused where it is loaded (the package's "config source not read")
+        spring_named = mod is not None and bool(spring_config_files([f.path], mod.resource_roots))
+        cf = parse_config(f.path, text, allow_any_tag=not spring_named)
         if cf.error:
             return _with_encoding(ConfigFileState(f.path, cf.error, cf.error_line), decoded)
         if cf.budget_exhausted:
@@ -553,7 +561,7 @@ class Scanner:
             plan = PackagePlan(service_id="", kind="SERVICE", roots=[path], modules=self.closures[path], basis=basis)
             profiles = self.options.profiles
             if profiles is None and inv_entry is not None and inv_entry.get("profile"):
-                profiles = [p.strip() for p in str(inv_entry["profile"]).split(",") if p.strip()]
+                profiles = profile_set(str(inv_entry["profile"]), f"the inventory's profile of {inv_entry['service_id']}")
             plan.config = self._spring_config(mod, profiles)
             if inv_entry is not None:
                 plan.service_id = clean_service_id(str(inv_entry["service_id"]))

@@ -6,15 +6,27 @@ fsmonitor and filters disabled, with system and global configuration ignored
 and with an environment built from scratch, so nothing in the scanned
 repository's configuration can make git execute a program.
 
+Objects are read (``ls-tree``, ``cat-file``) through an *object view*: a git
+directory of diting's own holding nothing but a config without remotes, with the
+repository's object directory as ``GIT_OBJECT_DIRECTORY``. git then knows no
+promisor remote, so a partial clone's missing object is simply missing — never
+fetched, never a fatal error — on every git version (``GIT_NO_LAZY_FETCH`` exists
+only from 2.44). Refs, config and history (``rev-parse``, ``config``,
+``merge-base``) are read from the repository itself, where every transport is
+disabled besides.
+
 Only these git commands are used: ``rev-parse``, ``ls-tree``, ``cat-file
 --batch``, ``config --get remote.origin.url`` and ``merge-base --all``.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -80,6 +92,45 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+#: object format → the object view made for it in this process (:func:`_object_view`)
+_VIEWS: dict[str, str] = {}
+
+
+def _object_view(object_format: str) -> str:
+    """The path of a git directory that holds no objects, refs or remotes of its own: ``HEAD``, an
+    empty ``refs/`` and a config naming only the repository format (``object_format`` is ``sha1`` or
+    ``sha256``). git run with ``GIT_DIR`` set to it and ``GIT_OBJECT_DIRECTORY`` set to a repository's
+    object directory reads that repository's objects with none of its config: no promisor remote, so
+    no lazy fetch. Made once per process and format in the system's temporary folder, removed when
+    the process that made it exits (a forked child never removes it). Raises :class:`UserError` for
+    an object format git 2.39 does not know, or when the temporary folder is not writable."""
+    if object_format not in ("sha1", "sha256"):
+        raise UserError(f"the repository's object format {object_format!r} is not one git reads (sha1, sha256)")
+    view = _VIEWS.get(object_format)
+    if view is not None and os.path.isdir(view):
+        return view
+    try:
+        view = tempfile.mkdtemp(prefix=f"diting-git-view-{object_format}-")
+        os.mkdir(os.path.join(view, "refs"))
+        with open(os.path.join(view, "HEAD"), "w", encoding="ascii") as f:
+            f.write("ref: refs/heads/none\n")
+        extension = "\n[extensions]\n\tobjectformat = sha256" if object_format == "sha256" else ""
+        with open(os.path.join(view, "config"), "w", encoding="ascii") as f:
+            f.write(f"[core]\n\trepositoryformatversion = {1 if extension else 0}\n\tbare = true{extension}\n")
+    except OSError as exc:
+        raise UserError(f"cannot make a folder in {tempfile.gettempdir()} for reading git objects: "
+                        f"{exc.strerror or exc} (set TMPDIR to a writable folder)") from None
+    _VIEWS[object_format] = view
+    atexit.register(_remove_view, view, os.getpid())
+    return view
+
+
+def _remove_view(view: str, owner: int) -> None:
+    """Remove an object view at exit, only in the process that made it."""
+    if os.getpid() == owner:
+        shutil.rmtree(view, ignore_errors=True)
+
+
 _HARDENING = [
     "-c", "core.hooksPath=" + os.devnull,
     "-c", "core.fsmonitor=false",
@@ -143,6 +194,11 @@ class GitRepo:
         if out.returncode != 0:
             raise UserError(f"not a git repository: {path}")
         self._refuse_inner_folder(path, out.stdout.decode("utf-8", "replace").strip())
+        where = self._run(["rev-parse", "--show-object-format", "--git-path", "objects"])
+        fmt, _, objects = os.fsdecode(where.stdout).partition("\n")
+        #: the repository's object directory (a linked worktree's is its main repository's)
+        self.objects_dir = (self.path / objects.rstrip("\n")).resolve()
+        self.object_format = fmt.strip()
         self._batch: subprocess.Popen[bytes] | None = None
         self._batch_pid = os.getpid()
 
@@ -165,9 +221,17 @@ class GitRepo:
     def _cmd(self, args: list[str]) -> list[str]:
         return ["git", *_HARDENING, "-C", str(self.path), *args]
 
-    def _run(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[bytes]:
-        proc = subprocess.run(self._cmd(args), env=_git_env(), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def _objects_env(self) -> dict[str, str]:
+        """The environment of a command that reads objects: :func:`_git_env` through the object view
+        (:func:`_object_view`), so a missing object is missing and never fetched."""
+        return {**_git_env(), "GIT_DIR": _object_view(self.object_format),
+                "GIT_OBJECT_DIRECTORY": str(self.objects_dir)}
+
+    def _run(self, args: list[str], check: bool = True, objects: bool = False) -> subprocess.CompletedProcess[bytes]:
+        """Run one git command: in the repository, or (``objects``) through the object view. Raises
+        :class:`UserError` with git's last line of stderr when ``check`` and git fails."""
+        proc = subprocess.run(self._cmd(args), env=self._objects_env() if objects else _git_env(),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if check and proc.returncode != 0:
             msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise UserError(f"git {args[0]} failed: {msg[-1] if msg else proc.returncode}")
@@ -190,7 +254,8 @@ class GitRepo:
         (every base is returned, none picked), UNKNOWN (a commit this repository lacks, or no common
         history). Returns (relation, merge bases)."""
         for sha in {old, new}:
-            if not _SHA.match(sha) or self._run(["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode:
+            if not _SHA.match(sha) or \
+                    self._run(["cat-file", "-e", f"{sha}^{{commit}}"], check=False, objects=True).returncode:
                 return "UNKNOWN", []
         if old == new:
             return "EXACT", [old]
@@ -216,7 +281,7 @@ class GitRepo:
         no tree), the tree is walked instead (:meth:`_walk_tree`): each subtree git cannot list is
         one entry with ``unlisted`` saying why, and the rest is listed as the fast path would.
         Raises :class:`UserError` when not even the commit's top tree can be listed."""
-        proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit], check=False)
+        proc = self._run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit], check=False, objects=True)
         entries = _parse_ls_tree(proc.stdout, b"") if proc.returncode == 0 else self._walk_tree(commit)
         counts = Counter(e.path for e in entries)
         if len(counts) < len(entries):
@@ -230,7 +295,7 @@ class GitRepo:
         are walked into; a subtree whose own object cannot be listed becomes one entry with
         ``unlisted``. Order is git's (a subtree's entries stand where the subtree does). Raises
         :class:`UserError` when the commit's top tree cannot be listed."""
-        top = self._run(["ls-tree", "-z", "-l", "--full-tree", commit])  # raises: nothing is listed
+        top = self._run(["ls-tree", "-z", "-l", "--full-tree", commit], objects=True)  # raises: nothing is listed
         out: list[TreeEntry] = []
         # a stack of pending work, last first: a listing still to expand, or a finished entry
         stack: list[TreeEntry | tuple[bytes, bytes]] = list(reversed(_parse_ls_tree(top.stdout, b"", raw=True)))
@@ -245,11 +310,11 @@ class GitRepo:
                 out.append(entry)
                 continue
             below = prefix + line.partition(b"\t")[2] + b"/"
-            deep = self._run(["ls-tree", "-r", "-z", "-l", entry.oid], check=False)
+            deep = self._run(["ls-tree", "-r", "-z", "-l", entry.oid], check=False, objects=True)
             if deep.returncode == 0:
                 stack.extend(reversed(_parse_ls_tree(deep.stdout, below)))
                 continue
-            flat = self._run(["ls-tree", "-z", "-l", entry.oid], check=False)
+            flat = self._run(["ls-tree", "-z", "-l", entry.oid], check=False, objects=True)
             if flat.returncode != 0:
                 out.append(replace(entry, unlisted=self._why_unlisted(entry)))
                 continue
@@ -259,7 +324,7 @@ class GitRepo:
     def _why_unlisted(self, entry: TreeEntry) -> str:
         """Why git cannot list the subtree ``entry`` (a phrase, without its path): its object is
         missing, or is of another type."""
-        proc = self._run(["cat-file", "-t", entry.oid], check=False)
+        proc = self._run(["cat-file", "-t", entry.oid], check=False, objects=True)
         kind = proc.stdout.decode("ascii", "replace").strip()
         if proc.returncode != 0 or not kind:
             return f"tree {entry.oid[:12]} is missing from the object database (a partial clone with a tree filter?)"
@@ -304,7 +369,7 @@ class GitRepo:
             self._batch = None  # the parent's process: never read from or closed by a child
         if self._batch is None or self._batch.poll() is not None:
             self._batch_pid = os.getpid()
-            self._batch = subprocess.Popen(self._cmd(["cat-file", "--batch"]), env=_git_env(),
+            self._batch = subprocess.Popen(self._cmd(["cat-file", "--batch"]), env=self._objects_env(),
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL)
         assert self._batch.stdin is not None and self._batch.stdout is not None
@@ -325,7 +390,8 @@ class GitRepo:
 
     def read_blob_head(self, oid: str, limit: int) -> bytes:
         """The first ``limit`` bytes of an object, streamed (a huge blob is never held whole)."""
-        proc = subprocess.Popen(self._cmd(["cat-file", "blob", oid]), env=_git_env(), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(self._cmd(["cat-file", "blob", oid]), env=self._objects_env(),
+                                stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert proc.stdout is not None
         try:
@@ -398,42 +464,76 @@ def _parse_ls_tree(stdout: bytes, prefix: bytes, raw: bool = False) -> list:
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+#: what is left of a URL's authority once its userinfo is dropped: a host name or an IPv6 literal in
+#: brackets, and an optional port of digits (anything else may be part of a credential)
+_HOST_PORT = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[^\[\]:@/?#\s]+)(?::\d*)?$")
 
 
 def repo_id_from_url(url: str) -> str | None:
-    """Normalise a remote URL: no scheme, credentials, port-free scp form or ``.git``.
+    """The repository id a remote URL gives: host (with its port, as written) and path, without the
+    scheme, the userinfo (user name and password), the query and the fragment (either may carry a
+    token), trailing slashes and a final ``.git``.
 
-    ``https://user:pw@github.com/a/b.git`` → ``github.com/a/b``;
-    ``git@github.com:a/b.git`` → ``github.com/a/b``. Local paths give None.
+    ``https://user:pw@github.com/a/b.git?token=t#f`` → ``github.com/a/b``;
+    ``ssh://git@host:22/a/b.git/`` → ``host:22/a/b``; ``git@github.com:a/b.git`` → ``github.com/a/b``.
+    None for a local path or ``file://`` URL, and for a URL whose authority is no ``host[:port]`` once
+    the userinfo is gone (a password holding ``/`` or ``?`` would otherwise leak into the id): the
+    caller falls back to the directory name.
     """
     url = url.strip()
     if _SCHEME.match(url):
-        if url.startswith("file://"):
+        if url.lower().startswith("file://"):
             return None
         rest = _SCHEME.sub("", url)
-        host, _, path = rest.partition("/")
+        host, sep, path = rest.partition("/")
         host = host.rsplit("@", 1)[-1]
-        out = f"{host}/{path}" if path else host
+        if not sep:  # no path: the query or fragment may follow the authority at once
+            host = re.split(r"[?#]", host, maxsplit=1)[0]
+        if not _HOST_PORT.match(host):
+            return None
     else:
         m = _SCP.match(url)
         if not m or url.startswith("/") or url.startswith("."):
             return None
-        out = f"{m.group(1)}/{m.group(2)}"
-    out = out.rstrip("/")
-    if out.endswith(".git"):
-        out = out[:-4]
-    return out or None
+        host, path = m.group(1).rsplit("@", 1)[-1], m.group(2)
+    # an scp-like path has no query, but a token written after '?' is no part of a name either
+    path = re.split(r"[?#]", path, maxsplit=1)[0].rstrip("/")
+    if path.endswith(".git"):
+        path = path[:-4].rstrip("/")
+    return f"{host}/{path}" if path else host or None
+
+
+def _usable_id(text: str) -> bool:
+    """Whether ``text`` can be a repository id: not blank, no white space around it, no control
+    character in it."""
+    return bool(text.strip()) and text == text.strip() and text.isprintable()
+
+
+def checked_repo_id(repo_id: object) -> str:
+    """``repo_id`` (``--repo-id``) when it can name a repository (:func:`_usable_id`). Raises
+    :class:`UserError` otherwise."""
+    if not isinstance(repo_id, str) or not repo_id.strip():
+        raise UserError(f"--repo-id {repo_id!r} names no repository: give its id, or leave it out for the origin URL")
+    if not _usable_id(repo_id):
+        raise UserError(f"--repo-id {repo_id!r} has white space around it or a control character in it: give the "
+                        "repository's id as it is written")
+    return repo_id
 
 
 def default_repo_id(repo: GitRepo) -> tuple[str, str]:
-    """``--repo-id`` fallback and its basis: the origin URL normalised (``origin``), else the
-    directory's base name (``directory name``; never a path)."""
+    """``--repo-id`` fallback and its basis: the origin URL normalised (``origin``; one with a control
+    character or white space around it is passed over), else the directory's base name (``directory
+    name``; never a path). Raises :class:`UserError` when that name cannot be an id either
+    (:func:`_usable_id`): then ``--repo-id`` is needed."""
     url = repo.origin_url()
     if url:
         rid = repo_id_from_url(url)
-        if rid:
+        if rid and _usable_id(rid):
             return rid, "origin"
     name = repo.path.name
     if name.endswith(".git") and len(name) > 4:
         name = name[:-4]
+    if not _usable_id(name or "repo"):
+        raise UserError(f"the repository has no usable origin URL and its folder name {name!r} cannot be its id (white "
+                        "space around it or a control character in it): give --repo-id")
     return name or "repo", "directory name"

@@ -71,15 +71,76 @@ def _blank_late_declaration(text: str, tolerated: int) -> str:
     return text[: m.start(2)] + blank + text[m.end(2):]
 
 
-def parse_xml(data: bytes, *, declaration_after: int = 0) -> XmlDocument:
+#: the entities XML defines itself (every parser expands them)
+PREDEFINED_ENTITIES = frozenset(("amp", "lt", "gt", "quot", "apos"))
+_NAMED_REF = re.compile(r"&([A-Za-z_:][A-Za-z0-9_.:\-]*);")
+#: markup whose text expands no entity reference, and where it ends (a DOCTYPE is found apart: its
+#: internal subset may hold ``>``)
+_INERT = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"))
+
+
+def _expanding(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of ``text`` where a reader expands entity references: everything but
+    comments, CDATA sections, processing instructions and the DOCTYPE declaration (one that does
+    not end runs to the end of the text). Linear."""
+    spans, pos, i = [], 0, text.find("<")
+    while i >= 0:
+        end = None
+        if text.startswith("<!DOCTYPE", i):
+            end = _doctype_end(text, i)
+        else:
+            for opener, closer in _INERT:
+                if text.startswith(opener, i):
+                    j = text.find(closer, i + len(opener))
+                    end = len(text) if j < 0 else j + len(closer)
+                    break
+        if end is None:
+            i = text.find("<", i + 1)
+            continue
+        spans.append((pos, i))
+        pos = end
+        i = text.find("<", pos)
+    spans.append((pos, len(text)))
+    return [(a, b) for a, b in spans if a < b]
+
+
+def named_references(text: str, known: frozenset[str] | dict[str, str] = frozenset()) -> list[tuple[str, int]]:
+    """``(name, line)`` of each reference to a named entity in ``text`` — in element content or an
+    attribute value, not in a comment, CDATA section, processing instruction or the DOCTYPE —
+    that is neither one of XML's :data:`PREDEFINED_ENTITIES` nor in ``known``; in text order."""
+    out = []
+    for a, b in _expanding(text):
+        for m in _NAMED_REF.finditer(text, a, b):
+            if m.group(1) not in PREDEFINED_ENTITIES and m.group(1) not in known:
+                out.append((m.group(1), text.count("\n", 0, m.start()) + 1))
+    return out
+
+
+def _replace_references(text: str, table: dict[str, str]) -> str:
+    """``text`` with each reference to an entity of ``table`` (names to one-line replacement text) in
+    the spans :func:`_expanding` gives replaced by its text: lines stay where they are."""
+    parts, pos = [], 0
+    for a, b in _expanding(text):
+        for m in _NAMED_REF.finditer(text, a, b):
+            if m.group(1) in table and m.group(1) not in PREDEFINED_ENTITIES:
+                parts += [text[pos:m.start()], table[m.group(1)]]
+                pos = m.end()
+    return "".join(parts) + text[pos:] if parts else text
+
+
+def parse_xml(data: bytes, *, declaration_after: int = 0, entities: dict[str, str] | None = None) -> XmlDocument:
     """Parse ``data`` safely. Never raises for malformed input: ``error`` says why.
 
     ``declaration_after`` is how many whitespace characters the reader being modelled accepts
     before the XML declaration (XML allows none; Maven 3's POM parser accepts one, e.g. a leading
-    blank line). Lines and columns of the parsed tree are those of ``data``."""
+    blank line). ``entities``: named entities the reader being modelled knows without any
+    declaration (Maven's XHTML set), each replaced by its text before parsing — never one the
+    document declares itself. Lines of the parsed tree are those of ``data`` (and so are columns on
+    a line without such a reference)."""
     decoded = decode_xml(data)
+    text = _replace_references(decoded.text, entities) if entities else decoded.text
     # the decoded text re-encoded as UTF-8; the parser's encoding overrides the prolog
-    body = _blank_late_declaration(decoded.text, declaration_after).encode("utf-8")
+    body = _blank_late_declaration(text, declaration_after).encode("utf-8")
     try:
         root = etree.fromstring(body, _parser())
     except etree.XMLSyntaxError as exc:

@@ -450,7 +450,8 @@ class SqlStage:
                 seen.add(path)
                 if got is None or got.data is None:
                     continue
-                cf = parse_yaml(path, decode_bytes(got.data).text, allow_duplicate_keys=True)  # SnakeYAML's default
+                cf = parse_yaml(path, decode_bytes(got.data).text, allow_duplicate_keys=True,  # SnakeYAML's default
+                                allow_any_tag=True)  # ShardingSphere's own loader: !SHARDING, !ENCRYPT …
                 if cf.error:
                     at = {"path": path, "lines": [cf.error_line, cf.error_line]} if cf.error_line else where
                     self.p.diag("CONFIG_VALUE_UNKNOWN", f"{path}|sharding-routing-file", f"{path}: the ShardingSphere "
