@@ -403,3 +403,25 @@ def test_commit_time_is_the_committers_with_its_own_offset(tmp_path):
             assert g.commit_time(commit(f"tree {tree}\n{bad}\n\nm\n")) is None, bad
         # a "committer" line in the message is no header
         assert g.commit_time(commit(f"tree {tree}\n\ncommitter C <c@x> 1709259300 +0800\n")) is None
+
+
+def test_an_object_view_a_killed_process_left_is_swept(tmp_path, monkeypatch):
+    """git's object views live in the temporary folder under a leftover's name; the next process to
+    make one removes those of dead processes, never a live one's."""
+    import os
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from diting.source import git as gitmod
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".diting-git-view-sha1.tmp-{dead.pid}-0badc0de"
+    live = tmp_path / f".diting-git-view-sha1.tmp-{os.getpid()}-0badc0de"
+    stale.mkdir()
+    live.mkdir()
+    monkeypatch.setattr(gitmod, "_VIEWS", {})
+    view = gitmod._object_view("sha1")
+    assert not stale.exists() and live.exists() and Path(view).parent == tmp_path

@@ -22,6 +22,7 @@ import jsonschema
 
 from diting import __version__
 from diting.errors import UserError
+from diting.leftovers import _remove, is_leftover, sweep_leftovers  # noqa: F401 - part of this module's API
 from diting.ir.builder import EncodedSet, Placeholders
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.models import Coverage, Manifest
@@ -135,27 +136,6 @@ def _same_package(final: Path, files: dict[str, bytes]) -> bool:
         return False
 
 
-def _remove(path: Path) -> None:
-    """Remove a file, a symlink (never its target) or a directory tree."""
-    try:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink()
-        else:
-            shutil.rmtree(path)
-    except FileNotFoundError:
-        pass
-
-
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+(?:\.wal)?$")
-
-
-def is_leftover(name: str) -> bool:
-    """Whether a directory entry's ``name`` is a writer's temporary or set-aside copy
-    (``.{name}.tmp-{pid}-{hex}``, ``.{name}.old-{pid}-{hex}-{n}``): a partly written package, never
-    one to read."""
-    return _LEFTOVER.match(name) is not None
-
-
 def skipped_leftover(path: Path) -> bool:
     """Whether ``path`` is a writer's leftover (:func:`is_leftover`) a reader of a directory of packages
     passes over; it then says so in one line on stderr."""
@@ -166,35 +146,6 @@ def skipped_leftover(path: Path) -> bool:
     sys.stderr.write(f"note: skipped {printable(str(path))}: a package still being written, or left half-written "
                      "by a killed scan (the next scan into that directory removes such a leftover)\n")
     return True
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # not ours, or an id no process can have: not ours to judge either
-    return True
-
-
-def sweep_leftovers(out_dir: Path, name: str | None = None) -> list[Path]:
-    """Remove the temporary and set-aside entries in ``out_dir`` (of ``name`` only, when given) left
-    by a process that died (killed mid-write); those of live processes are left alone. Returns the
-    entries removed."""
-    removed: list[Path] = []
-    try:
-        entries = sorted(out_dir.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        m = _LEFTOVER.match(entry.name)
-        if not m or name is not None and m.group("name") != name or _alive(int(m.group("pid"))):
-            continue
-        _remove(entry)
-        removed.append(entry)
-    return removed
 
 
 def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple[Path, str]:

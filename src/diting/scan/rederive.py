@@ -186,11 +186,10 @@ def _work_dir():
     """A directory for one re-scan in the system's temporary folder, removed afterwards; named as a
     writer's leftover (``.diting-rederive.tmp-{pid}-{hex}``), so one a killed re-derivation left is
     swept by the next (never one of a live process)."""
-    import os
-    from diting.ir.writer import sweep_leftovers
+    from diting.leftovers import leftover_name, sweep_leftovers
     base = Path(tempfile.gettempdir())
     sweep_leftovers(base, "diting-rederive")
-    tmp = base / f".diting-rederive.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp = base / leftover_name("diting-rederive")
     tmp.mkdir(mode=0o700)
     try:
         yield tmp

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from diting.errors import UserError
+from diting.leftovers import leftover_name, sweep_leftovers
 from diting.source.paths import tree_path_problem
 
 #: tree entry modes
@@ -102,7 +103,8 @@ def _object_view(object_format: str) -> str:
     ``sha256``). git run with ``GIT_DIR`` set to it and ``GIT_OBJECT_DIRECTORY`` set to a repository's
     object directory reads that repository's objects with none of its config: no promisor remote, so
     no lazy fetch. Made once per process and format in the system's temporary folder, removed when
-    the process that made it exits (a forked child never removes it). Raises :class:`UserError` for
+    the process that made it exits (a forked child never removes it); named as a leftover, so one a
+    killed process left is swept by the next (diting.leftovers). Raises :class:`UserError` for
     an object format git 2.39 does not know, or when the temporary folder is not writable."""
     if object_format not in ("sha1", "sha256"):
         raise UserError(f"the repository's object format {object_format!r} is not one git reads (sha1, sha256)")
@@ -110,7 +112,10 @@ def _object_view(object_format: str) -> str:
     if view is not None and os.path.isdir(view):
         return view
     try:
-        view = tempfile.mkdtemp(prefix=f"diting-git-view-{object_format}-")
+        base = Path(tempfile.gettempdir())
+        sweep_leftovers(base, f"diting-git-view-{object_format}")  # what a killed scan left
+        view = str(base / leftover_name(f"diting-git-view-{object_format}"))
+        os.mkdir(view, 0o700)
         os.mkdir(os.path.join(view, "refs"))
         with open(os.path.join(view, "HEAD"), "w", encoding="ascii") as f:
             f.write("ref: refs/heads/none\n")
