@@ -173,7 +173,7 @@ def test_cli_exit_codes(estate_scan, tmp_path):
 
 @pytest.mark.parametrize("tamper, expected", [
     ("dispatch", "dispatch_kind 'TELEPORT'"),
-    ("callsite", "callsite_id is not"),
+    ("callsite", "callsite_id"),  # the model refuses its shape (or verify, its derivation)
     ("branch", "record_id does not derive from branch_id"),
     ("exit", "names its exit"),
     ("effect", "is not a CALLS, PUBLISHES, READS or WRITES relation"),
