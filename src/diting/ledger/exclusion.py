@@ -24,6 +24,7 @@ again, at most :data:`MAX_SPLIT_DEPTH` levels), every part matches one of the sh
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -179,6 +180,14 @@ def condition_parts(text: str, depth: int = 0) -> list[str] | None:
     return parts
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _cached_parts(text: str) -> tuple[str, ...] | None:
+    """:func:`condition_parts` of ``text``, split once however many rules and items ask (null
+    guards repeat across a module)."""
+    parts = condition_parts(text)
+    return None if parts is None else tuple(parts)
+
+
 @dataclass
 class CompiledRule:
     """One LEDGER_EXCLUSION rule with its templates compiled."""
@@ -194,7 +203,7 @@ class CompiledRule:
             return True
         if facts.condition is None:
             return False
-        parts = condition_parts(facts.condition)
+        parts = _cached_parts(facts.condition)
         if not parts:
             return False
         for part in parts:
