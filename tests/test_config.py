@@ -93,9 +93,10 @@ def test_placeholder_bombs_and_cycles_end():
     files = {"m/src/main/resources/application.properties": f"spring.application.name={bomb}\na={bomb}\n"
                                                              "b=${c}\nc=${b}\nd=${d:dflt}\n"}
     cfg = _cfg(files)
-    assert cfg.get("a").value == "x" * 16  # a refers to itself: the default applies, once per placeholder
-    assert cfg.get("spring.application.name").value == "x" * 256
-    assert cfg.get("b").status == "UNKNOWN" and cfg.get("d").value == "dflt"
+    # a refers to itself: a cycle however many defaults it offers (Spring refuses a placeholder met again
+    # inside its own value before it looks at the default), and so is every key that names it
+    for key in ("a", "spring.application.name", "b", "d"):
+        assert (cfg.get(key).status, cfg.get(key).basis) == ("UNKNOWN", "PLACEHOLDER_CYCLE"), key
 
 
 def test_committed_nacos_files_rank_above_local_config_for_active_profiles_only():

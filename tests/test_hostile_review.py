@@ -424,7 +424,13 @@ def test_a_circular_or_oversized_placeholder_says_so():
                    "uses-a": ("UNKNOWN", "PLACEHOLDER_CYCLE", ("a", "b", "a")),
                    "big": ("UNKNOWN", "VALUE_TOO_LONG", ()),
                    "m": ("UNKNOWN", "PLACEHOLDER_UNRESOLVED", ("nowhere",))}
-    assert cfg.get("d").value == "dflt" and MAX_VALUE_CHARS < 30 ** 5
+    # a default does not break a cycle: Spring's placeholder parser refuses a placeholder met again
+    # before it looks at the default ("Circular placeholder reference 'd:dflt'")
+    assert (cfg.get("d").value, cfg.get("d").basis, cfg.get("d").missing) == (None, "PLACEHOLDER_CYCLE", ("d", "d"))
+    assert MAX_VALUE_CHARS < 30 ** 5
+    cfg = _cfg({"m/src/main/resources/application.properties": "p=${q}\nq=${p:x}\nr=${p:y}\ns=${nowhere:z}\n"})
+    assert [(cfg.get(k).basis, cfg.get(k).value) for k in "pqrs"] == [
+        ("PLACEHOLDER_CYCLE", None)] * 3 + [("PLACEHOLDER_DEFAULT", "z")]
 
 
 def test_a_placeholder_inside_a_key_is_filled_first_as_spring_fills_it():
@@ -451,10 +457,11 @@ def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
     from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
     use = ("package shop;\n@org.springframework.stereotype.Component\npublic class Use {\n" + "".join(
         f"  @org.springframework.beans.factory.annotation.Value(\"${{{k}}}\") String f{i};\n"
-        for i, k in enumerate(("c", "a", "big", "m", "absent", "w", "q.${env}:9"))) + "}\n")
+        for i, k in enumerate(("c", "a", "big", "m", "absent", "w", "q.${env}:9", "long"))) + "}\n")
     x = "x" * 30
     props = ("c=${c}\na=${b}\nb=${a}\nm=${nowhere}\nw=${w.${w}}\nenv=prod\nq.prod=7\nl0=" + x + "\n"
-             + "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5)) + "big=${l4}\n")
+             + "".join(f"l{i}=" + f"${{l{i - 1}}}" * 30 + "\n" for i in range(1, 5)) + "big=${l4}\n"
+             + "long=" + "y" * 65_537 + "\n")  # no placeholder: the value itself is over the budget
     repo, _ = make_repo(tmp_path, {
         "pom.xml": pom("svc", parent=None, body=BOOT_PLUGIN),
         "src/main/java/shop/App.java": "package shop;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
@@ -469,6 +476,8 @@ def test_the_config_diagnostic_names_the_cycle_or_the_budget(tmp_path):
         "config://big has no value for profiles default (its placeholders expand to more than 65,536 characters, "
         "the budget of one value; not expanded further)",
         "config://c has no value for profiles default (its placeholders are circular: ${c} → ${c})",
+        "config://long has no value for profiles default (its value is longer than 65,536 characters, the budget "
+        "of one value; not read)",
         "config://m has no value for profiles default (its placeholders lead to ${nowhere}, which no config file "
         "of the active profiles has)",
         "config://w has no value for profiles default (its placeholders are circular: ${w} → ${w})"]

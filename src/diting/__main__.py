@@ -1,3 +1,3 @@
-from diting.cli.main import run
+from diting.cli.entry import run
 
 run()

@@ -533,7 +533,7 @@ def pyramid_cmd(
 def export_cmd(
     db: Annotated[Path, typer.Option("--db", help="The graph database built by 'diting graph build'.")],
     fmt: Annotated[str, typer.Option("--format", help="parquet, graphml, dot or mermaid.")],
-    out: Annotated[Path, typer.Option("--out", help="Directory (parquet) or file ('-' for stdout).")] = Path("-"),
+    out: Annotated[Path, typer.Option("--out", help="Directory (parquet: new, empty or a former export) or file ('-' for stdout).")] = Path("-"),
     service: Annotated[Optional[str], typer.Option("--service", help="Only this service and its edges.")] = None,
 ) -> None:
     """Export every table as Parquet, or the service graph as GraphML, DOT or Mermaid (docs/graph.md §9)."""
@@ -745,17 +745,20 @@ def run() -> None:
     traceback, unless ``DITING_DEBUG=1``."""
     import os
     import signal
+    import threading
+
+    from diting.cli.entry import say_interrupted
     main_pid = os.getpid()
 
     def on_sigint(signum: int, frame: object) -> None:
         # SIGINT and SIGTERM alike; typer turns Ctrl-C into a silent exit 130 before the handler below sees it: say it here
-        # (once, from the main process; workers share the process group)
+        # (once, from the main process; workers share the process group). It imports nothing: the
+        # signal may come while a module is half-imported
         if os.getpid() == main_pid:
-            say(err, "interrupted")
+            say_interrupted()
             # a query DuckDB cannot cancel (its executor can spin) must not keep the process alive: an
             # unfinished graph transaction is discarded when the database is next opened, and package
             # writes are atomic, so leaving after a grace period loses nothing written
-            import threading
             watchdog = threading.Timer(INTERRUPT_GRACE_SECONDS, os._exit, [130])
             watchdog.daemon = True
             watchdog.start()

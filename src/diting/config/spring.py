@@ -335,6 +335,8 @@ class SpringConfig:
                 rep = inner.value
                 if inner.basis != "CONFIG_FILE":
                     basis = inner.basis
+            elif inner.basis == "PLACEHOLDER_CYCLE":  # a default does not break a cycle: Spring refuses it
+                return None, inner.basis, list(inner.missing), height
             elif default is not None:
                 rep = default
                 if "${" in default:  # a nested default: ${a:${b:30}}

@@ -14,6 +14,7 @@ written here (quoted ids, escaped labels). Output bytes are deterministic for eq
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -50,9 +51,26 @@ _CONTROL_JSON_KEEPS = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2
 
 def json_text(value: Any, **dumps: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, **dumps)`` with every character :func:`printable` would
-    escape written as a JSON ``\\uNNNN`` escape: the same JSON to a parser, safe on a terminal. Raises
-    what ``json.dumps`` raises (``TypeError`` for a value JSON cannot hold, without ``default``)."""
-    return _CONTROL_JSON_KEEPS.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, **dumps))
+    escape written as a JSON ``\\uNNNN`` escape: the same JSON to a parser, safe on a terminal. A float
+    JSON cannot hold (NaN, ±infinity) is written as the string ``"NaN"``, ``"Infinity"`` or
+    ``"-Infinity"``: the text is strict JSON. Raises what ``json.dumps`` raises (``TypeError`` for a
+    value JSON cannot hold, without ``default``)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, **dumps)
+    except ValueError:  # a non-finite float somewhere (rare: only then is the value walked)
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **dumps)
+    return _CONTROL_JSON_KEEPS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each non-finite float (in lists, tuples and mappings, however deep) as its name."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def markdown_text(text: object) -> str:
@@ -229,11 +247,30 @@ def _parquet(con, out: Path, service: str | None) -> list[Path]:
         raise UserError(f"{out}: cannot write there ({str(exc).splitlines()[0]})") from exc
 
 
+#: the file a Parquet export leaves in its directory: a directory holding it (and Parquet files) is a
+#: former export, which a new one may overwrite
+EXPORT_MARKER = ".diting-export"
+
+
+def _check_export_dir(out: Path) -> None:
+    """Refuse an ``out`` holding anything but a former Parquet export (the marker and ``.parquet``
+    files): an export never overwrites a file it did not write, nor writes among someone's files."""
+    names = sorted(p.name for p in out.iterdir())
+    if not names:
+        return
+    foreign = [n for n in names if n != EXPORT_MARKER and not n.endswith(".parquet")] if EXPORT_MARKER in names else names
+    if foreign:
+        raise UserError(f"{out}: a directory holding other files than a Parquet export ({', '.join(foreign[:3])}); "
+                        "give a new, empty or former --out directory; nothing was written")
+
+
 def _parquet_files(con, out: Path, service: str | None) -> list[Path]:
     names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
                                        "ORDER BY table_name").fetchall()]
-    for name in names:  # refuse before writing anything
-        _regular_or_absent(out / f"{name}.parquet")
+    _check_export_dir(out)  # refuse before writing anything
+    for name in (*(f"{n}.parquet" for n in names), EXPORT_MARKER):
+        _regular_or_absent(out / name)
+    (out / EXPORT_MARKER).write_text("written by diting export --format parquet\n", encoding="utf-8")
     written = []
     for name in names:
         cols = [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()]

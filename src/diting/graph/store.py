@@ -697,6 +697,11 @@ def run_query(db: Path, sql: str, params: dict[str, str] | None = None,
 
     def run(con) -> QueryResult:
         import duckdb
+        _check_schema(con, db)  # another tool's database is no graph to query (exit 2, as every command)
+        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND "
+                           "table_name = 'packages'").fetchall()[0][0]:
+            raise UserError(f"{db}: not a diting graph database (it has no packages table); build one with "
+                            "'diting graph build'")
         fired = threading.Event()
 
         def stop() -> None:

@@ -185,6 +185,8 @@ class PackageProbes:
             return f"its placeholders name keys more than {MAX_PLACEHOLDER_DEPTH} levels deep: BUDGET_EXHAUSTED"
         if basis == "PLACEHOLDER_CYCLE":
             return f"its placeholders are circular: {' → '.join('${' + k + '}' for k in rv.missing)}"
+        if basis == "VALUE_TOO_LONG" and rv.entry is not None and "${" not in rv.entry.value:
+            return f"its value is longer than {MAX_VALUE_CHARS:,} characters, the budget of one value; not read"
         if basis == "VALUE_TOO_LONG":
             return (f"its placeholders expand to more than {MAX_VALUE_CHARS:,} characters, the budget of one value; "
                     "not expanded further")

@@ -18,6 +18,7 @@ from typing import Any
 
 from diting.errors import UserError
 from diting.ir.canonical import loads as json_loads
+from diting.ir.writer import refuse_inside_package
 from diting.pyramid.cards import package_cards, target_name
 from diting.pyramid.facts import PackageFacts, arm_words, call_text
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
@@ -232,7 +233,9 @@ _OUTPUT_NAMES = {"index.md", "index.json", "services", MARKER}
 
 def _check_out(out: Path, db: Path) -> None:
     """Refuse an ``out`` that is no directory, that holds anything but a former pyramid output (the
-    files its index names), or that holds the database (paths compared after following links)."""
+    files its index names), that lies inside an IR package, or that holds the database (paths compared
+    after following links)."""
+    refuse_inside_package(out, "--out")
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UserError(f"{out}: exists and is not a directory (or is a link)")
     if db.resolve().is_relative_to(out.resolve()):

@@ -468,6 +468,9 @@ def _parse_ls_tree(stdout: bytes, prefix: bytes, raw: bool = False) -> list:
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: git's ``<transport>::<address>`` form, which hands the address to a remote helper (``ext::`` runs a
+#: command): only an address that is itself a URL names a repository
+_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::(.*)$", re.DOTALL)
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
 #: what is left of a URL's authority once its userinfo is dropped: a host name or an IPv6 literal in
 #: brackets, and an optional port of digits (anything else may be part of a credential)
@@ -483,9 +486,12 @@ def repo_id_from_url(url: str) -> str | None:
     ``ssh://git@host:22/a/b.git/`` → ``host:22/a/b``; ``git@github.com:a/b.git`` → ``github.com/a/b``.
     None for a local path or ``file://`` URL, and for a URL whose authority is no ``host[:port]`` once
     the userinfo is gone (a password holding ``/`` or ``?`` would otherwise leak into the id): the
-    caller falls back to the directory name.
+    caller falls back to the directory name. ``<transport>::<address>`` gives the address's id when the
+    address is a URL (``persistent-https::https://…``), else None (``ext::`` names a command).
     """
     url = url.strip()
+    if m := _HELPER.match(url):  # <transport>::<address> (a remote helper): the address, when it is a URL
+        return repo_id_from_url(m.group(1)) if _SCHEME.match(m.group(1)) else None
     if _SCHEME.match(url):
         if url.lower().startswith("file://"):
             return None
@@ -501,6 +507,8 @@ def repo_id_from_url(url: str) -> str | None:
         if not m or url.startswith("/") or url.startswith("."):
             return None
         host, path = m.group(1).rsplit("@", 1)[-1], m.group(2)
+        if not _HOST_PORT.match(host):
+            return None
     # an scp-like path has no query, but a token written after '?' is no part of a name either
     path = re.split(r"[?#]", path, maxsplit=1)[0].rstrip("/")
     if path.endswith(".git"):
