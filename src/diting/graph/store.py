@@ -26,45 +26,22 @@ from diting.errors import UserError
 from diting.interrupts import CommitGate
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
+from diting.ir.columns import JSONL_COLUMNS
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 from diting.ir.writer import package_dirs, refuse_inside_package
 from diting.limits import DEFAULT_MAX_ROWS, DEFAULT_MAX_VALUE_CHARS, DEFAULT_QUERY_TIMEOUT
 
-REF = "STRUCT(scan_id VARCHAR, record_id VARCHAR)"
-IMPL = "STRUCT(stable_id VARCHAR, implementation_scope VARCHAR, revision_id VARCHAR)"
-LOCATOR = "STRUCT(repo_id VARCHAR, commit_sha VARCHAR, path VARCHAR, start_line INTEGER, end_line INTEGER)"
-
-#: jsonl file → (table, typed columns read from each record)
-TABLES: dict[str, tuple[str, dict[str, str]]] = {
-    "entities.jsonl": ("entities", {
-        "record_id": "VARCHAR", "kind": "VARCHAR", "stable_id": "VARCHAR", "name": "VARCHAR",
-        "implementation_ref": IMPL, "evidence_refs": f"{REF}[]", "attributes": "JSON",
-        "entry_kind": "VARCHAR", "urn": "VARCHAR", "handler_ref": REF, "role": "VARCHAR", "signature": "JSON",
-        "datasource": "VARCHAR", "physical_names": "JSON", "is_sharded": "BOOLEAN", "shard_evidence": "JSON",
-        "candidate_shard_keys": "JSON", "confirmed_shard_key": "VARCHAR", "declaring_type": REF,
-        "symbol_kind": "VARCHAR", "artifact": "VARCHAR"}),
-    "relations.jsonl": ("relations", {
-        "record_id": "VARCHAR", "kind": "VARCHAR", "stable_id": "VARCHAR", "source_ref": REF, "target_ref": REF,
-        "candidate_target_refs": f"{REF}[]", "resolution_status": "VARCHAR", "evidence_refs": f"{REF}[]",
-        "diagnostic_refs": f"{REF}[]", "match_keys": "JSON", "callsite_id": "VARCHAR", "guard_ref": REF,
-        "attributes": "JSON"}),
+#: jsonl file → its table in the graph
+TABLE_NAMES: dict[str, str] = {
+    "entities.jsonl": "entities", "relations.jsonl": "relations",
     # stored once per (repo_id, commit_sha, record_id): packages of one commit share their segments
-    "source_segments.jsonl": ("segments", {
-        "record_id": "VARCHAR", "source_type": "VARCHAR", "locator": LOCATOR, "encoding": "VARCHAR",
-        "content": "VARCHAR", "content_hash": "VARCHAR", "source_content_hash": "VARCHAR", "redactions": "JSON"}),
-    "config_bindings.jsonl": ("config_bindings", {
-        "record_id": "VARCHAR", "consumer_ref": REF, "config_key": "VARCHAR", "source_refs": f"{REF}[]",
-        "value_resolution": "VARCHAR", "value": "VARCHAR", "default_value": "VARCHAR",
-        "evidence_refs": f"{REF}[]", "attributes": "JSON"}),
-    "diagnostics.jsonl": ("diagnostics", {
-        "record_id": "VARCHAR", "code": "VARCHAR", "severity": "VARCHAR", "affected_refs": f"{REF}[]",
-        "message": "VARCHAR", "evidence_refs": f"{REF}[]"}),
-    "branch_ledger.jsonl": ("branch_ledger", {
-        "record_id": "VARCHAR", "branch_id": "VARCHAR", "branch_kind": "VARCHAR", "parent_branch_id": "VARCHAR",
-        "symbol_ref": REF, "symbol_revision": "VARCHAR", "condition_ref": REF, "outcome_kind": "VARCHAR",
-        "effect_refs": f"{REF}[]", "exit_ref": REF, "evidence_refs": f"{REF}[]", "resolution_status": "VARCHAR",
-        "exclusion_rule_id": "VARCHAR"}),
+    "source_segments.jsonl": "segments", "config_bindings.jsonl": "config_bindings",
+    "diagnostics.jsonl": "diagnostics", "branch_ledger.jsonl": "branch_ledger",
 }
+
+#: jsonl file → (table, typed columns read from each record): the columns are the record model's fields
+#: (diting.ir.columns), so a field a model gains is a column here with nothing else to edit
+TABLES: dict[str, tuple[str, dict[str, str]]] = {name: (TABLE_NAMES[name], cols) for name, cols in JSONL_COLUMNS.items()}
 
 #: tables whose records are facts of a commit, not of a package: stored once per (repo_id, commit_sha,
 #: record_id) — a segment's record_id is a digest of its path and lines, its content fixed by the commit

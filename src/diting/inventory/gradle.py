@@ -35,7 +35,7 @@ from typing import Any, Callable
 from diting.config.sources import parse_properties
 from diting.findings import Finding
 from diting.inventory.gradle_script import (
-    Arg, Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, ListLit, MapLit, Member, Name,
+    Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, ListLit, MapLit, Member, Name,
     Num, Op, Opaque, Script, Stmt, Str, parse_expression, read_script,
 )
 from diting.inventory.module import BuildEvidence, BuildModule, DeployableBasis, EffectiveDependency, Span

@@ -74,15 +74,6 @@ def _under(path: str, root: str) -> bool:
     return not root or path.startswith(root + "/")
 
 
-def owning_module(path: str, module_dirs: list[str]) -> str | None:
-    """The module directory that is the longest prefix of ``path`` ('' for the root), else None."""
-    best: str | None = None
-    for d in module_dirs:
-        if (not d or path.startswith(d + "/")) and (best is None or len(d) > len(best)):
-            best = d
-    return best
-
-
 def classify(entries: list[TreeEntry], modules: dict[str, tuple[str, list[str], list[str]]],
              build_inputs: set[str] | None = None) -> list[FileEntry]:
     """Classify every tree entry.

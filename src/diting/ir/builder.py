@@ -117,15 +117,6 @@ def _fits(rec: dict[str, Any]) -> bool:
 
 
 @dataclass
-class SegmentSpec:
-    """What a segment needs: path, the file's decoded lines, line span, source type, encoding."""
-
-    path: str
-    start: int
-    end: int
-
-
-@dataclass
 class RecordSet:
     """Blueprints of one module or one package, keyed by record_id."""
 

@@ -66,11 +66,6 @@ def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
-    """Canonical jsonl: one canonical line per record, each ending in ``\\n``."""
-    return b"".join(dumps(r).encode("utf-8") + b"\n" for r in records)
-
-
 #: The longest line of a package's jsonl file (bytes, without its newline) the product accepts:
 #: ``verify`` refuses a longer one (file:line), ``graph build`` has DuckDB read any line this long
 #: (its default ``maximum_object_size`` admits about 32 MiB), and no scan writes a longer one (a

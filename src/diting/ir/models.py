@@ -400,7 +400,8 @@ class ExternalEntity(_EntityBase):
 
 
 Entity = Annotated[
-    Union[PlainEntity, MethodEntity, EntryEntity, ContractEntity, UrnEntity, TableEntity, ExternalEntity],
+    # in this order the kinds' fields make the graph's entity columns (diting.ir.columns)
+    Union[EntryEntity, ContractEntity, TableEntity, MethodEntity, ExternalEntity, PlainEntity, UrnEntity],
     Field(discriminator="kind"),
 ]
 

@@ -310,16 +310,6 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def line_span_text(lines: list[str], start_line: int, end_line: int) -> str:
-    """Text of 1-based inclusive lines ``start_line..end_line``, without the last terminator."""
-    return "\n".join(lines[start_line - 1:end_line])
-
-
-def looks_binary(data: bytes) -> bool:
-    """git's heuristic: a NUL byte in the first 8000 bytes means binary content."""
-    return b"\x00" in data[:8000]
-
-
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 
 
