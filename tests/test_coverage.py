@@ -346,12 +346,13 @@ def test_parquet_export_never_replaces_a_link_or_a_fifo(graph, tmp_path):
     out = tmp_path / "pq"
     out.mkdir()
     (tmp_path / "keep.txt").write_text("keep")
+    (out / ".diting-export").write_text("written by diting export --format parquet\n")  # a former export
     (out / "entities.parquet").symlink_to(tmp_path / "keep.txt")
     os.mkfifo(out / "relations.parquet")
     r = run_cli("export", "--db", str(graph), "--format", "parquet", "--out", str(out))
     assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
     assert (out / "entities.parquet").is_symlink() and (out / "relations.parquet").is_fifo()
-    assert (tmp_path / "keep.txt").read_text() == "keep" and len(list(out.iterdir())) == 2
+    assert (tmp_path / "keep.txt").read_text() == "keep" and len(list(out.iterdir())) == 3
 
 
 def test_an_overwritten_report_keeps_its_mode(graph, tmp_path):

@@ -181,3 +181,106 @@ def test_an_ext_origin_falls_back_to_the_directory_name(tmp_path):
     (pkg,) = [p for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")]
     manifest = json.loads((pkg / "manifest.json").read_text())
     assert manifest["repo_id"] == repo.name
+
+
+# ------------------------------------------------------------------ re-check: interrupts inside libraries
+
+#: runs ``diting query`` with ``_bounded_rows`` replaced: the signal arrives inside it and a library
+#: either swallows the KeyboardInterrupt (an object's finaliser: "Exception ignored in …") or turns it
+#: into an error of its own (as DuckDB's RuntimeError "Query interrupted" does outside a query)
+_SIGNAL_IN_LIBRARY = """
+import os, signal, sys, time
+how, sig = sys.argv[1], getattr(signal, sys.argv[2])
+del sys.argv[1:3]
+sys.argv[0] = "diting"
+import diting.graph.store as store
+rows = store._bounded_rows
+
+class Finaliser:
+    def __del__(self):
+        os.kill(os.getpid(), sig)
+
+def patched(rel, limits):
+    if how == "swallowed":
+        f = Finaliser()
+        del f
+    else:
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            raise ValueError("the library's own error, caused by the interrupt") from None
+    return rows(rel, limits)
+
+store._bounded_rows = patched
+from diting.cli.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("how", ["swallowed", "converted"])
+def test_an_interrupt_a_library_swallows_or_converts_still_exits_130(graph, tmp_path, how):
+    db, _ = graph
+    script = tmp_path / "signal_in_library.py"
+    script.write_text(_SIGNAL_IN_LIBRARY, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    r = subprocess.run([sys.executable, str(script), how, "SIGTERM", "query", "--db", str(db), "SELECT 1"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert "interrupted" in r.stderr and "internal error" not in r.stderr
+
+
+def test_a_native_module_is_imported_whole_and_the_interrupt_delivered_after(tmp_path, monkeypatch):
+    from diting.interrupts import import_native
+    (tmp_path / "selfsignal_mod.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nDONE = True\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        import_native("selfsignal_mod")
+    assert sys.modules["selfsignal_mod"].DONE  # the import was not cut in the middle
+    assert import_native("selfsignal_mod") is sys.modules["selfsignal_mod"]
+
+
+# ------------------------------------------------------------------ re-check: JSON and databases
+
+def test_map_keys_json_cannot_name_are_written_as_text(graph):
+    db, _ = graph
+    r = run_cli("query", "--db", str(db), "--format", "json",
+                "SELECT map(['nan'::DOUBLE], [1]) AS m, map([DATE '2020-01-02'], [2]) AS d, "
+                "[map(['-inf'::DOUBLE], ['x'])] AS l")
+    assert r.returncode == 0, r.stderr
+    assert _strict(r.stdout) == [{"m": {"NaN": 1}, "d": {"2020-01-02": 2}, "l": [{"-Infinity": "x"}]}]
+
+
+@pytest.mark.parametrize("fmt", ["json", "table", "csv"])
+def test_a_value_nested_too_deep_to_print_is_a_user_error(graph, fmt):
+    from diting.graph.store import MAX_VALUE_DEPTH
+    db, _ = graph
+    ok, deep = "1", "1"
+    for i in range(MAX_VALUE_DEPTH):
+        ok = f"list_value({ok})"
+    for i in range(600):
+        deep = f"list_value({deep})"
+    assert run_cli("query", "--db", str(db), "--format", fmt, f"SELECT {ok} AS v").returncode == 0
+    r = run_cli("query", "--db", str(db), "--format", fmt, f"SELECT {deep} AS v")
+    assert r.returncode == 2, r.stderr
+    assert "nested more than" in r.stderr and "internal error" not in r.stderr
+
+
+def test_every_reader_of_a_graph_refuses_another_database(graph, tmp_path):
+    import duckdb
+    other = tmp_path / "aux.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE SCHEMA extra; CREATE TABLE extra.t (a INTEGER)")
+    con.close()
+    plain = tmp_path / "plain.duckdb"
+    con = duckdb.connect(str(plain))
+    con.execute("CREATE TABLE foo (a INTEGER)")
+    con.close()
+    for db, said in ((other, "extra.t"), (plain, "foo")):
+        for args in (["query", "--db", str(db), "SELECT 1"],
+                     ["export", "--db", str(db), "--format", "parquet", "--out", str(tmp_path / "e")],
+                     ["coverage", "--db", str(db)]):
+            r = run_cli(*args)
+            assert r.returncode == 2 and "not a diting graph database" in r.stderr and said in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "e").exists()

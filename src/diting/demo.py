@@ -19,6 +19,7 @@ from pathlib import Path
 from diting.errors import UserError
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
+from diting.interrupts import import_native
 
 #: fixed identity and time of the fixture commits (git's own plumbing, our own files)
 FIXTURE_ENV = {
@@ -318,7 +319,7 @@ GROUP BY ALL ORDER BY 1"""),
 
 def run_query(sql: str) -> tuple[list[str], list[list[str]]]:
     """Run one query on an in-memory DuckDB; returns column names and rows as text."""
-    import duckdb
+    duckdb = import_native("duckdb")
     con = duckdb.connect(":memory:")
     try:
         cur = con.execute(sql)

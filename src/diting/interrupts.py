@@ -12,8 +12,11 @@ finished command as a death by signal.
 
 from __future__ import annotations
 
+import importlib
 import signal
+import sys
 import threading
+from types import ModuleType
 
 #: the signals that interrupt a command
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -68,3 +71,17 @@ def ignore_interrupts() -> None:
     if threading.current_thread() is threading.main_thread():
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
+
+
+def import_native(name: str) -> ModuleType:
+    """Module ``name``, imported with SIGINT and SIGTERM held until the import is complete and then
+    delivered: a native extension whose initialisation an exception interrupts may abort the
+    process (DuckDB's bindings do: "Critical nanobind error"), where an interrupt just after it is
+    the usual exit 130. Raises what the import raises."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    with CommitGate(redeliver=True) as gate:
+        gate.commit()
+        module = importlib.import_module(name)
+    return module

@@ -3,21 +3,23 @@
 Importing the command line takes a noticeable fraction of a second; a SIGINT or SIGTERM in that time
 must end the command as one at any later moment does — "interrupted", exit 130 — never as an
 internal error from a half-imported module. This module imports nothing of diting's before its
-handler is in place, and the handler imports nothing at all.
+handler is in place; the handler only records the signal, which the command line acts on once its
+own handlers are installed.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import sys
 
-#: the exit code of an interrupted command (128 + SIGINT, as a shell reports it)
-EXIT_INTERRUPTED = 130
+#: the signals that came while the command line was being imported (held, never raised there: an
+#: exception inside a native module's initialisation may abort the process); the command line's own
+#: handlers, once installed, act on them (:func:`diting.cli.main.run`)
+PENDING: list[int] = []
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _hold(signum: int, frame: object) -> None:
+    PENDING.append(signum)
 
 
 def say_interrupted() -> None:
@@ -30,12 +32,9 @@ def say_interrupted() -> None:
 
 
 def run() -> None:
-    """Install the interrupt handlers, import the command line and run it (:func:`diting.cli.main.run`)."""
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        from diting.cli.main import run as main_run
-        main_run()  # its own handlers take over once it has set them up
-    except KeyboardInterrupt:
-        say_interrupted()
-        sys.exit(EXIT_INTERRUPTED)
+    """Hold interrupts, import the command line and run it (:func:`diting.cli.main.run`, which
+    installs its handlers and then acts on an interrupt held here)."""
+    signal.signal(signal.SIGINT, _hold)
+    signal.signal(signal.SIGTERM, _hold)
+    from diting.cli.main import run as main_run
+    main_run()

@@ -747,14 +747,16 @@ def run() -> None:
     import signal
     import threading
 
-    from diting.cli.entry import say_interrupted
+    from diting.cli.entry import PENDING, say_interrupted
     main_pid = os.getpid()
+    signalled: list[int] = []  # the interrupts the main process took: what follows them is their doing
 
     def on_sigint(signum: int, frame: object) -> None:
         # SIGINT and SIGTERM alike; typer turns Ctrl-C into a silent exit 130 before the handler below sees it: say it here
         # (once, from the main process; workers share the process group). It imports nothing: the
         # signal may come while a module is half-imported
         if os.getpid() == main_pid:
+            signalled.append(signum)
             say_interrupted()
             # a query DuckDB cannot cancel (its executor can spin) must not keep the process alive: an
             # unfinished graph transaction is discarded when the database is next opened, and package
@@ -778,10 +780,20 @@ def run() -> None:
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
     try:
+        if PENDING:  # a signal came while the command line was being imported (diting.cli.entry)
+            on_sigint(PENDING[0], None)
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except SystemExit as exc:
+        # an interrupt some library swallowed ("Exception ignored in …") after "interrupted" was said:
+        # the command did not end as asked, and says so by its code
+        if signalled and exc.code in (0, None):
+            sys.exit(130)
+        raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if signalled:  # a failure an interrupt caused (DuckDB's "Query interrupted" outside a query …)
+            sys.exit(130)
         if os.environ.get("DITING_DEBUG") == "1":
             raise
         say(err, ("internal error: ", "bold red"), f"{type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for "

@@ -24,6 +24,7 @@ from typing import Any
 
 from diting.errors import UserError
 from diting.ir.writer import refuse_inside_package
+from diting.interrupts import import_native
 
 FORMATS = ("parquet", "graphml", "dot", "mermaid")
 UNKNOWN = "?"
@@ -53,24 +54,53 @@ def json_text(value: Any, **dumps: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, **dumps)`` with every character :func:`printable` would
     escape written as a JSON ``\\uNNNN`` escape: the same JSON to a parser, safe on a terminal. A float
     JSON cannot hold (NaN, ±infinity) is written as the string ``"NaN"``, ``"Infinity"`` or
-    ``"-Infinity"``: the text is strict JSON. Raises what ``json.dumps`` raises (``TypeError`` for a
+    ``"-Infinity"``, a mapping key JSON cannot name as its text: the text is strict JSON. Raises what ``json.dumps`` raises (``TypeError`` for a
     value JSON cannot hold, without ``default``)."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, **dumps)
-    except ValueError:  # a non-finite float somewhere (rare: only then is the value walked)
-        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **dumps)
+    except (ValueError, TypeError):  # a non-finite float, or a mapping key JSON cannot name: walked only then
+        text = json.dumps(_jsonable(value), ensure_ascii=False, allow_nan=False, **dumps)
     return _CONTROL_JSON_KEEPS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with each non-finite float (in lists, tuples and mappings, however deep) as its name."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+def _finite(value: float) -> float | str:
+    """A float as JSON holds it: NaN and ±infinity as their names."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with each non-finite float (in lists, tuples and mappings) as its name and each mapping
+    key JSON cannot name (a float that is not finite, a date, bytes, a decimal …) as its text. The
+    nesting is walked with a stack of its own (no recursion: a query may return any depth)."""
+    def convert(v: Any) -> Any:
+        if isinstance(v, float):
+            return _finite(v)
+        if isinstance(v, dict):
+            out: Any = {}
+        elif isinstance(v, (list, tuple)):
+            out = []
+        else:
+            return v
+        stack.append((v, out))
+        return out
+
+    def key(k: Any) -> Any:
+        if isinstance(k, float):
+            return _finite(k) if not math.isfinite(k) else k
+        return k if k is None or isinstance(k, (str, int, bool)) else str(k)
+
+    stack: list[tuple[Any, Any]] = []
+    root = convert(value)
+    while stack:
+        src, dst = stack.pop()
+        if isinstance(src, dict):
+            for k, v in src.items():
+                dst[key(k)] = convert(v)
+        else:
+            dst.extend(convert(v) for v in src)
+    return root
 
 
 def markdown_text(text: object) -> str:
@@ -240,7 +270,7 @@ def _parquet(con, out: Path, service: str | None) -> list[Path]:
         out.mkdir(exist_ok=True)  # its parent must exist: an export never makes a directory tree
     except OSError as exc:
         raise UserError(f"{out}: cannot create the directory ({exc.strerror or exc})") from exc
-    import duckdb
+    duckdb = import_native("duckdb")
     try:
         return _parquet_files(con, out, service)
     except duckdb.IOException as exc:

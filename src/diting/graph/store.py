@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from diting.errors import UserError
-from diting.interrupts import CommitGate
+from diting.interrupts import CommitGate, import_native
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.columns import JSONL_COLUMNS
@@ -210,7 +210,7 @@ def _create(con) -> None:
 
 def connect(db: Path, read_only: bool = False):
     """A DuckDB connection to ``db``; raises :class:`UserError` when it cannot be opened."""
-    import duckdb
+    duckdb = import_native("duckdb")
     if db.is_dir():
         raise UserError(f"{db}: is a directory, not a graph database file")
     if db.exists() and not db.is_file():  # a FIFO or a device would block or be destroyed
@@ -226,7 +226,7 @@ def connect(db: Path, read_only: bool = False):
 def interrupted(exc: BaseException) -> bool:
     """Whether ``exc`` is DuckDB reporting a Ctrl-C (an InterruptException, or a RuntimeError
     "Query interrupted" from some versions)."""
-    import duckdb
+    duckdb = import_native("duckdb")
     return isinstance(exc, duckdb.InterruptException) or (
         isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
@@ -248,8 +248,13 @@ def with_graph(db: Path, fn, user_sql: bool = False):
     :class:`UserError` — the query's when ``user_sql`` (the connection then has no file, network or
     extension access: the SQL may come from anyone), else the database's (an older diting built it,
     or it is damaged); a Ctrl-C DuckDB reports is a ``KeyboardInterrupt``."""
-    import duckdb
+    duckdb = import_native("duckdb")
     con = connect(db, read_only=True)
+    try:
+        _check_graph(con, db)
+    except BaseException:
+        con.close()
+        raise
     if user_sql:
         _sandbox(con)
     try:
@@ -270,6 +275,17 @@ def with_graph(db: Path, fn, user_sql: bool = False):
         con.close()
 
 
+def _check_graph(con, db: Path) -> None:
+    """Refuse (:class:`UserError`) a database that is not a graph this diting built: another tool's
+    tables (:func:`_check_schema`, columns aside: an older graph is read as far as it goes), or no
+    ``packages`` table (an empty database)."""
+    _check_schema(con, db, columns=False)
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND "
+                       "table_name = 'packages'").fetchall()[0][0]:
+        raise UserError(f"{db}: not a diting graph database (it has no packages table); build one with "
+                        "'diting graph build'")
+
+
 def _made_by(message: str, db: Path) -> str | None:
     """For DuckDB's "no such table" naming a table another command makes (the pyramid's, which a
     graph build drops), which command that is; else None."""
@@ -282,15 +298,22 @@ def _made_by(message: str, db: Path) -> str | None:
     return None
 
 
-def _check_schema(con, db: Path) -> None:
-    """Refuse a database whose tables are not this version's graph tables (another tool's file, or a
-    graph an older diting built): loading into it would fail half-way or mix meanings."""
+def _check_schema(con, db: Path, columns: bool = True) -> None:
+    """Refuse a database whose tables are not this version's graph tables (another tool's file, or —
+    with ``columns`` — a graph an older diting built): loading into it would fail half-way or mix
+    meanings. Readers pass ``columns=False``: what they read of an older graph they read or explain."""
     expected: dict[str, list[str]] = {t: [c.split()[0] for c in ddl.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
                                       for t, ddl in (("packages", PACKAGES_DDL), ("protocols", PROTOCOLS_DDL))}
     for table, cols in TABLES.values():
         expected[table] = (["repo_id", "commit_sha"] if table in SHARED else ["scan_id"]) + list(cols)
     present = {name: kind for name, kind in con.execute(
         "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    elsewhere = sorted(f"{schema}.{name}" for schema, name in con.execute(
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('main', "
+        "'information_schema', 'pg_catalog') AND table_catalog = current_database()").fetchall())
+    if elsewhere:
+        raise UserError(f"{db}: not a diting graph database (it holds {', '.join(elsewhere[:3])}"
+                        f"{' …' if len(elsewhere) > 3 else ''}); build into a new --db file")
     from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
     from diting.pyramid.build import PYRAMID_TABLES
@@ -305,7 +328,7 @@ def _check_schema(con, db: Path) -> None:
             raise UserError(f"{db}: not a diting graph database ({name} is a {kind.lower()} here); build into a new "
                             "--db file")
     for name, cols in expected.items():
-        if name in present:
+        if columns and name in present:
             have = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE "
                                               "table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
                                               [name]).fetchall()]
@@ -384,7 +407,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
     if gate is None:
         with CommitGate(redeliver=True) as own:
             return build(db, paths, replace, label, deep, own)
-    import duckdb
+    duckdb = import_native("duckdb")
     from diting.ir.writer import fsync_path, sweep_leftovers
     refuse_inside_package(db, "--db")
     manifests, duplicates = _read_packages(paths, deep)
@@ -673,12 +696,7 @@ def run_query(db: Path, sql: str, params: dict[str, str] | None = None,
         raise UserError("the query has no parameter " + ", ".join(f"${n}" for n in sorted(set(params or {}) - used)))
 
     def run(con) -> QueryResult:
-        import duckdb
-        _check_schema(con, db)  # another tool's database is no graph to query (exit 2, as every command)
-        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND "
-                           "table_name = 'packages'").fetchall()[0][0]:
-            raise UserError(f"{db}: not a diting graph database (it has no packages table); build one with "
-                            "'diting graph build'")
+        duckdb = import_native("duckdb")
         fired = threading.Event()
 
         def stop() -> None:
@@ -709,6 +727,30 @@ def run_query(db: Path, sql: str, params: dict[str, str] | None = None,
 _TEXT_TYPES = ("VARCHAR", "JSON")
 
 
+#: the deepest nesting of lists, structs and maps a query's value may have to be printed (a table's
+#: text and JSON are written by recursive code; DuckDB itself nests to about 1,000 levels)
+MAX_VALUE_DEPTH = 100
+
+
+def _refuse_deep_values(headers: list[str], rows: list[tuple]) -> None:
+    """Raise :class:`UserError` naming the first value (row, column) nested deeper than
+    :data:`MAX_VALUE_DEPTH` levels; walked with a stack of its own."""
+    for r, row in enumerate(rows, 1):
+        for c, value in enumerate(row):
+            if not isinstance(value, (list, tuple, dict)):
+                continue
+            stack = [(value, 1)]
+            while stack:
+                v, depth = stack.pop()
+                if depth > MAX_VALUE_DEPTH:
+                    name = str(headers[c]) if c < len(headers) else str(c + 1)
+                    name = name if len(name) <= 60 else f"{name[:57]}…"
+                    raise UserError(f"row {r}, column {name}: a value nested "
+                                    f"more than {MAX_VALUE_DEPTH} levels deep cannot be printed; select a part of it")
+                items = v.values() if isinstance(v, dict) else v
+                stack.extend((x, depth + 1) for x in items if isinstance(x, (list, tuple, dict)))
+
+
 def _bounded_rows(rel, limits: QueryLimits) -> QueryResult:
     """The rows of relation ``rel`` within ``limits`` (see :func:`run_query`): its text columns cut in
     the database, at most ``max_rows`` + 1 rows read to learn whether there are more."""
@@ -721,6 +763,7 @@ def _bounded_rows(rel, limits: QueryLimits) -> QueryResult:
     rows = rel.limit(limits.max_rows + 1).fetchall() if limits.max_rows is not None else rel.fetchall()
     truncated = limits.max_rows is not None and len(rows) > limits.max_rows
     rows = rows[:limits.max_rows] if truncated else rows
+    _refuse_deep_values(headers, rows)
     if n is None:
         return QueryResult(headers, rows, truncated)
     width = len(headers)

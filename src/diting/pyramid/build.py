@@ -23,6 +23,7 @@ from diting.pyramid.cards import package_cards, target_name
 from diting.pyramid.facts import PackageFacts, arm_words, call_text
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
 from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
+from diting.interrupts import import_native
 
 #: table → columns (JSON for lists and objects)
 PYRAMID_TABLES: dict[str, dict[str, str]] = {
@@ -165,7 +166,7 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
     transaction is committed. A failure or Ctrl-C before the commit rolls back and puts the former
     output back; after it, the former output is removed. Raises :class:`UserError` for a database
     that is no graph or an ``out`` that cannot be written."""
-    import duckdb
+    duckdb = import_native("duckdb")
 
     from diting.graph.store import _check_schema, connect, interrupted
     try:
