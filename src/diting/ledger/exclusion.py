@@ -207,22 +207,30 @@ class CompiledRule:
         if not parts:
             return False
         for part in parts:
-            m = next((m for a in self.atoms if (m := a.fullmatch(part)) is not None), None)
-            if m is None:
+            roots = self._roots(part)
+            if roots is None:
                 return False
             if shape.names == "parameter" and facts.parameters is not None:
-                roots = [re.split(r"[.(]", v, maxsplit=1)[0] for k, v in m.groupdict().items() if v]
                 if any(r not in facts.parameters for r in roots):
                     return False
         return True
 
-    def matches(self, i: int, items: list[ArmFacts], nested: list[int]) -> bool:
-        """Whether item ``i`` (with the items ``nested`` in it) is excluded by this rule."""
+    def _roots(self, part: str) -> tuple[str, ...] | None:
+        """The names the first atom matching ``part`` binds (their roots: ``a`` of ``a.b()``), None
+        when no atom matches; each part is matched once per rule (parts repeat across a module)."""
+        cache = self.__dict__.setdefault("_part_roots", {})
+        if part not in cache:
+            m = next((m for a in self.atoms if (m := a.fullmatch(part)) is not None), None)
+            cache[part] = None if m is None else tuple(
+                re.split(r"[.(]", v, maxsplit=1)[0] for v in m.groupdict().values() if v)
+        return cache[part]
+
+    def matches(self, i: int, items: list[ArmFacts], below: "Below") -> bool:
+        """Whether item ``i`` (with the items ``below`` it) is excluded by this rule. The item's own
+        facts are tried first; what its nested items hold only when they all fit."""
         m = self.match
         f = items[i]
         if f.kind not in m.kinds or not (f.resolved or m.unresolved):
-            return False
-        if m.nested and not m.unresolved and not all(items[j].resolved for j in nested):
             return False
         if m.symbol and not any(fnmatchcase(f.symbol, g) for g in m.symbol):
             return False
@@ -232,13 +240,52 @@ class CompiledRule:
             return False
         if m.throws and not (f.throws is not None and any(_same_type(f.throws, t) for t in m.throws)):
             return False
+        if not self.condition_holds(f):
+            return False
+        if m.nested and not m.unresolved and not below.all_resolved():
+            return False
         if m.effects is not None:
-            effects = list(f.effects) + ([e for j in nested for e in items[j].effects] if m.nested else [])
+            effects = list(f.effects) + (below.effects() if m.nested else [])
             if not all(any(_allows(p, e) for p in m.effects) for e in effects):
                 return False
             if not all(any(_allows(p, e) for e in effects) for p in m.effects if p.required):
                 return False
-        return self.condition_holds(f)
+        return True
+
+
+class Below:
+    """The items nested in one item (at any depth) and what rules ask of them, each found once
+    however many rules ask: ``children`` maps an item to the items directly in it."""
+
+    def __init__(self, i: int, items: list[ArmFacts], children: dict[int, list[int]]) -> None:
+        self._i, self._items, self._children = i, items, children
+        self._indices: list[int] | None = None
+        self._resolved: bool | None = None
+        self._effects: list[Effect] | None = None
+
+    def indices(self) -> list[int]:
+        """The nested items, in index order."""
+        if self._indices is None:
+            found: list[int] = []
+            stack = list(self._children.get(self._i, ()))
+            while stack:
+                j = stack.pop()
+                found.append(j)
+                stack.extend(self._children.get(j, ()))
+            self._indices = sorted(found)
+        return self._indices
+
+    def all_resolved(self) -> bool:
+        """Whether every nested item is RESOLVED."""
+        if self._resolved is None:
+            self._resolved = all(self._items[j].resolved for j in self.indices())
+        return self._resolved
+
+    def effects(self) -> list[Effect]:
+        """The effects of the nested items, in item order."""
+        if self._effects is None:
+            self._effects = [e for j in self.indices() for e in self._items[j].effects]
+        return self._effects
 
 
 def _same_type(written: str, named: str) -> bool:
@@ -294,27 +341,15 @@ def excluded_items(items: list[ArmFacts], compiled: list[CompiledRule]) -> list[
     children: dict[int, list[int]] = {}
     for i, f in enumerate(items):
         children.setdefault(f.parent, []).append(i)
-
-    def below(i: int) -> list[int]:
-        found: list[int] = []
-        stack = list(children.get(i, ()))
-        while stack:
-            j = stack.pop()
-            found.append(j)
-            stack.extend(children.get(j, ()))
-        return sorted(found)
-
     order = sorted(range(len(items)), key=lambda i: _depth(items, i))
     for i in order:
         if out[i] is not None:
             continue
-        nested: list[int] | None = None
+        below = Below(i, items, children)
         for c in compiled:
-            if c.match.nested and nested is None and items[i].kind in c.match.kinds:
-                nested = below(i)
-            if c.matches(i, items, nested if c.match.nested and nested is not None else []):
+            if c.matches(i, items, below):
                 out[i] = c.rule_id
-                for j in (nested or []) if c.match.nested else []:
+                for j in below.indices() if c.match.nested else []:
                     if out[j] is None:
                         out[j] = c.rule_id
                 break
