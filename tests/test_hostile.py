@@ -275,7 +275,7 @@ def test_every_json_renderer_escapes_what_json_dumps_leaves(tmp_path):
     the same to a parser, and nothing a terminal acts on is left raw."""
     from diting.coverage.render import to_json as coverage_json
     from diting.diff.report import to_json as diff_json
-    from diting.graph.export import json_text
+    from diting.safe_text import json_text
     from diting.graph.impact import to_json as impact_json
     from diting.pyramid.pages import _dump
     doc = {"service_id": _EVIL, "lines": "a\nb", "n": [1, None]}

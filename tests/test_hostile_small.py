@@ -276,7 +276,7 @@ def test_crafted_tree_entries_git_refuses_to_check_out_are_never_read(tmp_path):
     pkg, recs = _records(tmp_path / "out", "tree-app")  # not 'evil': the crafted copy of the config is refused
     refused = sorted(d["message"] for d in recs["diagnostics"] if d["code"] == "PATH_OUTSIDE_TREE")
     assert refused == sorted([
-        f"../Evil.java is a tree entry git refuses to check out (a path segment '..'); it is not read as a file of "
+        "../Evil.java is a tree entry git refuses to check out (a path segment '..'); it is not read as a file of "
         "the repository",
         ". is a tree entry git refuses to check out (a path segment '.'); it is not read as a file of the repository",
         ".git/config is a tree entry git refuses to check out (a '.git' path segment); it is not read as a file of "

@@ -153,7 +153,7 @@ def test_query_json_is_strict_json_for_floats_it_cannot_hold(graph):
 
 
 def test_every_json_renderer_writes_strict_json():
-    from diting.graph.export import json_text
+    from diting.safe_text import json_text
     assert _strict(json_text({"k": [float("nan"), (float("inf"),)], "n": 2.5})) == {"k": ["NaN", ["Infinity"]], "n": 2.5}
 
 

@@ -4,7 +4,6 @@ user's own rule given with --rules, and how a package counts what they exclude."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

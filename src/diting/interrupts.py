@@ -13,6 +13,7 @@ finished command as a death by signal.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -85,3 +86,12 @@ def import_native(name: str) -> ModuleType:
         gate.commit()
         module = importlib.import_module(name)
     return module
+
+
+def say_interrupted() -> None:
+    """Write "interrupted" to stderr without importing anything (safe inside a signal handler and
+    while modules are half-imported); a closed stderr is ignored."""
+    try:
+        os.write(2, b"interrupted\n")
+    except OSError:
+        pass

@@ -9,7 +9,6 @@ own handlers are installed.
 
 from __future__ import annotations
 
-import os
 import signal
 
 #: the signals that came while the command line was being imported (held, never raised there: an
@@ -22,19 +21,10 @@ def _hold(signum: int, frame: object) -> None:
     PENDING.append(signum)
 
 
-def say_interrupted() -> None:
-    """Write "interrupted" to stderr without importing anything (safe inside a signal handler and
-    while modules are half-imported); a closed stderr is ignored."""
-    try:
-        os.write(2, b"interrupted\n")
-    except OSError:
-        pass
-
-
 def run() -> None:
     """Hold interrupts, import the command line and run it (:func:`diting.cli.main.run`, which
     installs its handlers and then acts on an interrupt held here)."""
     signal.signal(signal.SIGINT, _hold)
     signal.signal(signal.SIGTERM, _hold)
     from diting.cli.main import run as main_run
-    main_run()
+    main_run(PENDING)

@@ -112,7 +112,7 @@ stdout = out  # for the commands whose --out parameter hides the name
 
 def _safe(value: object) -> str:
     """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``, lines kept."""
-    from diting.graph.export import printable
+    from diting.safe_text import printable
     return printable(str(value), lines=True)
 
 
@@ -344,7 +344,7 @@ def query(
     import csv
     import io
     from diting.demo import format_table
-    from diting.graph.export import json_text, printable
+    from diting.safe_text import json_text, printable
     from diting.graph.store import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
@@ -740,14 +740,16 @@ EXIT_BROKEN_PIPE = 141
 INTERRUPT_GRACE_SECONDS = 10
 
 
-def run() -> None:
-    """Console-script entry point. An unexpected failure is one line (exit 3), never a
-    traceback, unless ``DITING_DEBUG=1``."""
+def run(pending: list[int] | None = None) -> None:
+    """The command line (:mod:`diting.cli.entry` calls it). An unexpected failure is one line (exit 3),
+    never a traceback, unless ``DITING_DEBUG=1``. ``pending``: the signals held while the command line
+    was imported; the first of them interrupts the command as soon as its handlers are in place."""
     import os
     import signal
     import threading
 
-    from diting.cli.entry import PENDING, say_interrupted
+    from diting.interrupts import say_interrupted
+    pending = [] if pending is None else pending
     main_pid = os.getpid()
     signalled: list[int] = []  # the interrupts the main process took: what follows them is their doing
 
@@ -780,8 +782,8 @@ def run() -> None:
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
     try:
-        if PENDING:  # a signal came while the command line was being imported (diting.cli.entry)
-            on_sigint(PENDING[0], None)
+        if pending:  # a signal came while the command line was being imported (diting.cli.entry)
+            on_sigint(pending[0], None)
         app()
     except KeyboardInterrupt:
         sys.exit(130)

@@ -17,7 +17,7 @@ import unicodedata
 from typing import Any
 
 from diting.coverage.model import DIMENSIONS, TERMS
-from diting.graph.export import json_text, markdown_code, markdown_text, printable
+from diting.safe_text import json_text, markdown_code, markdown_text, printable
 
 COLUMNS = ("discovered", *TERMS)
 #: chart colours per term (colour-blind-safe palette)

@@ -142,7 +142,7 @@ def narrow_range(doc: dict[str, Any], classes: list[str] | None = None, services
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    from diting.graph.export import json_text
+    from diting.safe_text import json_text
     return json_text(doc, indent=1, sort_keys=True) + "\n"
 
 
@@ -276,7 +276,7 @@ def to_markdown(doc: dict[str, Any], alone: bool = True) -> str:
     listed changes by class (a long class in a ``<details>`` block), each with what it folds, then the
     line of what is left out. ``alone=False`` (a section of :func:`range_markdown`): no commits line
     and no closing line. Text from the scanned code is escaped (:func:`diting.graph.export.markdown_text`)."""
-    from diting.graph.export import markdown_code, markdown_text as text
+    from diting.safe_text import markdown_code, markdown_text as text
 
     def code(value: object) -> str:  # code spans in headings and list items, never in a table here
         return markdown_code(value, in_table=False)
@@ -322,7 +322,7 @@ def _shown(r: dict[str, Any]) -> bool:
 def range_markdown(doc: dict[str, Any]) -> str:
     """``A..B`` (narrowed by :func:`narrow_range`) as one comment: the commits, a table of the services
     with listed changes, each one's section, and the line of what is left out over all services."""
-    from diting.graph.export import markdown_code as code
+    from diting.safe_text import markdown_code as code
     relation = next((commits_text(r) for r in doc["services"]), "")
     lines = [f"## diting diff `{code(doc['range'])}`", "",
              f"`{doc['old_commit'][:12]}` → `{doc['new_commit'][:12]}`" + (f" (commits: **{relation}**)"
@@ -349,7 +349,7 @@ def to_table(doc: dict[str, Any], alone: bool = True) -> str:
     """A terminal table of the listed changes (of a report :func:`narrow` has narrowed), then the
     rename candidates, the dependents and, ``alone``, the line of what is left out."""
     from diting.demo import format_table
-    from diting.graph.export import printable
+    from diting.safe_text import printable
     out = [f"{doc['service_id']}: {doc['old']['commit_sha'][:12]} -> {doc['new']['commit_sha'][:12]} "
            f"(commits: {commits_text(doc)}); {len(doc['changes'])} change(s) listed"]
     rows = [[c["class"], printable(_clip(c["stable_id"], 120)), printable(describe(c) + _folds(c))]

@@ -647,7 +647,7 @@ def render_table(result: dict[str, Any], potential: bool = False) -> str:
     DEPENDENCY_ONLY items too, ranked by hops and then by uncertain hops; then the items by service,
     the frontier and the unknowns (control characters in names written as ``\\xNN``: one item, one
     line)."""
-    from diting.graph.export import printable
+    from diting.safe_text import printable
     lines = [f"impact of a {result['change_type']} change to {printable(result['target'])} (depth {result['depth']}; "
              f"{len(result['start'])} start entit{'y' if len(result['start']) == 1 else 'ies'})"]
     if not result["items"]:
@@ -686,5 +686,5 @@ def render_table(result: dict[str, Any], potential: bool = False) -> str:
 
 
 def to_json(result: dict[str, Any]) -> str:
-    from diting.graph.export import json_text
+    from diting.safe_text import json_text
     return json_text(result, indent=1, sort_keys=True)

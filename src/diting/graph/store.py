@@ -43,6 +43,32 @@ TABLE_NAMES: dict[str, str] = {
 #: (diting.ir.columns), so a field a model gains is a column here with nothing else to edit
 TABLES: dict[str, tuple[str, dict[str, str]]] = {name: (TABLE_NAMES[name], cols) for name, cols in JSONL_COLUMNS.items()}
 
+#: the pyramid's tables, table → columns (JSON for lists and objects): written by 'diting pyramid'
+#: (diting.pyramid.build, docs/pyramid.md §2), declared here with every other table of the graph
+#: database, so that a build drops them and a query names the command that makes them
+PYRAMID_TABLES: dict[str, dict[str, str]] = {
+    "entry_cards": {"card_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "label": "VARCHAR",
+                    "entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)", "entry_kind": "VARCHAR",
+                    "urn": "VARCHAR", "statements": "JSON", "db_reads": "JSON", "db_writes": "JSON",
+                    "cache_keys": "JSON", "downstream_calls": "JSON", "topics_out": "JSON",
+                    "config_switches": "JSON", "ledger_mapped": "JSON", "ledger_excluded": "JSON",
+                    "ledger_unknown": "JSON", "rule_ref_ids": "JSON", "unresolved": "JSON", "complete": "BOOLEAN"},
+    "business_rules": {"rule_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "document": "JSON"},
+    "service_profiles": {"service_id": "VARCHAR", "label": "VARCHAR", "implementation_scope": "VARCHAR",
+                         "revision_id": "VARCHAR", "entries": "JSON", "contracts_exposed": "JSON",
+                         "contracts_consumed": "JSON", "topics_in": "JSON", "topics_out": "JSON",
+                         "tables_written": "JSON", "tables_read": "JSON", "sole_writer_of": "JSON",
+                         "sharded_tables": "JSON", "config_keys": "JSON", "cache_prefixes": "JSON",
+                         "boundaries": "JSON", "statements": "JSON", "gaps": "JSON", "complete": "BOOLEAN"},
+    "flows": {"flow_id": "VARCHAR", "root_entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
+              "root_service_id": "VARCHAR", "label": "VARCHAR", "weakest_status": "VARCHAR", "hop_count": "INTEGER",
+              "step_count": "INTEGER", "truncated": "BOOLEAN", "frontier": "JSON", "mermaid": "VARCHAR"},
+    "flow_steps": {"flow_id": "VARCHAR", "step_id": "VARCHAR", "parent_step_id": "VARCHAR", "service_id": "VARCHAR",
+                   "scan_id": "VARCHAR", "hop": "INTEGER", "node_ref": "VARCHAR", "via_ref": "VARCHAR", "edge_type": "VARCHAR", "guard_refs": "JSON",
+                   "resolution_status": "VARCHAR", "is_back_edge": "BOOLEAN", "terminal": "VARCHAR",
+                   "reason": "VARCHAR", "completion_refs": "JSON"},
+}
+
 #: tables whose records are facts of a commit, not of a package: stored once per (repo_id, commit_sha,
 #: record_id) — a segment's record_id is a digest of its path and lines, its content fixed by the commit
 SHARED = {"segments"}
@@ -290,7 +316,6 @@ def _made_by(message: str, db: Path) -> str | None:
     """For DuckDB's "no such table" naming a table another command makes (the pyramid's, which a
     graph build drops), which command that is; else None."""
     import shlex
-    from diting.pyramid.build import PYRAMID_TABLES
     for table in sorted(PYRAMID_TABLES):
         if re.search(rf"\b{table}\b", message):
             return (f"{db} has no table {table}: 'diting pyramid --db {shlex.quote(str(db))}' makes it (a graph "
@@ -316,7 +341,6 @@ def _check_schema(con, db: Path, columns: bool = True) -> None:
                         f"{' …' if len(elsewhere) > 3 else ''}); build into a new --db file")
     from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
-    from diting.pyramid.build import PYRAMID_TABLES
     ours = set(expected) | set(VIEWS) | {"coverage"} | set(PYRAMID_TABLES) | {
         re.search(r"EXISTS (\w+)", ddl).group(1) for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL)}
     foreign = sorted(set(present) - ours)
@@ -435,7 +459,6 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             from diting.graph.impact import materialise
             result.aligned = realign(con)
             result.hops = materialise(con)
-            from diting.pyramid.build import PYRAMID_TABLES
             for table in PYRAMID_TABLES:  # derived from the packages just changed: stale ('diting pyramid' remakes them)
                 con.execute(f"DROP TABLE IF EXISTS {table}")
             if existed:

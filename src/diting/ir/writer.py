@@ -142,7 +142,7 @@ def skipped_leftover(path: Path) -> bool:
     if not is_leftover(path.name):
         return False
     import sys
-    from diting.graph.export import printable
+    from diting.safe_text import printable
     sys.stderr.write(f"note: skipped {printable(str(path))}: a package still being written, or left half-written "
                      "by a killed scan (the next scan into that directory removes such a leftover)\n")
     return True

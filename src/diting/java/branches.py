@@ -6,7 +6,7 @@ enclosing arms, each named by its construct's kind, the construct's index among 
 that kind directly under the same arm (source order), and the arm. Lines never enter a path, so
 moving code keeps it and restructuring changes it.
 
-Constructs and their arms (one :class:`~diting.java.syntax.BranchSite` each):
+Constructs and their arms (one :class:`BranchSite` each):
 
 - ``if``: ``then`` (IF) and ``else`` (ELSE, when present; ``else if`` nests an ``if`` in it);
 - ``switch`` (statement or expression): ``case[L1,L2]`` (CASE) per label group or rule (labels
@@ -27,13 +27,15 @@ and the body says so (``branches_truncated``).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
-if TYPE_CHECKING:
-    from diting.java.syntax import Body, Nesting
+from diting.java.nodes import Nesting, end_line_of, line_of
+
+if TYPE_CHECKING:  # for annotations only: syntax imports this module
+    from diting.java.syntax import Body
 
 #: tree-sitter query captures (added to the extractor's one query) of branch-forming constructs
 BRANCH_QUERY = ["(if_statement) @if", "(switch_expression) @switch", "(try_statement) @try",
@@ -45,6 +47,43 @@ MAX_BRANCH_DEPTH = 256
 MAX_CONDITION_TEXT = 2000
 _COMMENTS = ("line_comment", "block_comment")
 _LABEL_TEXT = 60
+
+
+@dataclass(slots=True)
+class BranchSite:
+    """One arm of a branch-forming construct in a member body (:mod:`diting.java.branches`).
+
+    ``path`` is the stable structural path below the member (``if[0]/then/switch[1]/case[PAID]``);
+    ``kind`` a branch kind of docs/ir.md §9 (IF, ELSE, CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP);
+    ``parent`` the index of the enclosing arm (-1: the member's top level); ``line``..``end_line`` the
+    arm, ``cond_line``..``cond_end_line`` the condition that selects it (the arm itself when there is
+    none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of
+    the statement that ends it that way (0 for CONTINUE); ``cond_calls`` the ordinals of calls in an
+    IF or LOOP condition, ``cond_names`` the names the condition reads (``this.f`` kept as written;
+    names an ``instanceof`` pattern binds left out); ``cond_text`` and ``exit_type`` what the condition
+    says and what the exit throws, for the ledger's exclusion rules."""
+
+    path: str
+    kind: str
+    parent: int
+    line: int
+    end_line: int
+    cond_line: int
+    cond_end_line: int
+    outcome: str
+    exit_line: int
+    cond_calls: list[int]
+    cond_names: list[str]
+    #: for a CATCH arm: the ordinals of the calls its try protects
+    try_calls: list[int] = field(default_factory=list)
+    #: start byte of the condition (which locals of the body are declared before it)
+    cond_pos: int = -1
+    #: the condition's text, whitespace runs made one space (None when it has none or is longer than
+    #: :data:`~diting.java.branches.MAX_CONDITION_TEXT`): what ledger exclusion rules read
+    cond_text: str | None = None
+    #: the type an exit ``throw new T(…)`` creates, as written (``IllegalArgumentException``); None for
+    #: any other exit (``throw e;``, a return)
+    exit_type: str | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -262,9 +301,8 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: lis
     ``members``: the member bodies by byte range; ``placed``: every call ``(kind, node, body,
     ordinal)``; ``member_nodes``: ``id(body)`` → the member's block node (for the final-return
     rule); ``in_lambda_of(node, body)`` says whether ``node`` sits in a lambda of that member. Every
-    lookup is by nested byte ranges (:class:`~diting.java.syntax.Nesting`): linear in the calls and
+    lookup is by nested byte ranges (:class:`~diting.java.nodes.Nesting`): linear in the calls and
     arms of a body times their nesting depth."""
-    from diting.java.syntax import BranchSite, Nesting, _end_line, _line
 
     per_body: dict[int, tuple["Body", list[_Arm]]] = {}
     for label in ("if", "switch", "try", "loop", "throw", "return"):
@@ -318,10 +356,10 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: lis
                 used[path] = 1
             outcome, exit_node = _outcome(arm)
             cond = arm.cond
-            sites.append(BranchSite(path, arm.kind, arm.parent, _line(arm.node), _end_line(arm.node),
-                                    _line(cond) if cond is not None else _line(arm.node),
-                                    _end_line(cond) if cond is not None else _line(arm.node),
-                                    outcome, _line(exit_node) if exit_node is not None else 0, [],
+            sites.append(BranchSite(path, arm.kind, arm.parent, line_of(arm.node), end_line_of(arm.node),
+                                    line_of(cond) if cond is not None else line_of(arm.node),
+                                    end_line_of(cond) if cond is not None else line_of(arm.node),
+                                    outcome, line_of(exit_node) if exit_node is not None else 0, [],
                                     _cond_names(cond if arm.kind in ("IF", "ELSE", "LOOP", "CASE", "DEFAULT")
                                                 and cond is not None and cond.type != "switch_label" else
                                                 (arm.construct.child_by_field_name("condition")

@@ -22,7 +22,11 @@ from typing import Any
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
-from diting.java.branches import BRANCH_QUERY, branch_facts
+from diting.java.branches import BRANCH_QUERY, BranchSite, branch_facts
+from diting.java.nodes import Nesting, rows_as_lines
+from diting.java.nodes import end_line_of as _end_line
+from diting.java.nodes import line_of as _line
+from diting.java.nodes import row_line as _row_line
 from diting.source.text import DecodedText, decode_bytes, has_surrogates, scrub_surrogates, split_lines
 
 LANGUAGE = ts.Language(tsj.language())
@@ -137,43 +141,6 @@ class CallSite:
     handed_to: int = -1
     #: start byte of the call
     pos: int = -1
-
-
-@dataclass(slots=True)
-class BranchSite:
-    """One arm of a branch-forming construct in a member body (:mod:`diting.java.branches`).
-
-    ``path`` is the stable structural path below the member (``if[0]/then/switch[1]/case[PAID]``);
-    ``kind`` a branch kind of docs/ir.md §9 (IF, ELSE, CASE, DEFAULT, RETURN, THROW, CATCH, FINALLY, LOOP);
-    ``parent`` the index of the enclosing arm (-1: the member's top level); ``line``..``end_line`` the
-    arm, ``cond_line``..``cond_end_line`` the condition that selects it (the arm itself when there is
-    none); ``outcome`` how the arm ends (CONTINUE, RETURN, THROW, BREAK) and ``exit_line`` the line of
-    the statement that ends it that way (0 for CONTINUE); ``cond_calls`` the ordinals of calls in an
-    IF or LOOP condition, ``cond_names`` the names the condition reads (``this.f`` kept as written;
-    names an ``instanceof`` pattern binds left out); ``cond_text`` and ``exit_type`` what the condition
-    says and what the exit throws, for the ledger's exclusion rules."""
-
-    path: str
-    kind: str
-    parent: int
-    line: int
-    end_line: int
-    cond_line: int
-    cond_end_line: int
-    outcome: str
-    exit_line: int
-    cond_calls: list[int]
-    cond_names: list[str]
-    #: for a CATCH arm: the ordinals of the calls its try protects
-    try_calls: list[int] = field(default_factory=list)
-    #: start byte of the condition (which locals of the body are declared before it)
-    cond_pos: int = -1
-    #: the condition's text, whitespace runs made one space (None when it has none or is longer than
-    #: :data:`~diting.java.branches.MAX_CONDITION_TEXT`): what ledger exclusion rules read
-    cond_text: str | None = None
-    #: the type an exit ``throw new T(…)`` creates, as written (``IllegalArgumentException``); None for
-    #: any other exit (``throw e;``, a return)
-    exit_type: str | None = None
 
 
 @dataclass(slots=True)
@@ -340,32 +307,6 @@ def _snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
     """At most ``limit`` characters of a node's text, without decoding the rest of it."""
     start = node.start_byte
     return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
-
-
-#: the file line of each parser row while a file whose Unicode escapes break lines is extracted
-#: (:func:`translate_unicode_escapes`); None when rows and lines are one (every other file)
-_ROW_LINES: list[int] | None = None
-
-
-def _row_line(row: int) -> int:
-    """The 1-based line of a parser row: the decoded text has no lone CR (a LF stands for it,
-    :mod:`diting.source.text`), so the parser's rows and evidence lines are both counted on LF —
-    but for a line holding an escaped line terminator (``\\u000a``), which is several parser rows
-    on one line of the file (:data:`_ROW_LINES`)."""
-    if _ROW_LINES is None:
-        return row + 1
-    return _ROW_LINES[min(row, len(_ROW_LINES) - 1)]
-
-
-def _line(node: ts.Node) -> int:
-    return _row_line(node.start_point[0])
-
-
-def _end_line(node: ts.Node) -> int:
-    end = node.end_point
-    # a node that ends at column 0 ends on the previous line
-    row = end[0] - (0 if end[1] > 0 or end[0] == node.start_point[0] else 1)
-    return _row_line(row)
 
 
 def type_ref(node: ts.Node | None, src: bytes, extra_dims: int = 0) -> TypeRef | None:
@@ -861,37 +802,6 @@ def translate_unicode_escapes(text: str) -> tuple[str, list[int] | None]:
     return "\n".join(out), rows
 
 
-class Nesting:
-    """Byte ranges that nest or are disjoint (members, lambdas …), each with the innermost range
-    around it, so the range holding a node is found in O(log n + nesting depth) however many sibling
-    ranges precede it. ``ranges`` are ``(start, end, payload)``."""
-
-    def __init__(self, ranges: list[tuple[int, int, Any]]) -> None:
-        self.ranges = sorted(ranges, key=lambda m: (m[0], -m[1]))
-        self.starts = [m[0] for m in self.ranges]
-        self.parent: list[int] = []
-        stack: list[int] = []
-        for start, end, _ in self.ranges:
-            while stack and self.ranges[stack[-1]][1] < end:
-                stack.pop()
-            self.parent.append(stack[-1] if stack else -1)
-            stack.append(len(self.parent) - 1)
-
-    def find(self, start: int, end: int, floor: int = -1) -> int:
-        """Index of the innermost range holding ``start..end`` that starts after ``floor``; -1."""
-        i = bisect.bisect_right(self.starts, start) - 1
-        while i >= 0 and self.ranges[i][0] > floor:
-            if end <= self.ranges[i][1]:
-                return i
-            i = self.parent[i]
-        return -1
-
-    def innermost(self, node: ts.Node) -> Any:
-        """The payload of the innermost range holding ``node`` (None when none does)."""
-        i = self.find(node.start_byte, node.end_byte)
-        return self.ranges[i][2] if i >= 0 else None
-
-
 def _assign_target(node: ts.Node | None, src: bytes) -> str | None:
     """``f`` for ``f = …``, ``this.f`` for ``this.f = …``; None for anything else."""
     if node is None:
@@ -1253,13 +1163,10 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     ``call_detail``: the call names whose arguments matter; other calls keep name, receiver and
     arity only. None (what the scan passes: call-site resolution types every call's arguments)
     keeps every call's arguments."""
-    global _ROW_LINES
     decoded: DecodedText = decode_bytes(data, declared_encoding)
-    text, _ROW_LINES = translate_unicode_escapes(decoded.text)
-    try:
+    text, row_lines = translate_unicode_escapes(decoded.text)
+    with rows_as_lines(row_lines):
         return _extract(path, decoded, text.encode("utf-8"), call_detail)
-    finally:
-        _ROW_LINES = None
 
 
 def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:

@@ -23,31 +23,9 @@ from diting.pyramid.cards import package_cards, target_name
 from diting.pyramid.facts import PackageFacts, arm_words, call_text
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
 from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
+from diting.graph.store import PYRAMID_TABLES
 from diting.interrupts import import_native
 
-#: table → columns (JSON for lists and objects)
-PYRAMID_TABLES: dict[str, dict[str, str]] = {
-    "entry_cards": {"card_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "label": "VARCHAR",
-                    "entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)", "entry_kind": "VARCHAR",
-                    "urn": "VARCHAR", "statements": "JSON", "db_reads": "JSON", "db_writes": "JSON",
-                    "cache_keys": "JSON", "downstream_calls": "JSON", "topics_out": "JSON",
-                    "config_switches": "JSON", "ledger_mapped": "JSON", "ledger_excluded": "JSON",
-                    "ledger_unknown": "JSON", "rule_ref_ids": "JSON", "unresolved": "JSON", "complete": "BOOLEAN"},
-    "business_rules": {"rule_id": "VARCHAR", "revision_id": "VARCHAR", "service_id": "VARCHAR", "document": "JSON"},
-    "service_profiles": {"service_id": "VARCHAR", "label": "VARCHAR", "implementation_scope": "VARCHAR",
-                         "revision_id": "VARCHAR", "entries": "JSON", "contracts_exposed": "JSON",
-                         "contracts_consumed": "JSON", "topics_in": "JSON", "topics_out": "JSON",
-                         "tables_written": "JSON", "tables_read": "JSON", "sole_writer_of": "JSON",
-                         "sharded_tables": "JSON", "config_keys": "JSON", "cache_prefixes": "JSON",
-                         "boundaries": "JSON", "statements": "JSON", "gaps": "JSON", "complete": "BOOLEAN"},
-    "flows": {"flow_id": "VARCHAR", "root_entry_ref": "STRUCT(scan_id VARCHAR, record_id VARCHAR)",
-              "root_service_id": "VARCHAR", "label": "VARCHAR", "weakest_status": "VARCHAR", "hop_count": "INTEGER",
-              "step_count": "INTEGER", "truncated": "BOOLEAN", "frontier": "JSON", "mermaid": "VARCHAR"},
-    "flow_steps": {"flow_id": "VARCHAR", "step_id": "VARCHAR", "parent_step_id": "VARCHAR", "service_id": "VARCHAR",
-                   "scan_id": "VARCHAR", "hop": "INTEGER", "node_ref": "VARCHAR", "via_ref": "VARCHAR", "edge_type": "VARCHAR", "guard_refs": "JSON",
-                   "resolution_status": "VARCHAR", "is_back_edge": "BOOLEAN", "terminal": "VARCHAR",
-                   "reason": "VARCHAR", "completion_refs": "JSON"},
-}
 
 #: entry kinds that start no flow (a main method starts the process, not a business path)
 NO_FLOW_KINDS = {"MAIN"}

@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from diting.graph.export import json_text, markdown_code, markdown_text, markdown_with_code
+from diting.safe_text import json_text, markdown_code, markdown_text, markdown_with_code
 from diting.pyramid.templates import templates_table
 
 

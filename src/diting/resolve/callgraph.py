@@ -114,7 +114,7 @@ class ModuleCallSites:
 
     ``bodies``: one dict per member with a body — ``stable`` (METHOD stable_id), ``binary``,
     ``path``, ``lines``, ``transactional`` (``{propagation, rollback_for, on}`` or None),
-    ``branches`` (:class:`~diting.java.syntax.BranchSite` as dicts), ``truncated`` and ``calls``
+    ``branches`` (:class:`~diting.java.branches.BranchSite` as dicts), ``truncated`` and ``calls``
     (call facts: ordinal, kind, name, arity, lines, branch index, status, dispatch kind, declared
     and target methods as ``[module, binary, name, params]``, external, reason, the field the
     receiver reads, the call the site is handed to, whether the target is a trivial accessor)."""
