@@ -317,3 +317,23 @@ def test_two_packages_of_one_commit_are_of_the_same_commit(two_commits):
     for fmt in ("md", "table"):
         r = CliRunner().invoke(app, ["diff", str(old), str(old), "--format", fmt])
         assert r.exit_code == 0 and "same commit" in r.output and "UNKNOWN" not in r.output, r.output
+
+
+def test_a_config_binding_whose_evidence_only_moved_is_evidence_moved(tmp_path):
+    """A binding read by a field that moved lines (an import removed above it) is the same binding:
+    EVIDENCE_MOVED, hidden by default — a changed value or default is still CONFIG_CHANGED."""
+    from diting.diff.packages import Package, compare
+
+    def binding(line_ref: str, value: str = "true") -> dict:
+        return {"record_id": "config-binding:1", "consumer_ref": {"scan_id": "s", "record_id": "field:a"},
+                "config_key": "pig.log.enabled", "source_refs": [], "value_resolution": "RESOLVED",
+                "value": value, "default_value": None, "evidence_refs": [{"scan_id": "s", "record_id": line_ref}],
+                "attributes": {}}
+
+    def package(rec: dict) -> Package:
+        return Package(tmp_path, {}, {}, {}, {}, {"field:a|config://pig.log.enabled": rec}, {"field:a": "A#f"})
+
+    moved = compare(package(binding("source:1")), package(binding("source:2")))
+    assert [c.cls for c in moved] == ["EVIDENCE_MOVED"]
+    changed = compare(package(binding("source:1")), package(binding("source:2", value="false")))
+    assert [c.cls for c in changed] == ["CONFIG_CHANGED"]

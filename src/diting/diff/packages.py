@@ -194,8 +194,10 @@ def compare(old: Package, new: Package) -> list[Change]:
         a, b = old.bindings.get(sid), new.bindings.get(sid)
         sa = _strip(a, old.stable_of) if a is not None else None
         sb = _strip(b, new.stable_of) if b is not None else None
-        if sa != sb:
-            changes.append(Change("CONFIG_CHANGED", sid, sa, sb))
+        if sa == sb:
+            continue
+        moved = sa is not None and sb is not None and _without_evidence(sa) == _without_evidence(sb)
+        changes.append(Change("EVIDENCE_MOVED" if moved else "CONFIG_CHANGED", sid, sa, sb))
     return sorted(fold(pair(_pair_call_sites(changes))), key=_order)
 
 
