@@ -1,4 +1,4 @@
-"""No import cycles (docs/architecture.md): every import of every module — at module level and inside
+"""No import cycles and no private names across modules (docs/architecture.md): every import of every module — at module level and inside
 functions — is walked, and a cycle among diting's modules fails the test. Imports for annotations
 only (``if TYPE_CHECKING:``) never run and are left out.
 
@@ -85,3 +85,15 @@ def test_no_import_cycle_beyond_the_known_one():
     cycles = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
     unexpected = [c for c in cycles if not set(c) <= KNOWN_CYCLE]
     assert not unexpected, f"import cycles: {unexpected}"
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own: another module that needs it needs a
+    public name (dunder names such as ``__version__`` aside)."""
+    found = []
+    for name, path in _modules().items():
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("diting"):
+                found += [f"{name} imports {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, found

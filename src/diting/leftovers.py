@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 
-def _remove(path: Path) -> None:
+def remove_path(path: Path) -> None:
     """Remove a file, a symlink (never its target) or a directory tree."""
     try:
         if path.is_symlink() or not path.is_dir():
@@ -58,7 +58,7 @@ def sweep_leftovers(out_dir: Path, name: str | None = None) -> list[Path]:
         m = _LEFTOVER.match(entry.name)
         if not m or name is not None and m.group("name") != name or _alive(int(m.group("pid"))):
             continue
-        _remove(entry)
+        remove_path(entry)
         removed.append(entry)
     return removed
 

@@ -92,7 +92,7 @@ def _dimension(items: list[tuple[str, str | None]], source: str, not_examined: l
 def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
     from diting.coverage.package import checked_coverage
     from diting.demo import read_jsonl
-    from diting.graph.store import _profile_set, analysis_input, commit_time, package_kind
+    from diting.graph.store import package_profile_set, analysis_input, commit_time, package_kind
     from diting.ir.writer import package_dirs
     from diting.ir.verify import verify_packages
     dirs = package_dirs(paths)
@@ -113,7 +113,7 @@ def _from_packages(paths: list[Path], deep: bool = True) -> _Estate:
         if kind is None:
             raise UserError(f"{d}/analysis_input.json: service.kind is neither SERVICE nor LIB")
         est.packages.append(_Pkg(m["scan_id"], m["service_id"], "", m["commit_sha"], m["status"], cov,
-                                 m["repo_id"], _profile_set(d, ai), m.get("analyzer_version"), commit_time(ai), kind))
+                                 m["repo_id"], package_profile_set(d, ai), m.get("analyzer_version"), commit_time(ai), kind))
         try:
             for r in read_jsonl(d / "relations.jsonl"):
                 if r["resolution_status"] != "RESOLVED":

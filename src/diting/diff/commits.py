@@ -80,7 +80,7 @@ def _listing(out: Path) -> list[str]:
 def _by_service(d: Path) -> dict[str, Path]:
     """Package directories keyed by ``{service_id}[+{profile set}]`` read from each package's manifest
     and analysis input (a directory name is made file-safe and may carry a hash: it never keys)."""
-    from diting.graph.store import _profile_set
+    from diting.graph.store import package_profile_set
     out: dict[str, Path] = {}
     from diting.ir.writer import skipped_leftover
     for p in sorted(d.iterdir()):
@@ -88,7 +88,7 @@ def _by_service(d: Path) -> dict[str, Path]:
             continue
         try:
             sid = json_loads((p / "manifest.json").read_text(encoding="utf-8"))["service_id"]
-            profiles = _profile_set(p)
+            profiles = package_profile_set(p)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UserError(f"{p}: not a readable package ({exc})") from exc
         key = sid + (f"+{profiles}" if profiles and profiles != "default" else "")

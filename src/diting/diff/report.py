@@ -54,8 +54,8 @@ def diff(old_dir: Path, new_dir: Path, repo: Path | None = None, db: Path | None
     be read."""
     from diting.errors import UserError
     if db is not None:  # a database that is no graph is refused before any work, changes or not
-        from diting.graph.store import _check_schema, with_graph
-        with_graph(db, lambda con: _check_schema(con, db))
+        from diting.graph.store import check_schema, with_graph
+        with_graph(db, lambda con: check_schema(con, db))
     old, new = load(old_dir), load(new_dir)
     if old.manifest["service_id"] != new.manifest["service_id"]:
         raise UserError(f"the packages are of different services ({old.manifest['service_id']} and "

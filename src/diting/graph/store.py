@@ -155,7 +155,7 @@ class LoadResult:
         return f"cross-service edges: {edges}; findings: {findings}; impact hops: {self.hops}"
 
 
-def _profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
+def package_profile_set(pkg: Path, ai: dict[str, Any] | None = None) -> str:
     """A package's profile set (``a,b`` sorted, ``default`` when none); ``ai`` its analysis input
     when already read."""
     profiles = (analysis_input(pkg) if ai is None else ai).get("spring_profiles") or []
@@ -303,9 +303,9 @@ def with_graph(db: Path, fn, user_sql: bool = False):
 
 def _check_graph(con, db: Path) -> None:
     """Refuse (:class:`UserError`) a database that is not a graph this diting built: another tool's
-    tables (:func:`_check_schema`, columns aside: an older graph is read as far as it goes), or no
+    tables (:func:`check_schema`, columns aside: an older graph is read as far as it goes), or no
     ``packages`` table (an empty database)."""
-    _check_schema(con, db, columns=False)
+    check_schema(con, db, columns=False)
     if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND "
                        "table_name = 'packages'").fetchall()[0][0]:
         raise UserError(f"{db}: not a diting graph database (it has no packages table); build one with "
@@ -323,7 +323,7 @@ def _made_by(message: str, db: Path) -> str | None:
     return None
 
 
-def _check_schema(con, db: Path, columns: bool = True) -> None:
+def check_schema(con, db: Path, columns: bool = True) -> None:
     """Refuse a database whose tables are not this version's graph tables (another tool's file, or —
     with ``columns`` — a graph an older diting built): loading into it would fail half-way or mix
     meanings. Readers pass ``columns=False``: what they read of an older graph they read or explain."""
@@ -399,7 +399,7 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
         m["kind"] = package_kind(ai)
         if m["kind"] is None:
             raise UserError(f"{pkg}/analysis_input.json: service.kind is neither SERVICE nor LIB; nothing was loaded")
-        out.append((pkg, m, _profile_set(pkg, ai), digest, package_protocols(pkg, ai), commit_time(ai)))
+        out.append((pkg, m, package_profile_set(pkg, ai), digest, package_protocols(pkg, ai), commit_time(ai)))
     keys: dict[tuple[str, str], Path] = {}
     for pkg, m, prof, *_ in out:
         key = (m["service_id"], prof)
@@ -449,7 +449,7 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             raise UserError(f"{db}: cannot create the graph database (is {db.parent} a writable directory?)") from None
     ok = False
     try:
-        _check_schema(con, db)
+        check_schema(con, db)
         con.execute("BEGIN TRANSACTION")
         try:
             _create(con)

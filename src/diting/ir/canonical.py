@@ -20,7 +20,10 @@ class CanonicalError(ValueError):
     """Raised when a value cannot be written canonically (a float, NaN, a non-string key)."""
 
 
-def _check(value: Any, path: str = "$") -> None:
+def check_ir_value(value: Any, path: str = "$") -> None:
+    """Raise :class:`CanonicalError` naming the JSON path of the first value an IR record may not hold:
+    a float, a non-string key, or a type JSON has no form for (records are built from our own
+    values; a package read back is depth-checked on its bytes first)."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return
     if isinstance(value, float):
@@ -29,11 +32,11 @@ def _check(value: Any, path: str = "$") -> None:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise CanonicalError(f"non-string key {k!r} at {path}")
-            _check(v, f"{path}.{k}")
+            check_ir_value(v, f"{path}.{k}")
         return
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            _check(v, f"{path}[{i}]")
+            check_ir_value(v, f"{path}[{i}]")
         return
     raise CanonicalError(f"unsupported type {type(value).__name__} at {path}")
 
@@ -52,7 +55,7 @@ def dumps(value: Any) -> str:
 
     Raises :class:`CanonicalError` for floats or other non-JSON values.
     """
-    _check(value)
+    check_ir_value(value)
     try:
         return dumps_bytes(value).decode("utf-8")
     except (orjson.JSONEncodeError, UnicodeDecodeError) as exc:

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from diting.ir.canonical import CanonicalError, _check
+from diting.ir.canonical import CanonicalError, check_ir_value
 
 # ---------------------------------------------------------------- vocabularies
 
@@ -253,7 +253,7 @@ def _no_floats(value: Any, info: ValidationInfo | None = None) -> Any:
     if info is not None and info.context and info.context.get("bytes_checked"):
         return value
     try:
-        _check(value)
+        check_ir_value(value)
     except CanonicalError as exc:
         raise ValueError(str(exc)) from exc
     return value

@@ -22,7 +22,7 @@ import jsonschema
 
 from diting import __version__
 from diting.errors import UserError
-from diting.leftovers import _remove, is_leftover, sweep_leftovers  # noqa: F401 - part of this module's API
+from diting.leftovers import remove_path, is_leftover, sweep_leftovers  # noqa: F401 - part of this module's API
 from diting.ir.builder import EncodedSet, Placeholders
 from diting.ir.canonical import dumps, sha256_hex
 from diting.ir.models import Coverage, Manifest
@@ -199,7 +199,7 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
                     raise
             finally:
-                _remove(old)
+                remove_path(old)
         raise OSError(errno.EBUSY, f"{final} kept changing while it was written")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

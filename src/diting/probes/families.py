@@ -23,7 +23,7 @@ from diting.resolve.fold import DUCC_PREFIX, REQUEST_ENTITY, ducc_placeholder
 from diting.resolve.spring import values
 
 #: static types that say nothing about which listeners an event reaches
-_GENERIC_EVENT_TYPES = {"java.lang.Object", "org.springframework.context.ApplicationEvent",
+GENERIC_EVENT_TYPES = {"java.lang.Object", "org.springframework.context.ApplicationEvent",
                         "java.util.EventObject"}
 _HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE")
 
@@ -1507,7 +1507,7 @@ class Families(PackageProbes):
             m = c["member"]
             call = c["call"]
             etype = call.get("arg_types", {}).get("payload")
-            if not etype or etype.startswith("?") or etype in _GENERIC_EVENT_TYPES:
+            if not etype or etype.startswith("?") or etype in GENERIC_EVENT_TYPES:
                 d = self.diag("EVENT_TYPE_UNRESOLVED", f"{call['callsite_id']}|event", f"event published at "
                               f"{c['path']}:{c['lines'][0]} has no known type", [m["rid"]], c)
                 attrs: dict[str, Any] = {"protocol": "event", "send_method": call["name"]}

@@ -91,14 +91,14 @@ class WrapperSends:
 
     def _caller_event(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
         """A caller of an event-publishing helper publishes its argument's static type (when specific)."""
-        from diting.probes.families import _GENERIC_EVENT_TYPES
+        from diting.probes.families import GENERIC_EVENT_TYPES
         b, c = self.g.site_fact[site]
         got = self._argument(b, c["o"], send["attributes"]["payload_parameter"])
         if got is None:
             return
         expr, ctx = got
         t = self.s.oracle.expr_type(expr, ctx)
-        if t is None or t.name.startswith("?") or t.name in _GENERIC_EVENT_TYPES or t.name == \
+        if t is None or t.name.startswith("?") or t.name in GENERIC_EVENT_TYPES or t.name == \
                 cand["call"].get("arg_types", {}).get("payload"):
             return
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid

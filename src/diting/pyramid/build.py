@@ -146,7 +146,7 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
     that is no graph or an ``out`` that cannot be written."""
     duckdb = import_native("duckdb")
 
-    from diting.graph.store import _check_schema, connect, interrupted
+    from diting.graph.store import check_schema, connect, interrupted
     try:
         if db.exists() and not db.is_file():
             raise UserError(f"{db}: is not a regular file, not a graph database file")
@@ -163,7 +163,7 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
     aside = out.parent / f".{out.name}.old-{os.getpid()}" if out is not None else None
     existed = out is not None and out.exists()
     try:
-        _check_schema(con, db)
+        check_schema(con, db)
         if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'packages'").fetchone()[0]:
             raise UserError(f"{db}: not a diting graph database (no packages table)")
         con.execute("BEGIN TRANSACTION")

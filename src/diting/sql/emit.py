@@ -99,7 +99,7 @@ class SqlStats:
 
 
 @dataclass
-class _Use:
+class TableUse:
     """One table position of one statement, after marker handling."""
 
     physical: str | None  # None: a dynamic name that folds to nothing
@@ -119,13 +119,16 @@ class _Use:
 
 
 @dataclass
-class _Stmt:
+class StageStatement:
+    """One mapper statement as the SQL stage records it: its stable id, record id, evidence segment,
+    file, the parsed statement and its table uses."""
+
     stable: str
     rid: str
     seg: str
     path: str
     st: MapperStatement
-    uses: list[_Use] = field(default_factory=list)
+    uses: list[TableUse] = field(default_factory=list)
     status: str = "PARSED"  # PARSED, PARTIAL, PARSE_FAILED, UNSUPPORTED
     reason: str = ""
     code: str | None = None  # the diagnostic a PARTIAL statement gets (None: another record says why)
@@ -557,7 +560,7 @@ class SqlStage:
 
     # ------------------------------------------------------------ run
     def run(self) -> SqlStats:
-        stmts: list[_Stmt] = []
+        stmts: list[StageStatement] = []
         for module, mf in self.mappers:
             if mf.dialect == "IBATIS":
                 for name, line in mf.unsupported:
@@ -649,7 +652,7 @@ class SqlStage:
         return ids.entity_record_id("MODULE", self.p.s.inv.ns[module])
 
     # ------------------------------------------------------------ statements
-    def _annotation_statement(self, c: dict[str, Any]) -> _Stmt | None:
+    def _annotation_statement(self, c: dict[str, Any]) -> StageStatement | None:
         """A statement of a ``@Select``/``@Insert``/``@Update``/``@Delete`` mapper method: its string
         parts folded and joined with spaces (``<script>`` bodies are dynamic SQL); a ``@*Provider``
         builds its SQL in code and is SQL_UNSUPPORTED."""
@@ -670,7 +673,7 @@ class SqlStage:
             reason = ("its SQL is built by a provider method at run time" if rule.emits.attributes.get("provider")
                       else f"the SQL {bad.get('unresolved', bad.get('ref', '?')) if bad else '(none)'} does not fold")
             st = MapperStatement(sid, kind, {}, SqlNode("script"), line, end, parent_id=parent)
-            s = _Stmt(f"{ns}.{sid}", ids.entity_record_id("SQL_STATEMENT", f"{ns}.{sid}"),
+            s = StageStatement(f"{ns}.{sid}", ids.entity_record_id("SQL_STATEMENT", f"{ns}.{sid}"),
                       self.p.seg(c["path"], line, end), c["path"], st, status="UNSUPPORTED", reason=reason,
                       expansion=Expansion([], []))
             self.stats.discovered += 1
@@ -687,7 +690,7 @@ class SqlStage:
         name = c["member"]["name"]
         return f"{name}!selectKey" if rule.emits.attributes.get("select_key") else name
 
-    def _call_statement(self, c: dict[str, Any], done: set[str]) -> _Stmt | None:
+    def _call_statement(self, c: dict[str, Any], done: set[str]) -> StageStatement | None:
         """A statement whose SQL is an argument of a library call (``jdbcTemplate.update("…", …)``,
         ``connection.prepareStatement("…")``): named by its call site, its operation that of the
         parsed SQL, bound from the calling method (``binding = CALL_SITE``). An argument that is no
@@ -709,7 +712,7 @@ class SqlStage:
         seg = self.p.seg(c["path"], line, end)
         if text is None:
             st = MapperStatement(call["name"], "UNKNOWN", {}, SqlNode("script"), line, end)
-            s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, c["path"], st, status="UNSUPPORTED",
+            s = StageStatement(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, c["path"], st, status="UNSUPPORTED",
                       reason=reason, expansion=Expansion([], []))
             self.stats.discovered += 1
             self._record_statement(c["module"], mf, s, [], source="CALL")
@@ -762,12 +765,12 @@ class SqlStage:
         return self.p.resolve(outcome)
 
     def _statement(self, module: str, mf: MapperFile, st: MapperStatement, source: str = "MAPPER_XML",
-                   stable: str | None = None) -> _Stmt:
+                   stable: str | None = None) -> StageStatement:
         ns = mf.namespace or ""
         stable = stable or f"{ns}.{st.id}"
         seg = self.p.seg(mf.path, st.line, st.end_line)
         exp_, dropped, results = statement_lineage(st.body, ns, self._lookup, self.dialect)
-        s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mf.path, st, expansion=exp_)
+        s = StageStatement(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mf.path, st, expansion=exp_)
         self.stats.discovered += 1
         s.unresolved_fragments = dropped
         if source == "CALL":  # no element names the operation: the parsed SQL does
@@ -809,30 +812,30 @@ class SqlStage:
         self._record_statement(module, mf, s, results, source)
         return s
 
-    def _ds(self, u: _Use) -> str | None:
+    def _ds(self, u: TableUse) -> str | None:
         """The datasource of a table use: its schema, else the package's; None when a ``${}`` names it."""
         return None if u.dynamic_db else (u.db or u.routed_db or self.datasource)
 
-    def _use(self, u, v, exp_: Expansion) -> _Use:
+    def _use(self, u, v, exp_: Expansion) -> TableUse:
         got = self._use_of(u, v, exp_)
         if u.db and MARKER.search(u.db):  # ${schema}.t_order: the table is known, its database is not
             got.db = None
             got.dynamic_db = v.markers.get(int(MARKER.findall(u.db)[0]), ("?", None))[0]
         return got
 
-    def _use_of(self, u, v, exp_: Expansion) -> _Use:
+    def _use_of(self, u, v, exp_: Expansion) -> TableUse:
         name = u.name
         markers = MARKER.findall(name)
         cols = {c for c in u.columns if not MARKER.search(c)}
         where = {c for c in u.where_columns if not MARKER.search(c)}
         if not markers:
-            return _Use(name, u.db, u.write, u.operation, cols, where)
+            return TableUse(name, u.db, u.write, u.operation, cols, where)
         n = int(markers[0])
         expr = v.markers.get(n, ("?", None))[0]
         java = expr[5:] if expr.startswith("java:") else None  # a Java value concatenated in (a CALL's SQL)
         head, _, tail = name.partition(f"__dt{n}__")
         if tail:  # a name that goes on after its placeholder (t_${x}_log): no stem to stand for it
-            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
+            return TableUse(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
         bind = exp_.binds.get(expr)
         hints: set[str] = set()
         evidence = "PLACEHOLDER"
@@ -847,10 +850,10 @@ class SqlStage:
                 evidence = "BIND"
         stem = head.rstrip("_")
         if not stem:
-            return _Use(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
-        return _Use(stem, u.db, u.write, u.operation, cols, where, evidence, expr, hints)
+            return TableUse(None, u.db, u.write, u.operation, cols, where, expression=expr, display=java)
+        return TableUse(stem, u.db, u.write, u.operation, cols, where, evidence, expr, hints)
 
-    def _record_statement(self, module: str, mf: MapperFile, s: _Stmt, results, source: str = "MAPPER_XML") -> None:
+    def _record_statement(self, module: str, mf: MapperFile, s: StageStatement, results, source: str = "MAPPER_XML") -> None:
         st = s.st
         exp_ = s.expansion
         assert exp_ is not None
@@ -888,20 +891,20 @@ class SqlStage:
                                  status="RESOLVED", evidence=[s.seg], attributes={"binding": "MAPPER_NAMESPACE"})
         self._tally(s)
 
-    def record_plain_statement(self, module: str, s: _Stmt, attrs: dict[str, Any]) -> None:
+    def record_plain_statement(self, module: str, s: StageStatement, attrs: dict[str, Any]) -> None:
         """Record a statement whose SQL is not text (a MyBatis-Plus inherited one, sql/plus.py): the
         entity, CONTAINS from its module, and its count; an UNSUPPORTED one gets SQL_UNSUPPORTED."""
         self._enter(module, s, attrs)
         self.stats.discovered += 1
         self._tally(s)
 
-    def _enter(self, module: str, s: _Stmt, attrs: dict[str, Any]) -> None:
+    def _enter(self, module: str, s: StageStatement, attrs: dict[str, Any]) -> None:
         """The SQL_STATEMENT entity and the module's CONTAINS of it."""
         self.rs.entity("SQL_STATEMENT", s.stable, s.stable, [s.seg], attrs)
         self.rs.relation("CONTAINS", self._module_rid(module), self.p.s.inv.ns[module], target_rid=s.rid,
                          target_key=s.stable, status="RESOLVED", evidence=[s.seg])
 
-    def _tally(self, s: _Stmt) -> None:
+    def _tally(self, s: StageStatement) -> None:
         """Count a recorded statement as parsed, partial or failed, with the diagnostic that says why."""
         c = {"path": s.path, "lines": [s.st.line, s.st.end_line]}
         if s.status in ("PARSE_FAILED", "UNSUPPORTED"):
@@ -945,7 +948,7 @@ class SqlStage:
         return {"id": ".".join(key), "type": rm.get("type"), "extends": chain, "resolved": True}
 
     # ------------------------------------------------------------ tables
-    def _tables(self, stmts: list[_Stmt]) -> dict[tuple[str, str | None], dict[str, Any]]:
+    def _tables(self, stmts: list[StageStatement]) -> dict[tuple[str, str | None], dict[str, Any]]:
         """Logical tables by (physical name lower-cased, datasource) with their TABLE record fields."""
         literal: dict[str | None, set[str]] = {}
         for s in stmts:
@@ -1014,7 +1017,7 @@ class SqlStage:
                                    sorted(set(t["evidence"].values())))
         return tables
 
-    def _relations(self, s: _Stmt, tables) -> None:
+    def _relations(self, s: StageStatement, tables) -> None:
         seen: dict[tuple[str, str], dict[str, Any]] = {}
         for u in s.uses:
             kind = "WRITES" if u.write else "READS"
@@ -1066,7 +1069,7 @@ class SqlStage:
                              evidence=[s.seg], attributes=attrs)
         self._ledger(s)
 
-    def _shard_checks(self, stmts: list[_Stmt], tables) -> None:
+    def _shard_checks(self, stmts: list[StageStatement], tables) -> None:
         """SHARD_BROADCAST for a statement whose WHERE misses a routing column of its table: the
         confirmed shard key, or each of the database and table routing columns."""
         for t in tables.values():
@@ -1088,7 +1091,7 @@ class SqlStage:
                                 "shard", [s.rid, t["rid"]], {"path": s.path, "lines": [s.st.line, s.st.end_line]})
 
     # ------------------------------------------------------------ ledger
-    def _ledger(self, s: _Stmt) -> None:
+    def _ledger(self, s: StageStatement) -> None:
         """Conditional fragments become ledger items once every entity of the package is final
         (their ``symbol_revision`` is the statement's revision): queued here."""
         if s.expansion is not None and s.expansion.fragments:
@@ -1109,7 +1112,7 @@ class SqlStage:
             for f, rule in zip(frags, excluded):
                 self._item(s, f, rev, rule)
 
-    def _item(self, s: _Stmt, f: Fragment, rev: str, rule: str | None) -> None:
+    def _item(self, s: StageStatement, f: Fragment, rev: str, rule: str | None) -> None:
         branch_id = f"{s.stable}/{f.path}"
         seg = self.p.seg(s.path, f.line, f.end_line)
         unresolved = f.path in s.unresolved_fragments

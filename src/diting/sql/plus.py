@@ -30,7 +30,7 @@ from diting.resolve.types import TypeOf
 from diting.sql.mybatis import MapperStatement, SqlNode
 
 if TYPE_CHECKING:
-    from diting.sql.emit import SqlStage, _Stmt
+    from diting.sql.emit import SqlStage, StageStatement
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 _ONE_PLACEHOLDER = re.compile(r"^\$\{([^{}]+)\}$")
@@ -65,7 +65,7 @@ class PlusMapper:
 
 
 class PlusStatements:
-    """The inherited statements one package calls, as :class:`~diting.sql.emit._Stmt` records of the
+    """The inherited statements one package calls, as :class:`~diting.sql.emit.StageStatement` records of the
     SQL stage (their tables go through the stage's TABLE and shard logic like any statement)."""
 
     def __init__(self, stage: "SqlStage") -> None:
@@ -76,7 +76,7 @@ class PlusStatements:
         self.generic: set[str] = set()
         self.mappers = self._mappers()
         self.table_names = self._table_names()
-        self.made: dict[str, "_Stmt"] = {}
+        self.made: dict[str, "StageStatement"] = {}
 
     # ------------------------------------------------------------ what the package declares
     def _mappers(self) -> dict[str, PlusMapper]:
@@ -113,7 +113,7 @@ class PlusStatements:
         return out
 
     # ------------------------------------------------------------ run
-    def build(self, explicit: dict[str, "_Stmt"]) -> list["_Stmt"]:
+    def build(self, explicit: dict[str, "StageStatement"]) -> list["StageStatement"]:
         """Record the statements the package's calls reach and the BINDS_TO of each call; returns
         the new statements (``explicit``: statements recorded from XML and annotations, by stable id)."""
         calls = sorted(self.p.ctx.by_emit.get("SQL_INHERITED_CALL", []),
@@ -217,8 +217,8 @@ class PlusStatements:
         return [], f"{recv} binds no mapper or entity type statically"
 
     # ------------------------------------------------------------ statements
-    def _statement(self, mp: PlusMapper, method: str, explicit: dict[str, "_Stmt"]) -> "_Stmt":
-        from diting.sql.emit import _Stmt, _Use  # the stage's record shapes (emit imports this module)
+    def _statement(self, mp: PlusMapper, method: str, explicit: dict[str, "StageStatement"]) -> "StageStatement":
+        from diting.sql.emit import StageStatement, TableUse  # the stage's record shapes (emit imports this module)
 
         stable = f"{mp.binary.replace('$', '.')}.{method}"
         if stable in explicit:
@@ -228,7 +228,7 @@ class PlusStatements:
         op = mp.statements[method]
         seg = self.p.seg(mp.path, mp.lines[0], mp.lines[1])
         st = MapperStatement(method, op, {}, SqlNode("script"), mp.lines[0], mp.lines[1])
-        s = _Stmt(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mp.path, st)
+        s = StageStatement(stable, ids.entity_record_id("SQL_STATEMENT", stable), seg, mp.path, st)
         attrs: dict[str, Any] = {"operation": op, "source": "MYBATIS_PLUS", "namespace": mp.binary.replace("$", "."),
                                  "statement_id": method, "inherited_from": mp.supertype,
                                  "entity": mp.entity.name if mp.entity else None}
@@ -238,7 +238,7 @@ class PlusStatements:
         else:
             table, schema, basis, expr, display = self._table(mp.entity)
             attrs["table_name_basis"] = basis
-            s.uses.append(_Use(table, schema, op in _WRITE_OPS, op, set(), set(), expression=expr,
+            s.uses.append(TableUse(table, schema, op in _WRITE_OPS, op, set(), set(), expression=expr,
                                name_basis=basis, display=display))
             if table is None:
                 s.status, s.reason = "PARTIAL", "the entity's table name does not fold"
