@@ -284,13 +284,14 @@ def record_prefixes() -> str:
 
 def entity_kinds() -> str:
     from diting.ir import ids
-    from diting.ir.models import Entity, EntityKind
+    from diting.ir.models import ENTITY_KINDS, Entity
     base = {"record_id", "kind", "stable_id", "name", "implementation_ref", "evidence_refs", "attributes"}
     models: dict[str, Any] = {}
     for m in get_args(get_args(Entity)[0]):
         for k in get_args(m.model_fields["kind"].annotation):
             models[k] = m
-    kinds = [k.value for k in EntityKind]
+    kinds = list(ids.ENTITY_PREFIX)  # the prefixes' order; every kind of the models has one
+    assert sorted(kinds) == sorted(ENTITY_KINDS), "ids.ENTITY_PREFIX and the entity models name other kinds"
     _checked("entity kinds", kinds, ENTITY_MEANINGS)
     rows = []
     for k in kinds:
@@ -300,9 +301,11 @@ def entity_kinds() -> str:
 
 
 def entry_kinds() -> str:
-    from diting.ir.models import EntryKind
-    from diting.rules import ENGINE_ENTRY_KINDS, load_rules
-    kinds = [k.value for k in EntryKind]
+    from diting.ir.models import ENGINE_ENTRY_KINDS
+    from diting.rules import load_rules
+    # the shipped protocols' entry kinds in the order the rule files declare them, then the engine's
+    shipped = [k for p in load_rules().protocols.values() for k in p.entry_kinds]
+    kinds = list(dict.fromkeys(shipped)) + [k for k in ENGINE_ENTRY_KINDS if k not in shipped]
     _checked("entry kinds", kinds, ENTRY_MEANINGS)
     by_proto: dict[str, list[str]] = {}
     for scheme, p in sorted(load_rules().protocols.items()):

@@ -63,3 +63,15 @@ def test_rules_load_and_have_required_fields():
     assert "org.springframework.boot.autoconfigure.SpringBootApplication" in rs.application_annotations()
     ids = [e["id"] for e in rs.digest_entries()]
     assert ids == sorted(ids) and len(ids) == len(set(ids))
+
+
+def test_each_vocabulary_is_declared_once():
+    """Entity kinds come from the entity models (each kind's prefix in ids); the engine's entry kinds
+    from the models, every other entry kind from a protocol of the rule files."""
+    from diting.ir import ids
+    from diting.ir.models import ENGINE_ENTRY_KINDS, ENTITY_KINDS
+    assert len(set(ENTITY_KINDS)) == len(ENTITY_KINDS) == 16
+    assert set(ids.ENTITY_PREFIX) == set(ENTITY_KINDS)
+    shipped = {k for p in load_rules().protocols.values() for k in p.entry_kinds}
+    assert not shipped & set(ENGINE_ENTRY_KINDS)
+    assert {"JSF_PROVIDER", "HTTP_ENDPOINT", "MQ_CONSUMER", "GATEWAY_ROUTE", "DUBBO_PROVIDER"} <= shipped

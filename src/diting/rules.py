@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from diting.errors import UserError
 from diting.ir.canonical import dumps, sha256_hex
+from diting.ir.models import ENGINE_ENTRY_KINDS
 from diting.probes.model import Protocol, Rule, RuleFile
 from diting.userfiles import parse_yaml_list, read_user_file
 
@@ -186,8 +187,6 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
     return rs
 
 
-#: entry kinds the engine makes whatever the protocol (scheduled jobs, event listeners, mains)
-ENGINE_ENTRY_KINDS = frozenset({"SCHEDULED_JOB", "EVENT_LISTENER", "MAIN", "OTHER"})
 
 
 def _check_protocols(rs: RuleSet) -> None:

@@ -14,7 +14,7 @@ Conventions enforced here:
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -23,42 +23,10 @@ from diting.ir.canonical import CanonicalError, check_ir_value
 # ---------------------------------------------------------------- vocabularies
 
 
-class EntityKind(str, Enum):
-    """Entity kinds (docs/ir.md §4.2)."""
-
-    MODULE = "MODULE"
-    ARTIFACT = "ARTIFACT"
-    SERVICE = "SERVICE"
-    TYPE = "TYPE"
-    METHOD = "METHOD"
-    FIELD = "FIELD"
-    BEAN = "BEAN"
-    ENTRY = "ENTRY"
-    CONTRACT = "CONTRACT"
-    TOPIC = "TOPIC"
-    EVENT = "EVENT"
-    TABLE = "TABLE"
-    SQL_STATEMENT = "SQL_STATEMENT"
-    CONFIG_KEY = "CONFIG_KEY"
-    CACHE_KEY = "CACHE_KEY"
-    EXTERNAL = "EXTERNAL"
-
-
-class EntryKind(str, Enum):
-    """The entry kinds diting ships (docs/ir.md §4.5). The engine's own are SCHEDULED_JOB, EVENT_LISTENER,
-    MAIN and OTHER; the others belong to protocols (``rules/protocols.yaml``), and a rule file that
-    declares a protocol may name more (``ENTRY.entry_kind`` is any upper-case word)."""
-
-    JSF_PROVIDER = "JSF_PROVIDER"
-    DUBBO_PROVIDER = "DUBBO_PROVIDER"
-    HTTP_ENDPOINT = "HTTP_ENDPOINT"
-    #: an API gateway route (Spring Cloud Gateway, Zuul): the incoming path pattern it forwards
-    GATEWAY_ROUTE = "GATEWAY_ROUTE"
-    MQ_CONSUMER = "MQ_CONSUMER"
-    SCHEDULED_JOB = "SCHEDULED_JOB"
-    EVENT_LISTENER = "EVENT_LISTENER"
-    MAIN = "MAIN"
-    OTHER = "OTHER"
+#: the entry kinds the engine makes whatever the protocol (docs/ir.md §4.5): scheduled jobs, event
+#: listeners, mains, and what a rule names no better kind for. Every other entry kind belongs to a
+#: protocol a rule file declares (``rules/protocols.yaml``: JSF_PROVIDER, HTTP_ENDPOINT, MQ_CONSUMER …).
+ENGINE_ENTRY_KINDS: tuple[str, ...] = ("SCHEDULED_JOB", "EVENT_LISTENER", "MAIN", "OTHER")
 
 
 #: how the graph aligns a protocol's urns (rule files' ``protocols``, analysis_input.json ``protocols``)
@@ -347,7 +315,7 @@ class EntryEntity(_EntityBase):
 
     kind: Literal["ENTRY"]
     entry_kind: str = Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$",
-                            description="an EntryKind, or one a protocol declared by a rule file names")
+                            description="one of ENGINE_ENTRY_KINDS, or one a protocol declared by a rule file names")
     urn: str = Field(min_length=1)
     handler_ref: Ref
 
@@ -404,6 +372,11 @@ Entity = Annotated[
     Union[EntryEntity, ContractEntity, TableEntity, MethodEntity, ExternalEntity, PlainEntity, UrnEntity],
     Field(discriminator="kind"),
 ]
+
+
+#: the entity kinds (docs/ir.md §4.2), as the kinds' models declare them
+ENTITY_KINDS: tuple[str, ...] = tuple(
+    k for m in get_args(get_args(Entity)[0]) for k in get_args(m.model_fields["kind"].annotation))
 
 
 class EntityRecord(BaseModel):
