@@ -72,7 +72,7 @@ def _jsonable(value: Any) -> Any:
 
     def key(k: Any) -> Any:
         if isinstance(k, float):
-            return _finite(k) if not math.isfinite(k) else k
+            return _finite(k)
         return k if k is None or isinstance(k, (str, int, bool)) else str(k)
 
     stack: list[tuple[Any, Any]] = []

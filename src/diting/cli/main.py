@@ -748,8 +748,7 @@ def run(pending: list[int] | None = None) -> None:
     import signal
     import threading
 
-    from diting.interrupts import say_interrupted
-    pending = [] if pending is None else pending
+    from diting.interrupts import ignore_interrupts, say_interrupted
     main_pid = os.getpid()
     signalled: list[int] = []  # the interrupts the main process took: what follows them is their doing
 
@@ -770,7 +769,6 @@ def run(pending: list[int] | None = None) -> None:
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         raise KeyboardInterrupt
 
-    from diting.interrupts import ignore_interrupts
     # worker pools register their semaphores with multiprocessing's resource tracker, which warns on
     # stderr about "leaked" ones when this process is killed (-9) — it cleans them up all the same;
     # it is started with this process's warning options

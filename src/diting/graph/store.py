@@ -305,9 +305,7 @@ def _check_graph(con, db: Path) -> None:
     """Refuse (:class:`UserError`) a database that is not a graph this diting built: another tool's
     tables (:func:`check_schema`, columns aside: an older graph is read as far as it goes), or no
     ``packages`` table (an empty database)."""
-    check_schema(con, db, columns=False)
-    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND "
-                       "table_name = 'packages'").fetchall()[0][0]:
+    if "packages" not in check_schema(con, db, columns=False):
         raise UserError(f"{db}: not a diting graph database (it has no packages table); build one with "
                         "'diting graph build'")
 
@@ -323,10 +321,11 @@ def _made_by(message: str, db: Path) -> str | None:
     return None
 
 
-def check_schema(con, db: Path, columns: bool = True) -> None:
+def check_schema(con, db: Path, columns: bool = True) -> set[str]:
     """Refuse a database whose tables are not this version's graph tables (another tool's file, or —
     with ``columns`` — a graph an older diting built): loading into it would fail half-way or mix
-    meanings. Readers pass ``columns=False``: what they read of an older graph they read or explain."""
+    meanings. Readers pass ``columns=False``: what they read of an older graph they read or explain.
+    Returns the names of the tables and views the database holds (all of them the graph's)."""
     expected: dict[str, list[str]] = {t: [c.split()[0] for c in ddl.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
                                       for t, ddl in (("packages", PACKAGES_DDL), ("protocols", PROTOCOLS_DDL))}
     for table, cols in TABLES.values():
@@ -336,14 +335,11 @@ def check_schema(con, db: Path, columns: bool = True) -> None:
     elsewhere = sorted(f"{schema}.{name}" for schema, name in con.execute(
         "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('main', "
         "'information_schema', 'pg_catalog') AND table_catalog = current_database()").fetchall())
-    if elsewhere:
-        raise UserError(f"{db}: not a diting graph database (it holds {', '.join(elsewhere[:3])}"
-                        f"{' …' if len(elsewhere) > 3 else ''}); build into a new --db file")
     from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
     ours = set(expected) | set(VIEWS) | {"coverage"} | set(PYRAMID_TABLES) | {
         re.search(r"EXISTS (\w+)", ddl).group(1) for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL)}
-    foreign = sorted(set(present) - ours)
+    foreign = elsewhere + sorted(set(present) - ours)  # a table in another schema is another tool's too
     if foreign:
         raise UserError(f"{db}: not a diting graph database (it holds {', '.join(foreign[:3])}"
                         f"{' …' if len(foreign) > 3 else ''}); build into a new --db file")
@@ -359,6 +355,7 @@ def check_schema(con, db: Path, columns: bool = True) -> None:
             if have != [c.strip('"') for c in cols]:
                 raise UserError(f"{db}: not a graph database of this diting version (table {name} has other columns); "
                                 "build into a new --db file")
+    return set(present)
 
 
 #: a package as :func:`build` loads it: (dir, manifest, profile set, manifest sha256, protocols, commit time)
