@@ -459,7 +459,14 @@ def cli_commands() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def stage_graph() -> str:
+    """The scan's stage graph as ``diting scan --stages`` prints it."""
+    from diting.scan.pipeline import stage_graph as graph
+    return "```text\n" + graph() + "```\n"
+
+
 BLOCKS = {
+    "architecture.md": {"stage-graph": stage_graph},
     "cli.md": {"commands": cli_commands},
     "ir.md": {"package-files": package_files, "record-prefixes": record_prefixes, "entity-kinds": entity_kinds,
               "entry-kinds": entry_kinds, "protocols": protocols, "relation-kinds": relation_kinds,

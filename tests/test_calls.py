@@ -9,7 +9,9 @@ import pytest
 from diting.java.syntax import extract_file, type_chain
 from diting.resolve.calls import CallResolver
 from diting.resolve.types import MemberContext
-from diting.scan.pipeline import ScanOptions, Scanner
+from diting.scan.pipeline import SCAN_STAGES, ScanOptions, given_facts
+from diting.scan.progress import Progress
+from diting.scan.stages import run_stages
 
 from .conftest import SHOP_FILES, make_repo
 
@@ -72,11 +74,13 @@ def calls(tmp_path_factory):
     """call site text (name and line) → resolution, for OrderService.run and its constructors."""
     tmp = tmp_path_factory.mktemp("calls")
     repo, sha = make_repo(tmp, FILES)
-    scanner = Scanner(repo, sha, ScanOptions(out=tmp / "out", repo_id="t/calls", quiet=True, jobs=1))
-    scanner.run()
-    resolver = CallResolver(scanner.oracle)
+    facts = given_facts(repo, sha, ScanOptions(out=tmp / "out", repo_id="t/calls", quiet=True, jobs=1))
+    with facts.repo:  # the stages up to name resolution
+        run_stages([st for st in SCAN_STAGES if st.name in ("tree", "build", "sources", "names")], facts,
+                   Progress(quiet=True))
+    resolver = CallResolver(facts.oracle)
     path = "src/main/java/com/ex/OrderService.java"
-    scope = scanner.scopes[path]
+    scope = facts.scopes[path]
     # every call with its arguments (a scan extracts the arguments only of calls a rule names)
     facts = extract_file(path, (repo / path).read_bytes())
     (idx,) = [i for i, t in enumerate(facts.types) if t.simple_name == "OrderService"]

@@ -302,13 +302,13 @@ class Late:
 if moment == "late":
     late = Late()  # a module global: finalised as the interpreter shuts down
 else:
-    import diting.scan.pipeline as pipeline
-    plans = pipeline.Scanner._plans
+    from diting.scan.plans import ServicePlanner
+    plans = ServicePlanner.plans
 
     def interrupted_plans(self):
         os.kill(os.getpid(), sig)
         return plans(self)
-    pipeline.Scanner._plans = interrupted_plans
+    ServicePlanner.plans = interrupted_plans
 from diting.cli.main import run
 run()
 """

@@ -1,10 +1,6 @@
 """No import cycles and no private names across modules (docs/architecture.md): every import of every module — at module level and inside
 functions — is walked, and a cycle among diting's modules fails the test. Imports for annotations
 only (``if TYPE_CHECKING:``) never run and are left out.
-
-One cycle is known and listed: the scan's package assembly and its probes reach each other through
-the scanner object; the stage runner of issue 22 removes it. The test fails when that cycle grows by
-a module or any other cycle appears.
 """
 
 from __future__ import annotations
@@ -18,12 +14,6 @@ from tests.conftest import ROOT
 
 SRC = ROOT / "src"
 
-#: the one cycle still to be broken (the scanner object shared by package assembly and probes)
-KNOWN_CYCLE = frozenset({
-    "diting.coverage.package", "diting.ledger.java", "diting.ledger.recovery", "diting.probes.emit",
-    "diting.probes.families", "diting.probes.resources", "diting.probes.stream", "diting.probes.wrappers",
-    "diting.resolve.callgraph", "diting.scan.package", "diting.scan.pipeline", "diting.sql.emit",
-    "diting.sql.plus"})
 
 
 def _modules() -> dict[str, Path]:
@@ -80,11 +70,10 @@ def test_the_walk_sees_module_and_function_level_imports():
     assert not g.has_edge("diting.java.branches", "diting.java.syntax")  # annotations only
 
 
-def test_no_import_cycle_beyond_the_known_one():
+def test_no_import_cycle():
     g = import_graph()
     cycles = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
-    unexpected = [c for c in cycles if not set(c) <= KNOWN_CYCLE]
-    assert not unexpected, f"import cycles: {unexpected}"
+    assert not cycles, f"import cycles: {cycles}"
 
 
 def test_no_module_imports_another_modules_private_name():

@@ -14,8 +14,17 @@ import os
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from typing import Any, Callable, TypeVar
 
 from diting.limits import MAX_WORKERS
+
+T = TypeVar("T")
+R = TypeVar("R")
+S = TypeVar("S")
+
+#: in a worker of :func:`shared_map`: the read-only state its pool was forked with
+_SHARED: Any = None
 
 
 def _worker_init(parent: int, owner: int = 0) -> None:
@@ -63,8 +72,31 @@ def _end_with(owner: int) -> None:
         time.sleep(0.5)
 
 
+def _shared_init(parent: int, owner: int, shared: Any) -> None:
+    """:func:`_worker_init`, then keep ``shared`` (inherited through the fork, never pickled)."""
+    global _SHARED
+    _worker_init(parent, owner)
+    _SHARED = shared
+
+
+def _call_shared(fn: Callable[[Any, T], R], item: T) -> R:
+    return fn(_SHARED, item)
+
+
+def shared_map(fn: Callable[[S, T], R], shared: S, items: list[T], jobs: int) -> list[R]:
+    """``[fn(shared, item) for item in items]``, in forked workers when more than one is worth it
+    (:func:`worker_count` of ``jobs``): each worker inherits ``shared`` through the fork (a large,
+    read-only state such as a frozen fact store is never pickled), items go one at a time, results
+    come back in order. Inline when one worker suffices or the platform cannot fork."""
+    workers = worker_count(jobs, len(items))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with worker_pool(workers, shared=shared) as pool:
+            return list(pool.map(partial(_call_shared, fn), items, chunksize=1))
+    return [fn(shared, item) for item in items]
+
+
 @contextlib.contextmanager
-def worker_pool(workers: int, fresh: tuple[str, ...] = ()):
+def worker_pool(workers: int, fresh: tuple[str, ...] = (), shared: Any = None):
     """A pool of ``workers`` processes that do not outlive this one: each dies with it
     (:func:`_worker_init`), and when the work here ends with an exception (an interrupt, SIGTERM)
     the workers are killed and the work not started is dropped, not finished.
@@ -73,7 +105,8 @@ def worker_pool(workers: int, fresh: tuple[str, ...] = ()):
     ``fresh`` (modules to preload), they are forked from a fresh single-threaded server process
     instead (``forkserver``): for work that runs native code which does not survive a fork of a
     process with other threads (pydantic-core's validators crash in a child forked while DuckDB's
-    threads run); the server ends with this process, and the workers with the server."""
+    threads run); the server ends with this process, and the workers with the server. ``shared``
+    (fork only): state each worker keeps for :func:`shared_map`."""
     methods = multiprocessing.get_all_start_methods()
     if fresh and "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
@@ -83,8 +116,14 @@ def worker_pool(workers: int, fresh: tuple[str, ...] = ()):
         ctx, parent, owner = multiprocessing.get_context("fork"), os.getpid(), 0
     else:
         ctx, parent, owner = None, 0, os.getpid()
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                               initargs=(parent, owner))
+    if shared is not None:
+        if ctx is None or ctx.get_start_method() != "fork":
+            raise RuntimeError("shared state reaches workers only through a fork")
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_shared_init,
+                                   initargs=(parent, owner, shared))
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                   initargs=(parent, owner))
     try:
         yield pool
     except BaseException:

@@ -132,6 +132,13 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _stages(value: bool) -> None:
+    if value:
+        from diting.scan.pipeline import stage_graph
+        print(stage_graph(), end="")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="Show the version and exit.")] = False) -> None:
@@ -164,6 +171,9 @@ def scan(
                              "Default: export trees and config-centre folders.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    stages: Annotated[bool, typer.Option("--stages", callback=_stages, is_eager=True,
+                                         help="Print the scan's stages, what each needs and makes, and exit "
+                                              "(docs/architecture.md §2).")] = False,
 ) -> None:
     """Scan REPO at --commit into one IR package per service (and per lib: unit; docs/scanning.md)."""
     from diting.scan.pipeline import ScanOptions

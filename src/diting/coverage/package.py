@@ -18,7 +18,7 @@ from diting.ir.canonical import loads as json_loads
 if TYPE_CHECKING:
     from diting.probes.emit import ProbeStats
     from diting.resolve.callgraph import CallGraphStats
-    from diting.scan.pipeline import Scanner
+    from diting.scan.facts import ScanFacts
 
 #: dimensions filled by later stages, and why they are empty here
 NOT_EXAMINED = {
@@ -36,12 +36,12 @@ def _empty(why: str) -> dict[str, Any]:
 
 
 def parse_failed(state: Any) -> bool:
-    """Whether a config file's :class:`~diting.scan.pipeline.ConfigFileState` (or None) records that the
+    """Whether a config file's :class:`~diting.scan.sources.ConfigFileState` (or None) records that the
     file itself did not parse (not a lossy decoding, not a node budget reached)."""
     return state is not None and state.problem not in (None, "lossy") and state.code != "BUDGET_EXHAUSTED"
 
 
-def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str | None,
+def file_outcome(s: "ScanFacts", path: str, kind: str | None, excluded: str | None,
                  module_failed: bool, unloaded: frozenset[str] = frozenset()) -> tuple[str, str | None]:
     """``(term, reason)`` of one file: resolved, partial, failed or excluded (with its reason).
     ``unloaded``: config files the package's Spring configuration refused to load although they
@@ -50,19 +50,19 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
         return "excluded", excluded
     if module_failed:
         return "failed", None
-    if path in scanner.file_problems:
+    if path in s.file_problems:
         return "failed", None
     if kind is None:  # a gitlink without a recorded problem cannot happen; be explicit anyway
         return "failed", None
     if kind == JAVA:
-        facts = scanner.facts.get(path)
+        facts = s.file_facts.get(path)
         if facts is None:
             return "failed", None
         if facts.errors or facts.orphans or facts.lossy:
             return "partial", None
         return "resolved", None
     if kind == CONFIG:
-        cs = scanner.config_states.get(path)
+        cs = s.config_states.get(path)
         if cs is None:
             return "failed", None
         if path in unloaded and not parse_failed(cs):
@@ -71,20 +71,20 @@ def file_outcome(scanner: "Scanner", path: str, kind: str | None, excluded: str 
             return "partial", None
         return ("failed", None) if cs.problem else ("resolved", None)
     if kind == BUILD:
-        mod = scanner.inv.modules.get(path)
+        mod = s.inv.modules.get(path)
         if mod is None:  # a settings file, gradle.properties, a catalog or an applied script
-            unread = path in scanner.file_problems or path in scanner.inv.model.unread_build_files
+            unread = path in s.file_problems or path in s.inv.model.unread_build_files
             return ("failed", None) if unread else ("resolved", None)
         return ("failed", None) if mod.failed else ("resolved", None)
     return "failed", None
 
 
-def _unread_build(scanner: "Scanner", plan: PackagePlan) -> list[str]:
+def _unread_build(s: "ScanFacts", plan: PackagePlan) -> list[str]:
     """What the package's build scripts hold that a static reader cannot follow (GRADLE_NOT_STATIC),
     one note per construct: projects, plugins or dependencies it would add are not examined."""
     out = []
     for m in plan.modules:
-        for f in scanner.inv.modules[m].findings:
+        for f in s.inv.modules[m].findings:
             if f.code == "GRADLE_NOT_STATIC":
                 out.append(f"{f.path}:{f.start_line}: build logic decided at build time (GRADLE_NOT_STATIC)")
     return sorted(set(out))
@@ -104,7 +104,7 @@ def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_e
 _BINDING_TERM = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS": "partial", "UNKNOWN": "failed"}
 
 
-def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_id: str,
+def package_coverage(s: "ScanFacts", plan: PackagePlan, rs: RecordSet, scan_id: str,
                      entry_rids: list[str], probes: "ProbeStats", calls: "CallGraphStats") -> dict[str, Any]:
     """The coverage document of one package; ``rs`` holds the package-level records (entries
     among them), ``entry_rids`` the MAIN entries, ``probes`` what the middleware probes counted and
@@ -114,13 +114,13 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     analysis_level: dict[str, str] = {}
     unloaded = frozenset(u[0] for u in plan.config.unreadable) if plan.config is not None else frozenset()
     for m in plan.modules:
-        mod_failed = scanner.inv.modules[m].failed
-        for summary in scanner.module_results[m].java.files:
+        mod_failed = s.inv.modules[m].failed
+        for summary in s.module_results[m].java.files:
             if summary.unresolved:
                 analysis_level[summary.path] = "SYNTAX_ONLY"
-        for f in scanner.inv.files_by_module.get(m, []):
+        for f in s.inv.files_by_module.get(m, []):
             files["discovered"] += 1
-            term, reason = file_outcome(scanner, f.path, f.kind, f.excluded, mod_failed and f.path != m, unloaded)
+            term, reason = file_outcome(s, f.path, f.kind, f.excluded, mod_failed and f.path != m, unloaded)
             files[term] += 1
             if reason:
                 reasons[reason] = reasons.get(reason, 0) + 1
@@ -128,7 +128,7 @@ def package_coverage(scanner: "Scanner", plan: PackagePlan, rs: RecordSet, scan_
     dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
                          denominator_source="git ls-tree of the package's modules at the commit",
                          not_examined=["files outside every Maven module and Gradle project are in no package"]
-                         + _unread_build(scanner, plan))
+                         + _unread_build(s, plan))
     listed = [(rid, "MAIN_METHOD", True, None) for rid in entry_rids]
     listed += probes.entries
     # an entry whose reachability walk ran over a budget stays in the denominator, as partial

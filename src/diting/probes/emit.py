@@ -27,25 +27,14 @@ from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
 from diting.resolve.types import TypeOf
 from diting.source.text import decode_bytes
+from diting.probes.resolved import ResolvedText
 from diting.sql.emit import SqlStage, SqlStats
 
 if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
-    from diting.scan.pipeline import Scanner
+    from diting.scan.facts import ScanFacts
 
 _PATH_VAR = re.compile(r"\{[^/{}]*(?:\{[^}]*\}[^/{}]*)*\}")
-
-
-@dataclass
-class ResolvedText:
-    """A role value after the package's configuration: RESOLVED, DEFAULT_ONLY, AMBIGUOUS or UNKNOWN,
-    with the config keys it read and, when unknown, the expression that did not fold."""
-
-    status: str
-    value: str | None
-    keys: list[tuple[str, str, str | None, str]] = field(default_factory=list)  # (scheme, key, default, resolution)
-    expression: str | None = None
-    reason: str = ""
 
 
 @dataclass
@@ -89,8 +78,8 @@ def normalize_path(path: str) -> str:
 class PackageProbes:
     """Runs every emit mechanism for one package into its record set."""
 
-    def __init__(self, scanner: "Scanner", plan: "PackagePlan", rs: RecordSet, service_rid: str | None) -> None:
-        self.s = scanner
+    def __init__(self, facts: "ScanFacts", plan: "PackagePlan", rs: RecordSet, service_rid: str | None) -> None:
+        self.s = facts
         self.plan = plan
         self.rs = rs
         self.service_rid = service_rid
@@ -99,9 +88,9 @@ class PackageProbes:
         self.cands: list[dict[str, Any]] = []
         self.field_calls: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for m in plan.modules:
-            res = scanner.module_results[m]
+            res = facts.module_results[m]
             for c in res.candidates:
-                c = dict(c, ns=scanner.inv.ns[c["module"]])
+                c = dict(c, ns=facts.inv.ns[c["module"]])
                 if c["emit"] == "FIELD_CALL":
                     self.field_calls.setdefault((c["owner"], c["field"]), []).append(c)
                 else:
@@ -122,7 +111,7 @@ class PackageProbes:
         class_modules: dict[str, list[str]] = {}
         type_kinds: dict[str, str] = {}
         for m in sorted(self.plan.modules):
-            for skel in s._by_module.get(m, []):
+            for skel in s.java_by_module.get(m, []):
                 scope = s.scopes[skel.path]
                 for td in skel.types:
                     binary = scope.binary_of(td)

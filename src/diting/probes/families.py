@@ -17,7 +17,8 @@ from diting.ir import ids
 from diting.ir.builder import RefTo
 from diting.java.syntax import TypeRef
 from diting.probes import gateway
-from diting.probes.emit import PackageProbes, ResolvedText, normalize_path
+from diting.probes.emit import PackageProbes, normalize_path
+from diting.probes.resolved import ResolvedText
 from diting.probes.stream import Streams
 from diting.resolve.fold import DUCC_PREFIX, REQUEST_ENTITY, ducc_placeholder
 from diting.resolve.spring import values

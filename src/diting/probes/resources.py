@@ -21,7 +21,7 @@ from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml
 
 if TYPE_CHECKING:
-    from diting.scan.pipeline import Scanner
+    from diting.scan.facts import ScanFacts
 
 #: the spring.factories key whose classes Spring Boot auto-configures
 AUTO_CONFIG_KEY = "org.springframework.boot.autoconfigure.EnableAutoConfiguration"
@@ -117,7 +117,7 @@ def web_context_locations(data: bytes) -> list[str]:
     return out
 
 
-def module_resources(s: "Scanner", pom_path: str) -> ModuleResources:
+def module_resources(s: "ScanFacts", pom_path: str) -> ModuleResources:
     """Read the module's XML and Spring metadata files (never a file that failed to read or parse)."""
     out = ModuleResources()
     xml = XmlProbe(pom_path, s.rule_index)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from diting.probes.emit import ResolvedText
+from diting.probes.resolved import ResolvedText
 from diting.resolve.spring import values
 
 if TYPE_CHECKING:

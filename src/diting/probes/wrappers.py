@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.java.syntax import type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
-from diting.probes.emit import ResolvedText
+from diting.probes.resolved import ResolvedText
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:

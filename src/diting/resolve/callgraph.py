@@ -699,7 +699,7 @@ class PackageCallGraph:
         every interface of the package (Spring also matches the interface method a proxy implements)."""
         used: set[str] = set()
         for m in sorted(self.modules):
-            for skel in self.s._by_module.get(m, []):
+            for skel in self.s.java_by_module.get(m, []):
                 scope = self.s.scopes[skel.path]
                 for idx, td in enumerate(skel.types):
                     if td.kind != "INTERFACE" and scope.binary_of(td) not in self.loaded:

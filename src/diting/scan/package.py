@@ -30,15 +30,14 @@ from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import PackageCallGraph
 from diting.config.sources import MAX_YAML_NODES
 from diting.config.spring import MAX_PLACEHOLDER_DEPTH
-from diting.inventory.layout import BUILD, CONFIG, JAVA
 from diting.inventory.services import PackagePlan
 from diting.source.snapshot import MAX_LINE_BYTES
-from diting.source.text import (DETECTOR_NAME, DETECTOR_VERSION, GUESS_REASONS, decode_bytes, guessed_message,
-                               uncertain_message)
-from diting.source.xmlsafe import decode_xml
+from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
+from diting.scan.module_entity import finding_diagnostic
+from diting.scan.options import PackageResult
 
 if TYPE_CHECKING:
-    from diting.scan.pipeline import PackageResult, Scanner
+    from diting.scan.facts import ScanFacts
 
 MISSING = "missing"
 
@@ -70,109 +69,12 @@ def _tool_versions() -> dict[str, str]:
 INHERITED_CODES = ("POM_PARENT_EXTERNAL", "POM_PARENT_MISSING")
 
 
-def finding_diagnostic(scanner: "Scanner", rs: RecordSet, f: Finding, module_rid: str | list[str] | None) -> str:
-    """Record a finding as a diagnostic in ``rs`` (evidence from the file's lines when it has any);
-    ``module_rid`` is the affected record (or records)."""
-    evidence: list[str] = []
-    if f.path and f.start_line > 0:
-        lines, enc = scanner.text_lines(f.path)
-        if lines:
-            evidence.append(rs.segment(f.path, lines, f.start_line, f.end_line or f.start_line, f.source_type, enc))
-    affected = module_rid if isinstance(module_rid, list) else [module_rid] if module_rid else []
-    return rs.diagnostic(f.code, f.identity + "|" + f.code, f.message, affected, evidence)
-
-
-def module_entity(scanner: "Scanner", rs: RecordSet, pom_path: str) -> str:
-    """The MODULE entity of ``pom_path`` and its findings (pom, files) into ``rs``; returns its record_id."""
-    mod = scanner.inv.modules[pom_path]
-    ns = scanner.inv.ns[pom_path]
-    where = mod.evidence()
-    ev = rs.segment(where.path, where.lines, where.start, where.end, "BUILD", where.encoding)
-    role, role_basis = mod.role()
-    model = scanner.inv.model
-    attrs: dict[str, Any] = {
-        "build_system": mod.build_system, "build_file": pom_path, "dir": mod.dir, "group_id": mod.group_id, "artifact_id": mod.artifact_id,
-        "version": mod.version, "packaging": mod.packaging, "role": role, "role_basis": role_basis,
-        "parent": mod.parent_path or mod.parent_external, "parent_status": mod.parent_status,
-        "active_maven_profiles": mod.active_profiles, "java_level": mod.java_level,
-        "source_roots": mod.source_roots, "resource_roots": mod.resource_roots,
-        "reactor_root": model.reactor_root(pom_path), "failed": mod.failed,
-        "test_dependencies": sorted(d.coordinate for d in mod.dependencies if d.scope == "test"),
-    }
-    attrs.update(mod.extra_attributes())
-    rid = rs.entity("MODULE", ns, mod.coordinate if not mod.failed else pom_path, [ev], attrs)
-    links = scanner.links.get(pom_path)
-    for f in mod.findings + (links.findings if links else []):
-        finding_diagnostic(scanner, rs, f, rid)
-    for f in scanner.inv.files_by_module.get(pom_path, []):
-        prob = scanner.file_problems.get(f.path)
-        if prob is not None:
-            finding_diagnostic(scanner, rs, prob, rid)
-        cs = scanner.config_states.get(f.path)
-        if cs is not None and cs.problem is not None:
-            if cs.problem == "lossy":
-                finding_diagnostic(scanner, rs, Finding("ENCODING_FALLBACK", f"{f.path}: bytes valid in no supported "
-                                                        "encoding were replaced by U+FFFD", f.path, 0, 0, pom_path,
-                                                        "lossy", "CONFIG"), rid)
-            else:
-                line = cs.line or 0
-                finding_diagnostic(scanner, rs, Finding(cs.code, f"{f.path}: {cs.problem}"
-                                                        + (f" (line {line})" if line else ""), f.path, line, line,
-                                                        pom_path, "config", "CONFIG"), rid)
-    _encodings(scanner, rs, pom_path, rid)
-    return rid
-
-
-def _decoding(scanner: "Scanner", f) -> tuple[str, str, str | None, tuple[int, ...], str] | None:
-    """``(encoding, basis, doubt, doubt lines, source type)`` of a file of a module as the scan
-    decoded it: Java from its facts (the Java records say its doubt), config from its state, build
-    files decoded again (they are few and small); None for a file not read."""
-    if f.kind == JAVA:
-        facts = scanner.facts.get(f.path)
-        return (facts.encoding, facts.encoding_basis, None, (), "CODE") if facts is not None else None
-    if f.kind == CONFIG:
-        cs = scanner.config_states.get(f.path)
-        return (cs.encoding, cs.encoding_basis, cs.encoding_doubt, cs.doubt_lines, "CONFIG") if cs else None
-    if f.kind == BUILD and f.path not in scanner.file_problems:
-        got = scanner.snapshot.read(f.path)
-        if got.data is not None:
-            d = decode_xml(got.data) if f.path.endswith(".xml") else decode_bytes(got.data)
-            return d.encoding, d.basis, d.doubt, d.doubt_lines, "BUILD"
-    return None
-
-
-def _encodings(scanner: "Scanner", rs: RecordSet, pom_path: str, module_rid: str) -> None:
-    """ENCODING_UNCERTAIN for each config and build file of the module whose text may be misread, and
-    one ENCODING_GUESSED per encoding and guess among its files (a Chinese estate's hundreds of GBK
-    files are one diagnostic), citing the first file's first line."""
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for f in scanner.inv.files_by_module.get(pom_path, []):
-        got = _decoding(scanner, f)
-        if got is None:
-            continue
-        encoding, basis, doubt, lines, source_type = got
-        if doubt:
-            line = (lines or (1,))[0]
-            finding_diagnostic(scanner, rs, Finding("ENCODING_UNCERTAIN", uncertain_message(f.path, encoding, basis,
-                                                                                            doubt),
-                                                    f.path, line, line, pom_path, "encoding", source_type), module_rid)
-        if basis in GUESS_REASONS:
-            groups.setdefault((encoding, basis), []).append((f.path, source_type))
-    declared = scanner.inv.modules[pom_path].source_encoding
-    for (encoding, basis), files in sorted(groups.items()):
-        paths = sorted(p for p, _ in files)
-        first = min(files)
-        finding_diagnostic(scanner, rs, Finding("ENCODING_GUESSED", guessed_message(encoding, basis, paths, declared),
-                                                first[0], 1, 1, pom_path, f"guessed|{encoding}|{basis}", first[1]),
-                           module_rid)
-
-
 class PackageAssembler:
     """Builds and writes the package of each :class:`PackagePlan` of one scan."""
 
-    def __init__(self, scanner: "Scanner") -> None:
-        self.s = scanner
-        self.inv = scanner.inv
+    def __init__(self, facts: "ScanFacts") -> None:
+        self.s = facts
+        self.inv = facts.inv
 
     # ------------------------------------------------------------ records
     def _artifact(self, rs: RecordSet, coordinate_ga: str, dep, ev: str, in_repo_module: str | None) -> str:
@@ -328,11 +230,10 @@ class PackageAssembler:
         }
 
     # ------------------------------------------------------------ package
-    def write(self, plan: PackagePlan) -> "PackageResult":
-        from diting.scan.pipeline import PackageResult
+    def write(self, plan: PackagePlan) -> PackageResult:
         s = self.s
         rs = RecordSet(s.repo_id, s.commit)
-        rs.segment_cache = s.__dict__.setdefault("segment_cache", {})  # shared by this worker's packages
+        rs.segment_cache = s.memo.setdefault("segment_cache", {})  # shared by this worker's packages
         encoded = EncodedSet()
         module_rids: dict[str, str] = {}
         for m in plan.modules:

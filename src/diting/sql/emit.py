@@ -26,12 +26,13 @@ from diting.sql.dynamic import (MARKER, MAX_RENDER_ELEMENTS, MAX_RENDER_NESTING,
 from diting.sql.lineage import Lineage, analyze, known, prime
 from diting.sql.mybatis import MapperFile, MapperStatement, SqlNode, script_body
 from diting.probes.candidates import split_list
+from diting.probes.resolved import ResolvedText
 from diting.resolve.spring import PackagePatterns
 from diting.sql.plus import PlusStatements
+from diting.sql.statements import StageStatement, TableUse
 from diting.source.text import decode_bytes
 
 if TYPE_CHECKING:
-    from diting.probes.emit import ResolvedText
     from diting.probes.families import Families
 
 #: resultMap ``extends`` links followed at most
@@ -96,44 +97,6 @@ class SqlStats:
     ledger_unresolved: int = 0  # UNRESOLVED items no rule excludes
     #: items excluded, by LEDGER_EXCLUSION rule id
     ledger_excluded: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class TableUse:
-    """One table position of one statement, after marker handling."""
-
-    physical: str | None  # None: a dynamic name that folds to nothing
-    db: str | None
-    write: bool
-    operation: str
-    columns: set[str]
-    where_columns: set[str]
-    evidence: str | None = None  # PLACEHOLDER, BIND
-    expression: str | None = None  # the ${} behind a dynamic name
-    key_hints: set[str] = field(default_factory=set)
-    name_basis: str | None = None  # TABLE_NAME, CONVENTION: how a MyBatis-Plus entity names its table
-    dynamic_db: str | None = None  # the ${} that names the table's schema (its datasource is not known)
-    display: str | None = None  # how a dynamic name shows when it is no ${} (an unfolded Java expression)
-    #: the database of the datasource bean its statement's SqlSessionFactory is fed (None: the package's)
-    routed_db: str | None = None
-
-
-@dataclass
-class StageStatement:
-    """One mapper statement as the SQL stage records it: its stable id, record id, evidence segment,
-    file, the parsed statement and its table uses."""
-
-    stable: str
-    rid: str
-    seg: str
-    path: str
-    st: MapperStatement
-    uses: list[TableUse] = field(default_factory=list)
-    status: str = "PARSED"  # PARSED, PARTIAL, PARSE_FAILED, UNSUPPORTED
-    reason: str = ""
-    code: str | None = None  # the diagnostic a PARTIAL statement gets (None: another record says why)
-    expansion: Expansion | None = None
-    unresolved_fragments: set[str] = field(default_factory=set)
 
 
 def _qualify(ns: str, ref: str) -> tuple[str, str]:
@@ -753,8 +716,6 @@ class SqlStage:
         """A folded part of JDBC SQL: configuration values (``@Value`` fields) resolve their
         ``${…}``; a string literal is sent as written, so one holding ``${``/``#{`` is no SQL diting
         can read (never resolved as a placeholder, never a MyBatis marker)."""
-        from diting.probes.emit import ResolvedText  # probes.emit imports this module
-
         if "value" in outcome and (not outcome.get("placeholders") or outcome.get("basis") != "CONFIG"):
             text = str(outcome["value"])
             if "${" in text or "#{" in text:

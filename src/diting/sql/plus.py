@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.resolve.types import TypeOf
 from diting.sql.mybatis import MapperStatement, SqlNode
+from diting.sql.statements import StageStatement, TableUse
 
 if TYPE_CHECKING:
-    from diting.sql.emit import SqlStage, StageStatement
+    from diting.sql.emit import SqlStage
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 _ONE_PLACEHOLDER = re.compile(r"^\$\{([^{}]+)\}$")
@@ -218,8 +219,6 @@ class PlusStatements:
 
     # ------------------------------------------------------------ statements
     def _statement(self, mp: PlusMapper, method: str, explicit: dict[str, "StageStatement"]) -> "StageStatement":
-        from diting.sql.emit import StageStatement, TableUse  # the stage's record shapes (emit imports this module)
-
         stable = f"{mp.binary.replace('$', '.')}.{method}"
         if stable in explicit:
             return explicit[stable]
