@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diting.scan.facts import FactError, ScanFacts
+from diting.scan.package import PACKAGE_GIVEN, PACKAGE_STAGES, PackageFacts, package_stage_graph
 from diting.scan.pipeline import GIVEN, SCAN_STAGES, stage_graph
 from diting.scan.progress import Progress
 from diting.scan.stages import Stage, describe, order, run_stages
@@ -20,7 +21,7 @@ def _stage(name, needs, makes, run=None):
 def test_order_follows_needs_and_keeps_declaration_order_for_ties():
     stages = [_stage("c", ["plans"], ["package_results"]), _stage("a", ["commit"], ["plugin_rules"]),
               _stage("b", ["plugin_rules"], ["plans"]), _stage("d", ["commit"], ["config_dirs"])]
-    assert [s.name for s in order(stages, ["commit"])] == ["a", "b", "c", "d"]
+    assert [s.name for s in order(stages, ["commit"], ScanFacts)] == ["a", "b", "c", "d"]
 
 
 @pytest.mark.parametrize("stages, given, says", [
@@ -32,7 +33,7 @@ def test_order_follows_needs_and_keeps_declaration_order_for_ties():
 ])
 def test_order_refuses_a_broken_declaration(stages, given, says):
     with pytest.raises(FactError, match=says):
-        order(stages, given)
+        order(stages, given, ScanFacts)
 
 
 def test_a_stage_reads_only_its_needs_and_returns_only_what_it_makes():
@@ -71,11 +72,24 @@ def test_facts_are_typed_set_once_and_views_are_frozen():
 
 
 def test_the_scan_graph_is_whole_and_printed_as_docs_show_it():
-    ordered = order(SCAN_STAGES, GIVEN)
+    ordered = order(SCAN_STAGES, GIVEN, ScanFacts)
     assert [s.name for s in ordered] == ["tree", "build", "sources", "names", "modules", "services", "sql",
                                          "packages"]
     made = {f for s in SCAN_STAGES for f in s.makes}
     assert made | set(GIVEN) == set(ScanFacts.declared())  # every declared fact is given or made
     text = stage_graph()
-    assert text == describe(SCAN_STAGES, GIVEN) and "8. packages — " in text
+    assert describe(SCAN_STAGES, GIVEN, ScanFacts) in text and "8. packages — " in text
     assert "   needs from services: plans" in text
+
+
+def test_the_package_graph_is_whole_and_every_record_writer_runs_before_the_write():
+    ordered = [s.name for s in order(PACKAGE_STAGES, PACKAGE_GIVEN, PackageFacts)]
+    assert ordered == ["modules", "service", "probes", "callgraph", "wrappers", "ledger", "recovery", "findings",
+                       "write"]
+    made = {f for s in PACKAGE_STAGES for f in s.makes}
+    assert made | set(PACKAGE_GIVEN) == set(PackageFacts.declared())
+    write = next(s for s in PACKAGE_STAGES if s.name == "write")
+    writers = {s.name for s in PACKAGE_STAGES if "records" in s.needs or "records" in s.makes} - {"write"}
+    # the write encodes the record set: it needs a fact of every stage that adds records to it
+    assert all(set(s.makes) & set(write.needs) for s in PACKAGE_STAGES if s.name in writers)
+    assert package_stage_graph() in stage_graph()

@@ -342,6 +342,10 @@ class RecordSet:
         out.severities = {rid: d["severity"] for rid, d in self.diagnostics.items()}
         return out
 
+    def size(self) -> int:
+        """How many records the set holds (every family)."""
+        return sum(len(recs) for _, recs in self.families())
+
     def clear(self) -> None:
         """Drop every record (once encoded); the segment cache shared between packages stays."""
         for _, recs in self.families():

@@ -10,6 +10,7 @@ repository path; per-module work by the module's build file.
 from __future__ import annotations
 
 import pickle
+import sys
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,86 @@ class FactError(RuntimeError):
     a fact twice, or a value of the wrong type. A defect of diting, never of the input."""
 
 
-class ScanFacts:
+class FactStore:
+    """Declared, typed facts, each set once and read as an attribute (the base of :class:`ScanFacts`
+    and of a package's facts, ``scan/package.py``).
+
+    A subclass's annotations are its declarations (name, type). A fact is set with :meth:`put`;
+    reading one not made yet, or not among a view's ``needs``, raises :class:`FactError`. A view
+    (:meth:`view`) is frozen: nothing can be put into it."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_allowed", None)
+        object.__setattr__(self, "_frozen", False)
+        #: per-process memo of derived values (segments of files already cited); never a fact
+        object.__setattr__(self, "memo", {})
+
+    # ------------------------------------------------------------ declarations
+    @classmethod
+    def declared(cls) -> dict[str, Any]:
+        """Fact name → its declared type (resolved annotations), in declaration order."""
+        got = _DECLARED.get(cls)
+        if got is None:
+            got = _DECLARED[cls] = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]),
+                                                         localns=cls.type_namespace())
+        return got
+
+    @classmethod
+    def type_namespace(cls) -> dict[str, Any]:
+        """Names the declarations use that the declaring module imports for type checking only."""
+        return {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name not in self.declared():
+            raise AttributeError(f"{type(self).__name__} has no fact {name!r}")
+        allowed = self._allowed
+        if allowed is not None and name not in allowed:
+            raise FactError(f"fact {name!r} is read but not among the stage's needs ({', '.join(sorted(allowed))})")
+        raise FactError(f"fact {name!r} is read before a stage made it")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FactError(f"fact {name!r} set as an attribute; stages return the facts they make")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._values
+
+    # ------------------------------------------------------------ writing
+    def put(self, **facts: Any) -> None:
+        """Add facts. Raises :class:`FactError` for an undeclared name, a fact already set, a value
+        whose type is not the declared one, or a frozen store or view."""
+        if self._frozen or self._allowed is not None:
+            raise FactError(f"facts {', '.join(sorted(facts))} put into a frozen store or a stage's view")
+        declared = self.declared()
+        for name, value in facts.items():
+            if name not in declared:
+                raise FactError(f"{name!r} is not a declared fact")
+            if name in self._values:
+                raise FactError(f"fact {name!r} is made twice")
+            _check_type(name, value, declared[name])
+            self._values[name] = value
+            object.__setattr__(self, name, value)
+
+    def view(self, needs: typing.Iterable[str]):
+        """A frozen view (of this class) that reads only ``needs`` (each must be set already). Raises
+        :class:`FactError` for a need not made yet."""
+        needs = tuple(needs)
+        missing = [n for n in needs if n not in self._values]
+        if missing:
+            raise FactError(f"facts {', '.join(missing)} are needed before a stage made them")
+        out = type(self)()
+        object.__setattr__(out, "_allowed", frozenset(needs))
+        object.__setattr__(out, "_frozen", True)
+        object.__setattr__(out, "memo", self.memo)
+        for n in needs:
+            object.__setattr__(out, n, self._values[n])
+            out._values[n] = self._values[n]
+        return out
+
+
+class ScanFacts(FactStore):
     """The repository-scope facts of one scan of one commit.
 
     The annotations are the declarations (name, type); the comment above each says what it is. A
@@ -121,66 +201,9 @@ class ScanFacts:
     # ---- packages
     package_results: list[PackageResult]
 
-    def __init__(self) -> None:
-        object.__setattr__(self, "_values", {})
-        object.__setattr__(self, "_allowed", None)
-        object.__setattr__(self, "_frozen", False)
-        #: per-process memo of derived values (segments of files already cited); never a fact
-        object.__setattr__(self, "memo", {})
-
-    # ------------------------------------------------------------ declarations
     @classmethod
-    def declared(cls) -> dict[str, Any]:
-        """Fact name → its declared type (resolved annotations), in declaration order."""
-        return _declared()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if name not in _declared():
-            raise AttributeError(f"{type(self).__name__} has no fact {name!r}")
-        allowed = self._allowed
-        if allowed is not None and name not in allowed:
-            raise FactError(f"fact {name!r} is read but not among the stage's needs ({', '.join(sorted(allowed))})")
-        raise FactError(f"fact {name!r} is read before a stage made it")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FactError(f"fact {name!r} set as an attribute; stages return the facts they make")
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._values
-
-    # ------------------------------------------------------------ writing
-    def put(self, **facts: Any) -> None:
-        """Add facts. Raises :class:`FactError` for an undeclared name, a fact already set, a value
-        whose type is not the declared one, or a frozen store or view."""
-        if self._frozen or self._allowed is not None:
-            raise FactError(f"facts {', '.join(sorted(facts))} put into a frozen store or a stage's view")
-        declared = _declared()
-        for name, value in facts.items():
-            if name not in declared:
-                raise FactError(f"{name!r} is not a declared fact")
-            if name in self._values:
-                raise FactError(f"fact {name!r} is made twice")
-            _check_type(name, value, declared[name])
-            self._values[name] = value
-            object.__setattr__(self, name, value)
-
-    def view(self, needs: typing.Iterable[str]) -> "ScanFacts":
-        """A frozen view that reads only ``needs`` (each must be set already). Raises :class:`FactError`
-        for a need not made yet."""
-        needs = tuple(needs)
-        missing = [n for n in needs if n not in self._values]
-        if missing:
-            raise FactError(f"facts {', '.join(missing)} are needed before a stage made them")
-        out = ScanFacts()
-        object.__setattr__(out, "_allowed", frozenset(needs))
-        object.__setattr__(out, "_frozen", True)
-        object.__setattr__(out, "memo", self.memo)
-        for n in needs:
-            object.__setattr__(out, n, self._values[n])
-            out._values[n] = self._values[n]
-        return out
+    def type_namespace(cls) -> dict[str, Any]:
+        return _type_namespace()
 
     # ------------------------------------------------------------ derived reads
     def full_facts(self, path: str) -> FileFacts:
@@ -217,15 +240,8 @@ class ScanFacts:
         return split_lines(d.text), d.encoding
 
 
-_DECLARED: dict[str, Any] = {}
-
-
-def _declared() -> dict[str, Any]:
-    """The declarations, resolved once (the annotations name types of later stages' modules)."""
-    if not _DECLARED:
-        hints = typing.get_type_hints(ScanFacts, localns=_type_namespace())
-        _DECLARED.update((n, t) for n, t in hints.items())
-    return _DECLARED
+#: each store class's declarations, resolved once
+_DECLARED: dict[type, dict[str, Any]] = {}
 
 
 def _type_namespace() -> dict[str, Any]:

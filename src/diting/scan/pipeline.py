@@ -23,7 +23,7 @@ from diting.rules import load_rules
 from diting.scan import modules, plans, sources
 from diting.scan.facts import ScanFacts
 from diting.scan.options import DEFAULT_MAX_FILE_BYTES, PackageResult, ScanOptions, ScanResult, bounded_int
-from diting.scan.package import PackageAssembler
+from diting.scan.package import PACKAGE_STAGES, assemble, package_stage_graph
 from diting.scan.progress import Progress
 from diting.scan.repository import build_inventory
 from diting.scan.stages import Stage, describe, run_stages
@@ -116,9 +116,12 @@ SCAN_STAGES: tuple[Stage, ...] = (
 
 
 def stage_graph() -> str:
-    """The scan's stage graph as text (:func:`diting.scan.stages.describe`), what ``diting scan --stages``
-    prints."""
-    return describe(SCAN_STAGES, GIVEN)
+    """The scan's stage graph, then the stages stage ``packages`` runs for each package, as text
+    (:func:`diting.scan.stages.describe`): what ``diting scan --stages`` prints."""
+    return (f"scan ({len(SCAN_STAGES)} stages over the repository's facts)\n\n"
+            + describe(SCAN_STAGES, GIVEN, ScanFacts)
+            + f"\npackage ({len(PACKAGE_STAGES)} stages per package, in stage packages)\n\n"
+            + package_stage_graph())
 
 
 def _analyze_chunk(_: None, chunk: list) -> list:
@@ -127,7 +130,7 @@ def _analyze_chunk(_: None, chunk: list) -> list:
 
 def _package_job(s: ScanFacts, plan: PackagePlan) -> PackageResult:
     """Assemble and write one package (in a forked worker or inline)."""
-    return PackageAssembler(s).write(plan)
+    return assemble(s, plan)
 
 
 def _root_name(repo_id: str) -> str:

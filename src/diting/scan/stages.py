@@ -3,9 +3,10 @@
 A :class:`Stage` names the facts it needs and the facts it makes; :func:`order` sorts a list of
 stages so that every fact is made before a stage needs it (declaration order breaks ties), and
 refuses a fact made twice, a need nobody makes, or a cycle. :func:`run_stages` runs them over a
-:class:`~diting.scan.facts.ScanFacts`, each stage with a view that reads its needs only, and checks
-that it returned exactly what it declared. :func:`describe` prints the graph (``diting scan
---stages``), the picture docs/architecture.md shows.
+fact store (:class:`~diting.scan.facts.ScanFacts` for a repository, ``PackageFacts`` for one
+package), each stage with a view that reads its needs only, and checks that it returned exactly
+what it declared. :func:`describe` prints the graph (``diting scan --stages``), the picture
+docs/architecture.md shows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from diting.scan.facts import FactError, ScanFacts
+from diting.scan.facts import FactError, FactStore
 
 if TYPE_CHECKING:
     from diting.scan.progress import Progress
@@ -29,7 +30,7 @@ class Stage:
     title: str
     needs: tuple[str, ...]
     makes: tuple[str, ...]
-    run: Callable[[ScanFacts, "Progress"], dict[str, Any]]
+    run: Callable[[Any, "Progress | None"], dict[str, Any]]
 
     @property
     def doc(self) -> str:
@@ -37,13 +38,13 @@ class Stage:
         return ((self.run.__doc__ or "").strip().splitlines() or [""])[0]
 
 
-def order(stages: Iterable[Stage], given: Iterable[str]) -> list[Stage]:
+def order(stages: Iterable[Stage], given: Iterable[str], store: type[FactStore]) -> list[Stage]:
     """``stages`` in an order where each runs after the makers of its needs (ties: the order
-    given). ``given`` are facts present before any stage runs. Raises :class:`FactError` for an
-    undeclared fact, a fact made twice or both given and made, a need that nothing makes, or a
-    cycle."""
+    given). ``given`` are facts present before any stage runs; ``store`` the fact store class that
+    declares the facts. Raises :class:`FactError` for an undeclared fact, a fact made twice or both
+    given and made, a need that nothing makes, or a cycle."""
     stages = list(stages)
-    declared = ScanFacts.declared()
+    declared = store.declared()
     maker: dict[str, Stage] = {name: None for name in given}  # type: ignore[misc]
     for st in stages:
         for fact in st.needs + st.makes:
@@ -71,13 +72,15 @@ def order(stages: Iterable[Stage], given: Iterable[str]) -> list[Stage]:
     return out
 
 
-def run_stages(stages: Iterable[Stage], facts: ScanFacts, progress: "Progress") -> ScanFacts:
+def run_stages(stages: Iterable[Stage], facts: FactStore, progress: "Progress | None") -> FactStore:
     """Run ``stages`` (ordered by :func:`order` over the facts already in ``facts``) and put what each
     makes into ``facts``; returns ``facts``. Raises :class:`FactError` when a stage returns other
-    facts than it declares; a stage's own errors (a :class:`~diting.errors.UserError`) pass through."""
-    given = [name for name in ScanFacts.declared() if name in facts]
-    for st in order(stages, given):
-        progress.stage(st.title)
+    facts than it declares; a stage's own errors (a :class:`~diting.errors.UserError`) pass through.
+    ``progress`` None: no progress (a package's stages run inside one step of the scan's)."""
+    given = [name for name in facts.declared() if name in facts]
+    for st in order(stages, given, type(facts)):
+        if progress is not None:
+            progress.stage(st.title)
         made = st.run(facts.view(st.needs), progress)
         if set(made) != set(st.makes):
             raise FactError(f"stage {st.name} made {sorted(made)}, declared {sorted(st.makes)}")
@@ -85,12 +88,12 @@ def run_stages(stages: Iterable[Stage], facts: ScanFacts, progress: "Progress") 
     return facts
 
 
-def describe(stages: Iterable[Stage], given: Iterable[str]) -> str:
+def describe(stages: Iterable[Stage], given: Iterable[str], store: type[FactStore]) -> str:
     """The stage graph as text, in run order: per stage its name, what it does, and the facts it needs
     (with the stage that makes each) and makes. Deterministic: the same declarations give the same
     text."""
     given = list(given)
-    ordered = order(stages, given)
+    ordered = order(stages, given, store)
     maker = {f: st.name for st in ordered for f in st.makes}
     lines = [f"given: {', '.join(given)}", ""]
     for i, st in enumerate(ordered, 1):
