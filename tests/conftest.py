@@ -94,6 +94,20 @@ def boot_module(name: str, deps: str, files: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def estate_on_lib(lib: str, lib_files: dict[str, str], services: dict[str, dict[str, str]]) -> dict[str, str]:
+    """A reactor ``shop-parent`` of the library module ``lib`` (``lib_files`` below it, its pom
+    added) and one :func:`boot_module` per service (name → its files), each depending on the library."""
+    dep = (f"<dependencies><dependency><groupId>com.example</groupId><artifactId>{lib}</artifactId>"
+           "<version>1.0</version></dependency></dependencies>")
+    modules = "".join(f"<module>{m}</module>" for m in [lib, *services])
+    out = {"pom.xml": pom("shop-parent", parent=None, packaging="pom", body=f"<modules>{modules}</modules>"),
+           f"{lib}/pom.xml": pom(lib)}
+    out.update({f"{lib}/{k}": v for k, v in lib_files.items()})
+    for name, files in services.items():
+        out.update(boot_module(name, dep, files))
+    return out
+
+
 def scan_repo(repo: Path, out: Path, rev: str = "HEAD", **kw) -> "object":
     kw.setdefault("quiet", True)
     kw.setdefault("repo_id", "test/repo")

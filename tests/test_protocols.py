@@ -12,7 +12,7 @@ import pytest
 from diting.errors import UserError
 from diting.graph.store import build, query
 from diting.rules import load_rules
-from tests.conftest import boot_module, make_repo, pom, run_cli, scan_repo
+from tests.conftest import estate_on_lib, make_repo, run_cli, scan_repo
 
 #: a made-up RPC framework: @Servant provides an interface, @Proxy fields consume it
 RPC_RULES = """
@@ -80,25 +80,16 @@ rules:
 """
 
 LIB = {
-    "acme-lib/pom.xml": pom("acme-lib"),
-    "acme-lib/src/main/java/com/acme/rpc/Servant.java": "package com.acme.rpc;\npublic @interface Servant { String group() default \"\"; }\n",
-    "acme-lib/src/main/java/com/acme/rpc/Proxy.java": "package com.acme.rpc;\npublic @interface Proxy { String group() default \"\"; }\n",
-    "acme-lib/src/main/java/com/acme/bus/OnMessage.java": "package com.acme.bus;\npublic @interface OnMessage { String value(); }\n",
-    "acme-lib/src/main/java/com/acme/bus/Bus.java": "package com.acme.bus;\npublic interface Bus { void post(String topic, Object payload); }\n",
-    "acme-lib/src/main/java/com/acme/api/StockApi.java": "package com.acme.api;\npublic interface StockApi { boolean lock(long sku); }\n",
+    "src/main/java/com/acme/rpc/Servant.java": "package com.acme.rpc;\npublic @interface Servant { String group() default \"\"; }\n",
+    "src/main/java/com/acme/rpc/Proxy.java": "package com.acme.rpc;\npublic @interface Proxy { String group() default \"\"; }\n",
+    "src/main/java/com/acme/bus/OnMessage.java": "package com.acme.bus;\npublic @interface OnMessage { String value(); }\n",
+    "src/main/java/com/acme/bus/Bus.java": "package com.acme.bus;\npublic interface Bus { void post(String topic, Object payload); }\n",
+    "src/main/java/com/acme/api/StockApi.java": "package com.acme.api;\npublic interface StockApi { boolean lock(long sku); }\n",
 }
 
 
-def _service(name: str, files: dict[str, str]) -> dict[str, str]:
-    return boot_module(name, "<dependencies><dependency><groupId>com.example</groupId><artifactId>acme-lib</artifactId>"
-                             "<version>1.0</version></dependency></dependencies>", files)
-
-
-ESTATE = {
-    "pom.xml": pom("shop-parent", parent=None, packaging="pom",
-                   body="<modules><module>acme-lib</module><module>stock</module><module>order</module></modules>"),
-    **LIB,
-    **_service("stock", {
+ESTATE = estate_on_lib("acme-lib", LIB, {
+    "stock": {
         "src/main/java/com/example/PKG/StockServant.java": """package com.example.PKG;
 @com.acme.rpc.Servant(group = "trade")
 public class StockServant implements com.acme.api.StockApi {
@@ -110,8 +101,8 @@ public class StockServant implements com.acme.api.StockApi {
 public class Restock {
     @com.acme.bus.OnMessage("order.placed") public void on(String order) { }
 }
-"""}),
-    **_service("order", {
+"""},
+    "order": {
         "src/main/java/com/example/PKG/OrderService.java": """package com.example.PKG;
 @org.springframework.stereotype.Service
 public class OrderService {
@@ -121,8 +112,8 @@ public class OrderService {
         if (stock.lock(sku)) { bus.post("order.placed", "o-" + sku); }
     }
 }
-"""}),
-}
+"""},
+})
 
 
 @pytest.fixture(scope="module")

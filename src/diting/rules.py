@@ -168,7 +168,10 @@ def _load_file(path: Path) -> tuple[dict[str, Any], bytes, RuleFile]:
 
 def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
     """Load the shipped rules, then each of ``extra_dirs`` (validated against the rule file
-    schema). Raises :class:`UserError` naming the file and the problem."""
+    schema). Mechanisms of installed distributions are registered first (their emit kinds are valid
+    in rule files: probes/mechanisms.py). Raises :class:`UserError` naming the file and the problem."""
+    from diting.probes.mechanisms import registered
+    registered()
     rs = RuleSet()
     dirs = [shipped_rules_dir()] + list(extra_dirs or [])
     for d in dirs:
@@ -185,8 +188,6 @@ def load_rules(extra_dirs: list[Path] | None = None) -> RuleSet:
             rs.files.append(LoadedFile(path.name, sha256_hex(data), rf.family, rf.version, rf.rules))
     _check_protocols(rs)
     return rs
-
-
 
 
 def _check_protocols(rs: RuleSet) -> None:

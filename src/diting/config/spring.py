@@ -9,7 +9,7 @@ the Spring context is known. Within a rank ``config/`` beats the resource root a
 beats ``.yml``; a file named by ``spring.config.import`` (``classpath:``/``file:``) ranks just above
 its importer; a disagreement between equal ranks is AMBIGUOUS. Files of inactive profiles are never
 read for values, and environments are never merged. The snapshot (rank 1) is consulted before this
-object by probes/emit.py.
+object by probes/context.py.
 
 The active profile set is ``--profile``, else ``spring.profiles.active`` of the base
 application/bootstrap file, then ``spring.profiles.include``, expanded by

@@ -16,7 +16,7 @@ from diting.ir.builder import RecordSet
 from diting.ir.canonical import loads as json_loads
 
 if TYPE_CHECKING:
-    from diting.probes.emit import ProbeStats
+    from diting.probes.context import ProbeStats
     from diting.resolve.callgraph import CallGraphStats
     from diting.scan.facts import ScanFacts
 

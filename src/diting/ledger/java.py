@@ -36,7 +36,7 @@ from diting.java.branches import MAX_BRANCH_DEPTH
 from diting.ledger.exclusion import ArmFacts, Effect, declared_names, excluded_items, ledger_exclusions
 
 if TYPE_CHECKING:
-    from diting.probes.emit import PackageProbes
+    from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import CallGraphStats, PackageCallGraph
 
 _EFFECT_KINDS = ("CALLS", "PUBLISHES", "READS", "WRITES")
@@ -51,7 +51,7 @@ def _path_int(path: str) -> int:
 class JavaLedger:
     """Writes the ledger items and GUARDS of one package from its call graph (see the module docstring)."""
 
-    def __init__(self, probes: "PackageProbes", graph: "PackageCallGraph") -> None:
+    def __init__(self, probes: "ProbeContext", graph: "PackageCallGraph") -> None:
         self.p = probes
         self.rs = probes.rs
         self.g = graph

@@ -22,7 +22,7 @@ Read from a package's call graph and facts, recorded as attributes with evidence
 - **NO_COMPENSATION**: a send or remote call directly inside a ``try`` whose catch clauses only log
   (no effect but JDK calls, no rethrow), with no scheduled worker of the package that publishes the
   same topic or calls the same contract, gets a NO_COMPENSATION diagnostic. Redelivery is read by the
-  probes (probes/families.py: RocketMQ ``maxReconsumeTimes``, Kafka ``@RetryableTopic``); the retry
+  probes (probes/mq.py: RocketMQ ``maxReconsumeTimes``, Kafka ``@RetryableTopic``); the retry
   and dead-letter configuration of JMQ consumers and of Kafka error handlers configured in beans is not.
 """
 
@@ -35,7 +35,7 @@ from diting.ir.builder import RefTo
 from diting.resolve.callgraph import MAX_REACH_DEPTH, MAX_REACH_METHODS
 
 if TYPE_CHECKING:
-    from diting.probes.emit import PackageProbes
+    from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import PackageCallGraph
 
 _NO_TRANSACTION = ("SUPPORTS", "NOT_SUPPORTED", "NEVER")
@@ -46,7 +46,7 @@ _MAX_ROOTS = 5
 class RecoveryEvidence:
     """Adds the attributes and diagnostics of the module docstring to one package's records."""
 
-    def __init__(self, probes: "PackageProbes", graph: "PackageCallGraph") -> None:
+    def __init__(self, probes: "ProbeContext", graph: "PackageCallGraph") -> None:
         self.p = probes
         self.rs = probes.rs
         self.g = graph

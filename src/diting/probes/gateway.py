@@ -1,7 +1,7 @@
 """API gateway routes: what a route matches and where it forwards (Spring Cloud Gateway, Zuul).
 
 Pure functions over route declarations already read from configuration or code; the package
-(``families.py``) turns each :class:`Route` into a GATEWAY_ROUTE entry and a consumed contract.
+(``gateway_routes.py``) turns each :class:`Route` into a GATEWAY_ROUTE entry and a consumed contract.
 
 * A route matches incoming path patterns (``Path=/api/x/**``; none: every path, ``/**``) and
   forwards to a ``uri``: ``lb://svc`` (a service id), ``scheme://host`` (an address, or a host the

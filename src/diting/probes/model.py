@@ -33,7 +33,7 @@ Role = Literal[
     "dead_letter_exchange", "dead_letter_routing_key",
 ]
 
-#: the generic mechanisms of the engine a rule can drive (diting/probes/emit.py)
+#: the generic mechanisms of the engine a rule can drive (probes/mechanisms.py); a registered mechanism adds its own
 EmitKind = Literal[
     "WELL_KNOWN_PARENT", "DEPLOYABLE_PLUGIN", "BUILD_LOGIC_PLUGIN", "DEPENDENCY_SCOPE", "LIBRARY_TYPES", "LIBRARY_METHODS", "DEPLOYABLE_APPLICATION",
     "BEAN", "BEAN_METHOD", "XML_BEAN", "INJECTION", "PRIMARY", "COMPONENT_SCAN", "IMPORT", "IMPORT_RESOURCE",
@@ -272,9 +272,11 @@ class MessageSpec(_Strict):
 
 
 class Emits(_Strict):
-    """What a match means. ``kind`` picks the engine mechanism; the other fields parameterise it."""
+    """What a match means. ``kind`` picks the engine mechanism (one of :data:`EMIT_FORMS`: the built-in
+    :data:`EmitKind` values and those a registered mechanism declares); the other fields
+    parameterise it."""
 
-    kind: EmitKind
+    kind: str = Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")
     protocol: str | None = Field(None, pattern=r"^[a-z][a-z0-9+.-]{0,31}$",
                                  description="a URN scheme declared in a rule file's protocols (rules/protocols.yaml)")
     urn_template: str | None = None
@@ -324,7 +326,10 @@ class Rule(_Strict):
     @model_validator(mode="after")
     def _form_fits_kind(self) -> "Rule":
         allowed = EMIT_FORMS.get(self.emits.kind)
-        if allowed is not None and self.match.form not in allowed:
+        if allowed is None:
+            raise ValueError(f"emits.kind {self.emits.kind} is no emit kind of the engine "
+                             "(docs/rules.md §5) nor of a registered mechanism")
+        if self.match.form not in allowed:
             raise ValueError(f"emits.kind {self.emits.kind} works on matches of form "
                              f"{', '.join(sorted(allowed))}, not {self.match.form}")
         return self
@@ -353,6 +358,33 @@ EMIT_FORMS: dict[str, set[str]] = {
     "ADVICE": {"annotation"}, "POINTCUT": {"annotation"}, "DYNAMIC_CALL": {"call"}, "NOISE": {"annotation", "call"},
     "ENTRY_HINT": {"annotation", "type"}, "LEDGER_EXCLUSION": {"ledger"},
 }
+
+
+#: emit kinds declared by registered mechanisms (probes/mechanisms.py) → the mechanism's name
+DECLARED_EMIT_KINDS: dict[str, str] = {}
+
+
+def declare_emit_kind(kind: str, forms: set[str], mechanism: str) -> None:
+    """Make ``kind`` a valid ``emits.kind`` for rules of the match ``forms`` (a registered mechanism
+    reads its candidates). Raises ValueError for a malformed kind, a kind the engine or another
+    mechanism has, or a form that is not a match form."""
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,63}", kind):
+        raise ValueError(f"emit kind {kind!r}: upper-case words joined by _")
+    if kind in EMIT_FORMS:
+        owner = DECLARED_EMIT_KINDS.get(kind)
+        raise ValueError(f"emit kind {kind} is already " + (f"declared by mechanism {owner}" if owner else
+                                                           "one of the engine's"))
+    bad = sorted(set(forms) - set(MATCH_FORMS))
+    if bad or not forms:
+        raise ValueError(f"emit kind {kind}: {bad or 'no'} match forms (known: {', '.join(sorted(MATCH_FORMS))})")
+    EMIT_FORMS[kind] = set(forms)
+    DECLARED_EMIT_KINDS[kind] = mechanism
+
+
+def forget_emit_kinds(mechanism: str) -> None:
+    """Drop the emit kinds ``mechanism`` declared (it was unregistered)."""
+    for kind in [k for k, owner in DECLARED_EMIT_KINDS.items() if owner == mechanism]:
+        del EMIT_FORMS[kind], DECLARED_EMIT_KINDS[kind]
 
 
 class Protocol(_Strict):

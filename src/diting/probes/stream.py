@@ -37,11 +37,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from diting.probes.mq import subscribe
 from diting.probes.resolved import ResolvedText
 from diting.resolve.spring import values
 
 if TYPE_CHECKING:
-    from diting.probes.families import Families
+    from diting.probes.context import ProbeContext
 
 _PREFIX = "spring.cloud.stream"
 _FUNCTIONS = {"java.util.function.Supplier": (0, 1), "java.util.function.Function": (1, 1),
@@ -58,7 +59,7 @@ MAX_INDEX = 8
 class Streams:
     """The MQ_STREAM mechanism of one package (see the module docstring)."""
 
-    def __init__(self, f: "Families") -> None:
+    def __init__(self, f: "ProbeContext") -> None:
         self.f = f
         self.cands = f.ctx.by_emit.get("MQ_STREAM", [])
         self.by = {}
@@ -132,7 +133,7 @@ class Streams:
         destination); empty otherwise."""
         if self.conf(f"{_PREFIX}.bindings.{binding}.destination") is not None:
             return {}
-        centres = self.f._centres("config")
+        centres = self.f.centres("config")
         return {"destination_default": True, "config_centre_may_override": centres} if centres else {}
 
     # ------------------------------------------------------------ run
@@ -200,7 +201,7 @@ class Streams:
             if c["target"] == "PARAMETER":
                 params.setdefault(c["member"]["stable"], []).append(c)
         for c in self.by.get("listener", []):
-            if not self.f._live_handler_class(c):
+            if not self.f.live_handler_class(c):
                 continue
             handler = dict(c["member"], path=c["path"])
             names = self.f.role(c, "name") or [self.f.resolve(o) for p in params.get(handler["stable"], [])
@@ -349,7 +350,7 @@ class Streams:
         read = list(read or [])
         if name.value is None:
             proto = self.classpath_binders[0] if len(self.classpath_binders) == 1 else "stream"
-            self.f._subscribe(c, proto, handler, name, [], [], read)
+            subscribe(self.f, c, proto, handler, name, [], [], read)
             return
         proto, how, pread = self.protocol(name.value, c)
         if proto is None:
@@ -388,8 +389,8 @@ class Streams:
             pattern = key.value if key is not None and key.value else "#"
             self._subscribe(c, "amqp-queue", handler, ResolvedText(d.status, queue, d.keys), groups, read, extra)
             src_urn, dst_urn = f"amqp://{d.value}/{pattern}", f"amqp-queue://{queue}"
-            src = self.f._topic(src_urn, c, {"protocol": "amqp"})
-            dst = self.f._topic(dst_urn, c, {"protocol": "amqp-queue"})
+            src = self.f.topic(src_urn, c, {"protocol": "amqp"})
+            dst = self.f.topic(dst_urn, c, {"protocol": "amqp-queue"})
             self.f.rs.relation("BINDS_TO", src, src_urn, target_rid=dst, target_key=dst_urn, status="RESOLVED",
                                evidence=[self.f.cseg(c)], attributes={"protocol": "amqp", "stream_binding": name.value,
                                                                       "value_basis": d.status})
@@ -397,7 +398,7 @@ class Streams:
     def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText,
                    groups: list[str], read: list[ResolvedText], extra: dict[str, Any]) -> None:
         before = set(self.f.rs.relations)
-        self.f._subscribe(c, proto, handler, t, [], groups, read)
+        subscribe(self.f, c, proto, handler, t, [], groups, read)
         for rid in set(self.f.rs.relations) - before:
             rec = self.f.rs.relations[rid]
             if rec["kind"] == "SUBSCRIBES":
@@ -416,7 +417,7 @@ class Streams:
             self._unresolved_send(c, proto, d.expression, d.reason, read + pread + dread, member)
             return
         urn = f"amqp://{d.value}/{d.value}" if proto == "amqp" else f"{proto}://{d.value}"
-        trid = self.f._topic(urn, c, {"protocol": proto, "tags": [], "event_types": []})
+        trid = self.f.topic(urn, c, {"protocol": proto, "tags": [], "event_types": []})
         call = c.get("call") or {}
         attrs = {"protocol": proto, "tag": None, "event_type": (call.get("arg_types") or {}).get("payload"),
                  "value_basis": d.status, "send_method": how, "stream_binding": binding, "binder_basis": basis,
@@ -426,7 +427,7 @@ class Streams:
         self.f.rs.relation("PUBLISHES", member["rid"], member["stable"], target_rid=trid, target_key=urn,
                            status="RESOLVED", evidence=[self.f.cseg(c)], ordinal=call.get("ordinal", 0),
                            callsite_id=call.get("callsite_id"), attributes=attrs)
-        self.f._note_keys(member["rid"], member["stable"], read + pread + dread, c, "stream binding")
+        self.f.note_keys(member["rid"], member["stable"], read + pread + dread, c, "stream binding")
 
     def _unresolved_send(self, c: dict[str, Any], proto: str | None, expression: str | None, reason: str,
                          read: list[ResolvedText], member: dict[str, Any] | None = None) -> None:
@@ -441,4 +442,9 @@ class Streams:
                            match_keys={"topic_expression": expression, "protocol": proto or
                                        (self.classpath_binders[0] if len(self.classpath_binders) == 1 else None)},
                            attributes={"protocol": proto, "send_method": call.get("name", "stream")})
-        self.f._note_keys(m["rid"], m["stable"], read, c, "stream binding")
+        self.f.note_keys(m["rid"], m["stable"], read, c, "stream binding")
+
+
+def mq_streams(pc: "ProbeContext") -> None:
+    """Spring Cloud Stream bindings (:class:`Streams`)."""
+    Streams(pc).run()

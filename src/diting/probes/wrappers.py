@@ -22,18 +22,19 @@ from typing import TYPE_CHECKING, Any
 from diting.ir import ids
 from diting.java.syntax import type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
+from diting.probes.events import GENERIC_EVENT_TYPES
 from diting.probes.resolved import ResolvedText
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
-    from diting.probes.families import Families
+    from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import PackageCallGraph
 
 
 class WrapperSends:
     """Adds the per-caller sends of one package's wrapper methods (see the module docstring)."""
 
-    def __init__(self, families: "Families", graph: "PackageCallGraph") -> None:
+    def __init__(self, families: "ProbeContext", graph: "PackageCallGraph") -> None:
         self.f = families
         self.s = families.s
         self.rs = families.rs
@@ -91,7 +92,6 @@ class WrapperSends:
 
     def _caller_event(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
         """A caller of an event-publishing helper publishes its argument's static type (when specific)."""
-        from diting.probes.families import GENERIC_EVENT_TYPES
         b, c = self.g.site_fact[site]
         got = self._argument(b, c["o"], send["attributes"]["payload_parameter"])
         if got is None:
@@ -104,7 +104,7 @@ class WrapperSends:
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
         call_ev = {"path": b["path"], "lines": c["l"]}
         urn = f"event://{t.name}"
-        erid = self.f._topic(urn, call_ev, {"protocol": "event"}, kind="EVENT")
+        erid = self.f.topic(urn, call_ev, {"protocol": "event"}, kind="EVENT")
         self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=erid, target_key=urn, status="RESOLVED",
                          evidence=[self.f.cseg(call_ev), self.f.cseg(cand)], ordinal=c["o"], callsite_id=site,
                          attributes={"protocol": "event", "via_wrapper": send["stable_id"].split("|")[1],
@@ -148,10 +148,10 @@ class WrapperSends:
             acc = dict(send["attributes"].get("topic_accessor") or {}, parameter=send["attributes"]["topic_parameter"])
             for rt in self._fold(b, c["o"], acc):
                 if rt.value is not None:
-                    topic, tag = self.f._split_tag(rt.value, rule.emits.tag_separator)
+                    topic, tag = self.f.split_tag(rt.value, rule.emits.tag_separator)
                     resolved.append((f"{proto}://{topic}", tag, rt.status, [rt]))
         for urn, tag, status, rts in resolved:
-            trid = self.f._topic(urn, call_ev, {"protocol": proto, "tags": [tag] if tag else [], "event_types": []})
+            trid = self.f.topic(urn, call_ev, {"protocol": proto, "tags": [tag] if tag else [], "event_types": []})
             self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=trid, target_key=urn,
                              status="RESOLVED", evidence=[self.f.cseg(call_ev), self.f.cseg(cand)],
                              ordinal=c["o"], callsite_id=site,
@@ -159,5 +159,5 @@ class WrapperSends:
                                          "send_method": send["attributes"].get("send_method"),
                                          "via_wrapper": send["stable_id"].split("|")[1],
                                          "loaded": self.f.ctx.class_loaded(b["binary"])})
-            self.f._note_keys(caller_rid, b["stable"], rts, {**cand, "path": b["path"], "lines": c["l"]},
+            self.f.note_keys(caller_rid, b["stable"], rts, {**cand, "path": b["path"], "lines": c["l"]},
                               "send destination")

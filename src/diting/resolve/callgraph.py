@@ -46,7 +46,7 @@ from diting.resolve.fold import render
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
-    from diting.probes.emit import PackageProbes
+    from diting.probes.context import ProbeContext
 
 #: a reachability walk from one entry stops after this many methods …
 MAX_REACH_METHODS = 20_000
@@ -297,7 +297,7 @@ class PackageCallGraph:
     package (see the module docstring). ``known_entities``: record ids of the entities the package's
     modules already hold (METHOD targets must be among them)."""
 
-    def __init__(self, probes: "PackageProbes", known_entities: set[str]) -> None:
+    def __init__(self, probes: "ProbeContext", known_entities: set[str]) -> None:
         self.p = probes
         self.s = probes.s
         self.rs = probes.rs
@@ -557,7 +557,7 @@ class PackageCallGraph:
         """Proxy advice a method carries (``@Async``, ``@Transactional``), on it or its class (memoised)."""
         got = self._advice_of.get(method_stable)
         if got is None:
-            got = ["@Async"] if self.p._marks("ASYNC", method_stable) else []
+            got = ["@Async"] if self.p.marks("ASYNC", method_stable) else []
             if self.tx_of.get(method_stable):
                 got.append("@Transactional")
             self._advice_of[method_stable] = got

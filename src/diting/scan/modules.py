@@ -58,7 +58,7 @@ class ModuleResult:
     externals: dict[str, dict]
     segment_hashes: dict[str, str]
     java: ModuleJavaResult
-    #: what the rules matched in the module (docs/middleware.md §1), decided per package by probes/emit.py
+    #: what the rules matched in the module (docs/middleware.md §1), decided per package by probes/mechanisms.py
     candidates: list[dict] = field(default_factory=list)
     #: auto-configuration classes listed in spring.factories / AutoConfiguration.imports
     auto_configs: list[dict[str, Any]] = field(default_factory=list)

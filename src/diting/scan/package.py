@@ -31,8 +31,8 @@ from diting.source.snapshot import MAX_LINE_BYTES
 from diting.source.text import DETECTOR_NAME, DETECTOR_VERSION
 from diting.ledger.java import JavaLedger
 from diting.ledger.recovery import RecoveryEvidence
-from diting.probes.emit import ProbeStats
-from diting.probes.families import Families
+from diting.probes.context import ProbeContext, ProbeStats
+from diting.probes.mechanisms import registered, run_mechanisms
 from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import CallGraphStats, PackageCallGraph
 from diting.scan.facts import FactStore, ScanFacts
@@ -52,8 +52,9 @@ def _missing(reason: str) -> dict[str, str]:
 
 
 def tool_versions() -> dict[str, str]:
-    """Exact versions of the libraries whose behaviour shapes the result (looked up once per process)."""
-    return dict(_tool_versions())
+    """Exact versions of the libraries whose behaviour shapes the result (looked up once per process),
+    and every registered emit mechanism (``mechanism:NAME`` → where its function is defined)."""
+    return dict(_tool_versions(), **{f"mechanism:{m.name}": m.origin for m in registered()})
 
 
 @functools.cache
@@ -95,8 +96,8 @@ class PackageFacts(FactStore):
     entry_rids: list[str]
 
     # ---- probes (with the SQL stage inside), call graph
-    #: the package's probe context: Spring context, configuration, candidates (probes/emit.py)
-    probes: Families
+    #: the package's probe context: Spring context, configuration, candidates (probes/context.py)
+    probes: ProbeContext
     probe_stats: ProbeStats
     call_graph: PackageCallGraph
     call_stats: CallGraphStats
@@ -138,9 +139,9 @@ def service_records(p: PackageFacts, progress: "Progress | None") -> dict[str, A
 
 
 def run_probes(p: PackageFacts, progress: "Progress | None") -> dict[str, Any]:
-    """The package's Spring context, then every probe family and the SQL stage (probes/emit.py)."""
-    families = Families(p.scan, p.plan, p.records, p.service_rid)
-    return {"probes": families, "probe_stats": families.run()}
+    """The package's Spring context, then every emit mechanism and the SQL stage (probes/mechanisms.py)."""
+    pc = ProbeContext(p.scan, p.plan, p.records, p.service_rid)
+    return {"probes": pc, "probe_stats": run_mechanisms(pc)}
 
 
 def build_call_graph(p: PackageFacts, progress: "Progress | None") -> dict[str, Any]:

@@ -33,7 +33,7 @@ from diting.sql.statements import StageStatement, TableUse
 from diting.source.text import decode_bytes
 
 if TYPE_CHECKING:
-    from diting.probes.families import Families
+    from diting.probes.context import ProbeContext
 
 #: resultMap ``extends`` links followed at most
 MAX_RESULT_MAP_CHAIN = 32
@@ -218,7 +218,7 @@ def warm_lineage(mappers: list[MapperFile], parse_many=None, dialect: str = "mys
 class SqlStage:
     """Runs the SQL stage for one package through the probes' helpers (segments, diagnostics)."""
 
-    def __init__(self, p: "Families") -> None:
+    def __init__(self, p: "ProbeContext") -> None:
         self.p = p
         self.rs = p.rs
         self.stats = SqlStats()

@@ -1,6 +1,6 @@
-"""From candidates to records, inside one package (docs/middleware.md; config values: docs/scanning.md §10).
+"""The probe context of one package, from candidates to records (docs/middleware.md; config values: docs/scanning.md §10).
 
-One small function per emit kind. Each turns the candidates of the package's
+The emit mechanisms (probes/mechanisms.py) each turn the candidates of the package's
 modules — matched by rules, independent of the service — into entities,
 relations, config bindings and diagnostics, using what only the package knows:
 its Spring context (what is loaded, which bean is injected where) and its
@@ -22,13 +22,14 @@ from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
 from diting.ir.redaction import redact_value
+from diting.java.syntax import TypeRef
 from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
-from diting.resolve.spring import Bean, InjectionPoint, Resolution, SpringContext, values
+from diting.resolve.spring import Resolution, SpringContext, values
 from diting.resolve.types import TypeOf
 from diting.source.text import decode_bytes
 from diting.probes.resolved import ResolvedText
-from diting.sql.emit import SqlStage, SqlStats
+from diting.sql.emit import SqlStats
 
 if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
@@ -75,8 +76,9 @@ def normalize_path(path: str) -> str:
     return p if p else "/"
 
 
-class PackageProbes:
-    """Runs every emit mechanism for one package into its record set."""
+class ProbeContext:
+    """One package's probe context: its Spring context, configuration, candidates and record set,
+    and the helpers every emit mechanism writes records through (probes/mechanisms.py runs them)."""
 
     def __init__(self, facts: "ScanFacts", plan: "PackagePlan", rs: RecordSet, service_rid: str | None) -> None:
         self.s = facts
@@ -99,12 +101,14 @@ class PackageProbes:
         #: (path, start, end, kind) → segment record_id already registered in this package
         self._seg_ids: dict[tuple[str, int, int, str | None], str] = {}
         self.ctx = self._context()
-        self._missing_property_sources: list[tuple[dict[str, Any], str]] = []
+        self.missing_property_sources: list[tuple[dict[str, Any], str]] = []
         #: (statement, fragments) whose ledger items are written once the package's entities are final
         self.sql_ledger: list[tuple[Any, list[Any]]] = []
+        #: bean record_ids by id() of the bean, and the bean injected into each field (probes/spring_beans.py)
+        self.bean_rids: dict[int, str] = {}
+        self.injected: dict[tuple[str, str], Resolution] = {}
         self.property_sources()
 
-    # ------------------------------------------------------------ context
     def _context(self) -> SpringContext:
         s = self.s
         class_packages: dict[str, tuple[str, str]] = {}
@@ -149,9 +153,9 @@ class PackageProbes:
         return SpringContext(self.cands, class_packages, s.oracle.supertype_names, resources, app_classes,
                              app_packages, sorted(auto, key=lambda a: (a["class"], a["path"], a["lines"][0])), sorted(set(web)), list(self.plan.profiles), type_kinds,
                              lambda o: self.resolve(o).value, deployed=self.plan.kind == "SERVICE",
-                             class_modules=class_modules, closures=s.closures, type_args=self._type_args)
+                             class_modules=class_modules, closures=s.closures, type_args=self.type_args)
 
-    def _type_args(self, module: str | None, binary: str, target: str) -> list[str | None] | None:
+    def type_args(self, module: str | None, binary: str, target: str) -> list[str | None] | None:
         """The type arguments (binary names) with which in-repo ``binary`` extends ``target``."""
         got = self.s.oracle.supertype_args(TypeOf(binary, module), target) if module else None
         return None if got is None else [a.name if a is not None else None for a in got]
@@ -184,7 +188,7 @@ class PackageProbes:
             return f"its placeholders lead to {names}, which no config file of the active profiles has"
         return self._missing_source(scheme)
 
-    def _centres(self, scheme: str) -> list[str] | None:
+    def centres(self, scheme: str) -> list[str] | None:
         """The config centres that may override a value not taken from the snapshot: Ducc for a
         ``ducc`` key, else those the package's configuration reads (None when there is none)."""
         if scheme == "ducc":
@@ -213,7 +217,7 @@ class PackageProbes:
             for loc in self.ctx.vals(c, "resource"):
                 paths = [p for p in self.ctx.resolve_resource(loc) if p.endswith((".properties", ".yml", ".yaml"))]
                 if not paths and not ignore:
-                    self._missing_property_sources.append((c, loc))
+                    self.missing_property_sources.append((c, loc))
                 located.extend(p for p in paths if p not in located)
         n = len(located)
         for i, path in enumerate(located):
@@ -226,7 +230,6 @@ class PackageProbes:
                 continue
             self.config.add_source(path, cf, self.s.snapshot.by_path[path].oid, 4, n - i)
 
-    # ------------------------------------------------------------ helpers
     def _lines(self, path: str) -> tuple[list[str], str]:
         if path not in self._lines_cache:
             self._lines_cache[path] = self.s.text_lines(path)
@@ -397,7 +400,7 @@ class PackageProbes:
                                   "snapshot_id": self.s.config_snapshot.snapshot_id if got.snapshot else None,
 
                                   "missing": None if resolution != "UNKNOWN" else self._why_unknown(scheme, got)}}
-            centres = None if got.snapshot or resolution not in ("RESOLVED", "DEFAULT_ONLY") else self._centres(scheme)
+            centres = None if got.snapshot or resolution not in ("RESOLVED", "DEFAULT_ONLY") else self.centres(scheme)
             if centres:  # a config centre's run-time value may override the file's (or the code default)
                 rec["attributes"]["config_centre_may_override"] = centres
             if brid not in self.rs.bindings:
@@ -421,290 +424,225 @@ class PackageProbes:
             out.append(kid)
         return out
 
-    # ------------------------------------------------------------ run
-    def run(self) -> ProbeStats:
-        self.context_gaps()
-        self.beans()
-        self.injection()
-        self.rpc_providers()
-        self.rpc_consumers()
-        self.http_endpoints()
-        self.http_routes()
-        self.feign_clients()
-        self.http_client_calls()
-        self.gateway_routes()
-        self.mq_listeners()
-        self.mq_sends()
-        self.mq_receives()
-        self.mq_streams()
-        self.mq_bindings()
-        self.config_keys()
-        self.cache_ops()
-        self.jobs()
-        self.events()
-        self.dynamic_calls()
-        self.entry_hints()
-        sql = SqlStage(self)  # type: ignore[arg-type]  # run() executes on the Families subclass
-        self.stats.sql = sql.run()
-        self.stats.sql_datasource = sql.datasource
-        self._mark_loaded()
-        sql.ledger_items()
-        return self.stats
-
-    def _mark_loaded(self) -> None:
-        """Facts made by code (sends, cache and config reads and writes, RPC and dynamic calls) are
-        kept wherever the code is; each says whether its class is loaded by the package's context
-        (``attributes.loaded``), the way context-made facts (entries, contracts, subscriptions)
-        are only made when loaded (docs/scanning.md §12)."""
-        for rec in self.rs.relations.values():
-            if rec["kind"] not in ("PUBLISHES", "READS", "WRITES", "CALLS") or "loaded" in rec["attributes"]:
-                continue
-            source = rec["stable_id"].split("|", 2)[1]
-            if "/" not in source or "#" not in source:
-                continue
-            binary = source.split("/", 1)[1].split("#", 1)[0]
-            rec["attributes"] = dict(rec["attributes"], loaded=self.ctx.class_loaded(binary))
-
-    def context_gaps(self) -> None:
-        """A scan package, import or XML location that does not fold leaves the context incomplete;
-        a property source that names no file leaves its keys unknown."""
-        for c, loc in self._missing_property_sources:
-            self.diag("CONFIG_VALUE_UNKNOWN", f"{c['path']}:{c['lines'][0]}|property-source|{loc}",
-                      f"{c['path']}:{c['lines'][0]}: property source {loc} names no file of the package; the "
-                      "values it would supply are unknown", [self.owner_rid(c)], c)
-        for c, loc in self.ctx.missing:
-            self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|resource-missing|{loc}",
-                      f"{c['path']}:{c['lines'][0]}: context location {loc} names no file of the package (a "
-                      "library's jar may hold it); the beans it would declare are not loaded", [self.owner_rid(c)], c)
-        for c in self.ctx.by_emit.get("FEIGN_SCAN", []):
-            if c["form"] != "imports" or not self.ctx.deployed:
-                continue
-            for e in c.get("attrs", {}).get("entries", []):
-                if e["class"] not in self.ctx.class_modules:
-                    self.diag("TYPE_UNRESOLVED", f"{c['path']}:{e['lines'][0]}|imports|{e['class']}",
-                              f"{c['path']}:{e['lines'][0]}: {e['class']} is listed as a Feign client, but no module "
-                              "of the package declares it (a library's jar may hold it); no client is registered",
-                              [self.owner_rid(c)], dict(c, lines=e["lines"]))
-        for c, role, expr in self.ctx.unfolded:
-            if role not in ("base_packages", "base_classes", "classes", "resource") or (
-                    not self.ctx.cand_loaded(c) and c["emit"] != "DEPLOYABLE_APPLICATION"):
-                continue
-            self.diag("CONSTANT_UNRESOLVED", f"{c['path']}:{c['lines'][0]}|{role}|{expr}", f"{c['path']}:"
-                      f"{c['lines'][0]}: {role.replace('_', ' ')} {expr} does not resolve; what it would add to the "
-                      "Spring context is not loaded", [self.owner_rid(c)], c)
-
-    # ------------------------------------------------------------ beans and injection
-    def beans(self) -> None:
-        self.bean_rids: dict[int, str] = {}
-        for b in self.ctx.beans:
-            stable = b.stable
-            attrs = {"type": b.type, "declared_by": b.kind, "loaded": b.loaded, "primary": b.primary,
-                     "aliases": sorted(b.aliases), "properties": {k: {"value": v.get("value"), "ref": v.get("ref")}
-                                                                  for k, v in sorted(b.properties.items())}}
-            rid = self.rs.entity("BEAN", stable, b.name, [self.cseg(b.cand)], attrs)
-            self.bean_rids[id(b)] = rid
-            if not b.loaded:
-                self.stats.beans_not_loaded += 1
-            elif b.kind == "XML":
-                self._property_bindings(b, rid, stable)
-            target = self._type_rid(b.type, b.module)
-            if target:
-                self.rs.relation("BINDS_TO", rid, stable, target_rid=target[0], target_key=target[1],
-                                 status="RESOLVED", evidence=[self.cseg(b.cand)])
-
-    def _property_bindings(self, b: Bean, rid: str, stable: str) -> None:
-        """Config bindings of a loaded XML bean's ``<property value="${…}">`` placeholders."""
-        for pname, p in sorted(b.properties.items()):
-            v = p.get("value")
-            if not v or "${" not in v:
-                continue
-            rt = self.resolve({"value": v, "vtype": "java.lang.String", "basis": "XML", "placeholders": True})
-            line = p.get("line") or b.cand["lines"][0]
-            self.config_binding(rid, stable, rt, dict(b.cand, lines=[line, max(line, p.get("end_line") or line)]),
-                                f"<property name={pname}>")
-
-    def _type_rid(self, binary: str, near: str | None = None) -> tuple[str, str] | None:
+    # ------------------------------------------------------------ shared by the mechanisms
+    def methods_of(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
+        """Methods of an in-package type (skeleton signatures, erased) as module ``near`` sees it,
+        or [] when unknown."""
         module = self.ctx.home(binary, near)
         if module is None:
-            return None
-        stable = f"{self.s.inv.ns[module]}/{binary}"
-        return ids.entity_record_id("TYPE", stable), stable
-
-    def injection_points(self) -> list[InjectionPoint]:
-        """Field, constructor and setter injection points of loaded bean classes."""
-        pts: list[InjectionPoint] = []
-        seen: set[tuple[str, str]] = set()
-        by_field: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for c in self.ctx.by_emit.get("INJECTION", []):
-            if c["target"] == "FIELD":
-                by_field.setdefault((c["type"]["binary"], c["field"]["name"]), []).append(c)
-        for (owner, fname), cs in sorted(by_field.items()):
-            c = cs[0]
-            if not self.ctx.class_loaded(owner):
-                continue
-            names = [v for cc in cs for v in values(cc, "name")]
-            quals = [v for cc in cs for v in values(cc, "qualifier")] + [q for q in [c["field"].get("qualifier")] if q]
-            resource = any(cc["annotation"].endswith(".Resource") for cc in cs)
-            declared = InjectionPoint(owner, c["module"], "FIELD", fname, c["field"]["type"],
-                                      c["field"].get("type_args", []), quals[0] if quals else None,
-                                      names[0] if names else (fname if resource else None), c, field=c["field"])
-            pts.extend(self._generic_points(declared))
-            seen.add((owner, fname))
-        # an imported class (@Import, an auto-configuration listing) is constructed like a component;
-        # its constructors are known when an annotation of the class made it a candidate
-        described = {}
-        for c in self.cands:
-            if c.get("target") == "TYPE" and "type_detail" in c:
-                described.setdefault((c["module"], c["type"]["binary"]), c)
-        for b in self.ctx.beans:
-            if b.kind not in ("COMPONENT", "IMPORTED") or not b.loaded:
-                continue
-            cand = b.cand if b.kind == "COMPONENT" else described.get((b.module, b.type))
-            if cand is None:
-                continue
-            detail = cand.get("type_detail", {})
-            ctors = [m for m in detail.get("methods", []) if m["name"] == "<init>"]
-            chosen = [m for m in ctors if m.get("autowired")] or (ctors if len(ctors) == 1 else [])
-            for m in chosen:
-                for p in m["params"]:
-                    pts.append(InjectionPoint(b.type, b.module, "METHOD", p["name"], p["type"], p.get("type_args", []),
-                                              p.get("qualifier"), None, cand, member=m))
-        for b in self.ctx.beans:  # @Bean parameters stored in the returned object's fields
-            made = b.cand.get("constructs") if b.kind == "BEAN_METHOD" and b.loaded else None
-            if not made:
-                continue
-            m = b.cand["member"]
-            params = {p["name"]: p for p in m["params"]}
-            for fname, pname in sorted(made["fields"].items()):
-                p = params[pname]
-                pts.append(InjectionPoint(b.cand["type"]["binary"], b.module, "METHOD", pname, p["type"],
-                                          p.get("type_args", []), p.get("qualifier"), None, b.cand, member=m,
-                                          stores=(made["type"], fname)))
-        for c in self.ctx.by_emit.get("INJECTION", []):
-            if c["target"] in ("METHOD",) and c["member"]["name"] != "<init>" and self.ctx.class_loaded(
-                    c["type"]["binary"]):
-                for p in c["member"]["params"]:
-                    pts.append(InjectionPoint(c["type"]["binary"], c["module"], "METHOD", p["name"], p["type"],
-                                              p.get("type_args", []), None, None, c, member=c["member"]))
-        return pts
-
-    def _generic_points(self, ip: InjectionPoint) -> list[InjectionPoint]:
-        """A field injection point as the context injects it: a field of a generic class whose type
-        names the class's type variables (``Mapper<T> mapper``, ``M mapper``) is injected into each
-        loaded bean class below it with the type arguments that class binds (one point per class,
-        ``seen_from``); the declared point when no bean class binds them, or the class is a bean of
-        its own."""
-        oracle = self.s.oracle
-        fr = oracle.field_of(ip.module, ip.owner_type, ip.name)
-        if fr is None or not self._has_type_params(ip.module, ip.owner_type):
-            return [ip]
-        out: list[InjectionPoint] = []
-        own = False
-        for b in self.ctx.beans:
-            if not b.loaded or b.kind not in ("COMPONENT", "IMPORTED", "XML", "BEAN_METHOD"):
-                continue
-            if b.type == ip.owner_type:
-                own = True
-                continue
-            if ip.owner_type not in b.supertypes:
-                continue
-            t = oracle.field_type(fr, TypeOf(b.type, self.ctx.home(b.type, b.module)))
-            args = [a.name if a is not None else None for a in t.args] if t is not None else []
-            if t is None or (t.name == ip.type and args == list(ip.type_args)):
-                continue
-            out.append(InjectionPoint(ip.owner_type, ip.module, ip.target, ip.name, t.name, args, ip.qualifier,
-                                      ip.by_name, ip.cand, field=ip.field, seen_from=b.type))
-        return sorted(out, key=lambda p: p.seen_from or "") + ([ip] if own or not out else [])
-
-    def _has_type_params(self, module: str, binary: str) -> bool:
+            return []
         found = self.s.oracle.decl(module, binary)
-        return found is not None and bool(found[0].facts.types[found[1]].type_params)
+        if found is None:
+            return []
+        scope, idx = found
+        td = scope.facts.types[idx]
+        chain = scope._chain_of(idx)
+        ns = self.s.inv.ns[module]
+        out = []
+        for md in td.methods:
+            if md.decl_kind not in ("METHOD",):
+                continue
+            tv = scope.type_vars_for(chain, md.type_params)
+            sig = [scope.resolve(p.type, chain, tv).name for p in md.params]
+            stable = f"{ns}/{binary}#{md.name}({','.join(sig)})"
+            anns = []
+            for a in md.annotations:
+                r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
+                anns.append(r.name if r is not None else "?" + a.name)
+            out.append({"name": md.name, "signature": sig, "stable": stable, "annotations": anns,
+                        "rid": ids.entity_record_id("METHOD", stable), "modifiers": md.modifiers,
+                        "lines": [md.start_line, md.end_line], "path": scope.facts.path, "arity": len(md.params),
+                        "has_body": md.has_body})
+        return out
 
-    def injection(self) -> None:
-        self.injected: dict[tuple[str, str], Resolution] = {}
-        if not self.ctx.deployed:
-            return  # a lib: package has no Spring context, so nothing is injected
-        per_class: dict[tuple[str, str], list[Resolution]] = {}
-        built: dict[tuple[str, str], list[Resolution]] = {}  # (type, field) a @Bean parameter is kept in
-        for ip in self.injection_points():
-            res = self.ctx.resolve(ip)
-            if ip.target == "FIELD":
-                if ip.seen_from is None:
-                    self.injected[(ip.owner_type, ip.name)] = res
-                else:
-                    self.injected[(ip.seen_from, ip.name)] = res
-                    per_class.setdefault((ip.owner_type, ip.name), []).append(res)
-                src_rid, src_stable = ip.field["rid"], ip.field["stable"]
-                ev = self.seg(ip.cand["path"], *ip.field.get("lines", ip.cand["lines"])) if ip.field.get("lines") \
-                    else self.cseg(ip.cand)
-            else:
-                if ip.stores is not None:
-                    built.setdefault(ip.stores, []).append(res)
-                elif ip.member["name"] == "<init>":
-                    # constructor injection: the field the parameter is stored in (Lombok: same name)
-                    field_name = ip.name if ip.member.get("synthesized_by") else next(
-                        (f for f, p in ip.member.get("assigns", {}).items() if p == ip.name), None)
-                    if field_name:
-                        self.injected[(ip.owner_type, field_name)] = res
-                src_rid, src_stable = ip.member["rid"], ip.member["stable"]
-                ev = self.seg(ip.cand["path"], *ip.member["lines"]) if ip.member.get("lines") else self.cseg(ip.cand)
-            attrs = {"injection": ip.target, "name": ip.name, "type": ip.type, "qualifier": ip.qualifier,
-                     "polymorphic": res.polymorphic}
-            key = f"{ip.type}:{ip.name}"
-            ordinal = 0 if ip.target == "FIELD" else _stable_int(ip.name)
-            diag_key = f"{src_stable}|{ip.name}"
-            where = f" (inherited by {ip.seen_from})" if ip.seen_from else ""
-            if ip.seen_from is not None:  # one relation per bean class the inherited field is injected into
-                attrs.update(seen_from=ip.seen_from, type_args=list(ip.type_args))
-                key, ordinal, diag_key = f"{key}@{ip.seen_from}", _stable_int(ip.seen_from), \
-                    f"{diag_key}|{ip.seen_from}"
-            if res.status == "RESOLVED" and len(res.beans) == 1:
-                b = res.beans[0]
-                attrs["basis"] = res.basis
-                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=self.bean_rids[id(b)],
-                                 target_key=b.stable, status="RESOLVED", evidence=[ev],
-                                 attributes=attrs, ordinal=ordinal)
-            elif len(res.beans) >= 2:
-                code = "POLYMORPHIC_ROUTING" if res.polymorphic else "BEAN_AMBIGUOUS"
-                d = self.rs.diagnostic(code, diag_key, f"{src_stable}{where}: {res.reason} "
-                                       f"({', '.join(sorted(b.name for b in res.beans))})", [src_rid], [ev])
-                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
-                                 status="AMBIGUOUS", evidence=[ev], candidates=[self.bean_rids[id(b)] for b in res.beans],
-                                 diagnostics=[d], attributes=attrs, ordinal=ordinal)
-            elif not res.polymorphic:
-                external = self.ctx.class_packages.get(res.type or ip.type) is None
-                if external:
-                    attrs["provided_by"] = "auto-configuration or a library (no bean of the package declares it)"
-                d = self.rs.diagnostic("BEAN_EXTERNAL" if external else "BEAN_UNRESOLVED", diag_key, f"{src_stable}{where}: {res.reason}",
-                                       [src_rid], [ev])
-                self.rs.relation("INJECTS", src_rid, src_stable, target_rid=None, target_key=f"?{key}",
-                                 status="UNRESOLVED", evidence=[ev], diagnostics=[d], match_keys={
-                                     "type": ip.type, "name": ip.name, "qualifier": ip.qualifier,
-                                     "bean_name": ip.by_name},
-                                 attributes=attrs, ordinal=ordinal)
+    def all_methods(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
+        """Methods of a type and its in-package supertypes (overridden ones once)."""
+        out: list[dict[str, Any]] = []
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        module = self.ctx.home(binary, near)
+        chain = [(module, binary)] + (self.s.oracle.registry.ancestors(module, binary) if module else [])
+        for mod, b in chain:
+            for m in self.methods_of(b, mod):
+                key = (m["name"], tuple(m["signature"]))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(m)
+        return out
 
-        for f, got in per_class.items():
-            if f in self.injected:
-                continue  # the declaring class is a bean of its own: its own resolution stands
-            self.injected[f] = _merged(got, "the bean injected differs by the class the field is inherited by",
-                                       "GENERIC_TYPE")
-        for f, got in sorted(built.items()):
-            if f not in self.injected:  # a @Component's own injection stands
-                self.injected[f] = _merged(got, "the @Bean methods building the class pass it different beans",
-                                           got[0].basis)
+    def texts(self, rts: list[ResolvedText]) -> list[str]:
+        return [r.value for r in rts if r.value is not None]
 
-    # the remaining mechanisms are defined in probes/families.py and bound below
+    def binding_attributes(self, c: dict[str, Any]) -> dict[str, Any]:
+        """Binding attributes (alias, group, version, timeout, retries) with the package's config."""
+        out: dict[str, Any] = {}
+        for role in ("alias", "group", "version", "timeout", "retries"):
+            r = self.first(c, role)
+            if r is None:
+                continue
+            out[role] = r.value if r.value is not None else None
+            if r.status != "RESOLVED":
+                out[f"{role}_resolution"] = r.status
+                out[f"{role}_expression"] = r.expression
+        return out
+
+    def binding_keys(self, c: dict[str, Any], rid: str, stable: str) -> None:
+        """Config bindings of the placeholders in a declaration's binding attributes."""
+        for role in ("alias", "group", "version", "timeout", "retries"):
+            self.note_keys(rid, stable, self.role(c, role), c, role)
+
+    def note_keys(self, consumer_rid: str, consumer_stable: str, rts: list[ResolvedText], c: dict[str, Any],
+                   what: str) -> None:
+        for r in rts:
+            if r.keys:
+                self.config_binding(consumer_rid, consumer_stable, r, c, what)
+
+    def entry(self, kind: str, urn: str, handler: dict[str, Any], c: dict[str, Any], attrs: dict[str, Any],
+               source: str, resolved: bool = True) -> str:
+        stable = f"{kind}:{urn}@{handler['stable']}"
+        hints = self.marks("NOISE", handler["stable"])
+        if hints:
+            attrs = dict(attrs, hints=hints)
+        if self.marks("ASYNC", handler["stable"]):
+            attrs = dict(attrs, async_dispatch=True)
+        ev = self.cseg(c)
+        evs = [ev]
+        if handler.get("path") and handler.get("lines"):
+            evs.append(self.seg(handler["path"], *handler["lines"]))
+        rid = self.rs.entity("ENTRY", stable, urn, evs, attrs, entry_kind=kind, urn=urn,
+                             handler_ref=RefTo(handler["rid"]))
+        if rid not in self.stats.entry_rids:
+            self.stats.entry_rids.add(rid)
+            self.stats.entries.append((rid, source, resolved, None))
+        return rid
+
+    def retry_rules(self, method_stable: str) -> list[dict[str, Any]]:
+        """MQ_RETRY candidates (``@RetryableTopic`` …) on a listener method."""
+        return [c for c in self.ctx.by_emit.get("MQ_RETRY", [])
+                if c.get("target") == "METHOD" and c["member"]["stable"] == method_stable]
+
+    def marks(self, emit: str, method_stable: str) -> list[str]:
+        """Annotations of rules with emit kind ``emit`` (NOISE: monitoring hints; ASYNC: @Async) on a
+        handler method or its class."""
+        idx = self.__dict__.setdefault("_mark_index", {}).get(emit)
+        if idx is None:
+            idx = {}
+            for c in self.ctx.by_emit.get(emit, []):
+                if c["form"] != "annotation":
+                    continue  # call-form NOISE rules prune calls (resolve/callgraph.py)
+                key = c["member"]["stable"] if c["target"] == "METHOD" else c["type"]["stable"]
+                idx.setdefault(key, set()).add(c["annotation"])
+            self.__dict__["_mark_index"][emit] = idx
+        type_stable = method_stable.split("#", 1)[0]
+        return sorted(idx.get(method_stable, set()) | idx.get(type_stable, set()))
+
+    def live_handler_class(self, c: dict[str, Any]) -> bool:
+        """Whether a job or listener declaration can be an entry: its class is concrete (an abstract
+        class or interface runs only through its subclasses, which a type rule matches on their own)
+        and loaded by the context (else it is counted as an excluded entry)."""
+        if c["target"] == "TYPE" and (c["type"].get("abstract") or c["type"]["kind"] == "INTERFACE"):
+            return False
+        if not self.ctx.class_loaded(c["type"]["binary"]):
+            self.exclude_entry(f"{c['path']}:{c['lines'][0]}", f"{c['type']['binary']} ({c['path']}:"
+                               f"{c['lines'][0]})", [self.owner_rid(c)], c)
+            return False
+        if c.get("form") == "annotation" and c["target"] == "METHOD" and not self.ctx.candidates_for(
+                c["type"]["binary"]):
+            # @Scheduled, @EventListener …: Spring runs them on beans only (a commented-out @Component)
+            self.exclude_entry(f"{c['path']}:{c['lines'][0]}", f"{c['type']['binary']} ({c['path']}:"
+                               f"{c['lines'][0]})", [self.owner_rid(c)], c,
+                               why="no bean of its class is in the service's Spring context")
+            return False
+        return True
+
+    def declared_handler(self, c: dict[str, Any]) -> dict[str, Any] | None:
+        """The handler method of a job or listener declaration: the annotated method itself, else the
+        rule's ``emits.handler`` method of the matched type (None when the package declares none)."""
+        if c["target"] == "METHOD":
+            return dict(c["member"], path=c["path"])
+        return self.handler(c["type"]["binary"], self.s.rules.by_id[c["rule"]].emits.handler, c["module"])
+
+    def contract(self, role: str, urn: str, signature: list[str], c: dict[str, Any], attrs: dict[str, Any]) -> \
+            tuple[str, str]:
+        stable = f"{role}:{urn}({','.join(signature)})"
+        ev = self.cseg(c)
+        rid = ids.entity_record_id("CONTRACT", stable)
+        if rid in self.rs.entities:
+            self.rs.add_evidence(rid, [ev])
+            if self.rs.entities[rid]["attributes"].get("loaded") is False and attrs.get("loaded"):
+                self.rs.entities[rid]["attributes"]["loaded"] = True
+        else:
+            self.rs.entity("CONTRACT", stable, urn, [ev], attrs, urn=urn, role=role, signature=signature)
+        return rid, stable
+
+    def topic(self, urn: str, c: dict[str, Any], attrs: dict[str, Any], kind: str = "TOPIC") -> str:
+        ev = self.cseg(c)
+        rid = ids.entity_record_id(kind, urn)
+        if rid in self.rs.entities:
+            self.rs.add_evidence(rid, [ev])
+            ent = self.rs.entities[rid]["attributes"]
+            for k in ("tags", "event_types"):
+                if attrs.get(k):
+                    ent[k] = sorted(set(ent.get(k, [])) | set(attrs[k]))
+            return rid
+        return self.rs.entity(kind, urn, urn.split("://", 1)[-1], [ev], attrs, urn=urn)
+
+    def handlers(self, binary: str, name: str | None, near: str | None = None) -> list[dict[str, Any]]:
+        """Handler methods of a type-level listener or job: ``name`` is a method name (the
+        implemented one, preferring a body and the fewest parameters) or ``@annotation FQN``
+        (every method carrying it)."""
+        if not name:
+            return []
+        if name.startswith("@"):
+            return sorted((m for m in self.all_methods(binary, near) if name[1:] in m.get("annotations", [])),
+                          key=lambda m: m["lines"])
+        ms = [m for m in self.all_methods(binary, near) if m["name"] == name]
+        ms.sort(key=lambda m: (0 if m["has_body"] else 1, m["arity"], m["stable"]))
+        return ms[:1]
+
+    def implementation(self, binary: str, iface_method: dict[str, Any], near: str | None = None
+                        ) -> dict[str, Any] | None:
+        """The method of ``binary`` (or its supertypes) implementing an interface method: the one
+        of equal name and erased signature, else the only one of equal name and arity (a generic
+        interface erases differently); None when overloads leave several."""
+        same = [m for m in self.all_methods(binary, near) if m["name"] == iface_method["name"]]
+        exact = [m for m in same if m["signature"] == iface_method["signature"]]
+        if exact:
+            return exact[0]
+        arity = [m for m in same if m["arity"] == iface_method["arity"]]
+        return arity[0] if len(arity) == 1 else None
+
+    def handler(self, binary: str, name: str | None, near: str | None = None) -> dict[str, Any] | None:
+        hs = self.handlers(binary, name, near)
+        return hs[0] if hs else None
+
+    def interface_methods(self, iface: str, impl: str | None, near: str | None = None
+                           ) -> tuple[list[dict[str, Any]], str]:
+        ms = self.methods_of(iface, near)
+        if ms:
+            return ms, "INTERFACE"
+        if impl:
+            return [m for m in self.methods_of(impl, near) if "public" in m["modifiers"] and "static" not in m["modifiers"]], \
+                "IMPLEMENTATION"
+        return [], "UNKNOWN"
+
+    def class_value(self, c: dict[str, Any], role: str) -> str | None:
+        vs = values(c, role)
+        return vs[0] if vs else None
+
+    @property
+    def http_host(self) -> str:
+        """The host of the package's own HTTP urns (endpoints, gateway routes): the name the registry
+        knows it by, so the original id of a deployable renamed ``{name}~…`` after a collision (the
+        graph tells the copies apart by service_id and scan)."""
+        return str(self.plan.id_basis.get("collided_with") or self.plan.service_id)
+
+    def split_tag(self, value: str, sep: str | None) -> tuple[str, str | None]:
+        if sep and sep in value:
+            topic, _, tag = value.partition(sep)
+            return topic, tag or None
+        return value, None
 
 
-def _merged(got: list[Resolution], reason: str, basis: str | None) -> Resolution:
-    """One field's bean from several injection points that fill it: RESOLVED when all resolve to the
-    same single bean (with ``basis``), else AMBIGUOUS over their beans (UNRESOLVED with none)."""
-    beans = list({id(b): b for r in got for b in r.beans}.values())
-    one = all(r.status == "RESOLVED" for r in got) and len(beans) == 1
-    return Resolution("RESOLVED" if one else "AMBIGUOUS" if beans else "UNRESOLVED", beans, reason=reason,
-                      basis=basis if one else None)
-
-
-def _stable_int(text: str) -> int:
+def stable_ordinal(text: str) -> int:
     """A small deterministic number for relation ordinals derived from a name."""
     return int(sha256_hex(text)[:6], 16)
