@@ -36,6 +36,7 @@ from diting.java.branches import MAX_BRANCH_DEPTH
 from diting.ledger.exclusion import ArmFacts, Effect, declared_names, excluded_items, ledger_exclusions
 
 if TYPE_CHECKING:
+    from diting.resolve.callfacts import MethodBody
     from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import CallGraphStats, PackageCallGraph
 
@@ -89,45 +90,45 @@ class JavaLedger:
 
     def run(self) -> None:
         for b in self.g.bodies:
-            if b["branches"] or any(f"{b['stable']}@{c['o']}" in self.g.strategy_sites for c in b["calls"]):
+            if b.branches or any(f"{b.stable}@{c.ordinal}" in self.g.strategy_sites for c in b.calls):
                 self._method(b)
 
-    def _method(self, b: dict[str, Any]) -> None:
-        stable = b["stable"]
+    def _method(self, b: "MethodBody") -> None:
+        stable = b.stable
         mrid = ids.entity_record_id("METHOD", stable)
         rev = self._revision(mrid)
         if rev is None:
             return
-        path = b["path"]
-        arms = list(b["branches"])
+        path = b.path
+        arms = list(b.branches)
         # STRATEGY items: one per call site whose dispatch stays ambiguous, under its innermost arm
         strategy_of: dict[int, int] = {}
-        for c in b["calls"]:
-            if f"{stable}@{c['o']}" in self.g.strategy_sites:
-                parent = c["b"]
+        for c in b.calls:
+            if f"{stable}@{c.ordinal}" in self.g.strategy_sites:
+                parent = c.branch
                 prefix = arms[parent]["path"] + "/" if parent >= 0 else ""
-                arms.append({"path": f"{prefix}strategy[{c['o']}]", "kind": "STRATEGY", "parent": parent,
-                             "lines": c["l"], "cond": c["l"], "outcome": "CONTINUE", "exit_line": 0,
+                arms.append({"path": f"{prefix}strategy[{c.ordinal}]", "kind": "STRATEGY", "parent": parent,
+                             "lines": c.lines, "cond": c.lines, "outcome": "CONTINUE", "exit_line": 0,
                              "cond_calls": [], "cond_names": [], "try_calls": [], "cond_pos": -1})
-                strategy_of[c["o"]] = len(arms) - 1
+                strategy_of[c.ordinal] = len(arms) - 1
         effects: list[list[str]] = [[] for _ in arms]
         unresolved = [False] * len(arms)
-        calls = {c["o"]: c for c in b["calls"]}
-        for c in b["calls"]:
-            item = strategy_of.get(c["o"], c["b"])
+        calls = {c.ordinal: c for c in b.calls}
+        for c in b.calls:
+            item = strategy_of.get(c.ordinal, c.branch)
             if item < 0:
                 continue
-            for rid in self.effects.get(f"{stable}@{c['o']}", []):
+            for rid in self.effects.get(f"{stable}@{c.ordinal}", []):
                 effects[item].append(rid)
                 if self.rs.relations[rid]["resolution_status"] == "UNRESOLVED":
                     unresolved[item] = True
         self.stats.ledger_methods += 1
-        self.stats.ledger_truncated += bool(b["truncated"])
-        if b["truncated"]:
+        self.stats.ledger_truncated += bool(b.truncated)
+        if b.truncated:
             self.rs.diagnostic("BUDGET_EXHAUSTED", f"{stable}|branches",
                                f"{path}: branches of {stable.split('/', 1)[-1]} nest deeper than {MAX_BRANCH_DEPTH} "
                                "levels; deeper arms are not in its ledger (their effects sit under the deepest arm "
-                               "recorded)", [mrid], [self.p.seg(path, *b["lines"][:1] * 2)])
+                               "recorded)", [mrid], [self.p.seg(path, *b.lines[:1] * 2)])
         for i, arm in enumerate(arms):
             for o in arm["cond_calls"]:
                 if any(self.rs.relations[r]["resolution_status"] == "UNRESOLVED"
@@ -158,15 +159,15 @@ class JavaLedger:
                 self.stats.ledger_unresolved += unresolved[i]
         self._guards(b, mrid, arms, rids, calls)
 
-    def _excluded(self, b: dict[str, Any], arms: list[dict[str, Any]], effects: list[list[str]],
+    def _excluded(self, b: "MethodBody", arms: list[dict[str, Any]], effects: list[list[str]],
                   unresolved: list[bool]) -> list[str | None]:
         """The exclusion rule id of each arm (None: kept), by the package's LEDGER_EXCLUSION rules
         (:mod:`diting.ledger.exclusion`)."""
         if not self.exclusions:
             return [None] * len(arms)
-        declares = self._declares(b["ns"], b["binary"])
-        params = frozenset(n for n, poss in b["shadow"].items() if -1 in poss)
-        symbol = b["stable"].split("/", 1)[-1]
+        declares = self._declares(b.ns, b.binary)
+        params = frozenset(n for n, poss in b.shadow.items() if -1 in poss)
+        symbol = b.stable.split("/", 1)[-1]
         facts = [ArmFacts(arm["kind"], symbol, arm.get("cond_text"), arm["outcome"], arm.get("exit_type"),
                           [self._effect(r) for r in effects[i]], not unresolved[i], arm["parent"], params, declares)
                  for i, arm in enumerate(arms)]
@@ -192,11 +193,11 @@ class JavaLedger:
             return Effect(rec["kind"], ref[len("ext:"):], True)
         return Effect(rec["kind"], ref, False)
 
-    def _guards(self, b: dict[str, Any], mrid: str, arms: list[dict[str, Any]], rids: list[str],
+    def _guards(self, b: "MethodBody", mrid: str, arms: list[dict[str, Any]], rids: list[str],
                 calls: dict[int, dict[str, Any]]) -> None:
         """GUARDS relations of the config keys each construct's condition reads."""
-        ns = b["ns"]
-        owners = [b["binary"]]
+        ns = b.ns
+        owners = [b.binary]
         while "$" in owners[-1]:
             owners.append(owners[-1].rsplit("$", 1)[0])
         seen_constructs: set[str] = set()
@@ -209,11 +210,11 @@ class JavaLedger:
             for name in arm["cond_names"]:
                 if name.startswith("this."):
                     name = name[5:]
-                elif any(pos < arm["cond_pos"] for pos in b["shadow"].get(name, ())):
+                elif any(pos < arm["cond_pos"] for pos in b.shadow.get(name, ())):
                     # a parameter, or a local or lambda parameter declared before: no field is read —
                     # but a local never reassigned tests what its initializer's calls return
-                    nearest = max(pos for pos in b["shadow"][name] if pos < arm["cond_pos"])
-                    for pos, ords in b.get("local_reads", {}).get(name, ()):
+                    nearest = max(pos for pos in b.shadow[name] if pos < arm["cond_pos"])
+                    for pos, ords in b.local_reads.get(name, ()):
                         if pos == nearest:
                             for o in ords:
                                 via_local.setdefault(o, name)
@@ -226,24 +227,24 @@ class JavaLedger:
                         keys.setdefault(k, f"field {name}")
                     break  # the innermost type declaring the field is the one read
             tested = list(arm["cond_calls"]) + [o for o in sorted(via_local) if o not in arm["cond_calls"]]
-            receivers = {calls[o]["rc"] for o in tested if o in calls}
+            receivers = {calls[o].receiver_call for o in tested if o in calls}
             for o in tested:
                 c = calls.get(o)
                 if c is None or o in receivers:
                     continue  # ``props.getLocal().getPath()``: the value tested is the last call's
-                how = f"local {via_local[o]} = {c['n']}()" if o in via_local and o not in arm["cond_calls"] \
-                    else f"call {c['n']}()"
-                for t in c["t"]:
+                how = f"local {via_local[o]} = {c.name}()" if o in via_local and o not in arm["cond_calls"] \
+                    else f"call {c.name}()"
+                for t in c.targets:
                     r = self.g._method_rid(t)
                     if r is not None:
                         for k in self.config_of.get(r[0], ()):
                             keys.setdefault(k, how)
-                if c.get("gf"):
-                    m, owner, fname = c["gf"]
+                if c.getter_field:
+                    m, owner, fname = c.getter_field
                     frid = ids.entity_record_id("FIELD", f"{self.p.s.inv.ns.get(m, ns)}/{owner}.{fname}")
                     for k in self.config_of.get(frid, ()):
-                        keys.setdefault(k, how if o in via_local else f"getter {c['n']}()")
-                for rid in self.effects.get(f"{b['stable']}@{o}", []):
+                        keys.setdefault(k, how if o in via_local else f"getter {c.name}()")
+                for rid in self.effects.get(f"{b.stable}@{o}", []):
                     rec = self.rs.relations[rid]
                     if rec["kind"] == "READS" and rec["target_ref"] is not None and \
                             rec["target_ref"].rid.startswith("config:"):
@@ -251,9 +252,9 @@ class JavaLedger:
             if not keys or construct in seen_constructs:
                 continue
             seen_constructs.add(construct)
-            cond = self.p.seg(b["path"], *arm["cond"])
+            cond = self.p.seg(b.path, *arm["cond"])
             for key_rid, how in sorted(keys.items()):
                 key = self.rs.entities[key_rid]
-                self.rs.relation("GUARDS", key_rid, key["stable_id"], target_rid=mrid, target_key=b["stable"],
+                self.rs.relation("GUARDS", key_rid, key["stable_id"], target_rid=mrid, target_key=b.stable,
                                  status="RESOLVED", evidence=[cond], ordinal=_path_int(construct), guard=rids[i],
                                  attributes={"reads": how, "branch_kind": arm["kind"]})

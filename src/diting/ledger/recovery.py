@@ -35,6 +35,7 @@ from diting.ir.builder import RefTo
 from diting.resolve.callgraph import MAX_REACH_DEPTH, MAX_REACH_METHODS
 
 if TYPE_CHECKING:
+    from diting.resolve.callfacts import MethodBody
     from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import PackageCallGraph
 
@@ -112,12 +113,12 @@ class RecoveryEvidence:
         """METHOD rid → the transaction roots ``(stable, annotation segment)`` it runs under."""
         roots: list[tuple[str, str, str]] = []
         for b in self.g.bodies:
-            tx = b.get("transactional")
+            tx = b.transactional
             if not tx or str(tx.get("propagation", "")).rsplit(".", 1)[-1] in _NO_TRANSACTION:
                 continue
-            rid = ids.entity_record_id("METHOD", b["stable"])
+            rid = ids.entity_record_id("METHOD", b.stable)
             if rid in self.g.known:
-                roots.append((rid, b["stable"], self.p.seg(tx.get("path", b["path"]), tx["line"], tx["line"])))
+                roots.append((rid, b.stable, self.p.seg(tx.get("path", b.path), tx["line"], tx["line"])))
         # a root called only by self-invocation never goes through the transaction proxy
         callers: dict[str, list[bool]] = {}
         for r in self.g.site_rel.values():
@@ -149,9 +150,9 @@ class RecoveryEvidence:
                 have = {r.rid for r in rec["evidence_refs"]}
                 rec["evidence_refs"] = rec["evidence_refs"] + [RefTo(seg) for _, seg in chosen if seg not in have]
         for b in self.g.bodies:
-            if not b["stable"].split("#", 1)[1].startswith("afterCommit("):
+            if not b.stable.split("#", 1)[1].startswith("afterCommit("):
                 continue
-            for rec in self.by_source.get(ids.entity_record_id("METHOD", b["stable"]), ()):
+            for rec in self.by_source.get(ids.entity_record_id("METHOD", b.stable), ()):
                 if self._remote(rec) is not None:
                     rec["attributes"] = dict(rec["attributes"], after_commit=True)
         return under
@@ -184,31 +185,31 @@ class RecoveryEvidence:
     # ------------------------------------------------------------ NO_COMPENSATION
     def _no_compensation(self, covered: set[str]) -> None:
         for b in self.g.bodies:
-            mrid = ids.entity_record_id("METHOD", b["stable"])
-            if mrid not in self.g.known or not any(a["kind"] == "CATCH" for a in b["branches"]):
+            mrid = ids.entity_record_id("METHOD", b.stable)
+            if mrid not in self.g.known or not any(a["kind"] == "CATCH" for a in b.branches):
                 continue
             for arm_index in self._log_only_catches(b):
-                arm = b["branches"][arm_index]
+                arm = b.branches[arm_index]
                 for o in arm["try_calls"]:
-                    site = f"{b['stable']}@{o}"
+                    site = f"{b.stable}@{o}"
                     for rec in self.rel_by_site.get(site, ()):
                         what = self._remote(rec)
                         if what is None or what in covered or rec["attributes"].get("submitted_by") \
                                 or rec["attributes"].get("dispatch_kind") == "ASYNC":
                             continue  # a failure on another thread never reaches this catch
-                        ev = [r.rid for r in rec["evidence_refs"]][:1] + [self.p.seg(b["path"], *arm["cond"])]
+                        ev = [r.rid for r in rec["evidence_refs"]][:1] + [self.p.seg(b.path, *arm["cond"])]
                         self.rs.diagnostic(
                             "NO_COMPENSATION", f"{site}|no-compensation",
-                            f"{b['path']}:{rec_line(rec, self.rs)}: {rec['kind'].lower()} to "
+                            f"{b.path}:{rec_line(rec, self.rs)}: {rec['kind'].lower()} to "
                             f"{what.split(':', 1)[-1]} fails into a catch ({arm['path'].rsplit('/', 1)[-1]}) that only "
                             "logs; no retry, resend or scheduled worker of the package covers it",
                             [mrid, rec["record_id"]], ev)
 
-    def _log_only_catches(self, b: dict[str, Any]) -> list[int]:
+    def _log_only_catches(self, b: "MethodBody") -> list[int]:
         """Indices of the CATCH arms of a body that only log: no throw anywhere inside, and every call
         inside is pruned noise or a JDK call (no effect, no in-repo call). One pass over the arms and
         calls, each walking up its enclosing arms."""
-        arms = b["branches"]
+        arms = b.branches
         catches = {i for i, a in enumerate(arms) if a["kind"] == "CATCH" and a["outcome"] != "THROW"}
         spoiled: set[int] = set()
 
@@ -221,13 +222,13 @@ class RecoveryEvidence:
         for i, a in enumerate(arms):
             if a["kind"] == "THROW":
                 spoil(i)
-        for c in b["calls"]:
-            if c["b"] < 0:
+        for c in b.calls:
+            if c.branch < 0:
                 continue
-            for rec in self.rel_by_site.get(f"{b['stable']}@{c['o']}", ()):
+            for rec in self.rel_by_site.get(f"{b.stable}@{c.ordinal}", ()):
                 if rec["kind"] != "CALLS" or not rec["attributes"].get("external") or \
                         not str(rec["attributes"].get("declared_target", "")).startswith("java."):
-                    spoil(c["b"])
+                    spoil(c.branch)
                     break
         return sorted(catches - spoiled)
 

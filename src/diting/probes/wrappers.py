@@ -27,6 +27,7 @@ from diting.probes.resolved import ResolvedText
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
+    from diting.resolve.callfacts import MethodBody
     from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import PackageCallGraph
 
@@ -44,7 +45,7 @@ class WrapperSends:
     def run(self) -> None:
         sends = {c["call"]["callsite_id"]: c for c in self.f.ctx.by_emit.get("MQ_SEND", []) +
                  self.f.ctx.by_emit.get("EVENT_PUBLISH", []) if "call" in c}  # not annotation-declared sends
-        bodies = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.g.bodies}
+        bodies = {ids.entity_record_id("METHOD", b.stable): b for b in self.g.bodies}
         callers: dict[str, list[str]] = {}
         for site, rid in sorted(self.g.site_rel.items()):
             rec = self.rs.relations[rid]
@@ -61,7 +62,7 @@ class WrapperSends:
             names = {d.get("name") for d in (rec["attributes"].get("destination_parts") or {}).values()} | {
                 (rec["attributes"].get("topic_accessor") or {}).get("name") or
                 (rec.get("match_keys") or {}).get("topic_expression") or cand.get("attrs", {}).get("payload_name")}
-            if wrapper is None or names & set(wrapper["reassigned"]):
+            if wrapper is None or names & set(wrapper.reassigned):
                 continue  # the parameter is rewritten before the send (topic = prefix + topic): not what callers pass
             for site in callers.get(rec["source_ref"].rid, []):
                 self._caller_send(site, rec, cand)
@@ -73,27 +74,27 @@ class WrapperSends:
                                                erased_signature)
         return self._probes[module]
 
-    def _argument(self, b: dict[str, Any], ordinal: int, index: int) -> tuple[dict[str, Any], MemberContext] | None:
+    def _argument(self, b: "MethodBody", ordinal: int, index: int) -> tuple[dict[str, Any], MemberContext] | None:
         """The expression of argument ``index`` of call ``ordinal`` in body ``b``, with its context."""
-        facts = self.s.full_facts(b["path"])
-        td = facts.types[b["type_idx"]]
-        if b["member_idx"] < 0:
+        facts = self.s.full_facts(b.path)
+        td = facts.types[b.type_idx]
+        if b.member_idx < 0:
             return None
-        md = td.methods[b["member_idx"]]
+        md = td.methods[b.member_idx]
         if md.body is None or ordinal >= len(md.body.calls):
             return None
         call = md.body.calls[ordinal]
         if call.args is None or index >= len(call.args):
             return None
-        scope = self.s.scopes[b["path"]]
-        chain = type_chain(facts, b["type_idx"])
-        ctx = MemberContext(scope, chain, b["module"], md, md.body, scope.type_vars_for(chain, md.type_params))
+        scope = self.s.scopes[b.path]
+        chain = type_chain(facts, b.type_idx)
+        ctx = MemberContext(scope, chain, b.module, md, md.body, scope.type_vars_for(chain, md.type_params))
         return call.args[index], ctx
 
     def _caller_event(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
         """A caller of an event-publishing helper publishes its argument's static type (when specific)."""
         b, c = self.g.site_fact[site]
-        got = self._argument(b, c["o"], send["attributes"]["payload_parameter"])
+        got = self._argument(b, c.ordinal, send["attributes"]["payload_parameter"])
         if got is None:
             return
         expr, ctx = got
@@ -102,15 +103,15 @@ class WrapperSends:
                 cand["call"].get("arg_types", {}).get("payload"):
             return
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
-        call_ev = {"path": b["path"], "lines": c["l"]}
+        call_ev = {"path": b.path, "lines": c.lines}
         urn = f"event://{t.name}"
         erid = self.f.topic(urn, call_ev, {"protocol": "event"}, kind="EVENT")
-        self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=erid, target_key=urn, status="RESOLVED",
-                         evidence=[self.f.cseg(call_ev), self.f.cseg(cand)], ordinal=c["o"], callsite_id=site,
+        self.rs.relation("PUBLISHES", caller_rid, b.stable, target_rid=erid, target_key=urn, status="RESOLVED",
+                         evidence=[self.f.cseg(call_ev), self.f.cseg(cand)], ordinal=c.ordinal, callsite_id=site,
                          attributes={"protocol": "event", "via_wrapper": send["stable_id"].split("|")[1],
-                                     "loaded": self.f.ctx.class_loaded(b["binary"])})
+                                     "loaded": self.f.ctx.class_loaded(b.binary)})
 
-    def _fold(self, b: dict[str, Any], ordinal: int, acc: dict[str, Any]) -> list[ResolvedText]:
+    def _fold(self, b: "MethodBody", ordinal: int, acc: dict[str, Any]) -> list[ResolvedText]:
         """The caller's argument for a wrapper's parameter (``acc``: its index, and the getter or field
         the wrapper reads off it) folded in the caller's body, as resolved texts."""
         got = self._argument(b, ordinal, acc["parameter"])
@@ -120,7 +121,7 @@ class WrapperSends:
         if acc.get("getter") or acc.get("field"):  # the wrapper reads the topic off its parameter
             outcomes = outcome_json(self.s.expr_folder.accessor(expr, ctx, acc.get("getter"), acc.get("field")))
         else:
-            outcomes = self._probe(b["module"]).fold_value(expr, ctx, None, "topic")
+            outcomes = self._probe(b.module).fold_value(expr, ctx, None, "topic")
         return [self.f.resolve(o) for o in outcomes]
 
     def _caller_send(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
@@ -131,10 +132,10 @@ class WrapperSends:
         rule = self.s.rules.by_id[cand["rule"]]
         proto = send["attributes"]["protocol"]
         caller_rid = self.rs.relations[self.g.site_rel[site]]["source_ref"].rid
-        call_ev = {"path": b["path"], "lines": c["l"]}
+        call_ev = {"path": b.path, "lines": c.lines}
         parts = send["attributes"].get("destination_parts")
         if parts:  # AMQP: exchange and routing key, each a value or a parameter
-            got = {role: [ResolvedText("RESOLVED", d["value"])] if "value" in d else self._fold(b, c["o"], d)
+            got = {role: [ResolvedText("RESOLVED", d["value"])] if "value" in d else self._fold(b, c.ordinal, d)
                    for role, d in parts.items()}
             if any(len(v) != 1 or v[0].value is None for v in got.values()):
                 return
@@ -146,18 +147,18 @@ class WrapperSends:
         else:
             resolved = []
             acc = dict(send["attributes"].get("topic_accessor") or {}, parameter=send["attributes"]["topic_parameter"])
-            for rt in self._fold(b, c["o"], acc):
+            for rt in self._fold(b, c.ordinal, acc):
                 if rt.value is not None:
                     topic, tag = self.f.split_tag(rt.value, rule.emits.tag_separator)
                     resolved.append((f"{proto}://{topic}", tag, rt.status, [rt]))
         for urn, tag, status, rts in resolved:
             trid = self.f.topic(urn, call_ev, {"protocol": proto, "tags": [tag] if tag else [], "event_types": []})
-            self.rs.relation("PUBLISHES", caller_rid, b["stable"], target_rid=trid, target_key=urn,
+            self.rs.relation("PUBLISHES", caller_rid, b.stable, target_rid=trid, target_key=urn,
                              status="RESOLVED", evidence=[self.f.cseg(call_ev), self.f.cseg(cand)],
-                             ordinal=c["o"], callsite_id=site,
+                             ordinal=c.ordinal, callsite_id=site,
                              attributes={"protocol": proto, "tag": tag, "value_basis": status,
                                          "send_method": send["attributes"].get("send_method"),
                                          "via_wrapper": send["stable_id"].split("|")[1],
-                                         "loaded": self.f.ctx.class_loaded(b["binary"])})
-            self.f.note_keys(caller_rid, b["stable"], rts, {**cand, "path": b["path"], "lines": c["l"]},
+                                         "loaded": self.f.ctx.class_loaded(b.binary)})
+            self.f.note_keys(caller_rid, b.stable, rts, {**cand, "path": b.path, "lines": c.lines},
                               "send destination")

@@ -41,6 +41,7 @@ from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
 from diting.java.names import FileScope
 from diting.java.syntax import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
 from diting.resolve.aop import NEVER, PointcutReader
+from diting.resolve.callfacts import CallFact, MethodBody
 from diting.resolve.calls import CallResolution, CallResolver, MethodTarget
 from diting.resolve.fold import render
 from diting.resolve.types import MemberContext
@@ -112,19 +113,15 @@ def _local_reads(body: Any) -> dict[str, list[list]]:
 class ModuleCallSites:
     """Call facts and branch arms of one module's member bodies (see the module docstring).
 
-    ``bodies``: one dict per member with a body — ``stable`` (METHOD stable_id), ``binary``,
-    ``path``, ``lines``, ``transactional`` (``{propagation, rollback_for, on}`` or None),
-    ``branches`` (:class:`~diting.java.branches.BranchSite` as dicts), ``truncated`` and ``calls``
-    (call facts: ordinal, kind, name, arity, lines, branch index, status, dispatch kind, declared
-    and target methods as ``[module, binary, name, params]``, external, reason, the field the
-    receiver reads, the call the site is handed to, whether the target is a trivial accessor)."""
+    ``bodies``: one :class:`~diting.resolve.callfacts.MethodBody` per member with a body, its calls
+    :class:`~diting.resolve.callfacts.CallFact`."""
 
     def __init__(self, module: str, ns_of: dict[str, str], resolver: CallResolver) -> None:
         self.module = module
         self.ns = ns_of[module]
         self.resolver = resolver
         self.oracle = resolver.oracle
-        self.bodies: list[dict[str, Any]] = []
+        self.bodies: list[MethodBody] = []
         self._seen_types: set[str] = set()
         self._seen_methods: set[str] = set()
         #: (path, type index) → starts and members with a body of the type (of the file being added)
@@ -194,27 +191,27 @@ class ModuleCallSites:
                                     self._enclosing(facts, scope, idx, memo))
                 tx = self._transactional(md.annotations, scope, chain) or tx_type or \
                     self._inherited_transactional(binary, md.name, sig)
-                self.bodies.append({
-                    "stable": stable, "binary": binary, "ns": self.ns, "module": self.module, "path": facts.path,
-                    "lines": lines, "type_idx": idx, "member_idx": member_index.get(id(md), -1),
-                    "static": "static" in md.modifiers,
-                    "private": "private" in md.modifiers,
-                    "transactional": tx,
-                    "branches": [{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
+                self.bodies.append(MethodBody(
+                    stable=stable, binary=binary, ns=self.ns, module=self.module, path=facts.path,
+                    lines=lines, type_idx=idx, member_idx=member_index.get(id(md), -1),
+                    static="static" in md.modifiers,
+                    private="private" in md.modifiers,
+                    transactional=tx,
+                    branches=[{"path": b.path, "kind": b.kind, "parent": b.parent, "lines": [b.line, b.end_line],
                                   "cond": [b.cond_line, b.cond_end_line], "outcome": b.outcome,
                                   "exit_line": b.exit_line, "cond_calls": b.cond_calls, "cond_names": b.cond_names,
                                   "try_calls": b.try_calls, "cond_pos": b.cond_pos, "cond_text": b.cond_text,
                                   "exit_type": b.exit_type}
                                  for b in body.branches],
-                    "truncated": body.branches_truncated,
+                    truncated=body.branches_truncated,
                     # names a condition may read that are no field: name → where each local or lambda
                     # parameter of that name is declared (a parameter: -1)
-                    "shadow": _declared_names(md, body),
+                    shadow=_declared_names(md, body),
                     # a local a condition tests stands for the calls of its initializer
-                    "local_reads": _local_reads(body),
-                    "reassigned": sorted(body.reassigned),
-                    "calls": [self._call(call, ctx) for call in body.calls],
-                })
+                    local_reads=_local_reads(body),
+                    reassigned=sorted(body.reassigned),
+                    calls=[self._call(call, ctx) for call in body.calls],
+                ))
 
     def _inherited_transactional(self, binary: str, name: str, sig: list[str]) -> dict[str, Any] | None:
         """``@Transactional`` on the in-repo interface or superclass method this one implements, or on
@@ -246,7 +243,7 @@ class ModuleCallSites:
                         else None, "line": a.line, "path": scope.facts.path}
         return None
 
-    def _call(self, call: CallSite, ctx: MemberContext) -> dict[str, Any]:
+    def _call(self, call: CallSite, ctx: MemberContext) -> CallFact:
         ctx.at = call.pos
         try:
             r = self.resolver.resolve(call, ctx)
@@ -256,17 +253,17 @@ class ModuleCallSites:
         accessor, getter_field = self.resolver.accessor(r.targets[0]) \
             if r.status == "RESOLVED" and not r.external else (False, None)
         t0 = r.targets[0] if r.targets else None
-        return {
-            "o": call.ordinal, "k": call.kind, "n": call.name, "a": call.arity, "l": [call.line, call.end_line],
-            "b": call.branch, "h": call.handed_to, "st": r.status, "d": r.dispatch_kind,
-            "decl": _target_json(r.declared), "t": [_target_json(t) for t in r.targets], "x": r.external,
-            "why": r.reason, "fld": [fr.module, fr.binary, fr.field.name] if fr is not None else None,
-            "self": (call.kind == "CALL" and call.receiver is None) or (
+        return CallFact(
+            ordinal=call.ordinal, kind=call.kind, name=call.name, arity=call.arity, lines=[call.line, call.end_line],
+            branch=call.branch, handed_to=call.handed_to, status=r.status, dispatch_kind=r.dispatch_kind,
+            declared=_target_json(r.declared), targets=[_target_json(t) for t in r.targets], external=r.external,
+            reason=r.reason, field=[fr.module, fr.binary, fr.field.name] if fr is not None else None,
+            on_this=(call.kind == "CALL" and call.receiver is None) or (
                 call.kind in ("CALL", "REF") and call.receiver is not None and call.receiver.get("kind") == "this"),
-            "rc": call.receiver["ordinal"] if call.receiver and call.receiver.get("kind") == "callref" else -1,
-            "acc": accessor, "gf": [t0.module, t0.binary, getter_field] if getter_field and t0 else None,
-            "recv": render(call.receiver, ctx) if call.receiver is not None and r.status == "UNRESOLVED" else None,
-        }
+            receiver_call=call.receiver["ordinal"] if call.receiver and call.receiver.get("kind") == "callref" else -1,
+            accessor=accessor, getter_field=[t0.module, t0.binary, getter_field] if getter_field and t0 else None,
+            receiver_text=render(call.receiver, ctx) if call.receiver is not None and r.status == "UNRESOLVED" else None,
+        )
 
 
 # ---------------------------------------------------------------- package stage
@@ -304,9 +301,9 @@ class PackageCallGraph:
         self.known = known_entities
         self.stats = CallGraphStats()
         self.modules = set(probes.plan.modules)
-        self.bodies: list[dict[str, Any]] = [b for m in sorted(self.modules) for b in self.s.module_results[m].bodies]
+        self.bodies: list[MethodBody] = [b for m in sorted(self.modules) for b in self.s.module_results[m].bodies]
         #: METHOD stable_id → its @Transactional (or None)
-        self.tx_of = {b["stable"]: b.get("transactional") for b in self.bodies}
+        self.tx_of = {b.stable: b.transactional for b in self.bodies}
         self._advice_of: dict[str, list[str]] = {}
         #: callsite_id → CALLS relation rid (every call site that has one)
         self.site_rel: dict[str, str] = {}
@@ -319,11 +316,11 @@ class PackageCallGraph:
         #: METHOD rid → stable_id, for the methods of the graph
         self.stable_of: dict[str, str] = {}
         #: UNRESOLVED_CALL diagnostics being collected: key → (body, method rid, reason, calls)
-        self._pending: dict[str, tuple[dict[str, Any], str, str, list]] = {}
+        self._pending: dict[str, tuple[MethodBody, str, str, list]] = {}
         #: EXTERNAL method stable_id → (name, signature known, evidence segments)
         self._ext: dict[str, tuple[str, bool, set[str]]] = {}
         #: callsite_id → (body, call fact) of every call site of the package
-        self.site_fact: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self.site_fact: dict[str, tuple[MethodBody, CallFact]] = {}
 
     # ------------------------------------------------------------ helpers
     def _method_rid(self, t: list) -> tuple[str, str] | None:
@@ -345,19 +342,19 @@ class PackageCallGraph:
         got[2].add(ev)
         return ids.entity_record_id("EXTERNAL", stable), stable
 
-    def _unresolved(self, b: dict[str, Any], c: dict[str, Any], caller_rid: str, why: str, ev: str) -> str:
+    def _unresolved(self, b: MethodBody, c: CallFact, caller_rid: str, why: str, ev: str) -> str:
         """The UNRESOLVED_CALL diagnostic of a call: one per method and reason, naming each call
         (written by :meth:`_unresolved_diagnostics` once the method's calls are all seen)."""
-        key = f"{b['stable']}|calls|{why}"
-        self._pending.setdefault(key, (b, caller_rid, why, []))[3].append((c["n"], c["a"], c["l"][0], ev))
+        key = f"{b.stable}|calls|{why}"
+        self._pending.setdefault(key, (b, caller_rid, why, []))[3].append((c.name, c.arity, c.lines[0], ev))
         return ids.diagnostic_record_id("UNRESOLVED_CALL", key)
 
     def _unresolved_diagnostics(self) -> None:
         for key, (b, caller_rid, why, calls) in sorted(self._pending.items()):
             shown = ", ".join(f"{n}/{a} at line {line}" for n, a, line, _ in calls[:MAX_LISTED])
             more = f" and {len(calls) - MAX_LISTED} more" if len(calls) > MAX_LISTED else ""
-            method = b["stable"].split("/", 1)[-1]
-            self.rs.diagnostic("UNRESOLVED_CALL", key, f"{b['path']}: {len(calls)} call(s) of {method} not resolved "
+            method = b.stable.split("/", 1)[-1]
+            self.rs.diagnostic("UNRESOLVED_CALL", key, f"{b.path}: {len(calls)} call(s) of {method} not resolved "
                                f"({why}): {shown}{more}", [caller_rid], sorted({ev for *_, ev in calls}))
 
     def _externals(self) -> None:
@@ -378,13 +375,13 @@ class PackageCallGraph:
                 out.setdefault(c["call"]["callsite_id"], c["rule"])
         return out
 
-    def _narrow(self, c: dict[str, Any], targets: list[tuple[str, str, list]]) -> tuple[list, str | None]:
+    def _narrow(self, c: CallFact, targets: list[tuple[str, str, list]]) -> tuple[list, str | None]:
         """The candidates an injected field's bean reaches: ``(targets, INJECTS relation rid)``; the
         targets unchanged (and None) when the field is not injected with exactly one bean."""
-        fld = c.get("fld")
+        fld = c.field
         if fld is None or len(targets) < 2:
             return targets, None
-        res = getattr(self.p, "injected", {}).get((fld[1], fld[2]))
+        res = self.p.injected.get((fld[1], fld[2]))
         if res is None or res.status != "RESOLVED" or len(res.beans) != 1:
             return targets, None
         bean = res.beans[0]
@@ -425,51 +422,51 @@ class PackageCallGraph:
         self._declared_only()
         return self.stats
 
-    def _body(self, b: dict[str, Any], existing: dict[str, str], noise: dict[str, str], submits: set[str]) -> None:
-        caller_stable = b["stable"]
+    def _body(self, b: MethodBody, existing: dict[str, str], noise: dict[str, str], submits: set[str]) -> None:
+        caller_stable = b.stable
         caller_rid = ids.entity_record_id("METHOD", caller_stable)
         if caller_rid not in self.known:
             return
-        loaded = b["binary"] in self.loaded
+        loaded = b.binary in self.loaded
         self.stable_of[caller_rid] = caller_stable
-        for c in b["calls"]:
-            site = f"{caller_stable}@{c['o']}"
+        for c in b.calls:
+            site = f"{caller_stable}@{c.ordinal}"
             self.site_fact[site] = (b, c)
             if site in existing:
                 self.site_rel[site] = existing[site]
                 self._count(self.rs.relations[existing[site]]["resolution_status"], False)
                 continue
-            rule = noise.get(site) or (TRIVIAL_ACCESSOR_RULE if c["acc"] else None)
+            rule = noise.get(site) or (TRIVIAL_ACCESSOR_RULE if c.accessor else None)
             if rule is not None:
                 self.stats.pruned_by_rule[rule] = self.stats.pruned_by_rule.get(rule, 0) + 1
                 continue
-            if c["k"] == "REF" and c["st"] != "RESOLVED" and c["h"] < 0:
+            if c.kind == "REF" and c.status != "RESOLVED" and c.handed_to < 0:
                 continue  # a method reference nobody runs here (stored, returned): no call site of its own
             self._emit(b, c, site, caller_rid, caller_stable, loaded, submits)
 
-    def _emit(self, b: dict[str, Any], c: dict[str, Any], site: str, caller_rid: str, caller_stable: str,
+    def _emit(self, b: MethodBody, c: CallFact, site: str, caller_rid: str, caller_stable: str,
               loaded: bool, submits: set[str]) -> None:
-        ev = self.p.seg(b["path"], *c["l"])
-        dispatch = c["d"] or "VIRTUAL"
+        ev = self.p.seg(b.path, *c.lines)
+        dispatch = c.dispatch_kind or "VIRTUAL"
         handed = self._submitted_by(b, c, submits)
-        arity = None if c["k"] == "REF" else c["a"]
-        attrs: dict[str, Any] = {"declared_target": self._signature(c["decl"], arity) if c["decl"] else None,
+        arity = None if c.kind == "REF" else c.arity
+        attrs: dict[str, Any] = {"declared_target": self._signature(c.declared, arity) if c.declared else None,
                                  "binding_evidence": None, "loaded": loaded}
         if handed:
             dispatch = "ASYNC"
             attrs["submitted_by"] = handed
-        if c["st"] == "UNRESOLVED":
+        if c.status == "UNRESOLVED":
             attrs["dispatch_kind"] = dispatch
             self._unresolved_call(c, site, caller_rid, caller_stable, ev,
-                                  self._unresolved(b, c, caller_rid, c["why"] or "not resolved", ev),
-                                  {"receiver": c["recv"], "reason": c["why"]}, attrs)
+                                  self._unresolved(b, c, caller_rid, c.reason or "not resolved", ev),
+                                  {"receiver": c.receiver_text, "reason": c.reason}, attrs)
             return
-        if c["x"]:
-            t = c["t"][0]
+        if c.external:
+            t = c.targets[0]
             trid, tstable = self._external(t, arity, ev)
             attrs.update(dispatch_kind=dispatch, external=True)
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=trid, target_key=tstable,
-                                   status="RESOLVED", evidence=[ev], ordinal=c["o"], callsite_id=site,
+                                   status="RESOLVED", evidence=[ev], ordinal=c.ordinal, callsite_id=site,
                                    attributes=attrs)
             self.site_rel[site] = rid
             self._count("RESOLVED", True)
@@ -478,24 +475,24 @@ class PackageCallGraph:
         if consumer is not None:
             # a call through a field injected with RPC/Feign consumer beans the context does not
             # narrow to one: the remote contract called is not decided (the probes record decided ones)
-            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|consumer", f"{c['n']}/{c['a']} at {b['path']}:"
-                                   f"{c['l'][0]}: {consumer}", [caller_rid], [ev])
+            d = self.rs.diagnostic("UNRESOLVED_CALL", f"{site}|consumer", f"{c.name}/{c.arity} at {b.path}:"
+                                   f"{c.lines[0]}: {consumer}", [caller_rid], [ev])
             attrs["dispatch_kind"] = "RPC"
             self._unresolved_call(c, site, caller_rid, caller_stable, ev, d, {"reason": consumer}, attrs)
             return
-        targets = list({r[0]: (r[0], r[1], t) for t in c["t"] if (r := self._method_rid(t)) is not None}.values())
-        if not targets and c["decl"] and c["t"] and (r := self._method_rid(c["decl"])) is not None:
+        targets = list({r[0]: (r[0], r[1], t) for t in c.targets if (r := self._method_rid(t)) is not None}.values())
+        if not targets and c.declared and c.targets and (r := self._method_rid(c.declared)) is not None:
             # every implementation is outside the package (another deployable's, or a proxy's at run
             # time): the call reaches the declaration the package holds
-            targets = [(r[0], r[1], c["decl"])]
-            attrs["implementations_outside_package"] = sorted(self._signature(t) for t in c["t"])
+            targets = [(r[0], r[1], c.declared)]
+            attrs["implementations_outside_package"] = sorted(self._signature(t) for t in c.targets)
         self.stable_of.update((t[0], t[1]) for t in targets)
         targets, injects = self._narrow(c, targets)
         if injects is not None:
             dispatch = "ASYNC" if dispatch == "ASYNC" else "INJECTED"
             attrs["binding_evidence"] = injects
         advised = sorted({a for t in targets for a in self._advice(t[1])})
-        if advised and c.get("self"):
+        if advised and c.on_this:
             # a call on ``this`` does not go through the Spring proxy: @Async, @Transactional … do not apply
             attrs.update(self_invocation=True, advice_bypassed=advised)
         elif "@Async" in advised and dispatch != "ASYNC":
@@ -505,52 +502,52 @@ class PackageCallGraph:
         if len(targets) == 1:
             trid, tstable, _ = targets[0]
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=trid, target_key=tstable,
-                                   status="RESOLVED", evidence=[ev], ordinal=c["o"], callsite_id=site,
+                                   status="RESOLVED", evidence=[ev], ordinal=c.ordinal, callsite_id=site,
                                    attributes=attrs)
             self._edge(caller_rid, [trid], dispatch)
             self._count("RESOLVED", False)
         elif len(targets) >= 2:
-            key = "?" + (self._signature(c["decl"]) if c["decl"] else c["n"])
+            key = "?" + (self._signature(c.declared) if c.declared else c.name)
             # implementations of one declared method (a run-time choice) or overloads javac would tell
             # apart by argument types the scan does not know
-            dispatch_choice = c["decl"] is not None and c["d"] in ("VIRTUAL", "INTERFACE")
+            dispatch_choice = c.declared is not None and c.dispatch_kind in ("VIRTUAL", "INTERFACE")
             attrs["ambiguity"] = "DISPATCH" if dispatch_choice else "OVERLOAD"
             rid = self.rs.relation("CALLS", caller_rid, caller_stable, target_rid=None, target_key=key,
                                    status="AMBIGUOUS", evidence=[ev], candidates=[t[0] for t in targets],
-                                   ordinal=c["o"], callsite_id=site, attributes=attrs)
+                                   ordinal=c.ordinal, callsite_id=site, attributes=attrs)
             self._edge(caller_rid, [t[0] for t in targets], dispatch)
             if dispatch_choice:
                 self.strategy_sites.add(site)
             self._count("AMBIGUOUS", False)
         else:
-            why = "its target is outside the package's modules" if c["t"] else (c["why"] or "no target")
+            why = "its target is outside the package's modules" if c.targets else (c.reason or "no target")
             self._unresolved_call(c, site, caller_rid, caller_stable, ev, self._unresolved(b, c, caller_rid, why, ev),
-                                  {"candidates": [self._signature(t) for t in c["t"]]}, attrs)
+                                  {"candidates": [self._signature(t) for t in c.targets]}, attrs)
             return
         self.site_rel[site] = rid
 
-    def _unresolved_call(self, c: dict[str, Any], site: str, caller_rid: str, caller_stable: str, ev: str,
+    def _unresolved_call(self, c: CallFact, site: str, caller_rid: str, caller_stable: str, ev: str,
                          diagnostic: str, keys: dict[str, Any], attrs: dict[str, Any]) -> None:
         """An UNRESOLVED CALLS relation: the called name and arity, and ``keys``, in match_keys."""
         self.site_rel[site] = self.rs.relation(
-            "CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c['n']}", status="UNRESOLVED",
-            evidence=[ev], diagnostics=[diagnostic], ordinal=c["o"], callsite_id=site,
-            match_keys={"name": c["n"], "arity": c["a"], **keys}, attributes=attrs)
+            "CALLS", caller_rid, caller_stable, target_rid=None, target_key=f"?{c.name}", status="UNRESOLVED",
+            evidence=[ev], diagnostics=[diagnostic], ordinal=c.ordinal, callsite_id=site,
+            match_keys={"name": c.name, "arity": c.arity, **keys}, attributes=attrs)
         self._count("UNRESOLVED", False)
 
     @staticmethod
-    def _submitted_by(b: dict[str, Any], c: dict[str, Any], submits: set[str]) -> str | None:
+    def _submitted_by(b: MethodBody, c: CallFact, submits: set[str]) -> str | None:
         """The executor call a lambda or method reference around ``c`` is handed to (through any
         number of enclosing lambdas: ``runAsync(() -> xs.forEach(x -> send(x)))``), or None."""
-        calls = b["calls"]
-        h = c["h"]
+        calls = b.calls
+        h = c.handed_to
         for _ in range(64):
             if h < 0 or h >= len(calls):
                 return None
-            site = f"{b['stable']}@{h}"
+            site = f"{b.stable}@{h}"
             if site in submits:
                 return site
-            h = calls[h]["h"]
+            h = calls[h].handed_to
         return None
 
     def _advice(self, method_stable: str) -> list[str]:
@@ -568,13 +565,13 @@ class PackageCallGraph:
         if dispatch != "ASYNC":
             self.sync_edges.setdefault(src, set()).update(targets)
 
-    def _consumer_field(self, c: dict[str, Any]) -> str | None:
+    def _consumer_field(self, c: CallFact) -> str | None:
         """Why a call through a field is an undecided remote call: the field is injected with RPC or
         Feign consumer beans and the injection is not one bean; None otherwise."""
-        fld = c.get("fld")
+        fld = c.field
         if fld is None:
             return None
-        res = getattr(self.p, "injected", {}).get((fld[1], fld[2]))
+        res = self.p.injected.get((fld[1], fld[2]))
         if res is None or (res.status == "RESOLVED" and len(res.beans) == 1):
             return None
         kinds = {b.kind for b in res.beans}
@@ -673,10 +670,10 @@ class PackageCallGraph:
         """Binary names of the classes whose code the package runs: those the Spring context loads
         (SpringContext.class_loaded) and, transitively, those such code instantiates (``new X(…)``
         in a loaded ``@Bean`` method whose declared return type is an interface, a helper object)."""
-        loaded = {b["binary"] for b in self.bodies if self.p.ctx.class_loaded(b["binary"])}
-        by_binary: dict[str, list[dict[str, Any]]] = {}
+        loaded = {b.binary for b in self.bodies if self.p.ctx.class_loaded(b.binary)}
+        by_binary: dict[str, list[MethodBody]] = {}
         for b in self.bodies:
-            by_binary.setdefault(b["binary"], []).append(b)
+            by_binary.setdefault(b.binary, []).append(b)
         nested_in: dict[str, list[str]] = {}  # a class → the nested classes of the package inside it
         for x in sorted(by_binary):
             parts = x.split("$")
@@ -685,9 +682,9 @@ class PackageCallGraph:
         todo = sorted(loaded)
         while todo:
             for b in by_binary.get(todo.pop(), ()):
-                for c in b["calls"]:
-                    if c["k"] == "NEW" and c["t"] and c["t"][0][0] in self.modules:
-                        made = c["t"][0][1]
+                for c in b.calls:
+                    if c.kind == "NEW" and c.targets and c.targets[0][0] in self.modules:
+                        made = c.targets[0][1]
                         for nested in [made] + nested_in.get(made, []):
                             if nested not in loaded:
                                 loaded.add(nested)
@@ -755,13 +752,13 @@ class PackageCallGraph:
         for src, dsts in self.edges.items():
             for d in dsts:
                 callers.setdefault(d, set()).add(src)
-        private = {ids.entity_record_id("METHOD", b["stable"]): b for b in self.bodies if b.get("private")}
+        private = {ids.entity_record_id("METHOD", b.stable): b for b in self.bodies if b.private}
         aspects = {c["type"]["binary"] for c in advice}
         changed = True
         while changed:  # a private helper of the aspect that only dead code calls is dead
             changed = False
             for rid, b in sorted(private.items()):
-                if rid in dead or b["binary"] not in aspects or not callers.get(rid):
+                if rid in dead or b.binary not in aspects or not callers.get(rid):
                     continue
                 whys = {dead.get(x) for x in callers[rid]}
                 if None not in whys:

@@ -19,6 +19,7 @@ from diting.java.syntax import FileFacts
 from diting.inventory.layout import JAVA
 from diting.probes.candidates import ModuleProbe, RuleIndex, erased_signature
 from diting.probes.resources import ModuleResources, module_resources
+from diting.resolve.callfacts import MethodBody
 from diting.resolve.callgraph import ModuleCallSites
 from diting.resolve.calls import CallResolver
 from diting.resolve.fold import ExpressionFolder
@@ -67,7 +68,7 @@ class ModuleResult:
     #: mapper files of the module (sql/mybatis.py)
     mappers: list = field(default_factory=list)
     #: member bodies with their resolved call sites and branch arms (resolve/callgraph.py)
-    bodies: list[dict[str, Any]] = field(default_factory=list)
+    bodies: list[MethodBody] = field(default_factory=list)
 
 
 def resolve_names(s: "ScanFacts", progress: "Progress") -> dict[str, Any]:
