@@ -76,3 +76,20 @@ def test_two_kinds_giving_one_field_two_types_are_refused(monkeypatch):
     monkeypatch.setattr(columns, "_record_models", lambda model: [A, B])
     with pytest.raises(ValueError, match="x"):
         model_columns(A)
+
+
+def test_every_record_is_built_with_its_models_fields_and_no_other(monkeypatch):
+    """Always on, not only under DITING_VALIDATE: a field no model declares would never reach the graph."""
+    import pytest
+
+    from diting.ir import builder
+    from diting.ir.builder import BlueprintError, RecordSet
+
+    monkeypatch.setattr(builder, "VALIDATE", False)
+    rs = RecordSet("t/r", "0" * 40)
+    seg = rs.segment("a.java", ["class A {}"], 1, 1, "CODE", "utf-8")
+    rs.entity("TOPIC", "kafka://t", "t", [seg], urn="kafka://t")  # declared extras pass
+    with pytest.raises(BlueprintError, match=r"\['priority'\] not in the TOPIC model"):
+        rs.entity("TOPIC", "kafka://u", "u", [seg], urn="kafka://u", priority=1)
+    with pytest.raises(BlueprintError, match=r"\['urn'\] missing"):
+        rs.entity("TOPIC", "kafka://v", "v", [seg])

@@ -25,12 +25,14 @@ from diting.ir import ids
 from diting.ir.canonical import MAX_RECORD_BYTES, dumps_bytes, sha256_hex
 from diting.ir.models import (
     DIAGNOSTIC_SEVERITY,
+    ENTITY_FIELDS,
     ConfigBinding,
     Diagnostic,
     EntityRecord,
     LedgerItem,
     Relation,
     SourceSegment,
+    record_fields,
     validate_record,
 )
 from diting.ir.redaction import redact
@@ -102,7 +104,20 @@ def stamp(value: Any, scan_id: str, scope: str) -> Any:
 VALIDATE = os.environ.get("DITING_VALIDATE") == "1"
 
 
+_FIELDS = {m: record_fields(m) for m in (SourceSegment, Relation, Diagnostic, ConfigBinding, LedgerItem)}
+_NO_FIELDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
 def _validate(model: type[BaseModel], record: dict[str, Any]) -> None:
+    """Every blueprint: its keys are its model's fields, the required ones present (always, a set
+    comparison: a field no model declares would never reach the graph); with :data:`VALIDATE`, the
+    whole record against the model."""
+    declared, required = ENTITY_FIELDS.get(record.get("kind"), _NO_FIELDS) if model is EntityRecord else \
+        _FIELDS[model]
+    keys = record.keys()
+    if not keys <= declared or not required <= keys:
+        raise BlueprintError(f"{record.get('record_id')}: fields {sorted(keys - declared)} not in the "
+                             f"{record.get('kind') or model.__name__} model, {sorted(required - keys)} missing")
     if not VALIDATE:
         return
     try:

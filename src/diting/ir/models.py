@@ -379,10 +379,25 @@ ENTITY_KINDS: tuple[str, ...] = tuple(
     k for m in get_args(get_args(Entity)[0]) for k in get_args(m.model_fields["kind"].annotation))
 
 
+def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(model.model_fields), frozenset(n for n, f in model.model_fields.items() if f.is_required())
+
+
+#: entity kind → (the fields its model declares, the required ones): what a blueprint of the kind
+#: may and must carry (checked as every record is built: ir/builder.py)
+ENTITY_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    k: _fields(m) for m in get_args(get_args(Entity)[0]) for k in get_args(m.model_fields["kind"].annotation)}
+
+
 class EntityRecord(BaseModel):
     """Wrapper used to validate one line of ``entities.jsonl``."""
 
     root: Entity
+
+
+def record_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """(declared fields, required fields) of a record model other than an entity (:data:`ENTITY_FIELDS`)."""
+    return _fields(model)
 
 
 def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[str, Any] | None = None) -> None:
