@@ -39,6 +39,12 @@ def _recounted(original):
 RECOUNTED: list = []
 
 
+def pytest_sessionfinish(session, exitstatus) -> None:
+    import shutil
+    for _, home in _REAL_SCANS.values():
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.write_line(f"coverage recount: {len(RECOUNTED)} package(s) recounted from their records, "
                                 "all equal to their coverage.json")
@@ -48,6 +54,30 @@ _pipeline.scan = _recounted(_pipeline.scan)
 from diting.scan.pipeline import ScanOptions, scan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: (repository, commit, options but --out) → the packages of its first scan in this session
+_REAL_SCANS: dict[tuple[str, str, str], tuple[object, Path]] = {}
+
+
+def scan_real(repo: Path, commit: str, options: ScanOptions):
+    """``scan`` of a public mirror at a pinned full commit, done once per session: a later call with the
+    same repository, commit and options (``--out`` aside) gets a copy of the first scan's packages in
+    its own ``--out`` (a test may write there), and the result with its paths. The real estates are
+    the slowest scans of the suite (every record validated, every package recounted)."""
+    import copy
+    import dataclasses
+    import shutil
+    import tempfile
+    key = (str(Path(repo).resolve()), commit, repr(dataclasses.replace(options, out=Path("-"))))
+    if key not in _REAL_SCANS:
+        home = Path(tempfile.mkdtemp(prefix="diting-real-"))
+        _REAL_SCANS[key] = (scan(repo, commit, dataclasses.replace(options, out=home)), home)
+    result, home = _REAL_SCANS[key]
+    shutil.copytree(home, options.out, dirs_exist_ok=True)
+    out = copy.deepcopy(result)
+    for p in out.packages:
+        p.path = Path(options.out) / Path(p.path).relative_to(home)
+    return out
 
 
 def make_repo(tmp_path: Path, files: dict[str, bytes | str], name: str = "repo",

@@ -15,6 +15,7 @@ from diting.errors import UserError
 from diting.graph import store
 from diting.graph.store import build, query
 from diting.scan.pipeline import ScanOptions, scan
+from tests.conftest import run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
 
@@ -63,6 +64,22 @@ def test_loading_again_changes_nothing(tmp_path):
     result = build(db, [SAMPLES])
     assert not result.loaded and len(result.unchanged) == 7
     assert _state(db) == before
+
+
+def test_a_build_works_within_its_memory_limit(tmp_path, monkeypatch):
+    from diting.graph.store import connect
+    db = tmp_path / "g.duckdb"
+    build(db, [SAMPLES])
+    con = connect(db)
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] in ("953.6 MiB", "1.0 GiB", "1000.0 MiB")
+    con.close()
+    monkeypatch.setenv("DITING_GRAPH_MEMORY", "2GB")
+    con = connect(db)
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] in ("1.8 GiB", "2.0 GiB", "1.9 GiB")
+    con.close()
+    monkeypatch.setenv("DITING_GRAPH_MEMORY", "lots")
+    r = run_cli("graph", "build", "--db", str(tmp_path / "h.duckdb"), str(SAMPLES))
+    assert r.returncode == 2 and "DITING_GRAPH_MEMORY='lots'" in r.stderr and "Traceback" not in r.stderr
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ from diting.coverage.report import coverage_of_graph
 from diting.graph.store import build, query
 from diting.scan.pipeline import ScanOptions, scan
 
+from tests.conftest import scan_real
+
 from .test_real_repos import BASE
 
 MALL_SWARM = ("macrozheng+mall-swarm", "56ed16211a706d34604d272813c5778ecfb7db79")
@@ -33,7 +35,7 @@ def _scan_and_build(spec: tuple[str, str], tmp_path: Path, repo_id: str) -> tupl
     """Scan the mirror at its commit and build a graph of every package: (repository, packages, db)."""
     repo = _mirror(*spec)
     out = tmp_path / "ir"
-    scan(repo, spec[1], ScanOptions(out=out, repo_id=repo_id, quiet=True))
+    scan_real(repo, spec[1], ScanOptions(out=out, repo_id=repo_id, quiet=True))
     db = tmp_path / "g.duckdb"
     build(db, [out])
     return repo, out, db

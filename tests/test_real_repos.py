@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from diting.ir.verify import verify_package
-from diting.scan.pipeline import ScanOptions, scan
-from tests.conftest import ROOT
+from diting.scan.pipeline import ScanOptions
+from tests.conftest import ROOT, scan_real
 
 BASE = Path(os.environ.get("DITING_REAL_REPOS", "/work/.mirror"))
 
@@ -44,7 +44,8 @@ def _repo(name: str) -> tuple[Path, str, set[str]]:
 @pytest.mark.parametrize("name", sorted(REPOS))
 def test_real_repository(name, tmp_path):
     path, sha, services = _repo(name)
-    result = scan(path, sha, ScanOptions(out=tmp_path, repo_id=f"github.com/{name}", quiet=True))
+    repo_id = "github.com/" + REPOS[name][0].replace("+", "/")
+    result = scan_real(path, sha, ScanOptions(out=tmp_path, repo_id=repo_id, quiet=True))
     assert {p.service_id for p in result.packages} == services
     for p in result.packages:
         assert verify_package(p.path, deep=True, repo=path) == [], p.service_id

@@ -17,6 +17,7 @@ other open-ended fields are JSON. Views over the current packages (:data:`VIEWS`
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,8 +235,25 @@ def _create(con) -> None:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
 
 
+#: DuckDB's working memory for a connection that writes a graph (``DITING_GRAPH_MEMORY`` overrides):
+#: beyond it DuckDB spills to its temporary directory beside the database instead of growing (replacing
+#: one package in a large graph otherwise takes several GB)
+DEFAULT_GRAPH_MEMORY = "1GB"
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.I)
+
+
+def graph_memory() -> str:
+    """The memory limit of a writing connection: ``DITING_GRAPH_MEMORY`` (``512MB``, ``4GB`` …) or
+    :data:`DEFAULT_GRAPH_MEMORY`. Raises :class:`UserError` for a value DuckDB would not read."""
+    value = os.environ.get("DITING_GRAPH_MEMORY", "").strip() or DEFAULT_GRAPH_MEMORY
+    if not _MEMORY.match(value):
+        raise UserError(f"DITING_GRAPH_MEMORY={value!r}: write a size such as 512MB or 4GB")
+    return value
+
+
 def connect(db: Path, read_only: bool = False):
-    """A DuckDB connection to ``db``; raises :class:`UserError` when it cannot be opened."""
+    """A DuckDB connection to ``db`` (one that writes works within :func:`graph_memory`); raises
+    :class:`UserError` when it cannot be opened."""
     duckdb = import_native("duckdb")
     if db.is_dir():
         raise UserError(f"{db}: is a directory, not a graph database file")
@@ -243,10 +261,14 @@ def connect(db: Path, read_only: bool = False):
         raise UserError(f"{db}: is not a regular file, not a graph database file")
     if read_only and not db.is_file():
         raise UserError(f"{db}: no such graph database (build one with 'diting graph build --db {db} …')")
+    limit = None if read_only else graph_memory()
     try:
-        return duckdb.connect(str(db), read_only=read_only)
+        con = duckdb.connect(str(db), read_only=read_only)
     except duckdb.Error as exc:
         raise UserError(f"{db}: cannot open the graph database: {str(exc).splitlines()[0]}") from exc
+    if limit is not None:
+        con.execute(f"SET memory_limit = '{limit}'")
+    return con
 
 
 def interrupted(exc: BaseException) -> bool:
@@ -424,13 +446,13 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
     database that is not a graph database of this version; the database is then unchanged (a
     new one is not created). ``KeyboardInterrupt`` is re-raised after the rollback."""
     import contextlib
-    import os
     if gate is None:
         with CommitGate(redeliver=True) as own:
             return build(db, paths, replace, label, deep, own)
     duckdb = import_native("duckdb")
     from diting.ir.writer import fsync_path, sweep_leftovers
     refuse_inside_package(db, "--db")
+    graph_memory()  # a bad DITING_GRAPH_MEMORY is refused before anything is read or written
     manifests, duplicates = _read_packages(paths, deep)
     existed = db.exists() or db.is_symlink()
     if existed:
