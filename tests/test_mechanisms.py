@@ -128,3 +128,17 @@ def test_a_mechanism_name_or_emit_kind_is_taken_once(beacon):
     with pytest.raises(UserError, match="lower-case"):
         register(Mechanism("Beacon", beacon_stations))
     assert [m.name for m in mechanisms.mechanisms()][-4:] == ["beacon_stations", "sql", "loaded", "sql_ledger"]
+
+
+def test_a_failing_registered_mechanism_is_named(tmp_path):
+    def broken(pc) -> None:
+        raise KeyError("type")
+
+    register(Mechanism("broken_family", broken))
+    try:
+        repo, _ = make_repo(tmp_path, ESTATE)
+        with pytest.raises(UserError, match=r"mechanism broken_family \(tests.test_mechanisms.*broken\) failed in "
+                                            r"package .*: KeyError: 'type'"):
+            scan_repo(repo, tmp_path / "ir", jobs=1)
+    finally:
+        mechanisms.unregister("broken_family")

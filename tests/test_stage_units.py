@@ -6,7 +6,7 @@ import json
 
 from diting.scan.facts import ScanFacts
 from tests.conftest import BOOT_PLUGIN, pom
-from tests.stagekit import memory_facts, run_until
+from tests.stagekit import facts_of, run_until
 
 APP = """package com.example.order;
 @org.springframework.boot.autoconfigure.SpringBootApplication
@@ -31,14 +31,14 @@ FILES = {
 
 
 def test_build_finds_the_modules_and_their_closures(tmp_path):
-    facts = run_until(memory_facts(FILES, tmp_path / "out"), "build")
+    facts = run_until(facts_of(FILES, tmp_path / "out"), "build")
     assert sorted(facts.inv.modules) == ["order/pom.xml", "pom.xml"]
     assert facts.closures["order/pom.xml"] == ["order/pom.xml"]
     assert "file_facts" not in facts  # later stages did not run
 
 
 def test_sources_parse_java_and_keep_what_they_could_not_read(tmp_path):
-    facts = run_until(memory_facts(FILES, tmp_path / "out"), "sources")
+    facts = run_until(facts_of(FILES, tmp_path / "out"), "sources")
     assert sorted(facts.file_facts) == ["order/src/main/java/com/example/order/App.java",
                                         "order/src/main/java/com/example/order/Orders.java"]
     problem = facts.file_problems["order/src/main/java/com/example/order/Broken.java"]
@@ -47,14 +47,14 @@ def test_sources_parse_java_and_keep_what_they_could_not_read(tmp_path):
 
 
 def test_modules_make_candidates_and_services_name_the_deployable(tmp_path):
-    facts = run_until(memory_facts(FILES, tmp_path / "out"), "services")
+    facts = run_until(facts_of(FILES, tmp_path / "out"), "services")
     sends = [c for c in facts.module_results["order/pom.xml"].candidates if c["emit"] == "MQ_SEND"]
     assert [c["call"]["name"] for c in sends] == ["send"]
     assert [(p.service_id, p.kind) for p in facts.plans] == [("lib:shop-parent", "LIB"), ("order-service", "SERVICE")]
 
 
 def test_packages_write_the_service_with_its_send(tmp_path):
-    facts: ScanFacts = run_until(memory_facts(FILES, tmp_path / "out"), "packages")
+    facts: ScanFacts = run_until(facts_of(FILES, tmp_path / "out"), "packages")
     (order,) = [r for r in facts.package_results if r.service_id == "order-service"]
     assert order.status == "PARTIAL"  # the binary file's ERROR diagnostic
     rels = [json.loads(line) for line in (order.path / "relations.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -99,6 +99,7 @@ class SpringConfig:
         """Drop what resolution memoised (the sources or the profiles changed)."""
         self.__dict__.pop("_memo", None)
         self.__dict__.pop("_hits", None)
+        self.__dict__.pop("_entry_index", None)
 
     def not_chosen_by_name(self) -> "SpringConfig":
         """This configuration without the sources chosen by ``spring.application.name`` — where the
@@ -207,20 +208,11 @@ class SpringConfig:
     def _entries(self, key: str) -> list[tuple[_Source, ConfigEntry]]:
         """Each source's entry of ``key``: its own, or — for a list written item by item
         (``key[0]``, ``key[1]`` …) — one entry of the items joined by commas, as Spring binds a
-        list or a comma-separated string (a higher source's list replaces a lower one's whole)."""
+        list or a comma-separated string (a higher source's list replaces a lower one's whole).
+        Looked up in :meth:`_index`, built once per set of sources."""
         hits: list[tuple[_Source, ConfigEntry]] = []
-        for src in self.sources:
-            found: ConfigEntry | None = None
-            items: dict[int, ConfigEntry] = {}
-            for doc in src.file.documents:
-                if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
-                    continue
-                for e in doc.entries:
-                    if e.key == key:
-                        found = e  # later documents and later keys win inside one file
-                        items = {}
-                    elif e.key.startswith(key + "[") and e.key.endswith("]") and e.key[len(key) + 1:-1].isdigit():
-                        items[int(e.key[len(key) + 1:-1])] = e
+        for src, index in zip(self.sources, self._index()):
+            found, items = index.get(key, (None, None))
             if items:
                 first, last = items[min(items)], items[max(items)]
                 found = ConfigEntry(key, first.raw_key.rsplit("[", 1)[0], ",".join(items[i].value for i in sorted(items)),
@@ -228,6 +220,29 @@ class SpringConfig:
             if found is not None:
                 hits.append((src, found))
         return hits
+
+    def _index(self) -> list[dict[str, list]]:
+        """Per source (in order), canonical key → ``[its last entry, {item index: entry}]`` over the
+        documents active for the profiles: later documents and later keys win inside one file, and
+        an entry of the key itself drops the items written before it (``key[N]`` entries are also
+        items of ``key``)."""
+        got = self.__dict__.get("_entry_index")
+        if got is None:
+            got = self.__dict__["_entry_index"] = []
+            for src in self.sources:
+                index: dict[str, list] = {}
+                for doc in src.file.documents:
+                    if doc.profiles is not None and not profiles_match(doc.profiles, self.profiles):
+                        continue
+                    for e in doc.entries:
+                        index[e.key] = [e, {}]
+                        if e.key.endswith("]"):
+                            cut = e.key.rfind("[")
+                            number = e.key[cut + 1:-1]
+                            if cut > 0 and number.isascii() and number.isdigit():
+                                index.setdefault(e.key[:cut], [None, {}])[1][int(number)] = e
+                got.append(index)
+        return got
 
     def value(self, key: str) -> str | None:
         """``key``'s RESOLVED value stripped, None when it is not resolved or blank."""

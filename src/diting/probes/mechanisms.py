@@ -141,7 +141,11 @@ def _installed() -> tuple[Mechanism, ...]:
     once per process. Raises :class:`UserError` for an entry that is not a :class:`Mechanism`."""
     found = []
     for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        obj = ep.load()
+        try:
+            obj = ep.load()
+        except Exception as exc:  # noqa: BLE001 - an installed plugin that does not import is the user's to fix
+            raise UserError(f"entry point {ep.name} ({ep.value}) of group {ENTRY_POINT_GROUP} does not load: "
+                            f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(obj, Mechanism):
             raise UserError(f"entry point {ep.name} of group {ENTRY_POINT_GROUP} is not a diting Mechanism")
         register(obj)
@@ -161,7 +165,16 @@ def mechanisms() -> tuple[Mechanism, ...]:
 
 
 def run_mechanisms(pc: "ProbeContext") -> "ProbeStats":
-    """Run every mechanism over one package's probe context; returns its counts."""
+    """Run every mechanism over one package's probe context; returns its counts. Raises
+    :class:`UserError` naming a registered mechanism that fails (the built-in ones are diting's)."""
+    extra = {m.name for m in registered()}
     for m in mechanisms():
-        m.run(pc)
+        if m.name not in extra:
+            m.run(pc)
+            continue
+        try:
+            m.run(pc)
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure, told apart from diting's own
+            raise UserError(f"mechanism {m.name} ({m.origin}) failed in package {pc.plan.service_id}: "
+                            f"{type(exc).__name__}: {exc}") from exc
     return pc.stats

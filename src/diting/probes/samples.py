@@ -4,8 +4,8 @@ A sample's ``input`` maps repository paths to file contents. When it has no
 root ``pom.xml``, one is supplied (``sample:sample-app``, a Spring Boot
 deployable), and when no Java file declares ``@SpringBootApplication``,
 ``com.example.SampleApplication`` is supplied, so a sample writes only what
-it is about, under ``com.example``. The repository is committed
-deterministically and scanned; every record of every package is collected.
+it is about, under ``com.example``. The files are scanned as a tree held in
+memory (no git runs: ``source/memory.py``); every record of every package is collected.
 
 Matching an expected record: each given top-level field must equal the
 record's (``status`` is a relation's ``resolution_status`` or a binding's
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diting.demo import commit_tree
 from diting.probes.model import Rule, Sample
 
 DEFAULT_POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -141,27 +140,24 @@ def bad_sample_path(rel: str) -> str | None:
 
 
 def run_sample(rule: Rule, index: int, sample: Sample, rules_dirs: list[Path], workdir: Path) -> SampleResult:
-    """Build, scan and check one sample in ``workdir`` (which it creates). A sample that cannot be
-    built (a path outside the repository, a file where a directory must be) fails with the reason."""
+    """Scan and check one sample; its packages are written in ``workdir`` (which it creates). A sample
+    that cannot be built (a path outside the repository, a file where a directory must be) fails
+    with the reason."""
     from diting.errors import UserError
-    from diting.scan.pipeline import ScanOptions, scan
+    from diting.scan.pipeline import ScanOptions, scan_files
 
     result = SampleResult(rule.id, index, sample.form)
     files = sample_files(sample)
     bad = sorted((rel, why) for rel in files if (why := bad_sample_path(rel)))
+    dirs = {rel.rsplit("/", i)[0] for rel in files for i in range(1, rel.count("/") + 1)}
+    bad += sorted((rel, "a file where a directory must be") for rel in files if rel in dirs)
     if bad:
         result.failures.append("sample input paths refused: " + "; ".join(f"{r!r}: {w}" for r, w in bad))
         return result
-    src = workdir / "src"
     try:
-        for rel, content in files.items():
-            p = src / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(content, encoding="utf-8")
-        repo = workdir / "repo"
-        sha = commit_tree(src, repo, f"sample {rule.id} #{index}")
         out = workdir / "out"
-        scan(repo, sha, ScanOptions(out=out, repo_id=f"samples/{rule.id}", quiet=True, jobs=1, rules_dirs=rules_dirs))
+        scan_files({rel: content.encode("utf-8") for rel, content in files.items()},
+                   ScanOptions(out=out, repo_id=f"samples/{rule.id}", quiet=True, jobs=1, rules_dirs=rules_dirs))
     except (UserError, OSError, ValueError) as exc:
         result.failures.append(f"the sample could not be built or scanned: {exc}")
         return result

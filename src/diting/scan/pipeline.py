@@ -28,6 +28,7 @@ from diting.scan.progress import Progress
 from diting.scan.repository import build_inventory
 from diting.scan.stages import Stage, describe, run_stages
 from diting.source.git import GitRepo, default_repo_id
+from diting.source.memory import memory_snapshot
 from diting.source.snapshot import Snapshot
 from diting.sql.dialect import parse_overrides as parse_dialect_overrides
 from diting.sql.emit import warm_lineage
@@ -35,7 +36,7 @@ from diting.sql.lineage import analyze_many
 from diting.workers import shared_map
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "SCAN_STAGES", "ScanOptions", "ScanResult", "PackageResult", "bounded_int",
-           "given_facts", "scan", "stage_graph"]
+           "given_facts", "memory_facts", "scan", "scan_files", "stage_graph"]
 
 #: allocations between young-generation collections while a scan runs (CPython's default is 700)
 GC_YOUNG_THRESHOLD = 50_000
@@ -166,12 +167,41 @@ def given_facts(repo_path: str | os.PathLike[str], rev: str, options: ScanOption
     commit = repo.resolve_commit(rev)
     repo_id, repo_id_basis = (options.repo_id, "--repo-id") if options.repo_id else default_repo_id(repo)
     facts = ScanFacts()
-    facts.put(repo=repo, commit=commit, repo_id=repo_id, repo_id_basis=repo_id_basis, options=options,
-              rules=load_rules(options.rules_dirs),
-              inventory_file=InventoryFile.load(options.inventory) if options.inventory else None,
-              config_snapshot=ConfigSnapshot.load(options.config_snapshot) if options.config_snapshot else None,
-              sql_dialects=parse_dialect_overrides(options.sql_dialects))
+    facts.put(repo=repo, commit=commit, repo_id=repo_id, repo_id_basis=repo_id_basis, **_option_facts(options))
     return facts
+
+
+def _option_facts(options: ScanOptions) -> dict[str, Any]:
+    """The given facts read from the options: the options, the rules and the files they name."""
+    return {"options": options, "rules": load_rules(options.rules_dirs),
+            "inventory_file": InventoryFile.load(options.inventory) if options.inventory else None,
+            "config_snapshot": ConfigSnapshot.load(options.config_snapshot) if options.config_snapshot else None,
+            "sql_dialects": parse_dialect_overrides(options.sql_dialects)}
+
+
+def memory_facts(files: dict[str, bytes], options: ScanOptions, commit_time: str | None = None) -> ScanFacts:
+    """The facts a scan of ``files`` (path → bytes, held in memory: ``source/memory.py``) has after
+    its ``tree`` stage; the repository id is ``options.repo_id`` (required). Raises
+    :class:`UserError` as :func:`given_facts` does for the options."""
+    if not options.repo_id:
+        raise UserError("a scan of files in memory needs a repository id")
+    refuse_inside_package(options.out, "--out")
+    snapshot = memory_snapshot(files, options.max_file_bytes)
+    facts = ScanFacts()
+    facts.put(commit=snapshot.commit, repo_id=options.repo_id, repo_id_basis="--repo-id", **_option_facts(options),
+              snapshot=snapshot, commit_time=commit_time, config_dirs=_config_dirs(options.config_dirs, snapshot,
+                                                                                  snapshot.commit))
+    return facts
+
+
+def scan_files(files: dict[str, bytes], options: ScanOptions) -> ScanResult:
+    """:func:`scan` of files held in memory (rule samples): every stage after ``tree`` over
+    :func:`memory_facts`."""
+    facts = memory_facts(files, options)
+    progress = Progress(quiet=options.quiet)
+    with progress, scan_gc_policy():
+        run_stages([st for st in SCAN_STAGES if st.name != "tree"], facts, progress)
+    return _result(facts)
 
 
 def scan(repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> ScanResult:
@@ -185,6 +215,11 @@ def scan(repo_path: str | os.PathLike[str], rev: str, options: ScanOptions) -> S
     progress = Progress(quiet=options.quiet)
     with facts.repo, progress, scan_gc_policy():
         run_stages(SCAN_STAGES, facts, progress)
+    return _result(facts)
+
+
+def _result(facts: ScanFacts) -> ScanResult:
+    """What a finished scan answers, from its facts (``--sql-dialect`` overrides no package used)."""
     results = facts.package_results
     seen = {r.sql_datasource.lower() for r in results if r.sql_datasource}
     unused = [f"{ds}={d}" for ds, d in sorted(facts.sql_dialects.items()) if ds != "*" and ds.lower() not in seen]
