@@ -43,6 +43,21 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     import shutil
     for _, home in _REAL_SCANS.values():
         shutil.rmtree(home, ignore_errors=True)
+    if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: its recounts go to the controller
+        session.config.workeroutput["recounted"] = len(RECOUNTED)
+
+
+class _WorkerRecounts:
+    """pytest-xdist's controller: add up the recounts of its workers (``-n``, pyproject.toml)."""
+
+    @staticmethod
+    def pytest_testnodedown(node, error) -> None:
+        RECOUNTED.extend([None] * getattr(node, "workeroutput", {}).get("recounted", 0))
+
+
+def pytest_configure(config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_WorkerRecounts(), "diting-worker-recounts")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
