@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from diting.inventory.gradle import GradleModel, read_catalog
+from diting.inventory.gradle import GradleModel
+from diting.inventory.gradle_eval import read_catalog
 from diting.inventory.gradle_script import Assign, Call, Control, Decl, ExprStmt, Str, read_script
 from diting.rules import load_rules
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo

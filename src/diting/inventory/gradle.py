@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import bisect
 import re
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from diting.config.sources import parse_properties
 from diting.findings import Finding
 from diting.inventory.gradle_script import (
-    Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, ListLit, MapLit, Member, Name,
-    Num, Op, Opaque, Script, Stmt, Str, parse_expression, read_script,
+    Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, Member, Name,
+    Script, Stmt, Str, read_script,
+)
+from diting.inventory.gradle_eval import (
+    MAX_LIST_ITEMS, MISSING, Catalog, CatalogRef, Coordinate, Eval, FileVal,
+    ProjectRef, Unknown, describe, read_catalog, unknown,
 )
 from diting.inventory.module import BuildEvidence, BuildModule, DeployableBasis, EffectiveDependency, Span
 from diting.source.paths import join_inside, parent_dir
@@ -61,11 +64,6 @@ _DYNAMIC_CALLS = {"each", "eachDir", "eachFile", "eachDirMatch", "eachFileRecurs
 _SELECTORS = {"allprojects", "subprojects"}
 _NAMED = {"named", "getByName", "register", "create", "maybeCreate", "getting", "creating", "findByName", "getAt"}
 MAX_SCRIPT_PLUGINS = 32
-#: evaluation of one expression nests at most this deep (then it is unknown)
-MAX_EVAL_DEPTH = 64
-#: an evaluated string longer than this, or a list with more items, is unknown
-MAX_VALUE_CHARS = 65536
-MAX_LIST_ITEMS = 10000
 #: a project path deeper than this is not read
 MAX_PROJECT_DEPTH = 32
 #: script applications (``apply from:``, convention plugins, injected blocks) per build
@@ -82,171 +80,7 @@ CORE_PLUGINS = {"java", "java-library", "java-platform", "java-test-fixtures", "
 # --------------------------------------------------------------------------- values
 
 
-@dataclass(frozen=True)
-class ProjectRef:
-    path: str  # a Gradle project path (absolute, ':a:b') or a relative one to resolve
-
-
-@dataclass(frozen=True)
-class FileVal:
-    path: str | None  # repository-relative; None when it leaves the tree
-
-
-@dataclass(frozen=True)
-class CatalogRef:
-    catalog: str
-    parts: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Coordinate:
-    group: str
-    name: str
-    version: str | None
-    classifier: str = ""
-    type: str = "jar"
-    platform: bool = False
-
-
-class _Unknown:
-    """A value the static reader cannot know; ``why`` says what it depends on."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"<unknown {self.why}>"
-
-
-def _unknown(why: str) -> _Unknown:
-    return _Unknown(why)
-
-
-def _leaves(v: list[Any]) -> int:
-    """How many leaves nested lists hold, every shared sublist counted again; counting stops past
-    :data:`MAX_LIST_ITEMS` (so the cost is bounded whatever the nesting)."""
-    n = 0
-    stack = [v]
-    while stack and n <= MAX_LIST_ITEMS:
-        cur = stack.pop()
-        for x in cur:
-            if isinstance(x, list):
-                stack.append(x)
-            n += 1
-    return n
-
-
-def _describe(v: Any) -> str:
-    """A value as a diagnostic names it: what an unknown depends on, else a short text."""
-    text = v.why if isinstance(v, _Unknown) else str(v)
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
-#: no property of that name
-_MISSING = object()
-
-
 # --------------------------------------------------------------------------- catalogs
-
-
-@dataclass
-class Catalog:
-    """A version catalog: libraries, bundles and plugins by normalised alias (``spring.boot``)."""
-
-    path: str
-    libraries: dict[str, tuple[str, str, str | None, int]] = field(default_factory=dict)
-    bundles: dict[str, list[str]] = field(default_factory=dict)
-    plugins: dict[str, tuple[str, int]] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
-
-
-def _alias(name: str) -> str:
-    """Gradle's accessor form of an alias: ``-``, ``_`` and ``.`` are one separator; case is kept
-    (``spring-boot`` and ``spring_boot`` are ``libs.spring.boot``)."""
-    return re.sub(r"[-_.]+", ".", name).strip(".")
-
-
-def _toml_lines(text: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i, line in enumerate(text.split("\n"), 1):
-        m = re.match(r"\s*\"?([A-Za-z0-9_.-]+)\"?\s*=", line)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = i
-    return out
-
-
-def read_catalog(path: str, text: str, findings: list[Finding]) -> Catalog:
-    """Read ``libs.versions.toml`` (TOML, never executed). A malformed file gives a finding and an
-    empty catalog."""
-    cat = Catalog(path)
-    try:
-        doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-        findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path} is not valid TOML ({exc}); its "
-                                "entries are unknown", path, 0, 0, None, "catalog|toml"))
-        return cat
-    lines = _toml_lines(text)
-
-    def version_of(v: Any) -> str | None:
-        if isinstance(v, str):
-            return v
-        if isinstance(v, dict):
-            if "ref" in v:
-                return cat.versions.get(_alias(str(v["ref"])))
-            for k in ("strictly", "require", "prefer"):
-                if isinstance(v.get(k), str):
-                    return v[k]
-        return None
-
-    for k, v in (doc.get("versions") or {}).items() if isinstance(doc.get("versions"), dict) else ():
-        ver = version_of(v) if not isinstance(v, dict) or "ref" not in v else None
-        if ver is not None:
-            cat.versions[_alias(str(k))] = ver
-    libs = doc.get("libraries") if isinstance(doc.get("libraries"), dict) else {}
-    for k, v in libs.items():
-        line = lines.get(k, 0)
-        if _alias(k) in cat.libraries:
-            findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path}: alias {k} is the accessor "
-                                    f"libs.{_alias(k)} of another alias too (Gradle refuses the catalog); the first "
-                                    "is kept", path, line, line, None, f"catalog-alias|{k}"))
-            continue
-        if isinstance(v, str):
-            parts = v.split(":")
-            if len(parts) >= 2:
-                cat.libraries[_alias(k)] = (parts[0], parts[1], parts[2] if len(parts) > 2 else None, line)
-        elif isinstance(v, dict):
-            module = v.get("module")
-            if isinstance(module, str) and ":" in module:
-                g, n = module.split(":", 1)
-            else:
-                g, n = v.get("group"), v.get("name")
-            if not (isinstance(g, str) and isinstance(n, str)):
-                continue
-            ver = version_of(v.get("version")) if "version" in v else (
-                cat.versions.get(_alias(str(v["version.ref"]))) if "version.ref" in v else None)
-            if ver is None and isinstance(v.get("version"), dict) and "ref" in v["version"]:
-                ver = cat.versions.get(_alias(str(v["version"]["ref"])))
-            ref = v.get("version.ref") or (v["version"].get("ref") if isinstance(v.get("version"), dict) else None)
-            if ref is not None and ver is None:
-                findings.append(Finding("PROPERTY_UNRESOLVED", f"version catalog {path}: library {k} refers to version "
-                                        f"{ref!r}, which [versions] does not define", path, line, line, None,
-                                        f"catalog-ref|{k}"))
-            cat.libraries[_alias(k)] = (g, n, ver, line)
-    bundles = doc.get("bundles") if isinstance(doc.get("bundles"), dict) else {}
-    for k, v in bundles.items():
-        if isinstance(v, list):
-            if len(v) > MAX_LIST_ITEMS:
-                findings.append(Finding("GRADLE_NOT_STATIC", f"version catalog {path}: bundle {k} lists {len(v)} "
-                                        f"libraries (more than {MAX_LIST_ITEMS}); not read", path, lines.get(k, 0),
-                                        lines.get(k, 0), None, f"catalog-bundle|{k}"))
-                continue
-            cat.bundles[_alias(k)] = [_alias(str(x)) for x in v]
-    plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
-    for k, v in plugins.items():
-        pid = v.split(":", 1)[0] if isinstance(v, str) else v.get("id") if isinstance(v, dict) else None
-        if isinstance(pid, str):
-            cat.plugins[_alias(k)] = (pid, lines.get(k, 0))
-    return cat
 
 
 # --------------------------------------------------------------------------- projects
@@ -387,222 +221,6 @@ class _Files:
         sc = read_script(path, text)
         self.scripts[path] = sc
         return sc
-
-
-class _Eval:
-    """Evaluates expressions of one script for one project (values, never side effects)."""
-
-    def __init__(self, model: "GradleModel", build: GradleBuild, project: GradleProject | None, script: Script,
-                 locals_: dict[str, Any]) -> None:
-        self.m = model
-        self.b = build
-        self.p = project
-        self.s = script
-        self.locals = locals_
-        self.depth = 0
-
-    def prop(self, name: str) -> Any:
-        """A property by name: locals, the project's ext (and its ancestors'), then gradle.properties."""
-        if name in self.locals:
-            return self.locals[name]
-        if self.p is not None:
-            found = self.m.project_property(self.p, name)
-            if found is not _MISSING:
-                return found
-            if name == "name":
-                return self.p.artifact_id
-            if name in ("version", "group"):
-                v = self.p.version if name == "version" else self.p.group_id
-                return v if v is not None else _unknown(name)
-            if name in ("projectDir", "buildDir"):
-                return FileVal(self.p.dir) if name == "projectDir" else FileVal(join_inside(self.p.dir, "build"))
-        if name in self.b.properties:
-            return self.b.properties[name]
-        if name in ("rootDir", "settingsDir"):
-            return FileVal(self.b.root_dir)
-        return _unknown(name)
-
-    def value(self, e: Expr | None) -> Any:
-        """The value of ``e``: evaluation nests at most :data:`MAX_EVAL_DEPTH` deep, and a string or
-        list longer than :data:`MAX_VALUE_CHARS` is unknown (template and concatenation bombs)."""
-        if self.depth >= MAX_EVAL_DEPTH:
-            return _unknown("nested too deeply")
-        self.depth += 1
-        try:
-            v = self._value(e)
-        finally:
-            self.depth -= 1
-        if isinstance(v, str) and len(v) > MAX_VALUE_CHARS or isinstance(v, list) and _leaves(v) > MAX_LIST_ITEMS:
-            return _unknown("too long")
-        return v
-
-    def _value(self, e: Expr | None) -> Any:
-        if e is None:
-            return _unknown("nothing")
-        if isinstance(e, Str):
-            return self.string(e)
-        if isinstance(e, Num):
-            return e.text
-        if isinstance(e, Name):
-            if e.name in ("true", "false"):
-                return e.name == "true"
-            if e.name == "null":
-                return None
-            if e.name in ("rootProject", "project"):
-                return ProjectRef(":" if e.name == "rootProject" else (self.p.gradle_path if self.p else ":"))
-            if e.name in self.b.catalogs:
-                return CatalogRef(e.name, ())
-            if e.name == "projects":
-                return ProjectRef("projects:")
-            return self.prop(e.name)
-        if isinstance(e, ListLit):
-            return [self.value(x) for x in e.items]
-        if isinstance(e, MapLit):
-            return {a.name: self.value(a.value) for a in e.entries if a.name}
-        if isinstance(e, Member):
-            return self.member(self.value(e.target), e.name, e)
-        if isinstance(e, Index):
-            base = self.value(e.target)
-            key = self.value(e.key)
-            if isinstance(key, str):
-                return self.member(base, key, e)
-            return _unknown("index")
-        if isinstance(e, Op):
-            if e.op == "+" and len(e.operands) == 2:
-                a, b = (self.value(x) for x in e.operands)
-                if isinstance(a, str) and isinstance(b, str):
-                    return a + b if len(a) + len(b) <= MAX_VALUE_CHARS else _unknown("too long")
-                if isinstance(a, FileVal) and isinstance(b, str) and a.path is not None:
-                    return FileVal(join_inside(a.path, b.lstrip("/")))
-                if isinstance(a, list) and isinstance(b, list):
-                    return a + b if len(a) + len(b) <= MAX_LIST_ITEMS else _unknown("too long")
-            if e.op == "?:" and len(e.operands) == 2:
-                a = self.value(e.operands[0])
-                return a if not isinstance(a, _Unknown) and a is not None else self.value(e.operands[1])
-            if e.op in ("as",) and e.operands:
-                return self.value(e.operands[0])
-            return _unknown(f"expression {e.op}")
-        if isinstance(e, Call):
-            return self.call(e)
-        if isinstance(e, Opaque) and e.text == "new" and len(e.inner) == 2:
-            base, rel = (self.value(x) for x in e.inner)
-            if isinstance(base, FileVal) and isinstance(rel, str) and base.path is not None:
-                return FileVal(join_inside(base.path, rel))
-        return _unknown(type(e).__name__)
-
-    def string(self, e: Str) -> Any:
-        """A string's value; one that starts with a directory template (``"$rootDir/x"``) is that file."""
-        out: list[str] = []
-        base: FileVal | None = None
-        for i, part in enumerate(e.parts):
-            if isinstance(part, str):
-                out.append(part)
-                continue
-            inner = parse_expression(part[1])
-            v = self.value(inner) if inner is not None else _unknown(part[1])
-            if isinstance(v, FileVal) and i == 0:
-                base = v
-                continue
-            if isinstance(v, FileVal):
-                v = v.path
-            if isinstance(v, bool):
-                v = str(v).lower()
-            if not isinstance(v, str):
-                return _unknown(part[1])
-            out.append(v)
-            if sum(map(len, out)) > MAX_VALUE_CHARS:
-                return _unknown("too long")
-        if base is not None:
-            return FileVal(join_inside(base.path, "".join(out).lstrip("/")) if base.path is not None else None)
-        return "".join(out)
-
-    def member(self, base: Any, name: str, e: Expr) -> Any:
-        if isinstance(base, dict):
-            return base.get(name, _unknown(name))
-        if isinstance(base, CatalogRef):
-            return CatalogRef(base.catalog, base.parts + (name,))
-        if isinstance(base, ProjectRef):
-            if base.path == "projects:" or base.path.startswith("projects:"):
-                return ProjectRef(base.path + ("." if not base.path.endswith(":") else "") + name)
-            target = self.m.project_at(self.b, base.path)
-            if name in ("ext", "extra", "extensions"):
-                return ProjectRef(base.path + "#ext")
-            if base.path.endswith("#ext"):
-                tp = self.m.project_at(self.b, base.path[:-4])
-                found = self.m.project_property(tp, name) if tp is not None else _MISSING
-                return found if found is not _MISSING else self.b.properties.get(name, _unknown(name))
-            if name in ("projectDir", "rootDir"):
-                d = target.dir if target is not None and name == "projectDir" else self.b.root_dir
-                return FileVal(d)
-            if name == "name":
-                return target.artifact_id if target else _unknown("name")
-            if name in ("version", "group"):
-                v = (target.version if name == "version" else target.group_id) if target else None
-                return v if v is not None else _unknown(name)
-            found = self.m.project_property(target, name) if target is not None else _MISSING
-            return found if found is not _MISSING else self.b.properties.get(name, _unknown(name))
-        if isinstance(base, FileVal):
-            if name in ("path", "absolutePath", "canonicalPath"):
-                return base.path
-            return _unknown(name)
-        if isinstance(base, _Unknown) and isinstance(e, Member) and isinstance(e.target, Name) and \
-                e.target.name == "ext":
-            return self.prop(name)
-        return _unknown(name)
-
-    def call(self, c: Call) -> Any:
-        args = [self.value(a.value) for a in c.args if a.name is None]
-        named = {a.name: self.value(a.value) for a in c.args if a.name is not None}
-        if c.target is None:
-            if c.name == "project":
-                p = args[0] if args else named.get("path")
-                if isinstance(p, str):
-                    return ProjectRef(p)
-                if not c.args:
-                    return ProjectRef(self.p.gradle_path if self.p else ":")
-                return _unknown("project path")
-            if c.name in ("file", "files", "layout.projectDirectory.dir"):
-                base = self.p.dir if self.p is not None else self.b.root_dir
-                if args and isinstance(args[0], str):
-                    return FileVal(join_inside(base, args[0]))
-                if args and isinstance(args[0], FileVal):
-                    return args[0]
-                return _unknown("file")
-            if c.name in ("property", "findProperty") and args and isinstance(args[0], str):
-                return self.prop(args[0])
-            if c.name in ("platform", "enforcedPlatform"):
-                inner = args[0] if args else _unknown("platform")
-                return ("platform", inner)
-            if c.name == "testFixtures":
-                return ("testFixtures", args[0] if args else _unknown("testFixtures"))
-            if c.name == "kotlin" and args and isinstance(args[0], str):
-                return Coordinate("org.jetbrains.kotlin", f"kotlin-{args[0]}", args[1] if len(args) > 1 and
-                                  isinstance(args[1], str) else None)
-            if c.name in ("listOf", "arrayOf", "setOf", "mutableListOf"):
-                return args
-            if c.name in ("mapOf", "mutableMapOf"):
-                return _unknown("map")
-            return _unknown(f"{c.name}()")
-        target = self.value(c.target)
-        if c.name in ("get", "getOrElse", "orNull", "toString", "trim") and not isinstance(target, _Unknown):
-            return target
-        if c.name in ("get", "getAt") and args and isinstance(args[0], str):
-            return self.member(target, args[0], c)
-        if c.name in ("property", "findProperty") and args and isinstance(args[0], str) and isinstance(target,
-                                                                                                       ProjectRef):
-            return self.member(target, args[0], c)
-        if c.name == "gradleProperty" and args and isinstance(args[0], str):
-            return self.b.properties.get(args[0], _unknown(args[0]))
-        if c.name == "file" and isinstance(target, ProjectRef):
-            tp = self.m.project_at(self.b, target.path)
-            if tp is not None and args and isinstance(args[0], str):
-                return FileVal(join_inside(tp.dir, args[0]))
-        if c.name == "dir" and isinstance(target, _Unknown) and args and isinstance(args[0], str):
-            base = self.p.dir if self.p is not None else self.b.root_dir
-            return FileVal(join_inside(base, args[0]))
-        if c.name == "of" and args:
-            return args[0]
-        return _unknown(f"{c.name}()")
 
 
 def _chain(e: Expr) -> list[str] | None:
@@ -847,7 +465,7 @@ class GradleModel:
             self._default_catalog(b)
             return b
         self._script_errors(sc, self.findings, None)
-        ev = _Eval(self, b, None, sc, {})
+        ev = Eval(self, b, None, sc, {})
         dirs: dict[str, tuple[Any, int]] = {}
         self._settings_block(b, sc, sc.statements, ev, dirs, [])
         for gpath, (val, line) in sorted(dirs.items()):
@@ -863,14 +481,14 @@ class GradleModel:
                     decl.dir = val.path
             else:
                 self.findings.append(Finding("GRADLE_NOT_STATIC", f"project {gpath}'s projectDir is computed "
-                                             f"({_describe(val)}); its default directory is read",
+                                             f"({describe(val)}); its default directory is read",
                                              path, line, line, None, f"dir|{gpath}"))
         if b.projects[":"].name != b.root_name:
             b.root_name = b.projects[":"].name
         self._default_catalog(b)
         return b
 
-    def _settings_block(self, b: GradleBuild, sc: Script, stmts: list[Stmt], ev: _Eval,
+    def _settings_block(self, b: GradleBuild, sc: Script, stmts: list[Stmt], ev: Eval,
                         dirs: dict[str, tuple[Any, int]], ctx: list[str]) -> None:
         for st in stmts:
             if isinstance(st, Decl):
@@ -916,7 +534,7 @@ class GradleModel:
                     self._include(b, v, c.name == "includeFlat", sc.path, c.line)
                 if computed:  # one finding per statement, however many paths it computes
                     self.findings.append(Finding("GRADLE_NOT_STATIC", f"{c.name} of {len(computed)} computed project "
-                                                 f"path(s) ({_describe(computed[0])}) at line {c.line}; not read",
+                                                 f"path(s) ({describe(computed[0])}) at line {c.line}; not read",
                                                  sc.path, c.line, c.line, None, f"include|{c.line}"))
                 continue
             if c.target is None and c.name == "includeBuild":
@@ -976,15 +594,15 @@ class GradleModel:
         out: list[Any] = []
         stack: list[Any] = [iter(values)]
         while stack:
-            item = next(stack[-1], _MISSING)
-            if item is _MISSING:
+            item = next(stack[-1], MISSING)
+            if item is MISSING:
                 stack.pop()
             elif isinstance(item, list):
                 stack.append(iter(item))
             else:
                 out.append(item)
                 if len(out) > MAX_LIST_ITEMS:
-                    return [_unknown("too many items")]
+                    return [unknown("too many items")]
         return out
 
     @staticmethod
@@ -1049,14 +667,14 @@ class GradleModel:
     # ------------------------------------------------------------ projects
     def project_property(self, p: GradleProject, name: str) -> Any:
         """A project's property: its ``ext`` or an ancestor's, then its ``gradle.properties``;
-        :data:`_MISSING` when it has none of that name."""
+        :data:`MISSING` when it has none of that name."""
         cur: GradleProject | None = p
         while cur is not None:
             if name in cur.ext:
                 return cur.ext[name]
             cur = self.parent_of(cur)
-        found = p.properties.get(name, _MISSING)
-        return found if found is not _MISSING else p.build_properties.get(name, _MISSING)
+        found = p.properties.get(name, MISSING)
+        return found if found is not MISSING else p.build_properties.get(name, MISSING)
 
     def parent_of(self, p: GradleProject) -> GradleProject | None:
         if p.gradle_path == ":":
@@ -1164,7 +782,7 @@ class GradleModel:
                 self.aggregated_by[key] = root_key
         # the scripts, in Gradle's order: root first, then by depth
         projects = [self.modules[k] for k in mine]
-        injected: dict[str, list[tuple[Script, list[Stmt], bool, _Eval | None]]] = {}
+        injected: dict[str, list[tuple[Script, list[Stmt], bool, Eval | None]]] = {}
         for proj in projects:
             try:
                 self._configure_project(b, proj, injected)
@@ -1214,7 +832,7 @@ class GradleModel:
         return [p for p in out if sel == "allprojects" or p is not proj]
 
     def _inject(self, b: GradleBuild, proj: GradleProject, targets: list[GradleProject], sc: Script,
-                body: list[Stmt], own: bool, injected, ev: _Eval) -> None:
+                body: list[Stmt], own: bool, injected, ev: Eval) -> None:
         # each target is one application of the block (nested allprojects grow with the square)
         self._applications += max(0, len(targets) - 1)
         if self._applications > MAX_APPLICATIONS:
@@ -1226,7 +844,7 @@ class GradleModel:
                 injected.setdefault(t.build_file, []).append((sc, body, own, ev))
 
     def _apply(self, b: GradleBuild, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool,
-               injected, parent_ev: _Eval | None, ctx: list[str] | None = None) -> None:
+               injected, parent_ev: Eval | None, ctx: list[str] | None = None) -> None:
         """Apply ``stmts`` of script ``sc`` to ``proj``; ``own`` is False for blocks every subproject
         gets; ``ctx`` is the path of the enclosing configuration blocks. A build applies at most
         :data:`MAX_APPLICATIONS` blocks (nested ``allprojects`` grow with the square of the projects)."""
@@ -1237,20 +855,20 @@ class GradleModel:
                                              f"blocks applied in the build of {b.settings or proj.build_file}; the "
                                              "rest are not read", sc.path, 0, 0, proj.build_file, "applications"))
             return
-        ev = _Eval(self, b, proj, sc, dict(parent_ev.locals) if parent_ev else {})
+        ev = Eval(self, b, proj, sc, dict(parent_ev.locals) if parent_ev else {})
         ev.p = proj
         self._walk(b, proj, sc, stmts, own, injected, ev, ctx or [])
 
     def _walk(self, b, proj: GradleProject, sc: Script, stmts: list[Stmt], own: bool, injected,
-              ev: _Eval, ctx: list[str]) -> None:
+              ev: Eval, ctx: list[str]) -> None:
         for st in stmts:
             if isinstance(st, Decl):
-                v = ev.value(st.value) if st.value is not None else _unknown(st.name)
+                v = ev.value(st.value) if st.value is not None else unknown(st.name)
                 if st.delegate is not None and isinstance(st.delegate, Call) and st.delegate.name == "extra":
                     args, lam = st.delegate.args, st.delegate.closure
                     last = lam.body[-1] if lam is not None and lam.body else None
                     proj.ext[st.name] = ev.value(args[0].value) if args else (
-                        ev.value(last.expr) if isinstance(last, ExprStmt) else _unknown(st.name))
+                        ev.value(last.expr) if isinstance(last, ExprStmt) else unknown(st.name))
                 elif st.delegate is not None:
                     ev.locals[st.name] = ev.prop(st.name)
                 else:
@@ -1287,7 +905,7 @@ class GradleModel:
         if pid in self.build_logic_plugins:
             proj.build_logic = True
 
-    def _plugin_value(self, b: GradleBuild, ev: _Eval, e: Expr) -> str | None:
+    def _plugin_value(self, b: GradleBuild, ev: Eval, e: Expr) -> str | None:
         if isinstance(e, Call) and e.target is None and e.name == "kotlin" and e.args:
             v = ev.value(e.args[0].value)
             return f"org.jetbrains.kotlin.{v}" if isinstance(v, str) else None
@@ -1299,7 +917,7 @@ class GradleModel:
         return v if isinstance(v, str) else None
 
     def _call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected,
-              ev: _Eval, ctx: list[str]) -> None:
+              ev: Eval, ctx: list[str]) -> None:
         # a plugins-block entry, possibly a chain: id 'x' version 'y' apply false
         if ctx[-1:] == ["plugins"]:
             links: list[Call] = []
@@ -1395,7 +1013,7 @@ class GradleModel:
         if c.closure is not None:
             self._walk(b, proj, sc, c.closure.body, own, injected, ev, path)
 
-    def _selected(self, b: GradleBuild, proj: GradleProject, ev: _Eval, e: Expr) -> list[GradleProject] | None:
+    def _selected(self, b: GradleBuild, proj: GradleProject, ev: Eval, e: Expr) -> list[GradleProject] | None:
         v = ev.value(e)
         if isinstance(e, Name) and e.name in _SELECTORS:
             return self._targets(b, proj, e.name)
@@ -1418,7 +1036,7 @@ class GradleModel:
         return out
 
     def _apply_call(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, own: bool, injected,
-                    ev: _Eval) -> None:
+                    ev: Eval) -> None:
         named = {a.name: a.value for a in c.args if a.name is not None}
         if c.name == "plugin" or "plugin" in named:
             e = named.get("plugin") or (c.args[0].value if c.args else None)
@@ -1456,7 +1074,7 @@ class GradleModel:
             if len(proj.applied) < MAX_SCRIPT_PLUGINS:
                 self._apply_script(b, proj, target, own, injected, sc.path, c.line)
 
-    def _assign(self, b: GradleBuild, proj: GradleProject, sc: Script, st: Assign, ev: _Eval,
+    def _assign(self, b: GradleBuild, proj: GradleProject, sc: Script, st: Assign, ev: Eval,
                 ctx: list[str]) -> None:
         chain = _chain(st.target)
         if chain is None:
@@ -1486,7 +1104,7 @@ class GradleModel:
             return
         if path in (["group"], ["version"]):
             if isinstance(value, str) and not value.isprintable():
-                value = _unknown("control characters")
+                value = unknown("control characters")
             if isinstance(value, str):
                 if path[0] == "group":
                     proj.group_id, proj.group_source = value, "DECLARED"
@@ -1494,7 +1112,7 @@ class GradleModel:
                     proj.version = value
             else:
                 proj.findings.append(Finding("PROPERTY_UNRESOLVED", f"{path[0]} at {sc.path}:{line} is computed "
-                                             f"({_describe(value)}); not known", sc.path, line, line,
+                                             f"({describe(value)}); not known", sc.path, line, line,
                                              proj.build_file, f"{path[0]}|{sc.path}|{line}"))
             return
         if path in (["archivesBaseName"], ["base", "archivesName"]) and isinstance(value, str):
@@ -1508,7 +1126,7 @@ class GradleModel:
             proj.tasks.setdefault(path[0], {})["archiveBaseName"] = value
             return
         if path[-1] in ("sourceCompatibility", "targetCompatibility", "languageVersion", "release"):
-            if isinstance(value, _Unknown) and isinstance(raw, Member) and raw.name.startswith("VERSION_"):
+            if isinstance(value, Unknown) and isinstance(raw, Member) and raw.name.startswith("VERSION_"):
                 value = raw.name  # JavaVersion.VERSION_17
             if isinstance(value, str) and len(value) <= 32 and value.isprintable() and (
                     path[-1] != "targetCompatibility" or proj.java_level is None):
@@ -1548,7 +1166,7 @@ class GradleModel:
             proj.tasks["sourceSets"][key] = cur + dirs
 
     def _dependencies(self, b: GradleBuild, proj: GradleProject, sc: Script, c: Call, conf: str,
-                      ev: _Eval) -> None:
+                      ev: Eval) -> None:
         scope = self.scope_of(conf)
         span = Span(c.line, c.closure.end_line if c.closure is not None and c.closure.end_line else c.line)
         for a in c.args:
@@ -1652,7 +1270,7 @@ class GradleModel:
         if isinstance(e, Call) and e.target is None and e.name in ("files", "fileTree", "gradleApi", "localGroovy",
                                                                     "gradleTestKit"):
             return
-        self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({_describe(v)})")
+        self._unresolved_dep(proj, sc, span, scope, f"computed dependency ({describe(v)})")
 
     def _push(self, proj: GradleProject, dep: EffectiveDependency) -> None:
         """Add a dependency; a later declaration of the same one (same coordinates, configuration and
@@ -1758,7 +1376,7 @@ class GradleModel:
             return
         proj.build_inputs = sorted(set(proj.build_inputs) | {path})
         self._script_errors(sc, proj.findings, proj.build_file)
-        self._walk(b, proj, sc, sc.statements, own, injected, _Eval(self, b, proj, sc, {}), [])
+        self._walk(b, proj, sc, sc.statements, own, injected, Eval(self, b, proj, sc, {}), [])
 
     def _script_for(self, proj: GradleProject, path: str, by: str, line: int) -> Script | None:
         """The script at ``path`` applied to ``proj`` (by ``by``:``line``); one that cannot be read
