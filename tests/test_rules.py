@@ -200,3 +200,14 @@ def test_docs_worked_wrapper_rule_example_is_a_valid_rule_file_whose_sample_pass
     assert [r.id for r in mine] == ["acme.mq-helper-send"]
     results = run_rule_samples(mine, [tmp_path])
     assert results and all(not r.failures for r in results), [r.failures for r in results]
+
+
+def test_a_failing_sample_names_the_closest_records_and_what_differs():
+    from diting.probes.samples import nearest
+    records = [{"record_id": "relation:a", "kind": "PUBLISHES", "resolution_status": "UNRESOLVED", "target_ref": None},
+               {"record_id": "relation:b", "kind": "PUBLISHES", "resolution_status": "RESOLVED",
+                "target_ref": {"record_id": "topic:jmq://t"}},
+               {"record_id": "topic:jmq://t", "kind": "TOPIC"}]
+    said = nearest({"kind": "PUBLISHES", "status": "AMBIGUOUS", "target": "topic:jmq://t"}, records)
+    assert said.startswith("closest records of kind PUBLISHES: relation:b differs in {\"status\": \"RESOLVED\"}")
+    assert nearest({"kind": "CONTRACT"}, records) == "no record of kind CONTRACT; kinds written: PUBLISHES, TOPIC"

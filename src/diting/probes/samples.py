@@ -114,6 +114,27 @@ def matches(expected: dict[str, Any], record: dict[str, Any]) -> bool:
     return True
 
 
+def nearest(expected: dict[str, Any], records: list[dict[str, Any]], shown: int = 3) -> str:
+    """The records of ``expected``'s kind that come closest (most expected fields equal), each with the
+    fields that differ — what a failing sample prints instead of every record of the kind."""
+    kind = expected.get("kind")
+    near = [r for r in records if _value(r, "kind") == kind]
+    if not near:
+        kinds = sorted({str(_value(r, "kind")) for r in records})
+        return f"no record of kind {kind}; kinds written: {', '.join(kinds) or 'none'}"
+
+    def differing(r: dict[str, Any]) -> list[str]:
+        return [k for k, v in expected.items() if not matches({k: v}, r)]
+
+    ranked = sorted(near, key=lambda r: (len(differing(r)), str(r.get("record_id"))))
+    lines = []
+    for r in ranked[:shown]:
+        diff = {k: (r.get(k) if k in ("attributes", "match_keys") else _value(r, k)) for k in differing(r)}
+        lines.append(f"{r.get('record_id')} differs in {json.dumps(diff, sort_keys=True, default=str)[:600]}")
+    more = f" (and {len(near) - shown} more of that kind)" if len(near) > shown else ""
+    return f"closest records of kind {kind}{more}: " + "; ".join(lines)
+
+
 def package_records(out: Path) -> list[dict[str, Any]]:
     """Every entity, relation, binding, diagnostic and ledger item of the packages under ``out``."""
     records: list[dict[str, Any]] = []
@@ -165,9 +186,7 @@ def run_sample(rule: Rule, index: int, sample: Sample, rules_dirs: list[Path], w
     result.records = records
     for exp in sample.expected_records:
         if not any(matches(exp, r) for r in records):
-            near = [r for r in records if _value(r, "kind") == exp.get("kind")]
-            result.failures.append(f"expected {json.dumps(exp, sort_keys=True)}; records of that kind: "
-                                   f"{json.dumps(near[:6], sort_keys=True)[:3000]}")
+            result.failures.append(f"expected {json.dumps(exp, sort_keys=True)}; {nearest(exp, records)}")
     for bad in sample.expect_none:
         hits = [r for r in records if matches(bad, r)]
         if hits:
