@@ -8,7 +8,8 @@ from pathlib import Path
 
 from diting.inventory.gradle import GradleModel
 from diting.inventory.gradle_eval import read_catalog
-from diting.inventory.gradle_script import Assign, Call, Control, Decl, ExprStmt, Str, read_script
+from diting.inventory.gradle_ast import Assign, Call, Control, Decl, ExprStmt, Str
+from diting.inventory.gradle_script import read_script
 from diting.rules import load_rules
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 

@@ -33,14 +33,11 @@ from typing import Any, Callable
 
 from diting.config.sources import parse_properties
 from diting.findings import Finding
-from diting.inventory.gradle_script import (
-    Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index, Member, Name,
-    Script, Stmt, Str, read_script,
-)
-from diting.inventory.gradle_eval import (
-    MAX_LIST_ITEMS, MISSING, Catalog, CatalogRef, Coordinate, Eval, FileVal,
-    ProjectRef, Unknown, describe, read_catalog, unknown,
-)
+from diting.inventory.gradle_ast import (Assign, Call, Closure, Control, Decl, Definition, Expr, ExprStmt, Index,
+                                        Member, Name, Script, Stmt, Str)
+from diting.inventory.gradle_eval import (MAX_LIST_ITEMS, MISSING, Catalog, CatalogRef, Coordinate, Eval, FileVal,
+                                         ProjectRef, Unknown, describe, read_catalog, unknown)
+from diting.inventory.gradle_script import read_script
 from diting.inventory.module import BuildEvidence, BuildModule, DeployableBasis, EffectiveDependency, Span
 from diting.source.paths import join_inside, parent_dir
 

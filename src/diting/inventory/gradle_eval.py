@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from diting.findings import Finding
 
-from diting.inventory.gradle_script import (Call, Expr, Index, ListLit, MapLit, Member, Name, Num, Op, Opaque, Script,
-                                           Str, parse_expression)
+from diting.inventory.gradle_ast import (Call, Expr, Index, ListLit, MapLit, Member, Name, Num, Op, Opaque, Script,
+                                        Str)
+from diting.inventory.gradle_script import parse_expression
 from diting.source.paths import join_inside
 
 if TYPE_CHECKING:
