@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from diting.java.syntax import extract_file, type_chain
+from diting.java.facts import type_chain
+from diting.java.syntax import extract_file
 from diting.resolve.calls import CallResolver
 from diting.resolve.types import MemberContext
 from diting.scan.pipeline import SCAN_STAGES, ScanOptions, given_facts

@@ -35,7 +35,7 @@ import tree_sitter as ts
 from diting.java.nodes import Nesting, end_line_of, line_of
 
 if TYPE_CHECKING:  # for annotations only: syntax imports this module
-    from diting.java.syntax import Body
+    from diting.java.facts import Body
 
 #: tree-sitter query captures (added to the extractor's one query) of branch-forming constructs
 BRANCH_QUERY = ["(if_statement) @if", "(switch_expression) @switch", "(try_statement) @try",

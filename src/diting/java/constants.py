@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from diting.java.names import FileScope, TypeRegistry
-from diting.java.syntax import FieldDecl, FileFacts, TypeRef
+from diting.java.facts import FieldDecl, FileFacts, TypeRef
 
 Folded = tuple[str, str]
 

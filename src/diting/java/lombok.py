@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diting.java.names import FileScope
-from diting.java.syntax import Annotation, FieldDecl, TypeDecl, TypeRef
+from diting.java.facts import Annotation, FieldDecl, TypeDecl, TypeRef
 
 LOMBOK_LOGGERS = {
     "lombok.extern.slf4j.Slf4j": "org.slf4j.Logger",

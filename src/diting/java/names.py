@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from diting.ir.canonical import sha256_hex
-from diting.java.syntax import FileFacts, TypeDecl, TypeRef
+from diting.java.facts import FileFacts, TypeDecl, TypeRef
 
 _CATALOG_PATH = Path(__file__).parent / "data" / "jdk-types.txt"
 

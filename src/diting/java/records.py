@@ -18,7 +18,7 @@ from typing import Any
 from diting.java.constants import ConstantFolder
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeCatalog, TypeInfo
-from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
+from diting.java.facts import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.ids import diagnostic_record_id, entity_record_id
 from diting.source.text import uncertain_message

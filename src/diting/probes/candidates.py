@@ -21,7 +21,7 @@ from typing import Any
 from diting.ir import ids
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope
-from diting.java.syntax import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
+from diting.java.facts import Annotation, FileFacts, MethodDecl, TypeDecl, TypeRef, type_chain
 from diting.probes.model import MessageSpec, Rule
 from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded, constructor_fields, render
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle

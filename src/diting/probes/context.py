@@ -22,7 +22,7 @@ from diting.ir import ids
 from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
 from diting.ir.redaction import redact_value
-from diting.java.syntax import TypeRef
+from diting.java.facts import TypeRef
 from diting.probes.candidates import split_list
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Resolution, SpringContext, values

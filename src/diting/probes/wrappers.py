@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
-from diting.java.syntax import type_chain
+from diting.java.facts import type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
 from diting.probes.events import GENERIC_EVENT_TYPES
 from diting.probes.resolved import ResolvedText

@@ -39,7 +39,7 @@ import networkx as nx
 from diting.ir import ids
 from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
 from diting.java.names import FileScope
-from diting.java.syntax import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
+from diting.java.facts import CallSite, FileFacts, MethodDecl, TypeRef, type_chain
 from diting.resolve.aop import NEVER, PointcutReader
 from diting.resolve.callfacts import CallFact, MethodBody
 from diting.resolve.calls import CallResolution, CallResolver, MethodTarget

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diting.java.lombok import synthesize
-from diting.java.syntax import CallSite, MethodDecl, Param, TypeRef
+from diting.java.facts import CallSite, MethodDecl, Param, TypeRef
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 
 #: primitive widening (JLS 5.1.2) and the boxed type of each primitive

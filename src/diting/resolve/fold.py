@@ -21,7 +21,7 @@ from typing import Any
 
 from diting.java.constants import ConstantFolder
 from diting.java.names import TypeRegistry
-from diting.java.syntax import TypeRef
+from diting.java.facts import TypeRef
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 
 #: prefix of a placeholder key that names a Ducc/LAF key (a config snapshot, then the service's files)

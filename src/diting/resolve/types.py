@@ -16,7 +16,7 @@ from typing import Any
 
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeRegistry
-from diting.java.syntax import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
+from diting.java.facts import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
 
 #: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs three)
 MAX_EXPR_TYPE_DEPTH = 96

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from diting.ir.builder import Placeholders
     from diting.java.constants import ConstantFolder
     from diting.java.names import FileScope
-    from diting.java.syntax import FileFacts
+    from diting.java.facts import FileFacts
     from diting.probes.candidates import RuleIndex
     from diting.resolve.calls import CallResolver
     from diting.resolve.fold import ExpressionFolder
@@ -253,7 +253,7 @@ def _type_namespace() -> dict[str, Any]:
     from diting.ir.builder import Placeholders
     from diting.java.constants import ConstantFolder
     from diting.java.names import FileScope
-    from diting.java.syntax import FileFacts
+    from diting.java.facts import FileFacts
     from diting.probes.candidates import RuleIndex
     from diting.resolve.calls import CallResolver
     from diting.resolve.fold import ExpressionFolder

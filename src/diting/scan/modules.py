@@ -15,7 +15,7 @@ from diting.ir.builder import EncodedSet, Placeholders, RecordSet
 from diting.java.constants import ConstantFolder
 from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog, module_types
 from diting.java.records import ModuleJava, ModuleJavaResult
-from diting.java.syntax import FileFacts
+from diting.java.facts import FileFacts
 from diting.inventory.layout import JAVA
 from diting.probes.candidates import ModuleProbe, RuleIndex, erased_signature
 from diting.probes.resources import ModuleResources, module_resources

@@ -16,7 +16,8 @@ from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import spring_config_files
 from diting.findings import Finding
 from diting.inventory.layout import CONFIG, JAVA, FileEntry
-from diting.java.syntax import FileFacts, extract_file, skeleton
+from diting.java.facts import FileFacts
+from diting.java.syntax import extract_file, skeleton
 from diting.source.snapshot import MAX_LINE_BYTES
 from diting.source.text import DecodedText, decode_bytes
 from diting.source.xmlsafe import parse_xml
