@@ -142,3 +142,29 @@ def test_a_failing_registered_mechanism_is_named(tmp_path):
             scan_repo(repo, tmp_path / "ir", jobs=1)
     finally:
         mechanisms.unregister("broken_family")
+
+
+def test_a_mechanism_is_registered_whole_or_not_at_all():
+    with pytest.raises(UserError, match="one of the engine's"):
+        register(Mechanism("half_done", beacon_stations, {"AAA_GOOD": frozenset({"type"}), "MQ_SEND": frozenset({"call"})}))
+    register(Mechanism("half_done", beacon_stations, {"AAA_GOOD": frozenset({"type"})}))  # nothing was left behind
+    mechanisms.unregister("half_done")
+    for bad in (Mechanism("name\n", beacon_stations), Mechanism(7, beacon_stations),  # type: ignore[arg-type]
+                Mechanism("listy", beacon_stations, ["X"])):  # type: ignore[arg-type]
+        with pytest.raises(UserError):
+            register(bad)
+
+
+def test_a_huge_failure_message_is_cut_and_the_scan_ends(tmp_path):
+    def loud(pc) -> None:
+        raise ValueError("x" * 700_000 + "\nsecond line")
+
+    register(Mechanism("loud_family", loud))
+    try:
+        repo, _ = make_repo(tmp_path, ESTATE)
+        with pytest.raises(UserError) as got:
+            scan_repo(repo, tmp_path / "ir", jobs=2)
+        assert len(got.value.message) < 1000 and "\n" not in got.value.message
+        assert len(str(got.value.__cause__ or "")) < 5000  # what comes back from the worker is small too
+    finally:
+        mechanisms.unregister("loud_family")

@@ -171,7 +171,7 @@ def test_rules_command_checks_a_user_directory(tmp_path):
     bad.mkdir()
     (bad / "x.yaml").write_text("family: x\nversion: 1\nowner: me\ndescription: d\nrules:\n  - id: X Y\n", encoding="utf-8")
     r = run_cli("rules", "--rules", str(bad))
-    assert r.returncode != 0 and "rule file x.yaml" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode != 0 and "rule file bad/x.yaml" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_rule_digests_enter_the_input_digest(tmp_path):
@@ -211,3 +211,20 @@ def test_a_failing_sample_names_the_closest_records_and_what_differs():
     said = nearest({"kind": "PUBLISHES", "status": "AMBIGUOUS", "target": "topic:jmq://t"}, records)
     assert said.startswith("closest records of kind PUBLISHES: relation:b differs in {\"status\": \"RESOLVED\"}")
     assert nearest({"kind": "CONTRACT"}, records) == "no record of kind CONTRACT; kinds written: PUBLISHES, TOPIC"
+
+
+def test_rule_values_a_record_cannot_hold_are_refused_when_the_file_loads(tmp_path):
+    import pytest
+
+    from diting.errors import UserError
+    from diting.rules import load_rules
+    base = (tmp_path / "r")
+    base.mkdir()
+    rule = ("family: x\nversion: 1\nowner: o\ndescription: d\nrules:\n  - id: x.a\n    version: {v}\n    owner: o\n"
+            "    family: x\n    description: d\n    source: s\n    match: {{annotation: {{fqn: a.B}}}}\n"
+            "    emits: {{kind: BEAN, attributes: {{n: {a}}}}}\n")
+    for v, a, says in (("99999999999999999999999999", "1", "less than or equal"), ("1", "1.5", "floating-point"),
+                       ("1", "99999999999999999999999", "beyond 64 bits"), ("1" * 5000, "1", "not valid YAML")):
+        (base / "x.yaml").write_text(rule.format(v=v, a=a), encoding="utf-8")
+        with pytest.raises(UserError, match=says):
+            load_rules([base])

@@ -161,7 +161,7 @@ def _load_file(path: Path) -> tuple[dict[str, Any], bytes, RuleFile]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise UserError(f"rule file {path.name}: {where}: {first['msg']}") from exc
+        raise UserError(f"rule file {path.parent.name}/{path.name}: {where}: {first['msg']}") from exc
     _FILE_CACHE[key] = (doc, data, rf)
     return doc, data, rf
 

@@ -48,6 +48,8 @@ def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, A
         raise UserError(f"{what} {path} is not valid YAML{where}: {why}") from exc
     except RecursionError as exc:
         raise UserError(f"{what} {path} nests too deeply") from exc
+    except ValueError as exc:  # a value the loader cannot make (an integer of thousands of digits)
+        raise UserError(f"{what} {path} is not valid YAML: {str(exc).splitlines()[0][:200]}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
         raise UserError(f"{what} {path} must be a mapping with a '{key}' list")
     return doc

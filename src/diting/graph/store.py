@@ -239,16 +239,34 @@ def _create(con) -> None:
 #: beyond it DuckDB spills to its temporary directory beside the database instead of growing (replacing
 #: one package in a large graph otherwise takes several GB)
 DEFAULT_GRAPH_MEMORY = "1GB"
-_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.I)
+#: the bounds of ``DITING_GRAPH_MEMORY`` (bytes): DuckDB cannot open a graph in less, nor count more
+MIN_GRAPH_MEMORY, MAX_GRAPH_MEMORY = 64 * 10**6, 10**15
+_MEMORY = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.I | re.ASCII)
+_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40}
 
 
 def graph_memory() -> str:
-    """The memory limit of a writing connection: ``DITING_GRAPH_MEMORY`` (``512MB``, ``4GB`` …) or
-    :data:`DEFAULT_GRAPH_MEMORY`. Raises :class:`UserError` for a value DuckDB would not read."""
+    """The memory limit of a writing connection: ``DITING_GRAPH_MEMORY`` (``512MB``, ``4GB`` …, from
+    64 MiB to 1 PiB) or :data:`DEFAULT_GRAPH_MEMORY`, as DuckDB reads it. Raises :class:`UserError`
+    for any other value."""
     value = os.environ.get("DITING_GRAPH_MEMORY", "").strip() or DEFAULT_GRAPH_MEMORY
-    if not _MEMORY.match(value):
-        raise UserError(f"DITING_GRAPH_MEMORY={value!r}: write a size such as 512MB or 4GB")
-    return value
+    m = _MEMORY.fullmatch(value)
+    size = float(m.group(1)) * _UNITS[m.group(2).lower()] if m else None
+    if size is None or not MIN_GRAPH_MEMORY <= size <= MAX_GRAPH_MEMORY:
+        raise UserError(f"DITING_GRAPH_MEMORY={value[:40]!r}: write a size from 64MB to 1000TB, such as 512MB or "
+                        "4GB")
+    return f"{int(size // 2**20)}MiB"
+
+
+def out_of_memory(exc: BaseException) -> str | None:
+    """What to say when DuckDB ran out of the memory a writing connection has (:func:`graph_memory`),
+    or None for another error."""
+    duckdb = import_native("duckdb")
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return (f"DuckDB needed more than its memory limit ({graph_memory()}; set DITING_GRAPH_MEMORY higher, "
+                "such as 4GB)")
+    return None
 
 
 def connect(db: Path, read_only: bool = False):
@@ -313,6 +331,8 @@ def with_graph(db: Path, fn, user_sql: bool = False):
         if not isinstance(exc, duckdb.Error):
             raise
         first = str(exc).splitlines()[0]
+        if not user_sql and (oom := out_of_memory(exc)) is not None:
+            raise UserError(f"{db}: {oom}") from exc
         if user_sql and isinstance(exc, duckdb.CatalogException) and (made := _made_by(first, db)):
             raise UserError(made) from exc
         if user_sql and isinstance(exc, duckdb.PermissionException):
@@ -501,6 +521,8 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
             if isinstance(exc, OSError):
                 raise UserError(f"{db}: cannot write the graph database: {exc.strerror or exc}; nothing was "
                                 "loaded") from exc
+            if (oom := out_of_memory(exc)) is not None:
+                raise UserError(f"{db}: {oom}; nothing was loaded") from exc
             if isinstance(exc, duckdb.Error):
                 raise UserError(f"{db}: the packages could not be loaded ({str(exc).splitlines()[0]}); nothing was "
                                 "loaded — 'diting verify --deep' on the packages says which record is bad") from exc

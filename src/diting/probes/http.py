@@ -253,6 +253,10 @@ def _type_mappings(pc: "ProbeContext") -> tuple[dict[str, list[dict[str, Any]]],
     cls: dict[str, list[dict[str, Any]]] = {}
     meth: dict[str, list[dict[str, Any]]] = {}
     for c in pc.ctx.by_emit.get("HTTP_MAPPING", []):
+        if c["target"] not in ("TYPE", "METHOD"):  # a rule without targets matched a field or a parameter
+            pc.entry_failed(f"{c['path']}:{c['lines'][0]}|mapping", f"rule {c['rule']} matched a {c['target']} at "
+                            f"{c['path']}:{c['lines'][0]}; an HTTP mapping is a class or a method", [pc.owner_rid(c)], c)
+            continue
         (cls if c["target"] == "TYPE" else meth).setdefault(c["type"]["binary"], []).append(c)
     return cls, meth
 

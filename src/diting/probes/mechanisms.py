@@ -18,7 +18,8 @@ import functools
 import importlib.metadata as md
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Callable
 
 from diting.errors import UserError
 from diting.probes import (cache, config_keys, events, gateway_routes, hints, http, jobs, mq, rpc, spring_beans,
@@ -109,7 +110,18 @@ CLOSING: tuple[Mechanism, ...] = (
 )
 
 _REGISTERED: list[Mechanism] = []
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _said(exc: BaseException, limit: int = 500) -> str:
+    """An exception's message on one line, at most ``limit`` characters (what a plugin raises is not
+    trusted to print or to pickle back from a worker)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        text = "(its message cannot be printed)"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def register(mechanism: Mechanism) -> None:
@@ -117,15 +129,23 @@ def register(mechanism: Mechanism) -> None:
     forks): it runs after the built-in families, before :data:`CLOSING`; its emit kinds become valid
     in rule files loaded from now on. Raises :class:`UserError` for a malformed or taken name, or an
     emit kind the engine already has."""
-    if not _NAME.match(mechanism.name):
+    if not isinstance(mechanism, Mechanism):
+        raise UserError(f"{mechanism!r} is not a diting Mechanism")
+    if not isinstance(mechanism.name, str) or not _NAME.fullmatch(mechanism.name):
         raise UserError(f"mechanism name {mechanism.name!r}: lower-case words joined by _, at most 64 characters")
     if mechanism.name in {m.name for m in FAMILIES + CLOSING + tuple(_REGISTERED)}:
         raise UserError(f"a mechanism named {mechanism.name!r} is already registered")
-    for kind, forms in sorted(mechanism.emit_kinds.items()):
-        try:
+    if not callable(mechanism.run) or not isinstance(mechanism.emit_kinds, Mapping) or not all(
+            isinstance(k, str) and isinstance(f, (set, frozenset, list, tuple)) and all(isinstance(x, str) for x in f)
+            for k, f in mechanism.emit_kinds.items()):
+        raise UserError(f"mechanism {mechanism.name}: run must be a function and emit_kinds a mapping of kind "
+                        "names to match forms")
+    try:
+        for kind, forms in sorted(mechanism.emit_kinds.items()):
             declare_emit_kind(kind, set(forms), mechanism.name)
-        except ValueError as exc:
-            raise UserError(f"mechanism {mechanism.name}: {exc}") from exc
+    except ValueError as exc:
+        forget_emit_kinds(mechanism.name)  # all of its kinds or none
+        raise UserError(f"mechanism {mechanism.name}: {exc}") from None
     _REGISTERED.append(mechanism)
 
 
@@ -148,7 +168,10 @@ def _installed() -> tuple[Mechanism, ...]:
                             f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(obj, Mechanism):
             raise UserError(f"entry point {ep.name} of group {ENTRY_POINT_GROUP} is not a diting Mechanism")
-        register(obj)
+        try:
+            register(obj)
+        except UserError as exc:
+            raise UserError(f"entry point {ep.name} ({ep.value}) of group {ENTRY_POINT_GROUP}: {exc.message}") from None
         found.append(obj)
     return tuple(found)
 
@@ -176,5 +199,5 @@ def run_mechanisms(pc: "ProbeContext") -> "ProbeStats":
             m.run(pc)
         except Exception as exc:  # noqa: BLE001 - a plugin's failure, told apart from diting's own
             raise UserError(f"mechanism {m.name} ({m.origin}) failed in package {pc.plan.service_id}: "
-                            f"{type(exc).__name__}: {exc}") from exc
+                            f"{type(exc).__name__}: {_said(exc)}") from None  # no chained traceback to ship
     return pc.stats

@@ -16,7 +16,7 @@ import re
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from diting.ir.models import ProtocolAlignment, ProtocolRouting
 
@@ -294,6 +294,24 @@ class Emits(_Strict):
                                                            "(ServiceImpl#baseMapper → $0)")
     attributes: dict[str, Any] = Field(default_factory=dict, description="fixed attributes to record")
 
+    @field_validator("attributes")
+    @classmethod
+    def _recordable(cls, v: dict[str, Any]) -> dict[str, Any]:
+        """Attributes go into records: strings, booleans, null, integers of 64 bits, lists and
+        mappings of them — never a float (canonical JSON has none)."""
+        stack: list[Any] = [v]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, float):
+                raise ValueError(f"{x!r}: a record holds no floating-point number; write it as a string")
+            if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**63:
+                raise ValueError(f"an integer of {len(str(abs(x)))} digits is beyond 64 bits; write it as a string")
+            if isinstance(x, dict):
+                stack.extend(x.values())
+            elif isinstance(x, list):
+                stack.extend(x)
+        return v
+
 
 class Sample(_Strict):
     """An input (files of a small service) and the records it must yield.
@@ -312,7 +330,7 @@ class Rule(_Strict):
     """One rule (docs/rules.md §2.2)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=2**31 - 1)
     owner: str
     family: str
     description: str
@@ -413,7 +431,7 @@ class RuleFile(_Strict):
     """A rule file: one family's rules, and the protocols it declares."""
 
     family: str
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=2**31 - 1)
     owner: str
     description: str
     protocols: list[Protocol] = Field(default_factory=list)

@@ -35,10 +35,14 @@ def mq_listeners(pc: "ProbeContext") -> None:
             binary = c["type"]["binary"]
             handlers = pc.handlers(binary, rule.emits.handler, c["module"])
             loaded = pc.ctx.class_loaded(binary)
-        else:
+        elif c["target"] == "METHOD":
             binary = c["type"]["binary"]
             handlers = [dict(c["member"], path=c["path"])]
             loaded = pc.ctx.class_loaded(binary)
+        else:  # a rule without targets matched a field or a parameter
+            pc.entry_failed(f"{c['path']}:{c['lines'][0]}|listener", f"rule {c['rule']} matched a {c['target']} at "
+                            f"{c['path']}:{c['lines'][0]}; a listener is a class or a method", [pc.owner_rid(c)], c)
+            continue
         if not loaded:
             pc.exclude_entry(f"{c['path']}:{c['lines'][0]}|listener", f"{proto} listener at {c['path']}:"
                                f"{c['lines'][0]}", [pc.owner_rid(c)], c)

@@ -23,7 +23,7 @@ from diting.pyramid.cards import package_cards, target_name
 from diting.pyramid.facts import PackageFacts, arm_words, call_text
 from diting.pyramid.flows import EntryInfo, FlowBuilder, mermaid
 from diting.pyramid.profiles import alignment_rows, data_rows, service_profile
-from diting.graph.store import PYRAMID_TABLES
+from diting.graph.store import PYRAMID_TABLES, out_of_memory
 from diting.interrupts import import_native
 
 
@@ -194,7 +194,7 @@ def build_pyramid(db: Path, out: Path | None) -> Pyramid:
             if isinstance(exc, duckdb.Error):
                 first = str(exc).splitlines()[0]
                 hint = "the database or its directory is not writable" if "Permission denied" in first else \
-                    "rebuild the graph with 'diting graph build'"
+                    out_of_memory(exc) or "rebuild the graph with 'diting graph build'"
                 raise UserError(f"{db}: {first} ({hint})") from exc
             raise
     finally:
