@@ -60,3 +60,20 @@ def test_packages_write_the_service_with_its_send(tmp_path):
     rels = [json.loads(line) for line in (order.path / "relations.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["target_ref"] and r["stable_id"].rsplit("|", 2)[-2] for r in rels if r["kind"] == "PUBLISHES"] == \
         ["kafka://order-created"]
+
+
+def test_a_listener_rule_that_matches_a_field_yields_no_entry_and_says_why(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "acme.yaml").write_text(
+        "family: acme\nversion: 1\nowner: o\ndescription: d\nrules:\n  - id: acme.listen\n    version: 1\n"
+        "    owner: o\n    family: acme\n    description: d\n    source: s\n"
+        "    match: {annotation: {fqn: com.acme.Listen, attributes: {value: topic}}}\n"
+        "    emits: {kind: MQ_LISTENER, protocol: kafka}\n", encoding="utf-8")
+    files = dict(FILES, **{"order/src/main/java/com/example/order/Holder.java":
+                           "package com.example.order;\n@org.springframework.stereotype.Component\npublic class Holder {\n"
+                           "    @com.acme.Listen(\"t\") private String field;\n}\n"})
+    facts = run_until(facts_of(files, tmp_path / "out", rules_dirs=[rules]), "packages")
+    (order,) = [r for r in facts.package_results if r.service_id == "order-service"]
+    diags = [json.loads(line) for line in (order.path / "diagnostics.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert any(d["code"] == "ENTRY_UNRESOLVED" and "matched a FIELD" in d["message"] for d in diags)
