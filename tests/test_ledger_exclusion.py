@@ -74,7 +74,7 @@ def test_a_rule_file_with_an_unknown_placeholder_or_match_is_refused(tmp_path):
             "    emits: {kind: LEDGER_EXCLUSION}\n")
     (bad / "mine.yaml").write_text(rule, encoding="utf-8")
     r = run_cli("rules", "--rules", str(bad))
-    assert r.returncode == 2 and "rule file mine.yaml" in r.stderr and "{value}" in r.stderr, r.stderr
+    assert r.returncode == 2 and "rule file bad/mine.yaml" in r.stderr and "{value}" in r.stderr, r.stderr
     (bad / "mine.yaml").write_text(rule.replace("'{value} == null'", "'{name} == null'")
                                    .replace("kind: LEDGER_EXCLUSION", "kind: NOISE"), encoding="utf-8")
     r = run_cli("rules", "--rules", str(bad))
