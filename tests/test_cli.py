@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from typer.testing import CliRunner
 
 from diting.cli.main import WORKFLOW, app
@@ -92,3 +94,19 @@ def test_a_reader_gone_away_is_exit_141_never_a_finding(tmp_path):
         os.close(w)
         assert proc.returncode == 141, (args, proc.returncode, proc.stderr)
         assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--version"], ["scan", "--stages"], ["rules"]])
+def test_a_reader_gone_or_a_full_device_is_141_or_one_message(args):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    cmd = [sys.executable, "-m", "diting", *args]
+    gone = subprocess.run(f"{' '.join(cmd)} | true; exit ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash",
+                          env=env, capture_output=True, text=True)
+    assert gone.returncode == 141 and "Traceback" not in gone.stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+        assert r.returncode == 2 and r.stderr.startswith("error: cannot write the standard output")

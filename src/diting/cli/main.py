@@ -8,6 +8,7 @@ goes to stderr.
 from __future__ import annotations
 
 import json
+import errno
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -126,17 +127,38 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _answer(text: str) -> None:
+    """Print an eager option's answer and end: written and flushed here, so a reader gone away is
+    exit 141 and a full device exit 2, as for every command (docs/cli.md §1)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        _stdout_failed(exc)
+    raise typer.Exit(0)
+
+
+def _stdout_failed(exc: OSError) -> None:
+    """End a command whose standard output failed: exit 141 when the reader went away (``| head``),
+    else one message and exit 2 (a full device …); what is still buffered goes nowhere."""
+    import os
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if isinstance(exc, BrokenPipeError):
+        raise typer.Exit(EXIT_BROKEN_PIPE) from None
+    say(err, ("error: ", "bold red"), f"cannot write the standard output: {exc.strerror or exc}")
+    raise typer.Exit(2) from None
+
+
 def _version(value: bool) -> None:
     if value:
-        print(f"diting {__version__}")
-        raise typer.Exit(0)
+        _answer(f"diting {__version__}\n")
 
 
 def _stages(value: bool) -> None:
     if value:
         from diting.scan.pipeline import stage_graph
-        print(stage_graph(), end="")
-        raise typer.Exit(0)
+        _answer(stage_graph())
 
 
 @app.callback()
@@ -831,12 +853,15 @@ def _ends_interruptible(callback):
         except (typer.Exit, SystemExit):
             ignore_interrupts()
             raise
-        except BrokenPipeError:  # the reader went away (| head): not a finding, not an error of ours
+        except BrokenPipeError as exc:  # the reader went away (| head): not a finding, not an error of ours
             ignore_interrupts()
-            import os
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere, silently
-            raise typer.Exit(EXIT_BROKEN_PIPE) from None
+            _stdout_failed(exc)
+        except OSError as exc:
+            # writing the standard output (no file name) to a full or failing device
+            if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+                raise
+            ignore_interrupts()
+            _stdout_failed(exc)
         ignore_interrupts()
         return result
     return command
