@@ -21,7 +21,7 @@ def jobs(pc: "ProbeContext") -> None:
         handler = pc.declared_handler(c)
         if handler is None:
             pc.entry_failed(f"{owner}|job", f"job class {owner} at {c['path']}:{c['lines'][0]}: no "
-                              f"{rule.emits.handler} method is declared in the package", [c["type"]["rid"]], c)
+                            f"{rule.emits.handler} method is declared in the package", [c["type"]["rid"]], c)
             continue
         attrs: dict[str, Any] = {"scheduler": c["annotation"] if c["form"] == "annotation" else c["rule"]}
         for role in ("cron", "zone", "fixed_rate", "fixed_delay", "initial_delay", "job_name"):

@@ -190,9 +190,10 @@ def mechanisms() -> tuple[Mechanism, ...]:
 def run_mechanisms(pc: "ProbeContext") -> "ProbeStats":
     """Run every mechanism over one package's probe context; returns its counts. Raises
     :class:`UserError` naming a registered mechanism that fails (the built-in ones are diting's)."""
-    extra = {m.name for m in registered()}
-    for m in mechanisms():
-        if m.name not in extra:
+    extra = registered()
+    plugins = {m.name for m in extra}
+    for m in FAMILIES + extra + CLOSING:
+        if m.name not in plugins:
             m.run(pc)
             continue
         try:

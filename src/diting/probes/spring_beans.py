@@ -52,7 +52,6 @@ def context_gaps(pc: "ProbeContext") -> None:
 
 
 def beans(pc: "ProbeContext") -> None:
-    pc.bean_rids = {}
     for b in pc.ctx.beans:
         stable = b.stable
         attrs = {"type": b.type, "declared_by": b.kind, "loaded": b.loaded, "primary": b.primary,
@@ -184,7 +183,6 @@ def _has_type_params(pc: "ProbeContext", module: str, binary: str) -> bool:
 
 
 def injection(pc: "ProbeContext") -> None:
-    pc.injected = {}
     if not pc.ctx.deployed:
         return  # a lib: package has no Spring context, so nothing is injected
     per_class: dict[tuple[str, str], list[Resolution]] = {}

@@ -112,13 +112,12 @@ def read_sources(s: "ScanFacts", progress: "Progress") -> dict[str, Any]:
     workers = worker_count(s.options.jobs, len(jobs) // 16)
     facts: dict[str, FileFacts] = {}
     full: dict[str, bytes | FileFacts] = {}
-    module_of = {f.path: f.module for f in s.inv.files}
 
     def parsed(res: tuple) -> None:
         if isinstance(res[1], str):
             path, message = res
             file_problems[path] = Finding("PARSE_ERROR", f"{path}: {message}; no facts recorded", path, 0, 0,
-                                          module_of.get(path), "extractor", "CODE")
+                                          s.module_of(path), "extractor", "CODE")
         else:
             skel, whole = res
             facts[skel.path] = skel

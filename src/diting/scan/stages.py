@@ -95,14 +95,14 @@ def describe(stages: Iterable[Stage], given: Iterable[str], store: type[FactStor
     given = list(given)
     ordered = order(stages, given, store)
     maker = {f: st.name for st in ordered for f in st.makes}
+    rank = {st.name: i for i, st in enumerate(ordered)} | {"given": -1}
     lines = [f"given: {', '.join(given)}", ""]
     for i, st in enumerate(ordered, 1):
         lines.append(f"{i}. {st.name} — {st.doc}")
         by_stage: dict[str, list[str]] = {}
         for f in st.needs:
             by_stage.setdefault(maker.get(f, "given"), []).append(f)
-        for src in sorted(by_stage, key=lambda s: (s != "given", [x.name for x in ordered].index(s)
-                                                    if s != "given" else -1)):
+        for src in sorted(by_stage, key=rank.__getitem__):
             lines.append(f"   needs from {src}: {', '.join(by_stage[src])}")
         lines.append(f"   makes: {', '.join(st.makes)}")
     return "\n".join(lines) + "\n"
