@@ -93,3 +93,21 @@ def test_every_record_is_built_with_its_models_fields_and_no_other(monkeypatch):
         rs.entity("TOPIC", "kafka://u", "u", [seg], urn="kafka://u", priority=1)
     with pytest.raises(BlueprintError, match=r"\['urn'\] missing"):
         rs.entity("TOPIC", "kafka://v", "v", [seg])
+
+
+def test_full_validation_reads_the_reference_markers_in_place(monkeypatch):
+    """With validation on (tests, DITING_VALIDATE=1) a blueprint is checked against its model with its
+    RefTo/ImplRef markers read as attributes (no stamped copy): a wrong value fails, a right one passes."""
+    import pytest
+
+    from diting.ir import builder
+    from diting.ir.builder import BlueprintError, RecordSet
+
+    monkeypatch.setattr(builder, "VALIDATE", True)
+    rs = RecordSet("t/r", "0" * 40)
+    seg = rs.segment("a.java", ["class A {}"], 1, 1, "CODE", "utf-8")
+    rs.entity("TOPIC", "kafka://t", "t", [seg], urn="kafka://t")
+    with pytest.raises(BlueprintError, match="name"):
+        rs.entity("TOPIC", "kafka://w", 7, [seg], urn="kafka://w")  # a name must be a string
+    with pytest.raises(BlueprintError, match="floating-point"):
+        rs.entity("TOPIC", "kafka://x", "x", [seg], urn="kafka://x", attributes={"weight": 0.5})

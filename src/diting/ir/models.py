@@ -400,14 +400,15 @@ def record_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
     return _fields(model)
 
 
-def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[str, Any] | None = None) -> None:
+def validate_record(model: type[BaseModel], obj: dict[str, Any], context: dict[str, Any] | None = None,
+                    markers: bool = False) -> None:
     """Validate one JSON record against its model (entities through their kind union).
     ``context``: :data:`BYTES_CHECKED` when the record's bytes were checked already. Raises
     pydantic's ValidationError."""
     if model is EntityRecord:
-        EntityRecord.model_validate({"root": obj}, context=context)
+        EntityRecord.model_validate({"root": obj}, context=context, from_attributes=markers)
     else:
-        model.model_validate(obj, context=context)
+        model.model_validate(obj, context=context, from_attributes=markers)
 
 
 # ---------------------------------------------------------------- relations
