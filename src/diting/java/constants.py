@@ -19,10 +19,13 @@ A folded value is ``(value: str, type: str)`` where type is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from diting.java.names import FileScope, TypeRegistry
 from diting.java.facts import FieldDecl, FileFacts, TypeRef
+
+if TYPE_CHECKING:
+    from diting.java.facts import Expr
 
 Folded = tuple[str, str]
 
@@ -36,7 +39,7 @@ _INT_BITS = {"int": 32, "long": 64}
 class _ConstDecl:
     scope: FileScope
     chain: list[int]
-    expr: dict[str, Any] | None
+    expr: Expr | None
     enum_of: str | None  # binary name of the enum for an enum constant
     name: str
 
@@ -166,7 +169,7 @@ class ConstantFolder:
                 return v
         return None
 
-    def fold(self, expr: dict[str, Any] | None, scope: FileScope, chain: list[int]) -> Folded | None:
+    def fold(self, expr: Expr | None, scope: FileScope, chain: list[int]) -> Folded | None:
         """Fold an expression (the JSON of :func:`diting.java.syntax.expr_json`)."""
         if expr is None:
             return None

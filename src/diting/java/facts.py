@@ -5,10 +5,143 @@ processes; every later stage reads these shapes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Literal, Union
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import ConfigDict, Field, with_config
 
 if TYPE_CHECKING:
     from diting.java.branches import BranchSite
+
+# ---------------------------------------------------------------- expressions
+# The expression JSON ``java/syntax.expr_json`` makes, read by constant folding, the candidate finder
+# and call-site resolution: plain dicts (they are pickled with the file's facts), each shape declared
+# here once. Tests check every expression of every file they scan against :data:`Expr`
+# (:func:`check_exprs`).
+
+_SHAPE = ConfigDict(extra="forbid")
+
+
+@with_config(_SHAPE)
+class TextExpr(TypedDict):
+    """``str``/``char`` literals (``value`` unescaped)."""
+    kind: Literal["str", "char"]
+    value: str
+
+
+@with_config(_SHAPE)
+class IntExpr(TypedDict):
+    """``int``/``long`` literals: ``value`` the decimal text of the value (two's complement for hex,
+    octal and binary literals)."""
+    kind: Literal["int", "long"]
+    value: str
+
+
+@with_config(_SHAPE)
+class BoolExpr(TypedDict):
+    kind: Literal["bool"]
+    value: Literal["true", "false"]
+
+
+@with_config(_SHAPE)
+class BareExpr(TypedDict):
+    """``null``, ``this``, ``super``."""
+    kind: Literal["null", "this", "super"]
+
+
+@with_config(_SHAPE)
+class NameExpr(TypedDict):
+    """A simple (``name``, one part) or dotted (``field``) name as written."""
+    kind: Literal["name", "field"]
+    parts: list[str]
+
+
+@with_config(_SHAPE)
+class ItemsExpr(TypedDict):
+    """A ``+`` chain (``concat``) or an array initializer (``array``)."""
+    kind: Literal["concat", "array"]
+    items: list["Expr"]
+
+
+@with_config(_SHAPE)
+class BinaryExpr(TypedDict):
+    """Arithmetic or bitwise ``op`` other than ``+``."""
+    kind: Literal["binary"]
+    op: str
+    left: "Expr | None"
+    right: "Expr | None"
+
+
+@with_config(_SHAPE)
+class UnaryExpr(TypedDict):
+    kind: Literal["unary"]
+    op: str
+    operand: "Expr | None"
+
+
+@with_config(_SHAPE)
+class ClassExpr(TypedDict):
+    """``T.class``: the type's name parts and array dimensions."""
+    kind: Literal["class"]
+    type: list[str]
+    dims: int
+
+
+@with_config(_SHAPE)
+class AnnotationExpr(TypedDict):
+    """A nested annotation: its name as written and its attributes."""
+    kind: Literal["annotation"]
+    name: str
+    args: dict[str, "Expr"]
+
+
+@with_config(_SHAPE)
+class CallExpr(TypedDict):
+    """A call outside a member body (field initializers, annotation values): ``target`` the
+    receiver's text, ``target_expr`` its expression."""
+    kind: Literal["call"]
+    target: str | None
+    target_expr: "Expr | None"
+    name: str
+    args: list["Expr | None"]
+
+
+@with_config(_SHAPE)
+class NewExpr(TypedDict):
+    kind: Literal["new"]
+    type: list[str]
+    text: str
+    args: list["Expr | None"]
+
+
+@with_config(_SHAPE)
+class CastExpr(TypedDict):
+    kind: Literal["cast"]
+    type: list[str]
+    value: "Expr | None"
+
+
+@with_config(_SHAPE)
+class CallRefExpr(TypedDict):
+    """Another call of the same member body, by its ``ordinal`` (:class:`CallSite`)."""
+    kind: Literal["callref"]
+    ordinal: int
+
+
+@with_config(_SHAPE)
+class TextOnlyExpr(TypedDict):
+    """What is kept only as text: ``float`` literals (never a float value), conditionals, lambdas,
+    method references and any other expression (``truncated`` past the depth limit)."""
+    kind: Literal["float", "cond", "lambda", "ref", "other"]
+    text: str
+    truncated: NotRequired[bool]
+
+
+#: one expression's JSON form (``java/syntax.expr_json``)
+Expr = Annotated[Union[TextExpr, IntExpr, BoolExpr, BareExpr, NameExpr, ItemsExpr, BinaryExpr, UnaryExpr, ClassExpr,
+                       AnnotationExpr, CallExpr, NewExpr, CastExpr, CallRefExpr, TextOnlyExpr],
+                 Field(discriminator="kind")]
 
 
 @dataclass(slots=True)
@@ -28,7 +161,7 @@ class Annotation:
     """``@name(args)``: ``name`` as written (dotted), ``args`` name → expression JSON."""
 
     name: str
-    args: dict[str, Any]
+    args: dict[str, Expr]
     line: int
 
 
@@ -60,9 +193,9 @@ class CallSite:
     ordinal: int
     kind: str
     name: str
-    receiver: dict[str, Any] | None
+    receiver: Expr | None
     new_type: TypeRef | None
-    args: list[dict[str, Any]] | None
+    args: list[Expr | None] | None
     arity: int
     line: int
     end_line: int
@@ -83,7 +216,7 @@ class LocalVar:
 
     name: str
     type: TypeRef | None
-    init: dict[str, Any] | None
+    init: Expr | None
     line: int
     assigned: int = 0
     #: start byte of the declaration (which of several same-name locals a use sees)
@@ -97,9 +230,9 @@ class Body:
     calls: list[CallSite] = field(default_factory=list)
     locals: list[LocalVar] = field(default_factory=list)
     #: return expressions (kept for methods without parameters: getters)
-    returns: list[dict[str, Any]] = field(default_factory=list)
+    returns: list[Expr] = field(default_factory=list)
     #: ``(target, value)``: ``this.f = v`` or ``f = v`` (target ``f``), kept for constructors
-    assignments: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    assignments: list[tuple[str, Expr]] = field(default_factory=list)
     keep_returns: bool = False
     keep_assignments: bool = False
     #: simple names assigned in the body that are not its locals (parameters, fields), at most 16
@@ -131,7 +264,7 @@ class MethodDecl:
     start_byte: int
     body: Body | None = None
     #: an annotation element's ``default`` value (expression JSON)
-    default: dict[str, Any] | None = None
+    default: Expr | None = None
 
 
 @dataclass(slots=True)
@@ -142,7 +275,7 @@ class FieldDecl:
     type: TypeRef
     modifiers: list[str]
     annotations: list[Annotation]
-    initializer: dict[str, Any] | None
+    initializer: Expr | None
     start_line: int
     end_line: int
     start_byte: int
@@ -151,7 +284,7 @@ class FieldDecl:
 @dataclass(slots=True)
 class EnumConstant:
     name: str
-    args: list[dict[str, Any]]
+    args: list[Expr | None]
     annotations: list[Annotation]
     start_line: int
     end_line: int
@@ -236,4 +369,47 @@ def type_chain(facts: FileFacts, idx: int) -> list[int]:
     while cur is not None:
         out.append(cur)
         cur = facts.types[cur].outer
+    return out
+
+
+def expressions(facts: FileFacts) -> "list[tuple[str, Expr]]":
+    """Every expression of a file's facts with where it sits (``Type.member: what``): annotation
+    attributes, field initializers, enum constant arguments, element defaults, and in bodies the
+    calls' receivers and arguments, locals' initializers, returns and assignments."""
+    out: list[tuple[str, Expr]] = []
+
+    def annotations(where: str, anns: list[Annotation]) -> None:
+        out.extend((f"{where} @{a.name}.{k}", v) for a in anns for k, v in a.args.items())
+
+    def body(where: str, b: Body | None) -> None:
+        if b is None:
+            return
+        for c in b.calls:
+            if c.receiver is not None:
+                out.append((f"{where} call {c.ordinal} receiver", c.receiver))
+            out.extend((f"{where} call {c.ordinal} argument {i}", a) for i, a in enumerate(c.args or ()) if a)
+        out.extend((f"{where} local {lv.name}", lv.init) for lv in b.locals if lv.init is not None)
+        out.extend((f"{where} return", r) for r in b.returns)
+        out.extend((f"{where} assignment {t}", v) for t, v in b.assignments)
+
+    for td in facts.types:
+        annotations(td.simple_name, td.annotations)
+        for f in td.fields:
+            annotations(f"{td.simple_name}.{f.name}", f.annotations)
+            if f.initializer is not None:
+                out.append((f"{td.simple_name}.{f.name} initializer", f.initializer))
+        for ec in td.enum_constants:
+            annotations(f"{td.simple_name}.{ec.name}", ec.annotations)
+            out.extend((f"{td.simple_name}.{ec.name} argument {i}", a) for i, a in enumerate(ec.args) if a)
+        for p in td.record_components:
+            annotations(f"{td.simple_name}.{p.name}", p.annotations)
+        for md in td.methods:
+            where = f"{td.simple_name}.{md.name}"
+            annotations(where, md.annotations)
+            for p in md.params:
+                annotations(f"{where}({p.name})", p.annotations)
+            if md.default is not None:
+                out.append((f"{where} default", md.default))
+            body(where, md.body)
+        body(f"{td.simple_name}.<clinit>", td.clinit_body)
     return out

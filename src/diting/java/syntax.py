@@ -22,7 +22,8 @@ import tree_sitter as ts
 import tree_sitter_java as tsj
 
 from diting.java.branches import BRANCH_QUERY, branch_facts
-from diting.java.facts import (TypeRef, Annotation, Param, TypeParam, CallSite, LocalVar, Body, MethodDecl, FieldDecl, EnumConstant, TypeDecl, Import, FileFacts)
+from diting.checks import VALIDATE, ShapeError, check_shape
+from diting.java.facts import (TypeRef, Annotation, Param, TypeParam, CallSite, LocalVar, Body, MethodDecl, FieldDecl, EnumConstant, TypeDecl, Import, FileFacts, Expr, expressions)
 from diting.java.nodes import Nesting, rows_as_lines
 from diting.java.nodes import end_line_of as _end_line
 from diting.java.nodes import line_of as _line
@@ -938,7 +939,22 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
     decoded: DecodedText = decode_bytes(data, declared_encoding)
     text, row_lines = translate_unicode_escapes(decoded.text)
     with rows_as_lines(row_lines):
-        return _extract(path, decoded, text.encode("utf-8"), call_detail)
+        facts = _extract(path, decoded, text.encode("utf-8"), call_detail)
+    if VALIDATE:
+        check_expressions(facts)
+    return facts
+
+
+def check_expressions(facts: FileFacts) -> None:
+    """Check every expression of ``facts`` against :data:`~diting.java.facts.Expr` (tests and
+    ``DITING_VALIDATE=1``); raises :class:`~diting.checks.ShapeError` naming the first that fails."""
+    found = expressions(facts)
+    try:
+        check_shape(list[Expr], [e for _, e in found], facts.path)
+    except ShapeError:
+        for where, e in found:
+            check_shape(Expr, e, f"{facts.path} {where}")
+        raise
 
 
 def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:

@@ -16,7 +16,7 @@ A candidate: ``rule``, ``emit``, ``form``, ``module``, ``path``, ``lines``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from diting.ir import ids
 from diting.java.lombok import synthesize
@@ -27,6 +27,12 @@ from diting.resolve.fold import ExpressionFolder, Folded, FoldOutcome, Unfolded,
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
 from diting.source.xmlsafe import element_spans, local_name, namespace, parse_xml
 
+if TYPE_CHECKING:
+    from diting.java.facts import Expr
+    from diting.probes.matches import (BeanRef, CallCandidate, Candidate, Constructs, FieldRef, LambdaCall, MemberInfo,
+                                       Outcome, ParameterAccessor, ReceiverCall, Roles, RouteCall, RuntimePart,
+                                       MatchAttrs, TypeDetail, TypeInfo, Value, XmlProperty)
+
 
 #: roles whose value is an enum constant's name (``RequestMethod.GET``, ``HttpMethod.POST``)
 ENUM_NAME_ROLES = {"http_method"}
@@ -34,7 +40,7 @@ ENUM_NAME_ROLES = {"http_method"}
 MAX_CHAIN = 256
 
 
-def outcome_json(o: FoldOutcome) -> list[dict[str, Any]]:
+def outcome_json(o: FoldOutcome) -> list[Outcome]:
     """An outcome as JSON; a value with several possibilities gives several entries."""
     if isinstance(o, Unfolded):
         return [{"unresolved": o.expression, "reason": o.reason}]
@@ -42,7 +48,7 @@ def outcome_json(o: FoldOutcome) -> list[dict[str, Any]]:
             for v in o.values]
 
 
-def literal_outcome(value: str, basis: str = "XML") -> dict[str, Any]:
+def literal_outcome(value: str, basis: str = "XML") -> Value:
     return {"value": value, "vtype": "java.lang.String", "basis": basis, "placeholders": "${" in value}
 
 
@@ -54,7 +60,7 @@ class AnnotationHit:
 
     rule: Rule
     fqn: str
-    args: dict[str, tuple[dict[str, Any], "MemberContext | None"]]
+    args: dict[str, tuple[Expr, "MemberContext | None"]]
     via: str | None = None
 
 
@@ -65,8 +71,8 @@ class MetaRule:
 
     rule: Rule
     fqn: str
-    args: dict[str, tuple[dict[str, Any], "MemberContext | None"]]
-    aliases: dict[str, tuple[str, tuple[dict[str, Any], "MemberContext"] | None]]
+    args: dict[str, tuple[Expr, "MemberContext | None"]]
+    aliases: dict[str, tuple[str, tuple[Expr, "MemberContext"] | None]]
 
 
 def _alias_for(el: MethodDecl, scope: FileScope, chain: list[int], meta_fqn: str) -> str | None:
@@ -175,7 +181,7 @@ class ModuleProbe:
         self.oracle = oracle
         self.folder = folder
         self.resolve_sig = resolve_sig  # (facts, scope, type idx, MethodDecl) -> list[str] (erased signature)
-        self.out: list[dict[str, Any]] = []
+        self.out: list[Candidate] = []
         self._calls_on: dict[int, tuple[Any, dict[int, Any]]] = {}
         self._meta: dict[tuple[str, str], list[MetaRule]] = {}
 
@@ -211,7 +217,7 @@ class ModuleProbe:
         return hits or self._suffix_hits(a, fqn, scope, usage)
 
     def _suffix_hits(self, a: Annotation, fqn: str | None, scope: FileScope,
-                     usage: dict[str, tuple[dict[str, Any], "MemberContext | None"]]) -> list[AnnotationHit]:
+                     usage: dict[str, tuple[Expr, "MemberContext | None"]]) -> list[AnnotationHit]:
         """ENTRY_HINT rules for an annotation no other rule matched: its simple name ends in one of the
         rule's suffixes and its package (or, unresolved, every wildcard-imported one) is named by no rule."""
         simple = a.name.rsplit(".", 1)[-1]
@@ -245,7 +251,7 @@ class ModuleProbe:
                 found_hits = [(m.rule, m.fqn, m.args) for m in self._meta_rules(r.infos[0].module,
                                                                                  r.infos[0].binary, depth + 1)]
             for rule, mfqn, margs in found_hits:
-                aliases: dict[str, tuple[str, tuple[dict[str, Any], MemberContext] | None]] = {}
+                aliases: dict[str, tuple[str, tuple[Expr, MemberContext] | None]] = {}
                 for el in atd.methods:
                     if el.decl_kind != "ANNOTATION_ELEMENT":
                         continue
@@ -256,9 +262,9 @@ class ModuleProbe:
         self._meta[key] = out
         return out
 
-    def _roles_from_args(self, rule: Rule, args: dict[str, tuple[dict[str, Any], MemberContext | None]],
-                         ctx: MemberContext) -> dict[str, list[dict[str, Any]]]:
-        roles: dict[str, list[dict[str, Any]]] = {}
+    def _roles_from_args(self, rule: Rule, args: dict[str, tuple[Expr, MemberContext | None]],
+                         ctx: MemberContext) -> Roles:
+        roles: Roles = {}
         for attr, role in rule.match.annotation.attributes.items():
             got = args.get(attr)
             if got is None:
@@ -270,8 +276,8 @@ class ModuleProbe:
                 roles.setdefault(role, []).extend(self.fold_value(item, use, role=role))
         return roles
 
-    def fold_value(self, expr: dict[str, Any] | None, ctx: MemberContext, accessor: str | None = None,
-                   role: str | None = None) -> list[dict[str, Any]]:
+    def fold_value(self, expr: Expr | None, ctx: MemberContext, accessor: str | None = None,
+                   role: str | None = None) -> list[Outcome]:
         """One role value as outcomes: class literals give the class's binary name; an enum
         constant gives ``accessor()`` of it when the rule names one, else nothing folded (its
         name is not the value the code uses)."""
@@ -311,12 +317,12 @@ class ModuleProbe:
         cand.update(extra)
         self.out.append(cand)
 
-    def _type_info(self, td: TypeDecl, binary: str) -> dict[str, Any]:
+    def _type_info(self, td: TypeDecl, binary: str) -> TypeInfo:
         stable = f"{self.ns}/{binary}"
         return {"binary": binary, "stable": stable, "rid": ids.entity_record_id("TYPE", stable), "kind": td.kind,
                 "nesting": td.nesting, "simple": td.simple_name, "abstract": "abstract" in td.modifiers}
 
-    def _method_info(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl) -> dict[str, Any]:
+    def _method_info(self, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl) -> MemberInfo:
         td = facts.types[idx]
         binary = scope.binary_of(td)
         sig = self.resolve_sig(facts, scope, idx, md)
@@ -407,13 +413,13 @@ class ModuleProbe:
             self._types(facts, scope, idx, td, binary)
 
     def _bean_class(self, rule: Rule, facts: FileFacts, scope: FileScope, idx: int, md: MethodDecl,
-                    ctx: MemberContext, minfo: dict[str, Any]) -> None:
+                    ctx: MemberContext, minfo: MemberInfo) -> None:
         """A ``@Bean`` method returning a type a bean_class rule names: roles from the constructor
         call of that type and from builder calls in its body. A role argument that is a parameter
         of the method or a call of another method of the class is kept as a bean reference."""
         bm = rule.match.bean_class
         fqns = bm.fqn if isinstance(bm.fqn, list) else [bm.fqn]
-        roles: dict[str, list[dict[str, Any]]] = {}
+        roles: Roles = {}
         for call in (md.body.calls if md.body else []):
             spec: dict[int, str] = {}
             if call.kind == "NEW":
@@ -438,7 +444,7 @@ class ModuleProbe:
                                    "bean_type_args": [scope.resolve(a, ctx.chain, ctx.type_vars).name
                                                       for a in (md.return_type.args if md.return_type else [])]}})
 
-    def _bean_ref(self, expr: dict[str, Any], ctx: MemberContext) -> list[dict[str, Any]] | None:
+    def _bean_ref(self, expr: Expr, ctx: MemberContext) -> list[BeanRef] | None:
         """A bean reference: a parameter of the @Bean method (injected by type and name) or a call
         of another @Bean method of the class (``orderQueue()``)."""
         if expr.get("kind") == "name" and ctx.param(expr["parts"][0]) is not None:
@@ -451,7 +457,7 @@ class ModuleProbe:
                 return [{"ref": c.name, "ref_kind": "method"}]
         return None
 
-    def _constructed_fields(self, md: MethodDecl, ctx: MemberContext, minfo: dict[str, Any]) -> dict[str, Any] | None:
+    def _constructed_fields(self, md: MethodDecl, ctx: MemberContext, minfo: MemberInfo) -> Constructs | None:
         """The fields of the object a ``@Bean`` method builds that hold its parameters: the one
         ``new T(…)`` of its return type in its body (outside lambdas), matched to a constructor of
         ``T`` (written or Lombok's) by arity, gives ``{"type": T, "fields": {field: parameter}}``.
@@ -476,10 +482,10 @@ class ModuleProbe:
                 fields[fname] = a["parts"][0]
         return {"type": t.name, "fields": fields} if fields else None
 
-    def _bean_setters(self, ctx: MemberContext) -> dict[str, list[dict[str, Any]]]:
+    def _bean_setters(self, ctx: MemberContext) -> Roles:
         """Properties a ``@Bean`` method sets on the object it builds (``p = new X(); p.setTopic(t)``):
         setter calls with one argument on a local initialised by ``new``."""
-        out: dict[str, list[dict[str, Any]]] = {}
+        out: Roles = {}
         if ctx.body is None:
             return out
         for c in ctx.body.calls:
@@ -494,7 +500,7 @@ class ModuleProbe:
             out[c.name[3].lower() + c.name[4:]] = self.fold_value(c.args[0], ctx)
         return out
 
-    def _type_extra(self, facts: FileFacts, scope: FileScope, idx: int) -> dict[str, Any]:
+    def _type_extra(self, facts: FileFacts, scope: FileScope, idx: int) -> dict[str, TypeDetail]:
         """What the package needs of an annotated type: supertypes, constructors, methods, fields."""
         td = facts.types[idx]
         binary = scope.binary_of(td)
@@ -615,12 +621,12 @@ class ModuleProbe:
                 self.out.append(self._call_candidate(rule, call, recv, facts, scope, idx, ctx, minfo))
 
     def _call_candidate(self, rule: Rule, call, recv: TypeOf | None, facts: FileFacts, scope: FileScope, idx: int,
-                        ctx: MemberContext, minfo: dict[str, Any]) -> dict[str, Any]:
+                        ctx: MemberContext, minfo: MemberInfo) -> CallCandidate:
         cm = rule.match.call
-        roles: dict[str, list[dict[str, Any]]] = {}
+        roles: Roles = {}
         arg_types: dict[str, str] = {}
         arg_kinds: dict[str, str] = {}
-        attrs: dict[str, Any] = {}
+        attrs: MatchAttrs = {}
         taken = {p for p in cm.args if p >= 0}
         for pos, role in cm.args.items():
             i = pos if pos >= 0 else len(call.args) + pos
@@ -673,7 +679,7 @@ class ModuleProbe:
             "attrs": attrs,
         }
 
-    def _lambda_calls(self, call, ctx: MemberContext) -> list[dict[str, Any]]:
+    def _lambda_calls(self, call, ctx: MemberContext) -> list[LambdaCall]:
         """The calls inside the lambdas handed to ``call``, and to calls inside those, in body order
         (``route(r -> r.path("/x/**").filters(f -> f.stripPrefix(1)).uri("lb://svc"))``): each call's
         ``name``, the name of the call its lambda is handed to (``via``) and its arguments' outcomes,
@@ -681,7 +687,7 @@ class ModuleProbe:
         if ctx.body is None:
             return []
         inside = {call.ordinal}
-        out: list[dict[str, Any]] = []
+        out: list[LambdaCall] = []
         for c in ctx.body.calls:
             if c.ordinal in inside or c.handed_to not in inside or c.kind != "CALL" or len(out) >= MAX_CHAIN:
                 continue
@@ -693,7 +699,7 @@ class ModuleProbe:
         ctx.at = call.pos
         return out
 
-    def _receiver_root(self, call, ctx: MemberContext) -> dict[str, Any] | None:
+    def _receiver_root(self, call, ctx: MemberContext) -> FieldRef | None:
         """The field at the start of a call chain (``webClient.get().uri(…)``: ``webClient``)."""
         r = call.receiver
         for _ in range(16):
@@ -703,7 +709,7 @@ class ModuleProbe:
             r = ctx.body.calls[r["ordinal"]].receiver
         return self._receiver_ref(r, ctx) if r is not None and r.get("kind") in ("name", "field") else None
 
-    def _arg_kind(self, expr: dict[str, Any], ctx: MemberContext) -> str:
+    def _arg_kind(self, expr: Expr, ctx: MemberContext) -> str:
         """An argument's expression kind; a call reference says which call it is (``ref`` for a
         method reference ``this::cb``, ``new`` for a constructor call)."""
         kind = expr.get("kind", "other")
@@ -711,7 +717,7 @@ class ModuleProbe:
             return {"REF": "ref", "NEW": "new"}.get(ctx.body.calls[expr["ordinal"]].kind, kind)
         return kind
 
-    def _route_calls(self, call, ctx: MemberContext, rule: Rule) -> list[dict[str, Any]]:
+    def _route_calls(self, call, ctx: MemberContext, rule: Rule) -> list[RouteCall]:
         """The routes of a functional router (HTTP_ROUTE rules): the call itself and the calls
         chained on its result, in order (``route().GET("/a", h).POST("/b", h).build()``,
         ``route(GET("/a"), h).andRoute(POST("/b"), h)``). Each: ``name``, ``line``, and — for a verb
@@ -719,14 +725,14 @@ class ModuleProbe:
         argument is a verb predicate call — ``verb`` and ``path`` (the path's outcomes)."""
         verbs = set(rule.emits.attributes.get("verbs", []))
         routes = set(rule.emits.attributes.get("route_methods", []))
-        out: list[dict[str, Any]] = []
+        out: list[RouteCall] = []
         if ctx.body is None:
             return out
         on = {c.receiver["ordinal"]: c for c in reversed(ctx.body.calls) if c.kind == "CALL"
               and c.receiver is not None and c.receiver.get("kind") == "callref"}
         cur = call
         for _ in range(MAX_CHAIN):
-            item: dict[str, Any] = {"name": cur.name, "line": cur.line}
+            item: RouteCall = {"name": cur.name, "line": cur.line}
             first = cur.args[0] if cur.args else None
             if cur.name in verbs and cur.arity >= 2 and first is not None:
                 item.update(verb=cur.name, path=self.fold_value(first, ctx))
@@ -763,7 +769,7 @@ class ModuleProbe:
             cur = nxt.ordinal
         return out
 
-    def _receiver_call(self, call, ctx: MemberContext) -> dict[str, Any] | None:
+    def _receiver_call(self, call, ctx: MemberContext) -> ReceiverCall | None:
         """The call a receiver is the result of (``webClient.get().uri(…)``: ``get``), if any."""
         r = call.receiver
         if r is None or r.get("kind") != "callref" or ctx.body is None:
@@ -771,12 +777,12 @@ class ModuleProbe:
         if not 0 <= r["ordinal"] < len(ctx.body.calls):
             return None
         inner = ctx.body.calls[r["ordinal"]]
-        out: dict[str, Any] = {"name": inner.name, "arity": inner.arity}
+        out: ReceiverCall = {"name": inner.name, "arity": inner.arity}
         if inner.name == "method" and inner.args:  # webClient.method(HttpMethod.PATCH).uri(…)
             out["http_method"] = self.fold_value(inner.args[0], ctx, role="http_method")
         return out
 
-    def _prefix(self, expr: dict[str, Any], ctx: MemberContext) -> str | None:
+    def _prefix(self, expr: Expr, ctx: MemberContext) -> str | None:
         """The constant leading part of a key expression (``"lock:" + id`` → ``lock:``); it may
         hold ``${…}`` placeholders (a prefix from a ``@Value`` field) the package resolves."""
         if expr.get("kind") == "callref" and ctx.body is not None:
@@ -802,7 +808,7 @@ class ModuleProbe:
             parts.append(r.value)
         return "".join(parts) or None
 
-    def _template(self, expr: dict[str, Any], ctx: MemberContext, depth: int = 0) -> list[dict[str, Any]] | None:
+    def _template(self, expr: Expr, ctx: MemberContext, depth: int = 0) -> list[Value | RuntimePart] | None:
         """The parts of a string built by ``+`` (through a local assigned once): each item that folds
         to one value as its outcome, every other item as ``{"runtime": its Java text}``; None when the
         expression is no concatenation."""
@@ -815,7 +821,7 @@ class ModuleProbe:
             return None
         if expr.get("kind") != "concat":
             return None
-        out: list[dict[str, Any]] = []
+        out: list[Value | RuntimePart] = []
         for item in expr["items"]:
             outs = self.fold_value(item, ctx)
             if len(outs) == 1 and "value" in outs[0]:
@@ -824,8 +830,8 @@ class ModuleProbe:
                 out.append({"runtime": render(item, ctx)})
         return out
 
-    def _message_roles(self, rule: Rule, payload: dict[str, Any], ctx: MemberContext,
-                       roles: dict[str, list[dict[str, Any]]]) -> tuple[int, int] | None:
+    def _message_roles(self, rule: Rule, payload: Expr, ctx: MemberContext,
+                       roles: Roles) -> tuple[int, int] | None:
         """Roles carried by a message object built in place or in a local assigned once
         (``send(new Message(topic, body))``, ``m = new Message(); m.setTopic(t); send(m)``): the
         rule names the message class, which constructor argument holds which role by arity, and
@@ -849,7 +855,7 @@ class ModuleProbe:
         t = self.oracle.ref_type(call.new_type, ctx.scope, ctx.chain, ctx.type_vars)
         if t is None or not self.oracle.is_subtype(t, spec.type):
             return None
-        found: dict[str, list[dict[str, Any]]] = {}
+        found: Roles = {}
         for pos, role in spec.ctor_args.get(len(call.args), {}).items():
             if 0 <= pos < len(call.args):
                 found[role] = self.fold_value(call.args[pos], ctx)
@@ -864,14 +870,14 @@ class ModuleProbe:
         return (call.line, call.end_line) if found else None
 
     def _builder_headers(self, spec: MessageSpec, call, ctx: MemberContext,
-                         roles: dict[str, list[dict[str, Any]]]) -> tuple[int, int] | None:
+                         roles: Roles) -> tuple[int, int] | None:
         """Roles carried by the headers of a builder chain that starts with a static call on
         ``spec.builder`` (``MessageBuilder.withPayload(p).setHeader(KafkaHeaders.TOPIC, "t").build()``):
         each ``header_setters`` call of the chain whose header name is a constant named in
         ``spec.headers`` (by qualified name, or by its folded string value) gives that role its
         value. Roles the call's own arguments gave are kept. Returns the chain's lines when a
         header gave a role (None otherwise)."""
-        found: dict[str, list[dict[str, Any]]] = {}
+        found: Roles = {}
         first = call
         for _ in range(MAX_CHAIN):
             if call.name in spec.header_setters and call.arity == 2 and call.args:
@@ -892,7 +898,7 @@ class ModuleProbe:
             roles.setdefault(role, outs)
         return min(first.line, call.line), max(first.end_line, call.end_line)
 
-    def _header_role(self, spec: MessageSpec, key: dict[str, Any], ctx: MemberContext) -> str | None:
+    def _header_role(self, spec: MessageSpec, key: Expr, ctx: MemberContext) -> str | None:
         """The role ``spec.headers`` gives a header-name expression: a constant by its qualified
         name (a static import, ``Type.NAME``), else its folded string value."""
         parts = key.get("parts") or []
@@ -908,13 +914,13 @@ class ModuleProbe:
         values = [o.get("value") for o in self.fold_value(key, ctx)]
         return next((spec.headers[v] for v in values if isinstance(v, str) and v in spec.headers), None)
 
-    def _receiver_ref(self, receiver: dict[str, Any] | None, ctx: MemberContext) -> dict[str, Any] | None:
+    def _receiver_ref(self, receiver: Expr | None, ctx: MemberContext) -> FieldRef | None:
         """The field a call's receiver reads (for wrapper beans and injected clients), if any."""
         fr = self.oracle.receiver_field(receiver, ctx)
         return None if fr is None else {"module": fr.module, "binary": fr.binary, "field": fr.field.name}
 
 
-def _parameter_accessor(expr: dict[str, Any], ctx: MemberContext) -> dict[str, Any] | None:
+def _parameter_accessor(expr: Expr, ctx: MemberContext) -> ParameterAccessor | None:
     """A parameter ``p`` of the method (``{"parameter": p's index, "name": p}``), ``p.getX()`` (a getter
     called without arguments; ``"getter": getX`` added) or ``p.x`` (``"field": x``), else None."""
     if ctx.method is None:
@@ -941,7 +947,7 @@ class XmlProbe:
     def __init__(self, module: str, index: RuleIndex) -> None:
         self.module = module
         self.index = index
-        self.out: list[dict[str, Any]] = []
+        self.out: list[Candidate] = []
 
     def add_file(self, path: str, data: bytes) -> None:
         if not self.index.by_xml:
@@ -963,13 +969,13 @@ class XmlProbe:
                 if any(r not in attrs for r in xm.requires) or \
                         any(attrs.get(a) not in vals for a, vals in xm.where.items()):
                     continue
-                roles: dict[str, list[dict[str, Any]]] = {}
+                roles: Roles = {}
                 for attr, role in xm.attributes.items():
                     if attr in attrs:
                         vals = [attrs[attr]] if role not in ("base_packages", "resource") else \
                             split_list(attrs[attr])
                         roles.setdefault(role, []).extend(literal_outcome(v) for v in vals)
-                props: dict[str, dict[str, Any]] = {}
+                props: dict[str, XmlProperty] = {}
                 if spans is None:
                     spans = element_spans(doc.decoded.text, doc.root)
                 for child in el:

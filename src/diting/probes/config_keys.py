@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from diting.config.sources import canonical_key
 from diting.ir import ids
 from diting.resolve.fold import DUCC_PREFIX, ducc_placeholder
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate
     from diting.probes.context import ProbeContext
 
 
@@ -77,7 +78,7 @@ def config_keys(pc: "ProbeContext") -> None:
             pc.config_binding(m["rid"], m["stable"], rt, c, c["call"]["name"])
 
 
-def _consumer(pc: "ProbeContext", c: dict[str, Any]) -> tuple[str, str]:
+def _consumer(pc: "ProbeContext", c: Candidate) -> tuple[str, str]:
     if c.get("field"):
         return c["field"]["rid"], c["field"]["stable"]
     if c.get("member"):

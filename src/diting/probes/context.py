@@ -24,6 +24,8 @@ from diting.ir.canonical import sha256_hex
 from diting.ir.redaction import redact_value
 from diting.java.facts import TypeRef
 from diting.probes.candidates import split_list
+from diting.checks import VALIDATE
+from diting.probes.matches import check_candidates
 from diting.resolve.fold import DUCC_PREFIX
 from diting.resolve.spring import Resolution, SpringContext, values
 from diting.resolve.types import TypeOf
@@ -32,6 +34,7 @@ from diting.probes.resolved import ResolvedText
 from diting.sql.emit import SqlStats
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, DeclaredMethod, Handler, Outcome
     from diting.inventory.services import PackagePlan
     from diting.scan.facts import ScanFacts
 
@@ -87,8 +90,8 @@ class ProbeContext:
         self.service_rid = service_rid
         self.stats = ProbeStats()
         self.config = plan.config
-        self.cands: list[dict[str, Any]] = []
-        self.field_calls: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.cands: list[Candidate] = []
+        self.field_calls: dict[tuple[str, str], list[Candidate]] = {}
         for m in plan.modules:
             res = facts.module_results[m]
             for c in res.candidates:
@@ -97,11 +100,13 @@ class ProbeContext:
                     self.field_calls.setdefault((c["owner"], c["field"]), []).append(c)
                 else:
                     self.cands.append(c)
+        if VALIDATE:
+            check_candidates(self.cands + [c for cs in self.field_calls.values() for c in cs], plan.service_id)
         self._lines_cache: dict[str, tuple[list[str], str]] = {}
         #: (path, start, end, kind) → segment record_id already registered in this package
         self._seg_ids: dict[tuple[str, int, int, str | None], str] = {}
         self.ctx = self._context()
-        self.missing_property_sources: list[tuple[dict[str, Any], str]] = []
+        self.missing_property_sources: list[tuple[Candidate, str]] = []
         #: (statement, fragments) whose ledger items are written once the package's entities are final
         self.sql_ledger: list[tuple[Any, list[Any]]] = []
         #: bean record_ids by id() of the bean, and the bean injected into each field (probes/spring_beans.py)
@@ -247,10 +252,10 @@ class ProbeContext:
             self._seg_ids[key] = got
         return got
 
-    def cseg(self, c: dict[str, Any]) -> str:
+    def cseg(self, c: Candidate) -> str:
         return self.seg(c["path"], c["lines"][0], c["lines"][1])
 
-    def resolve(self, outcome: dict[str, Any], depth: int = 0) -> ResolvedText:
+    def resolve(self, outcome: Outcome, depth: int = 0) -> ResolvedText:
         """A role outcome with the package's configuration applied (docs/scanning.md §9, §10); a nested
         default (``${a:${b:30}}``) is resolved in turn, at most :data:`MAX_NESTING` deep."""
         if "unresolved" in outcome:
@@ -335,17 +340,17 @@ class ProbeContext:
         cache[(scheme, key)] = got
         return got
 
-    def role(self, c: dict[str, Any], role: str) -> list[ResolvedText]:
+    def role(self, c: Candidate, role: str) -> list[ResolvedText]:
         return [self.resolve(o) for o in c.get("roles", {}).get(role, [])]
 
-    def first(self, c: dict[str, Any], role: str) -> ResolvedText | None:
+    def first(self, c: Candidate, role: str) -> ResolvedText | None:
         r = self.role(c, role)
         return r[0] if r else None
 
-    def diag(self, code: str, key: str, message: str, affected: list[str], c: dict[str, Any] | None) -> str:
+    def diag(self, code: str, key: str, message: str, affected: list[str], c: Candidate | None) -> str:
         return self.rs.diagnostic(code, key, message, [a for a in affected if a], [self.cseg(c)] if c else [])
 
-    def exclude_entry(self, key: str, what: str, affected: list[str], c: dict[str, Any] | None,
+    def exclude_entry(self, key: str, what: str, affected: list[str], c: Candidate | None,
                       why: str = "its class is outside the service's Spring context") -> None:
         """One entry declaration the context does not load (a lib package loads none): counted as
         excluded in coverage, with its ENTRY_NOT_LOADED diagnostic (the record it is counted from)."""
@@ -356,13 +361,13 @@ class ProbeContext:
             "the package deploys nothing (module_not_deployed)" if lib else f"{why} (not_loaded_by_context)"),
             affected, c)
 
-    def entry_failed(self, key: str, message: str, affected: list[str], c: dict[str, Any] | None) -> str:
+    def entry_failed(self, key: str, message: str, affected: list[str], c: Candidate | None) -> str:
         """One entry declaration that yields no entry (its interface, handler or path is unknown):
         counted as failed in coverage, with its ENTRY_UNRESOLVED diagnostic."""
         self.stats.entries_failed += 1
         return self.diag("ENTRY_UNRESOLVED", f"{key}|entry", message, affected, c)
 
-    def owner_rid(self, c: dict[str, Any]) -> str:
+    def owner_rid(self, c: Candidate) -> str:
         """The record a candidate's effect belongs to: its method, field, or type."""
         if c.get("member"):
             return c["member"]["rid"]
@@ -370,7 +375,7 @@ class ProbeContext:
             return c["field"]["rid"]
         return c["type"]["rid"] if c.get("type") else (self.service_rid or "")
 
-    def config_binding(self, consumer_rid: str, consumer_stable: str, rt: ResolvedText, c: dict[str, Any],
+    def config_binding(self, consumer_rid: str, consumer_stable: str, rt: ResolvedText, c: Candidate,
                        what: str) -> list[str]:
         """CONFIG_KEY entities, READS relations (from methods) and config bindings for the keys a value read."""
         out = []
@@ -425,7 +430,7 @@ class ProbeContext:
         return out
 
     # ------------------------------------------------------------ shared by the mechanisms
-    def methods_of(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
+    def methods_of(self, binary: str, near: str | None = None) -> list[DeclaredMethod]:
         """Methods of an in-package type (skeleton signatures, erased) as module ``near`` sees it,
         or [] when unknown."""
         module = self.ctx.home(binary, near)
@@ -438,7 +443,7 @@ class ProbeContext:
         td = scope.facts.types[idx]
         chain = scope._chain_of(idx)
         ns = self.s.inv.ns[module]
-        out = []
+        out: list[DeclaredMethod] = []
         for md in td.methods:
             if md.decl_kind not in ("METHOD",):
                 continue
@@ -455,9 +460,9 @@ class ProbeContext:
                         "has_body": md.has_body})
         return out
 
-    def all_methods(self, binary: str, near: str | None = None) -> list[dict[str, Any]]:
+    def all_methods(self, binary: str, near: str | None = None) -> list[DeclaredMethod]:
         """Methods of a type and its in-package supertypes (overridden ones once)."""
-        out: list[dict[str, Any]] = []
+        out: list[DeclaredMethod] = []
         seen: set[tuple[str, tuple[str, ...]]] = set()
         module = self.ctx.home(binary, near)
         chain = [(module, binary)] + (self.s.oracle.registry.ancestors(module, binary) if module else [])
@@ -472,7 +477,7 @@ class ProbeContext:
     def texts(self, rts: list[ResolvedText]) -> list[str]:
         return [r.value for r in rts if r.value is not None]
 
-    def binding_attributes(self, c: dict[str, Any]) -> dict[str, Any]:
+    def binding_attributes(self, c: Candidate) -> dict[str, Any]:
         """Binding attributes (alias, group, version, timeout, retries) with the package's config."""
         out: dict[str, Any] = {}
         for role in ("alias", "group", "version", "timeout", "retries"):
@@ -485,18 +490,18 @@ class ProbeContext:
                 out[f"{role}_expression"] = r.expression
         return out
 
-    def binding_keys(self, c: dict[str, Any], rid: str, stable: str) -> None:
+    def binding_keys(self, c: Candidate, rid: str, stable: str) -> None:
         """Config bindings of the placeholders in a declaration's binding attributes."""
         for role in ("alias", "group", "version", "timeout", "retries"):
             self.note_keys(rid, stable, self.role(c, role), c, role)
 
-    def note_keys(self, consumer_rid: str, consumer_stable: str, rts: list[ResolvedText], c: dict[str, Any],
+    def note_keys(self, consumer_rid: str, consumer_stable: str, rts: list[ResolvedText], c: Candidate,
                    what: str) -> None:
         for r in rts:
             if r.keys:
                 self.config_binding(consumer_rid, consumer_stable, r, c, what)
 
-    def entry(self, kind: str, urn: str, handler: dict[str, Any], c: dict[str, Any], attrs: dict[str, Any],
+    def entry(self, kind: str, urn: str, handler: Handler, c: Candidate, attrs: dict[str, Any],
                source: str, resolved: bool = True) -> str:
         stable = f"{kind}:{urn}@{handler['stable']}"
         hints = self.marks("NOISE", handler["stable"])
@@ -515,7 +520,7 @@ class ProbeContext:
             self.stats.entries.append((rid, source, resolved, None))
         return rid
 
-    def retry_rules(self, method_stable: str) -> list[dict[str, Any]]:
+    def retry_rules(self, method_stable: str) -> list[Candidate]:
         """MQ_RETRY candidates (``@RetryableTopic`` …) on a listener method."""
         return [c for c in self.ctx.by_emit.get("MQ_RETRY", [])
                 if c.get("target") == "METHOD" and c["member"]["stable"] == method_stable]
@@ -535,7 +540,7 @@ class ProbeContext:
         type_stable = method_stable.split("#", 1)[0]
         return sorted(idx.get(method_stable, set()) | idx.get(type_stable, set()))
 
-    def live_handler_class(self, c: dict[str, Any]) -> bool:
+    def live_handler_class(self, c: Candidate) -> bool:
         """Whether a job or listener declaration can be an entry: its class is concrete (an abstract
         class or interface runs only through its subclasses, which a type rule matches on their own)
         and loaded by the context (else it is counted as an excluded entry)."""
@@ -554,14 +559,14 @@ class ProbeContext:
             return False
         return True
 
-    def declared_handler(self, c: dict[str, Any]) -> dict[str, Any] | None:
+    def declared_handler(self, c: Candidate) -> Handler | None:
         """The handler method of a job or listener declaration: the annotated method itself, else the
         rule's ``emits.handler`` method of the matched type (None when the package declares none)."""
         if c["target"] == "METHOD":
             return dict(c["member"], path=c["path"])
         return self.handler(c["type"]["binary"], self.s.rules.by_id[c["rule"]].emits.handler, c["module"])
 
-    def contract(self, role: str, urn: str, signature: list[str], c: dict[str, Any], attrs: dict[str, Any]) -> \
+    def contract(self, role: str, urn: str, signature: list[str], c: Candidate, attrs: dict[str, Any]) -> \
             tuple[str, str]:
         stable = f"{role}:{urn}({','.join(signature)})"
         ev = self.cseg(c)
@@ -574,7 +579,7 @@ class ProbeContext:
             self.rs.entity("CONTRACT", stable, urn, [ev], attrs, urn=urn, role=role, signature=signature)
         return rid, stable
 
-    def topic(self, urn: str, c: dict[str, Any], attrs: dict[str, Any], kind: str = "TOPIC") -> str:
+    def topic(self, urn: str, c: Candidate, attrs: dict[str, Any], kind: str = "TOPIC") -> str:
         ev = self.cseg(c)
         rid = ids.entity_record_id(kind, urn)
         if rid in self.rs.entities:
@@ -586,7 +591,7 @@ class ProbeContext:
             return rid
         return self.rs.entity(kind, urn, urn.split("://", 1)[-1], [ev], attrs, urn=urn)
 
-    def handlers(self, binary: str, name: str | None, near: str | None = None) -> list[dict[str, Any]]:
+    def handlers(self, binary: str, name: str | None, near: str | None = None) -> list[DeclaredMethod]:
         """Handler methods of a type-level listener or job: ``name`` is a method name (the
         implemented one, preferring a body and the fewest parameters) or ``@annotation FQN``
         (every method carrying it)."""
@@ -599,8 +604,8 @@ class ProbeContext:
         ms.sort(key=lambda m: (0 if m["has_body"] else 1, m["arity"], m["stable"]))
         return ms[:1]
 
-    def implementation(self, binary: str, iface_method: dict[str, Any], near: str | None = None
-                        ) -> dict[str, Any] | None:
+    def implementation(self, binary: str, iface_method: DeclaredMethod, near: str | None = None
+                        ) -> DeclaredMethod | None:
         """The method of ``binary`` (or its supertypes) implementing an interface method: the one
         of equal name and erased signature, else the only one of equal name and arity (a generic
         interface erases differently); None when overloads leave several."""
@@ -611,12 +616,12 @@ class ProbeContext:
         arity = [m for m in same if m["arity"] == iface_method["arity"]]
         return arity[0] if len(arity) == 1 else None
 
-    def handler(self, binary: str, name: str | None, near: str | None = None) -> dict[str, Any] | None:
+    def handler(self, binary: str, name: str | None, near: str | None = None) -> DeclaredMethod | None:
         hs = self.handlers(binary, name, near)
         return hs[0] if hs else None
 
     def interface_methods(self, iface: str, impl: str | None, near: str | None = None
-                           ) -> tuple[list[dict[str, Any]], str]:
+                           ) -> tuple[list[DeclaredMethod], str]:
         ms = self.methods_of(iface, near)
         if ms:
             return ms, "INTERFACE"
@@ -625,7 +630,7 @@ class ProbeContext:
                 "IMPLEMENTATION"
         return [], "UNKNOWN"
 
-    def class_value(self, c: dict[str, Any], role: str) -> str | None:
+    def class_value(self, c: Candidate, role: str) -> str | None:
         vs = values(c, role)
         return vs[0] if vs else None
 

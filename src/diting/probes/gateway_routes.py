@@ -9,6 +9,7 @@ from diting.probes import gateway
 from diting.probes.context import normalize_path
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, ConfigCandidate, Handler, LambdaCall
     from diting.probes.context import ProbeContext
 
 
@@ -54,13 +55,13 @@ def _config_text(pc: "ProbeContext", entry: Any) -> tuple[str | None, str]:
     return (pc.config.expand(entry.value) if "${" in entry.value else entry.value), entry.value
 
 
-def _config_cand(pc: "ProbeContext", rule_id: str, path: str, entries: list[Any]) -> dict[str, Any]:
+def _config_cand(pc: "ProbeContext", rule_id: str, path: str, entries: list[Any]) -> ConfigCandidate:
     """A pseudo candidate (evidence: the config lines) for a route read from configuration."""
     return {"rule": rule_id, "emit": "GATEWAY_ROUTE", "form": "config", "path": path, "target": "CONFIG",
             "lines": [min(e.line for e in entries), max(max(e.end_line, e.line) for e in entries)]}
 
 
-def _config_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[gateway.Route, dict[str, Any]]]:
+def _config_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[gateway.Route, Candidate]]:
     """Spring Cloud Gateway routes of a ``routes`` list: predicates and filters in the shortcut
     form (``Path=/a/**,/b/**``) or the long form (``name: Path``, ``args: {pattern: …}``); the
     ``default-filters`` beside the list (shortcut form) apply to every route first."""
@@ -100,7 +101,7 @@ def _config_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[
     return out
 
 
-def _zuul_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[gateway.Route, dict[str, Any]]]:
+def _zuul_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[gateway.Route, Candidate]]:
     """Zuul routes of a ``zuul.routes`` map: ``NAME.path`` (or ``NAME: /path/**``), ``serviceId``
     (default: NAME), ``url``, ``strip-prefix`` (default true: the pattern's fixed prefix is
     dropped), under the global ``zuul.prefix`` / ``zuul.strip-prefix``."""
@@ -139,11 +140,11 @@ def _zuul_routes(pc: "ProbeContext", rule_id: str, prefix: str) -> list[tuple[ga
     return out
 
 
-def _java_route(pc: "ProbeContext", c: dict[str, Any]) -> gateway.Route:
+def _java_route(pc: "ProbeContext", c: Candidate) -> gateway.Route:
     """A route built in code: the calls inside the lambda handed to ``route(…)`` (``path``,
     ``method``, ``uri``, and the ``filters`` lambda's ``stripPrefix`` / ``prefixPath`` /
     ``rewritePath`` / ``setPath``)."""
-    def texts(call: dict[str, Any]) -> list[str | None]:
+    def texts(call: LambdaCall) -> list[str | None]:
         if call["name"] in ("rewritePath", "setPath"):  # a Java literal's ${group} is no placeholder
             return [(o[0].get("value") if o else None) for o in call["args"]]
         return [(pc.resolve(o[0]).value if o else None) for o in call["args"]]
@@ -165,7 +166,7 @@ def _java_route(pc: "ProbeContext", c: dict[str, Any]) -> gateway.Route:
     return route
 
 
-def _gateway_route(pc: "ProbeContext", route: gateway.Route, c: dict[str, Any], handler: dict[str, Any], dialect: str) -> None:
+def _gateway_route(pc: "ProbeContext", route: gateway.Route, c: Candidate, handler: Handler, dialect: str) -> None:
     gw = pc.http_host
     for pattern in route.patterns or ["/**"]:
         if "?" == pattern or "${" in pattern:
@@ -216,7 +217,7 @@ def _gateway_route(pc: "ProbeContext", route: gateway.Route, c: dict[str, Any], 
                              evidence=[pc.cseg(c)], attributes=dict(base, declared_target=target_urn))
 
 
-def _discovery_locator(pc: "ProbeContext", rule_id: str, key: str, service: dict[str, Any]) -> None:
+def _discovery_locator(pc: "ProbeContext", rule_id: str, key: str, service: Handler) -> None:
     rv = pc.config.get(key)
     if rv.status != "RESOLVED" or (rv.value or "").strip().lower() != "true" or rv.entry is None:
         return
@@ -225,7 +226,7 @@ def _discovery_locator(pc: "ProbeContext", rule_id: str, key: str, service: dict
                               f"{key} = true at {rv.path}:{rv.entry.line}", f"{rv.path}:{rv.entry.line}")
 
 
-def _zuul_default_routes(pc: "ProbeContext", c: dict[str, Any], service: dict[str, Any]) -> None:
+def _zuul_default_routes(pc: "ProbeContext", c: Candidate, service: Handler) -> None:
     """``@EnableZuulProxy``: Zuul routes ``/{service-id}/**`` (under ``zuul.prefix``) to every
     service discovery knows, unless ``zuul.ignored-services`` is ``*`` — one entry, as the
     discovery locator's."""
@@ -239,7 +240,7 @@ def _zuul_default_routes(pc: "ProbeContext", c: dict[str, Any], service: dict[st
                               f"{c['path']}:{c['lines'][0]}")
 
 
-def _every_service_route(pc: "ProbeContext", c: dict[str, Any], service: dict[str, Any], route_id: str, pattern: str,
+def _every_service_route(pc: "ProbeContext", c: Candidate, service: Handler, route_id: str, pattern: str,
                          why: str, where: str) -> None:
     """One GATEWAY_ROUTE entry for a gateway that routes every registered service by its id, with
     an UNDETERMINED_DYNAMIC_EDGE diagnostic (the services are known only at runtime)."""

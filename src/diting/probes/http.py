@@ -10,6 +10,7 @@ from diting.probes.resolved import ResolvedText
 from diting.resolve.fold import REQUEST_ENTITY
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, FieldRef, MemberInfo
     from diting.probes.context import ProbeContext
 
 
@@ -132,7 +133,7 @@ def feign_clients(pc: "ProbeContext") -> None:
                     base = ResolvedText(base.status, hp[1] + "/" + base.value, url.keys + base.keys)
         if name is not None:
             pc.note_keys(bean_rid, bean_stable, [name], c, "feign name")
-        calls: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        calls: dict[tuple[str, int], list[Candidate]] = {}
         for f, res in pc.injected.items():
             if res.status == "RESOLVED" and res.beans[0] is bean:
                 for fc in pc.field_calls.get(f, []):
@@ -232,7 +233,7 @@ def http_client_calls(pc: "ProbeContext") -> None:
         pc.note_keys(m["rid"], m["stable"], [url], c, "HTTP URL")
 
 
-def _verbs(pc: "ProbeContext", c: dict[str, Any]) -> list[str]:
+def _verbs(pc: "ProbeContext", c: Candidate) -> list[str]:
     rule = pc.s.rules.by_id[c["rule"]]
     if rule.emits.http_method:
         return [rule.emits.http_method]
@@ -240,7 +241,7 @@ def _verbs(pc: "ProbeContext", c: dict[str, Any]) -> list[str]:
     return sorted({v for v in verbs if v in _HTTP_METHODS}) or ["ANY"]
 
 
-def _paths(pc: "ProbeContext", c: dict[str, Any]) -> tuple[list[str], ResolvedText | None]:
+def _paths(pc: "ProbeContext", c: Candidate) -> tuple[list[str], ResolvedText | None]:
     """A mapping's folded paths (``[""]`` when it names none) and its first path that does
     not fold (then the mapping gives no contract)."""
     rts = pc.role(c, "path")
@@ -248,10 +249,10 @@ def _paths(pc: "ProbeContext", c: dict[str, Any]) -> tuple[list[str], ResolvedTe
     return ([r.value for r in rts if r.value is not None] if rts else [""]), bad
 
 
-def _type_mappings(pc: "ProbeContext") -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+def _type_mappings(pc: "ProbeContext") -> tuple[dict[str, list[Candidate]], dict[str, list[Candidate]]]:
     """HTTP_MAPPING candidates by declaring type: (class-level, method-level)."""
-    cls: dict[str, list[dict[str, Any]]] = {}
-    meth: dict[str, list[dict[str, Any]]] = {}
+    cls: dict[str, list[Candidate]] = {}
+    meth: dict[str, list[Candidate]] = {}
     for c in pc.ctx.by_emit.get("HTTP_MAPPING", []):
         if c["target"] not in ("TYPE", "METHOD"):  # a rule without targets matched a field or a parameter
             pc.entry_failed(f"{c['path']}:{c['lines'][0]}|mapping", f"rule {c['rule']} matched a {c['target']} at "
@@ -267,8 +268,8 @@ def _lineage(pc: "ProbeContext", binary: str, near: str | None = None) -> list[s
     return [binary] + ([b for _, b in pc.s.oracle.registry.ancestors(module, binary)] if module else [])
 
 
-def _http_routes(pc: "ProbeContext", binary: str, cls: dict[str, list[dict[str, Any]]],
-                 meth: dict[str, list[dict[str, Any]]]) -> list[tuple[dict[str, Any], list[str], list[str],
+def _http_routes(pc: "ProbeContext", binary: str, cls: dict[str, list[Candidate]],
+                 meth: dict[str, list[Candidate]]) -> list[tuple[Candidate, list[str], list[str],
                                                                       ResolvedText | None, list[ResolvedText]]]:
     """Mapped methods of a controller or Feign interface, its own or inherited (an API
     interface it implements): ``(method candidate, full paths without context, verbs, the
@@ -312,7 +313,7 @@ def context_path(pc: "ProbeContext") -> str:
     return "" if joined == "/" else joined
 
 
-def _unfolded_path(pc: "ProbeContext", c: dict[str, Any], bad: ResolvedText, what: str, owner_rid: str, owner_stable: str) -> str:
+def _unfolded_path(pc: "ProbeContext", c: Candidate, bad: ResolvedText, what: str, owner_rid: str, owner_stable: str) -> str:
     code = "CONFIG_VALUE_UNKNOWN" if bad.keys else "CONSTANT_UNRESOLVED"
     d = pc.diag(code, f"{c['path']}:{c['lines'][0]}|path", f"{what} at {c['path']}:{c['lines'][0]}: path "
                   f"{bad.expression} does not resolve ({bad.reason})", [owner_rid], c)
@@ -320,8 +321,8 @@ def _unfolded_path(pc: "ProbeContext", c: dict[str, Any], bad: ResolvedText, wha
     return d
 
 
-def _feign_sites(pc: "ProbeContext", c: dict[str, Any], owner: str, m: dict[str, Any], mc: dict[str, Any], fulls: list[str],
-                 verbs: list[str], bad: ResolvedText | None, sites: list[dict[str, Any]], name: Any, base: Any,
+def _feign_sites(pc: "ProbeContext", c: Candidate, owner: str, m: MemberInfo, mc: Candidate, fulls: list[str],
+                 verbs: list[str], bad: ResolvedText | None, sites: list[Candidate], name: Any, base: Any,
                  url: Any, bean_rid: str, bean_stable: str, relative: bool = False) -> None:
     """The CALLS (and CONSUMED contracts) of one Feign method's call sites: UNRESOLVED with a
     diagnostic when its path, the client's path or name does not fold (``bad``: the method's own
@@ -371,7 +372,7 @@ def _feign_sites(pc: "ProbeContext", c: dict[str, Any], owner: str, m: dict[str,
                                              "value_basis": name.status})
 
 
-def _balanced(pc: "ProbeContext", recv: dict[str, Any], lb_fields: set[tuple[str, str]], lb_methods: set[str]) -> bool:
+def _balanced(pc: "ProbeContext", recv: FieldRef, lb_fields: set[tuple[str, str]], lb_methods: set[str]) -> bool:
     """Whether the field a client call starts from is load-balanced: annotated itself, or
     injected with the bean of an annotated @Bean method."""
     key = (recv["binary"], recv["field"])
@@ -380,7 +381,7 @@ def _balanced(pc: "ProbeContext", recv: dict[str, Any], lb_fields: set[tuple[str
                                 res.beans[0].cand.get("member", {}).get("stable") in lb_methods)
 
 
-def _client_verb(pc: "ProbeContext", c: dict[str, Any]) -> str:
+def _client_verb(pc: "ProbeContext", c: Candidate) -> str:
     rule = pc.s.rules.by_id[c["rule"]]
     if rule.emits.http_method:
         return rule.emits.http_method

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from diting.probes.context import ProbeContext
+    from diting.probes.matches import Candidate
 
 
 def jobs(pc: "ProbeContext") -> None:
-    conditions: dict[str, list[dict[str, Any]]] = {}
+    conditions: dict[str, list[Candidate]] = {}
     for c in pc.ctx.by_emit.get("CONDITION", []):
         conditions.setdefault(c["type"]["binary"], []).append(c)
     for c in pc.ctx.by_emit.get("SCHEDULED", []) + pc.ctx.by_emit.get("JOB_TYPE", []):

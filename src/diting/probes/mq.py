@@ -9,10 +9,11 @@ from diting.probes.resolved import ResolvedText
 from diting.resolve.spring import values
 
 if TYPE_CHECKING:
+    from diting.probes.matches import BeanRef, Candidate, Handler
     from diting.probes.context import ProbeContext
 
 
-def _annotation_send(c: dict[str, Any]) -> dict[str, Any]:
+def _annotation_send(c: Candidate) -> dict[str, Any]:
     """The call-shaped facts of a send an annotation declares (a listener's ``@SendTo`` reply):
     its name, ordinal 0 and a call-site id of the annotated method."""
     name = "@" + c["annotation"].rsplit(".", 1)[-1]
@@ -182,7 +183,7 @@ def mq_bindings(pc: "ProbeContext") -> None:
     ``BindingBuilder.bind(queue).to(exchange).with(key)`` or ``new Binding(…)``): BINDS_TO from
     ``amqp://{exchange}/{routing key}`` to ``amqp-queue://{queue}``. Queue and exchange
     arguments that are beans are looked up among the package's declaration beans."""
-    decls: dict[str, dict[str, Any]] = {}
+    decls: dict[str, Candidate] = {}
     for c in pc.ctx.by_emit.get("MQ_DECLARE", []):
         if pc.ctx.class_loaded(c["type"]["binary"]):
             names = pc.texts(pc.role(c, "name"))
@@ -219,7 +220,7 @@ def mq_bindings(pc: "ProbeContext") -> None:
     _dead_letter_routes(pc)
 
 
-def subscribe(pc: "ProbeContext", c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText, tags: list[str],
+def subscribe(pc: "ProbeContext", c: Candidate, proto: str, handler: Handler, t: ResolvedText, tags: list[str],
                group: list[str], also_read: list[ResolvedText] | None = None,
                extra: dict[str, Any] | None = None) -> None:
     """An MQ_CONSUMER entry and its SUBSCRIBES; the config keys of its topic, tag filter and
@@ -270,7 +271,7 @@ def subscribe(pc: "ProbeContext", c: dict[str, Any], proto: str, handler: dict[s
     pc.note_keys(erid, pc.rs.entities[erid]["stable_id"], [t] + (also_read or []), c, "listener")
 
 
-def _wrapper_topic(pc: "ProbeContext", c: dict[str, Any]) -> list[ResolvedText]:
+def _wrapper_topic(pc: "ProbeContext", c: Candidate) -> list[ResolvedText]:
     """A wrapper producer bean's configured topic: the receiver field's injected bean's property."""
     rule = pc.s.rules.by_id[c["rule"]]
     recv = c["call"].get("receiver")
@@ -296,7 +297,7 @@ def _wrapper_topic(pc: "ProbeContext", c: dict[str, Any]) -> list[ResolvedText]:
     return out
 
 
-def _unresolved_send(pc: "ProbeContext", c: dict[str, Any], proto: str, expression: str | None, reason: str,
+def _unresolved_send(pc: "ProbeContext", c: Candidate, proto: str, expression: str | None, reason: str,
                      rt: ResolvedText | None = None, parts: dict[str, ResolvedText | None] | None = None) -> None:
     """An UNRESOLVED PUBLISHES with TOPIC_UNRESOLVED. A destination that is a parameter of the method, or
     a parameter's getter or field (``topicEnum.getTopic()``), makes the method a wrapper its callers
@@ -370,7 +371,7 @@ def _dead_letter_routes(pc: "ProbeContext") -> None:
         pc.note_keys(m["rid"], m["stable"], known, c, "dead-letter route")
 
 
-def _declared_name(pc: "ProbeContext", ref: dict[str, Any], role: str, decls: dict[str, dict[str, Any]]) -> ResolvedText:
+def _declared_name(pc: "ProbeContext", ref: BeanRef, role: str, decls: dict[str, Candidate]) -> ResolvedText:
     """The queue or exchange name a bean reference stands for (by bean name, else the only
     declaration of the parameter's type)."""
     found = decls.get(ref["ref"])

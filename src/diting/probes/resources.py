@@ -21,6 +21,7 @@ from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, ImportsCandidate, ImportsEntry
     from diting.scan.facts import ScanFacts
 
 #: the spring.factories key whose classes Spring Boot auto-configures
@@ -40,7 +41,7 @@ SPRING_DISPATCHER = "org.springframework.web.servlet.DispatcherServlet"
 class ModuleResources:
     """What a module's resources contribute: XML candidates, auto-configurations, web.xml locations."""
 
-    candidates: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
     auto_configs: list[dict[str, Any]] = field(default_factory=list)
     web_contexts: list[str] = field(default_factory=list)
     #: MyBatis (and iBatis) mapper files, read for the SQL stage (sql/mybatis.py)
@@ -54,10 +55,10 @@ def imports_annotation(path: str) -> str | None:
     return path.rsplit("/", 1)[-1][:-len(".imports")]
 
 
-def imports_entries(text: str) -> list[dict[str, Any]]:
+def imports_entries(text: str) -> list[ImportsEntry]:
     """The classes of an ``.imports`` file as ``ImportCandidates`` reads them (one a line, ``#``
     comments, blank lines skipped): ``[{"class", "lines"}]`` with the entry's 1-based line."""
-    out: list[dict[str, Any]] = []
+    out: list[ImportsEntry] = []
     for n, ln in enumerate(split_lines(text), 1):  # BufferedReader.readLine's line ends, evidence's
         cls = ln.split("#", 1)[0].strip()
         if cls:
@@ -74,7 +75,7 @@ def auto_configurations(path: str, text: str) -> list[dict[str, Any]]:
         if imports_annotation(path) not in AUTO_CONFIG_IMPORTS:
             return []
         return [dict(e, path=path) for e in imports_entries(text)]
-    out: list[dict[str, Any]] = []
+    out: list[ImportsEntry] = []
     cf = parse_properties(path, text)
     for doc in cf.documents:
         for e in doc.entries:
@@ -147,7 +148,7 @@ def module_resources(s: "ScanFacts", pom_path: str) -> ModuleResources:
     return out
 
 
-def imports_candidates(module: str, path: str, text: str, index: Any) -> list[dict[str, Any]]:
+def imports_candidates(module: str, path: str, text: str, index: Any) -> list[ImportsCandidate]:
     """Candidates of the ``imports`` rules naming the annotation of a ``META-INF/spring/{FQN}.imports``
     file: one per rule, its listed classes in role ``classes`` (each entry's line in ``attrs.entries``)."""
     fqn = imports_annotation(path)

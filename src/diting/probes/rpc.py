@@ -8,6 +8,7 @@ from diting.probes.context import stable_ordinal
 from diting.resolve.spring import values
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate
     from diting.probes.context import ProbeContext
 
 
@@ -158,7 +159,7 @@ def rpc_consumers(pc: "ProbeContext") -> None:
                       f"at {c['path']}:{c['lines'][0]} is never called", [bean_rid], c)
 
 
-def _called_method(pc: "ProbeContext", iface: str, fc: dict[str, Any], near: str | None = None) -> tuple[str, list[str]]:
+def _called_method(pc: "ProbeContext", iface: str, fc: Candidate, near: str | None = None) -> tuple[str, list[str]]:
     """The interface method a call on a consumer reaches: ``(FOUND, signature)``; ``(AMBIGUOUS,
     [signatures])`` for overloads of one arity; ``(NOT_A_METHOD, [])`` when the interface is
     in the package and has no such method (``toString()``); ``(UNKNOWN, ["?", …])`` when

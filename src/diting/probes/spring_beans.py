@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from diting.ir import ids
 from diting.probes.context import stable_ordinal
@@ -10,6 +10,7 @@ from diting.resolve.spring import Bean, InjectionPoint, Resolution, values
 from diting.resolve.types import TypeOf
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate
     from diting.probes.context import ProbeContext
 
 
@@ -93,7 +94,7 @@ def injection_points(pc: "ProbeContext") -> list[InjectionPoint]:
     """Field, constructor and setter injection points of loaded bean classes."""
     pts: list[InjectionPoint] = []
     seen: set[tuple[str, str]] = set()
-    by_field: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_field: dict[tuple[str, str], list[Candidate]] = {}
     for c in pc.ctx.by_emit.get("INJECTION", []):
         if c["target"] == "FIELD":
             by_field.setdefault((c["type"]["binary"], c["field"]["name"]), []).append(c)

@@ -42,6 +42,7 @@ from diting.probes.resolved import ResolvedText
 from diting.resolve.spring import values
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, Handler, MemberInfo
     from diting.probes.context import ProbeContext
 
 _PREFIX = "spring.cloud.stream"
@@ -88,7 +89,7 @@ class Streams:
         return self.f.resolve({"value": "${" + key + "}", "vtype": "java.lang.String", "basis": "CONFIG",
                                "placeholders": True})
 
-    def protocol(self, binding: str, c: dict[str, Any] | None = None) -> tuple[str | None, str, list[ResolvedText]]:
+    def protocol(self, binding: str, c: Candidate | None = None) -> tuple[str | None, str, list[ResolvedText]]:
         """``(scheme, how, config read)`` of a binding's binder; scheme None when unknown (``how`` says why).
         A function candidate ``c`` whose type arguments are Kafka Streams types is bound by that binder."""
         types = self.tables.get("binder_types", {})
@@ -152,7 +153,7 @@ class Streams:
                 else:
                     self.publish(c, c["member"], name.value, "StreamBridge.send", [name])
 
-    def dsl_source(self, c: dict[str, Any]) -> None:
+    def dsl_source(self, c: Candidate) -> None:
         """A Kafka Streams topology source (``builder.stream("t")``, ``table``, ``globalTable``) in a
         loaded class: the method building it consumes each topic (an MQ_CONSUMER entry; a topic that
         does not fold, a collection or a pattern, is an UNRESOLVED one with TOPIC_UNRESOLVED) in the
@@ -193,10 +194,10 @@ class Streams:
                         bound[name] = direction
                         self.channel_methods.setdefault(meth, set()).add(name)
         self.bound = bound
-        sends_to: dict[str, list[dict[str, Any]]] = {}
+        sends_to: dict[str, list[Candidate]] = {}
         for c in self.by.get("send_to", []):
             sends_to.setdefault(c["member"]["stable"], []).append(c)
-        params: dict[str, list[dict[str, Any]]] = {}
+        params: dict[str, list[Candidate]] = {}
         for c in self.by.get("input", []):
             if c["target"] == "PARAMETER":
                 params.setdefault(c["member"]["stable"], []).append(c)
@@ -260,7 +261,7 @@ class Streams:
 
     # ------------------------------------------------------------ functional model
     def functional_model(self) -> None:
-        fns: dict[str, dict[str, Any]] = {}  # bean name → candidate (its member the function's handler)
+        fns: dict[str, Candidate] = {}  # bean name → candidate (its member the function's handler)
         kinds: dict[str, str] = {}  # bean name → functional interface
         for c in self.by.get("function", []):
             if not self.f.ctx.class_loaded(c["type"]["binary"]):
@@ -310,7 +311,7 @@ class Streams:
                 name = self._renamed(f"{fname}-out-{i}")
                 self.publish(last, last["member"], name, "function output", read)
 
-    def _function_class(self, c: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    def _function_class(self, c: Candidate) -> tuple[str, dict[str, Any]] | None:
         """``(bean name, candidate)`` of a loaded component class implementing a functional interface
         (``@Component("events") class L implements Consumer<T>``): the candidate's member is the
         interface's method the class declares (``accept``/``apply``/``get``), its type arguments read
@@ -344,7 +345,7 @@ class Streams:
         return new.value if new is not None and new.value else name
 
     # ------------------------------------------------------------ records
-    def consume(self, c: dict[str, Any], handler: dict[str, Any], name: ResolvedText,
+    def consume(self, c: Candidate, handler: Handler, name: ResolvedText,
                 read: list[ResolvedText] | None = None) -> None:
         """MQ_CONSUMER entries of one input binding (one per destination)."""
         read = list(read or [])
@@ -395,7 +396,7 @@ class Streams:
                                evidence=[self.f.cseg(c)], attributes={"protocol": "amqp", "stream_binding": name.value,
                                                                       "value_basis": d.status})
 
-    def _subscribe(self, c: dict[str, Any], proto: str, handler: dict[str, Any], t: ResolvedText,
+    def _subscribe(self, c: Candidate, proto: str, handler: Handler, t: ResolvedText,
                    groups: list[str], read: list[ResolvedText], extra: dict[str, Any]) -> None:
         before = set(self.f.rs.relations)
         subscribe(self.f, c, proto, handler, t, [], groups, read)
@@ -404,7 +405,7 @@ class Streams:
             if rec["kind"] == "SUBSCRIBES":
                 rec["attributes"] = dict(rec["attributes"], **extra)
 
-    def publish(self, c: dict[str, Any], member: dict[str, Any], binding: str, how: str,
+    def publish(self, c: Candidate, member: MemberInfo, binding: str, how: str,
                 read: list[ResolvedText]) -> None:
         """PUBLISHES from ``member`` to the destination of output binding ``binding``."""
         proto, basis, pread = self.protocol(binding, c)
@@ -429,8 +430,8 @@ class Streams:
                            callsite_id=call.get("callsite_id"), attributes=attrs)
         self.f.note_keys(member["rid"], member["stable"], read + pread + dread, c, "stream binding")
 
-    def _unresolved_send(self, c: dict[str, Any], proto: str | None, expression: str | None, reason: str,
-                         read: list[ResolvedText], member: dict[str, Any] | None = None) -> None:
+    def _unresolved_send(self, c: Candidate, proto: str | None, expression: str | None, reason: str,
+                         read: list[ResolvedText], member: MemberInfo | None = None) -> None:
         m = member or c["member"]
         call = c.get("call") or {}
         site = call.get("callsite_id") or f"{m['stable']}|{c['rule']}|{expression}"

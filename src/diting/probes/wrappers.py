@@ -20,13 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from diting.ir import ids
-from diting.java.facts import type_chain
+from diting.java.facts import Expr, type_chain
 from diting.probes.candidates import ModuleProbe, erased_signature, outcome_json
 from diting.probes.events import GENERIC_EVENT_TYPES
 from diting.probes.resolved import ResolvedText
 from diting.resolve.types import MemberContext
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, ParameterAccessor
     from diting.resolve.callfacts import MethodBody
     from diting.probes.context import ProbeContext
     from diting.resolve.callgraph import PackageCallGraph
@@ -74,7 +75,7 @@ class WrapperSends:
                                                erased_signature)
         return self._probes[module]
 
-    def _argument(self, b: "MethodBody", ordinal: int, index: int) -> tuple[dict[str, Any], MemberContext] | None:
+    def _argument(self, b: "MethodBody", ordinal: int, index: int) -> tuple[Expr, MemberContext] | None:
         """The expression of argument ``index`` of call ``ordinal`` in body ``b``, with its context."""
         facts = self.s.full_facts(b.path)
         td = facts.types[b.type_idx]
@@ -91,7 +92,7 @@ class WrapperSends:
         ctx = MemberContext(scope, chain, b.module, md, md.body, scope.type_vars_for(chain, md.type_params))
         return call.args[index], ctx
 
-    def _caller_event(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
+    def _caller_event(self, site: str, send: dict[str, Any], cand: Candidate) -> None:
         """A caller of an event-publishing helper publishes its argument's static type (when specific)."""
         b, c = self.g.site_fact[site]
         got = self._argument(b, c.ordinal, send["attributes"]["payload_parameter"])
@@ -111,7 +112,7 @@ class WrapperSends:
                          attributes={"protocol": "event", "via_wrapper": send["stable_id"].split("|")[1],
                                      "loaded": self.f.ctx.class_loaded(b.binary)})
 
-    def _fold(self, b: "MethodBody", ordinal: int, acc: dict[str, Any]) -> list[ResolvedText]:
+    def _fold(self, b: "MethodBody", ordinal: int, acc: ParameterAccessor) -> list[ResolvedText]:
         """The caller's argument for a wrapper's parameter (``acc``: its index, and the getter or field
         the wrapper reads off it) folded in the caller's body, as resolved texts."""
         got = self._argument(b, ordinal, acc["parameter"])
@@ -124,7 +125,7 @@ class WrapperSends:
             outcomes = self._probe(b.module).fold_value(expr, ctx, None, "topic")
         return [self.f.resolve(o) for o in outcomes]
 
-    def _caller_send(self, site: str, send: dict[str, Any], cand: dict[str, Any]) -> None:
+    def _caller_send(self, site: str, send: dict[str, Any], cand: Candidate) -> None:
         if "payload_parameter" in send["attributes"]:
             self._caller_event(site, send, cand)
             return

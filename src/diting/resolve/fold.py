@@ -17,12 +17,15 @@ Anything else is :class:`Unfolded`, keeping the expression's text for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from diting.java.constants import ConstantFolder
 from diting.java.names import TypeRegistry
 from diting.java.facts import TypeRef
 from diting.resolve.types import MemberContext, TypeOf, TypeOracle
+
+if TYPE_CHECKING:
+    from diting.java.facts import Expr
 
 #: prefix of a placeholder key that names a Ducc/LAF key (a config snapshot, then the service's files)
 DUCC_PREFIX = "@ducc:"
@@ -71,7 +74,7 @@ class Unfolded:
 FoldOutcome = Folded | Unfolded
 
 
-def render(expr: dict[str, Any] | None, ctx: MemberContext | None = None, depth: int = 0) -> str:
+def render(expr: Expr | None, ctx: MemberContext | None = None, depth: int = 0) -> str:
     """Readable source-like text of an expression JSON (for ``match_keys``)."""
     if expr is None:
         return ""
@@ -143,7 +146,7 @@ class ExpressionFolder:
         self.prefix_annotations = prefix_annotations or set()
         self._holes = 0  # > 0 while a URL template is folded
 
-    def fold_template(self, expr: dict[str, Any] | None, ctx: MemberContext) -> FoldOutcome:
+    def fold_template(self, expr: Expr | None, ctx: MemberContext) -> FoldOutcome:
         """Fold a URL: as :meth:`fold`, except that a part of a concatenation, a ``String.format``
         argument or a URI builder's path that does not fold becomes a hole :data:`HOLE` (basis
         ``TEMPLATE``) — ``"http://svc/users/" + id`` → ``http://svc/users/{}``. Unfolded when
@@ -158,7 +161,7 @@ class ExpressionFolder:
         return got
 
     # ------------------------------------------------------------ entry point
-    def fold(self, expr: dict[str, Any] | None, ctx: MemberContext, depth: int = 0) -> FoldOutcome:
+    def fold(self, expr: Expr | None, ctx: MemberContext, depth: int = 0) -> FoldOutcome:
         """Fold ``expr`` in ``ctx``."""
         if expr is None:
             return Unfolded("", "no expression")
@@ -195,7 +198,7 @@ class ExpressionFolder:
         return Unfolded(render(expr, ctx), f"a {k} expression is not folded")
 
     # ------------------------------------------------------------ forms
-    def _concat(self, expr: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
+    def _concat(self, expr: Expr, ctx: MemberContext, depth: int) -> FoldOutcome:
         parts: list[str] = []
         placeholders = False
         basis = "CONSTANT"
@@ -224,7 +227,7 @@ class ExpressionFolder:
             return Unfolded(render(expr, ctx), "numeric expression")
         return Folded(("".join(parts),), "java.lang.String", basis, placeholders)
 
-    def _name(self, name: str, ctx: MemberContext, depth: int, expr: dict[str, Any]) -> FoldOutcome:
+    def _name(self, name: str, ctx: MemberContext, depth: int, expr: Expr) -> FoldOutcome:
         lv = ctx.local(name)
         if lv is not None:
             if lv.assigned == 0 and lv.init is not None:
@@ -291,7 +294,7 @@ class ExpressionFolder:
             return v[0] if v is not None and isinstance(v[0], str) else ("" if arg is None else None)
         return None
 
-    def _field_expr(self, expr: dict[str, Any], ctx: MemberContext, depth: int) -> FoldOutcome:
+    def _field_expr(self, expr: Expr, ctx: MemberContext, depth: int) -> FoldOutcome:
         parts = list(expr["parts"])
         if parts[0] == "this" and len(parts) == 2:
             fr = self.oracle.field_of(ctx.module, ctx.binary, parts[1])
@@ -307,7 +310,7 @@ class ExpressionFolder:
                 return self._enum_member(owner, parts[-1], None, ctx, ".".join(parts))
         return Unfolded(".".join(parts), "not a constant")
 
-    def _call(self, name: str, receiver: dict[str, Any] | None, args: list[dict[str, Any]], ctx: MemberContext,
+    def _call(self, name: str, receiver: Expr | None, args: list[Expr | None], ctx: MemberContext,
               depth: int, text: str) -> FoldOutcome:
         if receiver is not None:
             recv_fold = self.fold(receiver, ctx, depth + 1)
@@ -358,7 +361,7 @@ class ExpressionFolder:
         return Unfolded(text, f"the object new {call.name}() builds is not folded")
 
     @staticmethod
-    def _verb(expr: dict[str, Any]) -> str:
+    def _verb(expr: Expr) -> str:
         """``HttpMethod.POST`` → POST; ANY for any other expression."""
         last = (expr.get("parts") or [""])[-1] if expr.get("kind") in ("field", "name") else ""
         return last.upper() if last.lower() in _ENTITY_VERBS else "ANY"
@@ -367,7 +370,7 @@ class ExpressionFolder:
         r = self.fold(uri, ctx, depth + 1)
         return Folded(r.values, f"{REQUEST_ENTITY}#{verb}", r.basis, r.placeholders) if isinstance(r, Folded) else r
 
-    def accessor(self, expr: dict[str, Any] | None, ctx: MemberContext, getter: str | None = None,
+    def accessor(self, expr: Expr | None, ctx: MemberContext, getter: str | None = None,
                  field: str | None = None) -> FoldOutcome:
         """What ``expr.getter()`` or ``expr.field`` holds when ``expr`` folds to one enum constant:
         the constructor argument the getter (declared or Lombok) or field is assigned from."""
@@ -377,7 +380,7 @@ class ExpressionFolder:
             return Unfolded(text, "not one enum constant")
         return self._enum_member((got.value, got.vtype), field, getter, ctx, text)
 
-    def _uri_chain(self, recv: Folded, name: str, args: list[dict[str, Any]], ctx: MemberContext, depth: int,
+    def _uri_chain(self, recv: Folded, name: str, args: list[Expr | None], ctx: MemberContext, depth: int,
                    text: str) -> FoldOutcome:
         """One call of a ``UriComponentsBuilder`` chain on a folded URI: ``path`` / ``pathSegment``
         append, query and fragment calls keep it (they are not matched on), ``build`` /
@@ -407,7 +410,7 @@ class ExpressionFolder:
             return Folded((value,), "java.lang.String", basis, ph)
         return Unfolded(text, f"{name}() on a URI builder is not folded")
 
-    def _format(self, args: list[dict[str, Any]], ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
+    def _format(self, args: list[Expr | None], ctx: MemberContext, depth: int, text: str) -> FoldOutcome:
         folded = [self.fold(a, ctx, depth + 1) for a in args]
         if self._holes and folded and isinstance(folded[0], Folded) and len(folded[0].values) == 1:
             folded = folded[:1] + [f if isinstance(f, Folded) and len(f.values) == 1 else

@@ -28,9 +28,12 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from diting.config.spring import profiles_match
+
+if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, FieldInfo, MemberInfo, Outcome
 
 COLLECTION_TYPES = {"java.util.List", "java.util.Collection", "java.util.Set", "java.lang.Iterable",
                     "java.util.Map", "java.util.SortedMap", "java.util.LinkedHashMap", "java.util.HashMap"}
@@ -45,7 +48,7 @@ def default_bean_name(simple: str) -> str:
     return simple[:1].lower() + simple[1:]
 
 
-def values(cand: dict[str, Any], role: str) -> list[str]:
+def values(cand: Candidate, role: str) -> list[str]:
     """The folded values of a role (unresolved ones left out)."""
     return [o["value"] for o in cand.get("roles", {}).get(role, []) if "value" in o]
 
@@ -167,7 +170,7 @@ class Bean:
     type: str
     module: str
     kind: str  # COMPONENT, BEAN_METHOD, XML, RPC_CONSUMER, FEIGN_CLIENT
-    cand: dict[str, Any]
+    cand: Candidate
     loaded: bool = False
     primary: bool = False
     aliases: list[str] = field(default_factory=list)
@@ -194,9 +197,9 @@ class InjectionPoint:
     type_args: list[str]
     qualifier: str | None
     by_name: str | None  # @Resource(name)
-    cand: dict[str, Any]
-    member: dict[str, Any] | None = None
-    field: dict[str, Any] | None = None
+    cand: Candidate
+    member: MemberInfo | None = None
+    field: FieldInfo | None = None
     #: the bean class an inherited field is injected into, when its type was read through the type
     #: arguments that class binds (``type`` / ``type_args`` substituted); None for the declared field
     seen_from: str | None = None
@@ -250,12 +253,12 @@ class SpringContext:
     resource file paths by classpath-relative path; ``app_packages``: base packages of the
     application class(es) (empty for a lib package)."""
 
-    def __init__(self, cands: list[dict[str, Any]], class_packages: dict[str, tuple[str, str]],
+    def __init__(self, cands: list[Candidate], class_packages: dict[str, tuple[str, str]],
                  supertypes: Callable[[str | None, str], set[str]], resources: dict[str, list[str]],
                  app_classes: set[str], app_packages: list[str], auto_configs: list[dict[str, Any]],
                  web_xml_locations: list[str], profiles: list[str],
                  type_kinds: dict[str, str] | None = None,
-                 resolve_text: Callable[[dict[str, Any]], str | None] | None = None, deployed: bool = True,
+                 resolve_text: Callable[[Outcome], str | None] | None = None, deployed: bool = True,
                  class_modules: dict[str, list[str]] | None = None,
                  closures: dict[str, list[str]] | None = None,
                  type_args: Callable[[str | None, str, str], list[str | None] | None] | None = None) -> None:
@@ -274,7 +277,7 @@ class SpringContext:
         self.type_kinds = type_kinds or {}
         self.resolve_text = resolve_text or (lambda o: o.get("value") if "${" not in o.get("value", "${") else None)
         #: (candidate, role, expression) of context-shaping values that did not fold or resolve
-        self.unfolded: list[tuple[dict[str, Any], str, str]] = []
+        self.unfolded: list[tuple[Candidate, str, str]] = []
         self.class_packages = class_packages
         self.supertypes = supertypes
         self.resources = resources
@@ -288,10 +291,10 @@ class SpringContext:
         self.feign_scan = self.client_scans["feign"]
         self.feign_clients = self.client_lists["feign"]
         #: (declaration, location) of loaded context-loading declarations whose location names no file
-        self.missing: list[tuple[dict[str, Any], str]] = []
+        self.missing: list[tuple[Candidate, str]] = []
         #: class → the @Import-like declaration that put it into the context (it is a bean of its own)
-        self.imported_by: dict[str, dict[str, Any]] = {}
-        self.by_emit: dict[str, list[dict[str, Any]]] = {}
+        self.imported_by: dict[str, Candidate] = {}
+        self.by_emit: dict[str, list[Candidate]] = {}
         for c in cands:
             self.by_emit.setdefault(c["emit"], []).append(c)
         #: classes and @Bean methods whose @Profile the active profiles do not satisfy
@@ -327,7 +330,7 @@ class SpringContext:
                     return m
         return mods[0]
 
-    def named(self, name: str | None, near: dict[str, Any] | None = None) -> list[Bean]:
+    def named(self, name: str | None, near: Candidate | None = None) -> list[Bean]:
         """Beans named ``name``, those declared in the same file as candidate ``near`` first, then
         those of its module, then the rest (one module's separate XML contexts may reuse a name)."""
         if not name:
@@ -337,7 +340,7 @@ class SpringContext:
             return list(found)
         return sorted(found, key=lambda b: (b.cand.get("path") != near.get("path"), b.module != near.get("module")))
 
-    def vals(self, c: dict[str, Any], role: str) -> list[str]:
+    def vals(self, c: Candidate, role: str) -> list[str]:
         """A context-shaping role's values with placeholders resolved by the package's config;
         values that do not fold or resolve are left out and remembered in :attr:`unfolded`."""
         memo = self.__dict__.setdefault("_vals", {})
@@ -358,7 +361,7 @@ class SpringContext:
         memo[key] = tuple(out)
         return out
 
-    def packages_of(self, c: dict[str, Any]) -> set[str]:
+    def packages_of(self, c: Candidate) -> set[str]:
         """The packages a scan declaration names: ``base_packages`` and the packages of ``base_classes``."""
         pkgs = set(self.vals(c, "base_packages"))
         for cls in self.vals(c, "base_classes"):
@@ -382,7 +385,7 @@ class SpringContext:
     def xml_loaded(self, path: str) -> bool:
         return path in self.loaded_xml
 
-    def cand_loaded(self, c: dict[str, Any]) -> bool:
+    def cand_loaded(self, c: Candidate) -> bool:
         """Whether the declaration behind a candidate is part of the context (an XML element
         inside ``<beans profile>`` only when the profile is active)."""
         if c["form"] == "imports":  # a META-INF/spring/*.imports list on the package's classpath
@@ -405,7 +408,7 @@ class SpringContext:
         memo[location] = tuple(got)
         return got
 
-    def located(self, c: dict[str, Any], location: str) -> list[str]:
+    def located(self, c: Candidate, location: str) -> list[str]:
         """Files of the package a context-loading declaration's location names: an XML
         ``<import resource>`` relative to the importing file (:func:`relative_location`), an
         annotation's or a call's from the classpath root. A location naming no file (a missing

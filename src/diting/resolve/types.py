@@ -12,11 +12,14 @@ by the catalog rules); ``new T(…)``; a cast. Unknown is ``None`` — never a g
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from diting.java.lombok import synthesize
 from diting.java.names import FileScope, Resolved, TypeRegistry
 from diting.java.facts import Body, CallSite, FieldDecl, MethodDecl, Param, TypeDecl, TypeRef
+
+if TYPE_CHECKING:
+    from diting.java.facts import Expr
 
 #: nesting steps :meth:`TypeOracle.expr_type` follows (each call of a chain costs three)
 MAX_EXPR_TYPE_DEPTH = 96
@@ -357,7 +360,7 @@ class TypeOracle:
         return self._library_member(owner, name, self.library_returns)
 
     # ------------------------------------------------------------ expressions
-    def expr_type(self, expr: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
+    def expr_type(self, expr: Expr | None, ctx: MemberContext, _depth: int = 0) -> TypeOf | None:
         """The static type of ``expr`` in ``ctx``, or None when it cannot be known (also past
         :data:`MAX_EXPR_TYPE_DEPTH` nested steps: a builder chain of about 30 calls)."""
         if expr is None or _depth > MAX_EXPR_TYPE_DEPTH:
@@ -468,7 +471,7 @@ class TypeOracle:
         t = self._resolved_type(r)
         return TypeOf(t.name, t.module, True) if t else None
 
-    def receiver_field(self, receiver: dict[str, Any] | None, ctx: MemberContext, _depth: int = 0) -> FieldRef | None:
+    def receiver_field(self, receiver: Expr | None, ctx: MemberContext, _depth: int = 0) -> FieldRef | None:
         """The field a call's receiver reads (``f.m()``, ``this.f.m()``, a local set once from a field),
         never a parameter."""
         if receiver is None:

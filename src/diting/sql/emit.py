@@ -33,6 +33,7 @@ from diting.sql.statements import StageStatement, TableUse
 from diting.source.text import decode_bytes
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate, Outcome
     from diting.probes.context import ProbeContext
 
 #: resultMap ``extends`` links followed at most
@@ -615,7 +616,7 @@ class SqlStage:
         return ids.entity_record_id("MODULE", self.p.s.inv.ns[module])
 
     # ------------------------------------------------------------ statements
-    def _annotation_statement(self, c: dict[str, Any]) -> StageStatement | None:
+    def _annotation_statement(self, c: Candidate) -> StageStatement | None:
         """A statement of a ``@Select``/``@Insert``/``@Update``/``@Delete`` mapper method: its string
         parts folded and joined with spaces (``<script>`` bodies are dynamic SQL); a ``@*Provider``
         builds its SQL in code and is SQL_UNSUPPORTED."""
@@ -647,13 +648,13 @@ class SqlStage:
         return self._statement(c["module"], mf, MapperStatement(sid, kind, {}, body, line, end, parent_id=parent),
                                source="ANNOTATION")
 
-    def _annotation_id(self, c: dict[str, Any]) -> str:
+    def _annotation_id(self, c: Candidate) -> str:
         """The statement id of annotation SQL: the method's name; ``{name}!selectKey`` for a ``@SelectKey``."""
         rule = self.p.s.rules.by_id[c["rule"]]
         name = c["member"]["name"]
         return f"{name}!selectKey" if rule.emits.attributes.get("select_key") else name
 
-    def _call_statement(self, c: dict[str, Any], done: set[str]) -> StageStatement | None:
+    def _call_statement(self, c: Candidate, done: set[str]) -> StageStatement | None:
         """A statement whose SQL is an argument of a library call (``jdbcTemplate.update("…", …)``,
         ``connection.prepareStatement("…")``): named by its call site, its operation that of the
         parsed SQL, bound from the calling method (``binding = CALL_SITE``). An argument that is no
@@ -688,7 +689,7 @@ class SqlStage:
                                      "receiver_type": call["receiver_type"]})
         return s
 
-    def _call_sql(self, c: dict[str, Any]) -> tuple[str | None, str]:
+    def _call_sql(self, c: Candidate) -> tuple[str | None, str]:
         """The SQL text of a call's ``sql`` argument with the package's configuration applied, Java
         values concatenated into it as ``${java:…}``; ``(None, reason)`` when it does not fold."""
         template = c.get("attrs", {}).get("sql_template")
@@ -712,7 +713,7 @@ class SqlStage:
             return None, f"the SQL folds to {len(outs)} alternatives"
         return outs[0].value, ""
 
-    def _sql_part(self, outcome: dict[str, Any]) -> "ResolvedText":
+    def _sql_part(self, outcome: Outcome) -> "ResolvedText":
         """A folded part of JDBC SQL: configuration values (``@Value`` fields) resolve their
         ``${…}``; a string literal is sent as written, so one holding ``${``/``#{`` is no SQL diting
         can read (never resolved as a placeholder, never a MyBatis marker)."""

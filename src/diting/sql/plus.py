@@ -31,6 +31,7 @@ from diting.sql.mybatis import MapperStatement, SqlNode
 from diting.sql.statements import StageStatement, TableUse
 
 if TYPE_CHECKING:
+    from diting.probes.matches import Candidate
     from diting.sql.emit import SqlStage
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
@@ -152,7 +153,7 @@ class PlusStatements:
                                        attributes=attrs)
         return list(self.made.values())
 
-    def _targets(self, c: dict[str, Any]) -> tuple[str, list[list[tuple[PlusMapper, str]]], str]:
+    def _targets(self, c: Candidate) -> tuple[str, list[list[tuple[PlusMapper, str]]], str]:
         """``(status, [[(mapper, method), …] per statement the call runs], reason)``: RESOLVED groups
         hold one mapper, AMBIGUOUS ones several."""
         rule = self.p.s.rules.by_id[c["rule"]]
