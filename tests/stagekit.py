@@ -8,7 +8,7 @@ from pathlib import Path
 
 from diting.scan.facts import ScanFacts
 from diting.scan.options import ScanOptions
-from diting.scan.pipeline import SCAN_STAGES, memory_facts
+from diting.scan.pipeline import SCAN_STAGES, ScanResult, memory_facts, scan_files
 from diting.scan.progress import Progress
 from diting.scan.stages import run_stages
 
@@ -26,3 +26,11 @@ def run_until(facts: ScanFacts, last: str) -> ScanFacts:
     names = [st.name for st in SCAN_STAGES]
     chosen = [st for st in SCAN_STAGES[names.index("tree") + 1:names.index(last) + 1]]
     return run_stages(chosen, facts, Progress(quiet=True))
+
+
+def scan_memory(files: dict[str, str | bytes], out: Path, **options) -> ScanResult:
+    """A whole scan of ``files`` (path → content) held in memory, into packages under ``out``: every
+    stage after ``tree``, no git (``tests/conftest.scan_repo``'s twin for the probe tests). Repository id
+    ``test/repo``; ``options``: :class:`ScanOptions` fields (``jobs`` defaults to 1)."""
+    data = {p: c.encode("utf-8") if isinstance(c, str) else c for p, c in files.items()}
+    return scan_files(data, ScanOptions(out=out, **{"jobs": 1, "quiet": True, "repo_id": "test/repo", **options}))

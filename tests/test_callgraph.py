@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from diting.scan.pipeline import ScanOptions, scan
 
-from .conftest import SHOP_FILES, make_repo
+from .conftest import SHOP_FILES
+from .stagekit import scan_memory
 
 M = "com.example:shop"
 FILES = {
@@ -135,9 +135,8 @@ public class Checkout {
 @pytest.fixture(scope="module")
 def pkg(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("callgraph")
-    repo, sha = make_repo(tmp, FILES)
     out = tmp / "out"
-    result = scan(repo, sha, ScanOptions(out=out, repo_id="t/callgraph", quiet=True, jobs=1))
+    result = scan_memory(FILES, out, repo_id="t/callgraph", quiet=True, jobs=1)
     path = result.packages[0].path
 
     def read(name: str) -> list[dict]:
@@ -315,8 +314,7 @@ public class Switches {
 
 
 def test_a_config_value_read_into_a_local_guards_the_branch_that_tests_it(tmp_path):
-    repo, sha = make_repo(tmp_path, LOCAL_GUARD_FILES)
-    result = scan(repo, sha, ScanOptions(out=tmp_path / "out", repo_id="t/local-guard", quiet=True, jobs=1))
+    result = scan_memory(LOCAL_GUARD_FILES, tmp_path / "out", repo_id="t/local-guard", quiet=True, jobs=1)
     rels = [json.loads(x) for x in (Path(result.packages[0].path) / "relations.jsonl").read_text().splitlines() if x]
     guards = [r for r in rels if r["kind"] == "GUARDS"]
     # only the local never reassigned guards; a local from a call that reads no config guards nothing
@@ -336,8 +334,7 @@ def test_a_class_of_thousands_of_members_resolves_each_call(tmp_path):
                     f"    public void m{i}(int x) {{ f{i} += x; this.m{i}(); }}\n"
                     f"    public Runnable r{i}() {{ Runnable x = () -> m{i}(); return new Runnable() {{ "
                     f"public void run() {{ x.run(); m{i - 1}(f{i}); }} }}; }}\n")
-    repo, sha = make_repo(tmp_path, {**SHOP_FILES, "src/main/java/com/ex/Big.java": "".join(body) + "}\n"})
-    result = scan(repo, sha, ScanOptions(out=tmp_path / "out", repo_id="t/big", quiet=True, jobs=1))
+    result = scan_memory({**SHOP_FILES, "src/main/java/com/ex/Big.java": "".join(body) + "}\n"}, tmp_path / "out", repo_id="t/big", quiet=True, jobs=1)
     got: dict[str, str] = {}
     for line in (Path(result.packages[0].path) / "relations.jsonl").read_text(encoding="utf-8").splitlines():
         r = json.loads(line)

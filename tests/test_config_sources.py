@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.stagekit import scan_memory
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 
 RES = "src/main/resources"
@@ -34,11 +35,10 @@ def test_colliding_coordinates_in_copied_projects_get_unique_ids_by_module_path(
         files.update(_service(d, "conv-service", name))
     files.update(_service("06.other/conv", "conv-other", name))
     files.update(_service("07.solo/x", "solo", {f"{RES}/application.properties": "spring.application.name=solo\n"}))
-    repo, sha = make_repo(tmp_path, files)
-    first = _ids(scan_repo(repo, tmp_path / "o1", sha))
+    first = _ids(scan_memory(files, tmp_path / "o1", jobs=2))
     assert first == ["currency-conversion~03.micro.conv", "currency-conversion~04.docker.conv",
                      "currency-conversion~05.k8s.conv", "currency-conversion~conv-other", "solo"]
-    assert _ids(scan_repo(repo, tmp_path / "o2", sha, jobs=1)) == first       # deterministic
+    assert _ids(scan_memory(files, tmp_path / "o2", jobs=1)) == first       # deterministic
 
 
 def test_remote_config_files_bind_only_from_layouts_that_say_so():
@@ -88,9 +88,8 @@ def test_a_third_party_servers_application_yml_is_no_nacos_export_and_names_no_s
              # an export of the service's own data id that names another service: chosen by the name,
              # so it never supplies the name (it still supplies values)
              "nacos/DEFAULT_GROUP/svc-a.yaml": "spring:\n  application:\n    name: not-a\nx: from-nacos\n"}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    assert _ids(scan_repo(repo, out, sha)) == ["svc-a", "svc-b"]
+    assert _ids(scan_memory(files, out)) == ["svc-a", "svc-b"]
     read = [f["path"] for f in _inputs(out, "svc-a")["config_files"]]
     assert "nacos/DEFAULT_GROUP/svc-a.yaml" in read and not any(p.startswith("doc/") for p in read)
     assert not _diags(out, "SERVICE_ID_SHARED")
@@ -100,9 +99,8 @@ def test_a_shared_data_id_that_names_every_service_is_a_loud_diagnostic(tmp_path
     files = {**_nacos_service("svc-a", "svc-a"), **_nacos_service("svc-b", "svc-b"),
              **_nacos_service("svc-c", "svc-c"),
              "config/application.yml": "spring:\n  application:\n    name: some-server\n"}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    assert _ids(scan_repo(repo, out, sha)) == ["some-server~svc-a", "some-server~svc-b", "some-server~svc-c"]
+    assert _ids(scan_memory(files, out)) == ["some-server~svc-a", "some-server~svc-b", "some-server~svc-c"]
     shared = _diags(out, "SERVICE_ID_SHARED")
     assert len(shared) == 3 and all(d["severity"] == "ERROR" and "'some-server'" in d["message"]
                                     and "config/application.yml" in d["message"] for d in shared)
@@ -111,17 +109,16 @@ def test_a_shared_data_id_that_names_every_service_is_a_loud_diagnostic(tmp_path
 def test_config_dir_option_names_the_export_folder(tmp_path):
     files = {**_nacos_service("svc-a", "svc-a"),
              "ops/centre/svc-a.yaml": "x: named\n", "config/svc-a.yaml": "x: guessed\n"}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha, config_dirs=["./ops/"])
+    scan_memory(files, out, config_dirs=["./ops/"])
     read = [f["path"] for f in _inputs(out, "svc-a")["config_files"]]
     assert "ops/centre/svc-a.yaml" in read and "config/svc-a.yaml" not in read
     import pytest
     from diting.errors import UserError
     with pytest.raises(UserError, match="no such folder"):
-        scan_repo(repo, tmp_path / "o2", sha, config_dirs=["nowhere"])
+        scan_memory(files, tmp_path / "o2", config_dirs=["nowhere"])
     with pytest.raises(UserError, match="relative to its root"):
-        scan_repo(repo, tmp_path / "o3", sha, config_dirs=["../up"])
+        scan_memory(files, tmp_path / "o3", config_dirs=["../up"])
 
 
 def _cfg(files: dict[str, str], profiles=None, extra: dict[str, str] | None = None):
@@ -196,9 +193,8 @@ def test_an_included_sharding_profile_confirms_the_shard_key(tmp_path):
         "src/main/java/com/example/OrderMapper.java": "package com.example;\n@org.apache.ibatis.annotations.Mapper\n"
         "public interface OrderMapper { Object byUser(long u); }\n"})
     files = {k.removeprefix("./"): v for k, v in files.items()}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     (pkg,) = [p for p in out.iterdir() if p.name.startswith("trade@")]
     tables = {e["name"]: e for e in map(json.loads, (pkg / "entities.jsonl").read_text().splitlines())
               if e["kind"] == "TABLE"}
@@ -225,9 +221,8 @@ def test_a_value_in_the_services_config_beats_the_code_default_for_every_reader(
         "  @org.springframework.beans.factory.annotation.Autowired com.jd.laf.config.ConfiguratorManager m;\n"
         "  public String read() { return m.getProperty(\"lock.ttl\", \"600\"); }\n"
         f"  @{v}(\"${{lock.wait:3}}\") private long wait;\n}}\n"})
-    repo, sha = make_repo(tmp_path, {k.removeprefix("./"): val for k, val in files.items()})
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory({k.removeprefix("./"): val for k, val in files.items()}, out)
     b = _bindings(out, "locks")
     for consumer, key in [("ttl", "config://lock.ttl"), ("lafTtl", "ducc://lock.ttl"), ("Locks#read()", "ducc://lock.ttl")]:
         got = b[(consumer, key)]
@@ -289,9 +284,8 @@ def test_a_native_config_server_serves_its_search_locations_to_its_clients(tmp_p
                                            "src/main/java/com/example/App.java": APP.replace(
                                                "@org.springframework.boot", "@org.springframework.cloud.openfeign."
                                                "EnableFeignClients\n@org.springframework.boot")})}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    assert _ids(scan_repo(repo, out, sha)) == ["alone", "auth-service", "config", "plain"]
+    assert _ids(scan_memory(files, out)) == ["alone", "auth-service", "config", "plain"]
     assert _endpoints(out, "auth-service") == ["http://auth-service/uaa/users/current#GET"]
     assert "http://alone/users/current#GET" in _endpoints(out, "alone")
     from diting.graph.store import build, query
@@ -369,9 +363,8 @@ def test_a_client_of_the_estates_git_backed_server_reads_no_native_files(tmp_pat
     by_dependency = {f"{RES}/application.yml": "spring:\n  application:\n    name: dep\nx: local\n"}
     files = {**_service("n", "n", native, body=SERVER_POM_BODY), **_service("g", "g", git, body=SERVER_POM_BODY),
              **_service("c", "c", client), **_service("d", "d", by_dependency, body=CLIENT_POM_BODY)}
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     for sid in ("app", "dep"):       # by URI: the git server (nothing here); by dependency: two servers, none chosen
         assert not any("config/app.yml" in f["path"] for f in _inputs(out, sid)["config_files"])
     assert [d for d in _diags(out, "CONFIG_VALUE_UNKNOWN") if "2 config servers could serve it" in d["message"]]

@@ -3,7 +3,8 @@ generic base class (resolve/spring.py GENERIC_TYPE, resolve/types.py field_type 
 
 import json
 
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+from tests.conftest import BOOT_PLUGIN, pom
+from tests.stagekit import scan_memory
 
 APP = ("package com.example;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
        "@org.mybatis.spring.annotation.MapperScan(\"com.example.mapper\")\n"
@@ -58,9 +59,8 @@ def _records(out):
 
 
 def test_inherited_fields_are_injected_by_the_type_arguments_each_subclass_binds(tmp_path):
-    repo, sha = make_repo(tmp_path, FILES)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(FILES, out)
     rels, diags = _records(out)
     inj = {r["attributes"].get("seen_from"): r for r in rels if r["kind"] == "INJECTS"
            and r["source_ref"]["record_id"].endswith("BaseService.mapper")}
@@ -91,9 +91,8 @@ def test_a_field_with_concrete_type_arguments_is_narrowed_by_them(tmp_path):
         "package com.example.web;\n@org.springframework.stereotype.Component\npublic class OrderReport {\n"
         "    @org.springframework.beans.factory.annotation.Autowired\n"
         "    private com.example.core.BaseMapper<com.example.domain.Order> orders;\n}\n")
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     rels, _ = _records(out)
     inj = [r for r in rels if r["kind"] == "INJECTS" and r["source_ref"]["record_id"].endswith("OrderReport.orders")]
     assert len(inj) == 1 and inj[0]["resolution_status"] == "RESOLVED"

@@ -11,6 +11,7 @@ from diting.inventory.gradle_eval import read_catalog
 from diting.inventory.gradle_ast import Assign, Call, Control, Decl, ExprStmt, Str
 from diting.inventory.gradle_script import read_script
 from diting.rules import load_rules
+from tests.stagekit import scan_memory
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 
 RULES = load_rules()
@@ -347,8 +348,7 @@ def test_maven_and_gradle_modules_form_one_inventory(tmp_path):
         "gateway/src/main/java/com/example/gateway/GatewayApp.java":
             APP.format(pkg="gateway", cls="GatewayApp").replace("com.shop", "com.example"),
     }
-    repo, _ = make_repo(tmp_path, files)
-    result = scan_repo(repo, tmp_path / "out", repo_id="shop")
+    result = scan_memory(files, tmp_path / "out", repo_id="shop")
     pk = {p.service_id: p for p in result.packages}
     # the Gradle service's closure holds the Maven module it depends on by coordinate
     assert sorted(pk["gateway"].modules) == ["gateway/build.gradle", "shared/pom.xml"]
@@ -366,8 +366,7 @@ def test_hostile_build_scripts_give_diagnostics_and_the_scan_goes_on(tmp_path):
     files["settings.gradle"] = ("rootProject.name = 'shop'\ninclude 'order', 'user', 'common', 'junk'\n"
                                 + "{" * 400 + "\n")
     files["junk/build.gradle"] = b"\x00\x01\x02\xff\xfe binary"
-    repo, _ = make_repo(tmp_path, files)
-    result = scan_repo(repo, tmp_path / "out", repo_id="shop")
+    result = scan_memory(files, tmp_path / "out", repo_id="shop")
     pk = {p.service_id: p for p in result.packages}
     assert {"order-service", "user-service"} <= set(pk)
     diags = [d for p in result.packages for d in _records(p.path, "diagnostics.jsonl")]

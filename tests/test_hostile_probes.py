@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from diting.config.sources import canonical_key
+from tests.stagekit import scan_memory
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli, scan_repo
 
 HDR = ("family: x\nversion: 1\nowner: o\ndescription: d\nrules:\n  - id: x.one\n    version: 1\n    owner: o\n"
@@ -96,9 +97,8 @@ def test_long_import_chains_resolve_and_nested_defaults_list_profiles(tmp_path):
         "  @org.springframework.beans.factory.annotation.Value(\"${only.prod:none}\") String p;\n}\n")
     files[f"{res}/application.yml"] = ("order:\n  timeout: 5\n---\nspring:\n  config:\n    activate:\n"
                                        "      on-profile: [prod]\nonly:\n  prod: yes\n")
-    repo, sha = make_repo(tmp_path, _app(files))
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(_app(files), out)
     (pkg,) = [p for p in out.iterdir() if (p / "manifest.json").is_file()]
     beans = [json.loads(x) for x in (pkg / "entities.jsonl").read_text().splitlines()]
     assert any(b["record_id"].endswith("/tailBean") and b["attributes"]["loaded"] for b in beans if b["kind"] == "BEAN")

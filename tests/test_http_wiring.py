@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from diting.graph.store import build, query
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+from tests.conftest import BOOT_PLUGIN, pom
+from tests.stagekit import scan_memory
 
 SB = "org.springframework.boot.autoconfigure.SpringBootApplication"
 WEB = "org.springframework.web.bind.annotation"
@@ -31,9 +32,8 @@ def _estate(modules: list[str], files: dict[str, str]) -> dict[str, str]:
 
 def _graph(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
     """Scan ``files`` as one repository and build its graph: (packages directory, database)."""
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     db = tmp_path / "g.duckdb"
     build(db, [p for p in sorted(out.iterdir()) if p.is_dir()])
     return out, db

@@ -9,7 +9,8 @@ import pytest
 
 from diting.ledger.exclusion import ArmFacts, Effect, compile_rules, condition_parts, excluded_items
 from diting.probes.model import Rule
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, run_cli, scan_repo
+from tests.stagekit import scan_memory
+from tests.conftest import BOOT_PLUGIN, pom, run_cli
 
 
 def test_a_condition_splits_at_its_top_level_joins_only():
@@ -134,8 +135,7 @@ def test_a_users_rule_excludes_by_its_data_and_coverage_counts_each_rule(tmp_pat
         '<mapper namespace="com.example.DepotMapper"><select id="find" resultType="map">select id from t_depot\n'
         '<where><if test="city != null">and city = #{city}</if></where></select></mapper>\n',
     }
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "ir", rules_dirs=[mine])
+    scan_memory(files, tmp_path / "ir", rules_dirs=[mine])
     pkg = next((tmp_path / "ir").glob("depot-app@*"))
     items = {i["branch_id"].split("#", 1)[-1].split("/", 1)[-1] if "#" in i["branch_id"] else i["branch_id"]:
              i.get("exclusion_rule_id") for i in map(json.loads, (pkg / "branch_ledger.jsonl").read_text().splitlines())}
@@ -146,7 +146,7 @@ def test_a_users_rule_excludes_by_its_data_and_coverage_counts_each_rule(tmp_pat
     assert ledger["excluded_by_reason"] == {"depot.trace-guard": 3, "ledger.mybatis-null-guard": 1}
     assert (ledger["discovered"], ledger["resolved"], ledger["excluded"]) == (5, 1, 4)
     # without the user's rule the same items are kept: the exclusion is the rule's, not the code's
-    scan_repo(repo, tmp_path / "plain")
+    scan_memory(files, tmp_path / "plain")
     plain = next((tmp_path / "plain").glob("depot-app@*"))
     again = json.loads((plain / "coverage.json").read_text())["dimensions"]["branch_ledger"]
     assert again["excluded_by_reason"] == {"ledger.mybatis-null-guard": 1} and again["resolved"] == 4

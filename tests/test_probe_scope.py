@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import make_repo, pom, scan_repo
+from tests.conftest import pom
+from tests.stagekit import scan_memory
 
 API = "package org.sample.api;\npublic interface DemoService { String hello(String n); }\n"
 IMPL = ("package org.sample.impl;\npublic class DemoServiceImpl implements org.sample.api.DemoService {\n"
@@ -45,9 +46,8 @@ def test_same_bean_name_in_separate_xml_contexts_and_same_class_in_two_modules(t
         '  <dubbo:reference id="demoService" interface="org.sample.api.DemoService"/>\n')
     files["router-a/src/main/resources/spring/consumer2.xml"] = _xml(
         '  <dubbo:reference id="demoService" interface="org.sample.api.DemoService"/>\n')
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     recs = _records(out)
     beans = {r["record_id"]: r for r in recs if r.get("kind") == "BEAN"}
     named = sorted(rid for rid in beans if "router-a/demoService" in rid)
@@ -91,9 +91,8 @@ def test_auto_configuration_listing_registers_its_classes_as_beans(tmp_path):
             "    @org.springframework.beans.factory.annotation.Autowired\n"
             "    private com.example.security.TokenStore tokenStore;\n}\n",
     }
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     auth = [p for p in out.iterdir() if p.name.startswith("auth@")]
     assert len(auth) == 1
     rels = [json.loads(x) for x in (auth[0] / "relations.jsonl").read_text().splitlines()]

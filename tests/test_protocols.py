@@ -12,7 +12,8 @@ import pytest
 from diting.errors import UserError
 from diting.graph.store import build, query
 from diting.rules import load_rules
-from tests.conftest import estate_on_lib, make_repo, run_cli, scan_repo
+from tests.conftest import estate_on_lib, run_cli
+from tests.stagekit import scan_memory
 
 #: a made-up RPC framework: @Servant provides an interface, @Proxy fields consume it
 RPC_RULES = """
@@ -123,8 +124,7 @@ def graph(tmp_path_factory):
     rules.mkdir()
     (rules / "acme-rpc.yaml").write_text(RPC_RULES, encoding="utf-8")
     (rules / "acme-bus.yaml").write_text(MQ_RULES, encoding="utf-8")
-    repo, sha = make_repo(tmp, ESTATE)
-    result = scan_repo(repo, tmp / "ir", rules_dirs=[rules])
+    result = scan_memory(ESTATE, tmp / "ir", rules_dirs=[rules])
     db = tmp / "g.duckdb"
     build(db, [tmp / "ir"])
     return result, db

@@ -409,7 +409,8 @@ def test_two_profile_sets_of_one_service_keep_apart(graph, estate, tmp_path):
 
 
 def test_a_branch_calling_a_helper_that_always_throws_rejects_under_its_condition(tmp_path):
-    from conftest import BOOT_PLUGIN, make_repo, pom
+    from conftest import BOOT_PLUGIN, pom
+    from tests.stagekit import scan_memory
     files = {
         "pom.xml": pom("shop-app", parent=None, body=BOOT_PLUGIN),
         "src/main/java/com/example/App.java": "package com.example;\n"
@@ -429,8 +430,7 @@ def test_a_branch_calling_a_helper_that_always_throws_rejects_under_its_conditio
         "  }\n"
         "}\n",
     }
-    repo, sha = make_repo(tmp_path, files)
-    scan(repo, sha, ScanOptions(out=tmp_path / "ir", repo_id="t/shop", quiet=True))
+    scan_memory(files, tmp_path / "ir", repo_id="t/shop", quiet=True)
     db = tmp_path / "g.duckdb"
     build(db, [tmp_path / "ir"])
     p = build_pyramid(db, None)
@@ -554,15 +554,15 @@ def test_a_failure_at_commit_puts_the_former_output_back(graph, tmp_path, monkey
 def _shop_pyramid(tmp_path: Path, classes: dict[str, str], files: dict[str, str] | None = None):
     """The pyramid of a one-service repository whose ``com.example`` classes are ``classes`` (name → body
     lines after the package line), with other ``files`` of the repository."""
-    from conftest import BOOT_PLUGIN, make_repo, pom
+    from conftest import BOOT_PLUGIN, pom
+    from tests.stagekit import scan_memory
     tree = {"pom.xml": pom("shop-app", parent=None, body=BOOT_PLUGIN),
             "src/main/java/com/example/App.java": "package com.example;\n"
             "@org.springframework.boot.autoconfigure.SpringBootApplication\n"
             "public class App { public static void main(String[] a) { } }\n", **(files or {})}
     for name, body in classes.items():
         tree[f"src/main/java/com/example/{name}.java"] = "package com.example;\n" + body
-    repo, sha = make_repo(tmp_path, tree)
-    scan(repo, sha, ScanOptions(out=tmp_path / "ir", repo_id="t/shop", quiet=True))
+    scan_memory(tree, tmp_path / "ir", repo_id="t/shop", quiet=True)
     db = tmp_path / "g.duckdb"
     build(db, [tmp_path / "ir"])
     return build_pyramid(db, None)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+from tests.conftest import BOOT_PLUGIN, pom
+from tests.stagekit import scan_memory
 
 APP = ("package com.example;\n@org.springframework.boot.autoconfigure.SpringBootApplication\n"
        "@org.springframework.context.annotation.ImportResource(locations = {\"classpath:spring/app.xml\"})\n"
@@ -39,9 +40,8 @@ def _records(out: Path) -> list[dict]:
 def _scan(tmp_path: Path, files: dict[str, str]) -> list[dict]:
     base = {"pom.xml": pom("shop", parent=None, body=BOOT_PLUGIN),
             "src/main/java/com/example/App.java": APP}
-    repo, sha = make_repo(tmp_path, dict(base, **files))
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(dict(base, **files), out)
     return _records(out)
 
 
@@ -173,9 +173,8 @@ def test_web_xml_root_and_servlet_contexts(tmp_path):
     }
     for cls in ("RootBean", "ApiBean", "AdminBean", "OtherBean"):
         files[f"src/main/java/com/acme/impl/{cls}.java"] = f"package com.acme.impl;\npublic class {cls} {{ }}\n"
-    repo, sha = make_repo(tmp_path, files)
     out = tmp_path / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     loaded = {r["name"]: r["attributes"]["loaded"] for r in _records(out) if r.get("kind") == "BEAN"}
     assert loaded == {"rootBean": True, "apiBean": True, "adminBean": True, "otherBean": False}
 

@@ -12,6 +12,7 @@ from diting.sql.emit import mapper_fragments
 from diting.sql.lineage import analyze
 from diting.sql.mybatis import read_mapper
 from diting.sql.shards import collapse, data_nodes
+from tests.stagekit import scan_memory
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 
 HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE mapper PUBLIC "-//mybatis.org//DTD Mapper 3.0//EN" '
@@ -33,8 +34,7 @@ def _boot_app(artifact: str, **files: str) -> dict[str, str]:
 def _scanned_statements(tmp_path, files: dict[str, str], service: str):
     """Scan ``files`` as a repository: ``(package rows, entities by record id, statement attributes by
     stable id, {(source record id, READS|WRITES, target record id)})``."""
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
+    scan_memory(files, tmp_path / "out")
     p = _package(tmp_path / "out", service)
     ents = {e["record_id"]: e for e in p["entities.jsonl"]}
     st = {e["stable_id"]: e["attributes"] for e in ents.values() if e["kind"] == "SQL_STATEMENT"}
@@ -154,9 +154,8 @@ def shard_scan(tmp_path_factory):
         f"{res}/sqlmap/Legacy.xml": '<?xml version="1.0"?>\n<sqlMap namespace="Legacy">\n'
         '  <select id="a">select 1</select>\n  <update id="b">update x set y = 1</update>\n</sqlMap>\n',
     }
-    repo, sha = make_repo(tmp, files)
     out = tmp / "out"
-    scan_repo(repo, out, sha)
+    scan_memory(files, out)
     return _package(out, "trade-app")
 
 
@@ -304,8 +303,7 @@ def test_result_maps_resolve_across_namespaces_with_extends(tmp_path):
         "src/main/resources/mapper/BaseMapper.xml": base,
         "src/main/resources/mapper/OrderMapper.xml": order,
     }
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
+    scan_memory(files, tmp_path / "out")
     st = {e["stable_id"]: e["attributes"] for e in _package(tmp_path / "out", "rm-app")["entities.jsonl"]
           if e["kind"] == "SQL_STATEMENT"}
     assert st["com.example.dao.OrderMapper.one"]["result_maps"] == [
@@ -329,8 +327,7 @@ def test_mapper_locations(tmp_path):
         "src/main/resources/legacy/LogMapper.xml": _mapper("com.example.dao.LogMapper",
                                                            '<select id="c">select id from oms_log</select>'),
     }
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
+    scan_memory(files, tmp_path / "out")
     loc = {e["stable_id"]: e["attributes"]["mapper_location"]
            for e in _package(tmp_path / "out", "loc-app")["entities.jsonl"] if e["kind"] == "SQL_STATEMENT"}
     assert loc == {"com.example.dao.OrderMapper.a": "CONFIGURED", "com.example.dao.ItemMapper.b": "CO_LOCATED",
@@ -492,8 +489,7 @@ def test_a_standalone_sharding_sphere_routing_file_named_by_the_driver_url(tmp_p
                                                     '  <select id="mine">select * from t_order where user_id = #{u}</select>')})
     if form != "missing-file":
         files[f"{res}/rules/sharding.yaml"] = routing
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
+    scan_memory(files, tmp_path / "out")
     p = _package(tmp_path / "out", "trade-app")
     (t,) = [e for e in p["entities.jsonl"] if e["kind"] == "TABLE"]
     codes = {(d["code"], d["affected_refs"][0]["record_id"]) for d in p["diagnostics.jsonl"]}
@@ -526,8 +522,7 @@ def _routing_scan(tmp_path, url: str, routing: dict[str, str], app_extra: str = 
                                                     '  <select id="mine">select * from t_order where user_id = #{u}</select>\n'
                                                     '  <select id="one">select * from t_order where user_id = #{u} and order_id = #{o}</select>')})
     files.update({f"{res}/{k}": v for k, v in routing.items()})
-    repo, sha = make_repo(tmp_path, files)
-    scan_repo(repo, tmp_path / "out", sha)
+    scan_memory(files, tmp_path / "out")
     p = _package(tmp_path / "out", "trade-app")
     p["segments"] = [json.loads(x) for pkg in (tmp_path / "out").iterdir() if pkg.name.startswith("trade-app@")
                      for x in (pkg / "source_segments.jsonl").read_text().splitlines()]

@@ -5,7 +5,8 @@ rules/jms.yaml, probes/wrappers.py, graph/align.py)."""
 from __future__ import annotations
 
 from diting.graph.store import build, query
-from tests.conftest import boot_module, make_repo, pom, scan_repo
+from tests.conftest import boot_module, pom
+from tests.stagekit import scan_memory
 
 
 def _deps(*artifacts: str) -> str:
@@ -100,9 +101,8 @@ public class LegacyListener implements javax.jms.MessageListener { public void o
 
 def _graph(tmp_path, estate: dict[str, str]):
     """The graph database of ``estate`` scanned at its one commit."""
-    repo, sha = make_repo(tmp_path, estate)
     out = tmp_path / "ir"
-    scan_repo(repo, out, sha)
+    scan_memory(estate, out)
     db = tmp_path / "g.duckdb"
     build(db, [out])
     return db
