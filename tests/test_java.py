@@ -290,7 +290,7 @@ public class Web {
 
 
 def test_unicode_escapes_translate_as_javac_and_keep_rows_to_lines():
-    from diting.java.syntax import translate_unicode_escapes
+    from diting.java.lexical import translate_unicode_escapes
     assert translate_unicode_escapes("a\\u4e2d b") == ("a\u4e2d b", None)
     assert translate_unicode_escapes("x\\u000ay\nz\\u000d\\u000aw") == ("x\ny\nz\n\nw", [1, 1, 2, 2, 2])
     assert translate_unicode_escapes("'\\u0009' '\\u0000' \\\\u000a \\u005cu000a") == (
@@ -412,5 +412,5 @@ def test_a_lone_cr_ends_a_line_for_javac_and_for_evidence():
     assert (methods["m"].start_line, methods["n"].start_line, methods["n"].end_line) == (3, 4, 5)
     assert [(c.name, c.line) for c in methods["n"].body.calls] == [("b", 5)]
     assert facts.lines == ["class A {", "  // note", "  void m() { a(); }", "  void n() {", " b(); }\r", "}"]
-    from diting.java.syntax import _text_block
-    assert _text_block('"""\r\n    select *\r\n    from t\r\n    """') == "select *\nfrom t\n"  # JLS 3.10.6: LF
+    from diting.java.lexical import text_block_value
+    assert text_block_value('"""\r\n    select *\r\n    from t\r\n    """') == "select *\nfrom t\n"  # JLS 3.10.6: LF

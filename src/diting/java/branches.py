@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
-from diting.java.nodes import Nesting, end_line_of, line_of
+from diting.java.nodes import Nesting, end_line_of, line_of, node_text
 
-if TYPE_CHECKING:  # for annotations only: syntax imports this module
+if TYPE_CHECKING:  # for annotations only
     from diting.java.facts import Body
 
 #: tree-sitter query captures (added to the extractor's one query) of branch-forming constructs
@@ -110,10 +110,6 @@ class _Arm:
         return self.node.end_byte
 
 
-def _text(node: ts.Node, src: bytes) -> str:
-    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
-
 def _compact(text: str) -> str:
     """A label for a path, the same however the code is formatted and different for different labels:
     whitespace outside string and character literals is dropped; inside them, and for ``/`` (the path
@@ -179,9 +175,9 @@ def _arms(label: str, node: ts.Node, src: bytes, member_body: dict[int, ts.Node 
             is_default = False
             for lab in labels:
                 exprs = _named(lab)
-                if not exprs or _text(lab, src).strip().startswith("default"):
+                if not exprs or node_text(lab, src).strip().startswith("default"):
                     is_default = True
-                cases.extend(_compact(_text(e, src)) for e in exprs)
+                cases.extend(_compact(node_text(e, src)) for e in exprs)
             if is_default:
                 out.append(_Arm(group, node, "switch", "DEFAULT", "default", labels[0] if labels else cond))
             else:
@@ -194,7 +190,7 @@ def _arms(label: str, node: ts.Node, src: bytes, member_body: dict[int, ts.Node 
             if c.type == "catch_clause":
                 param = next((p for p in c.named_children if p.type == "catch_formal_parameter"), None)
                 ctype = next((t for t in param.named_children if t.type == "catch_type"), None) if param else None
-                names = [_compact(_text(t, src)) for t in _named(ctype)] if ctype is not None else ["?"]
+                names = [_compact(node_text(t, src)) for t in _named(ctype)] if ctype is not None else ["?"]
                 out.append(_Arm(c, node, "try", "CATCH", f"catch[{'|'.join(names)}]", param))
             elif c.type == "finally_clause":
                 out.append(_Arm(c, node, "try", "FINALLY", "finally", None))
@@ -258,15 +254,15 @@ def _cond_names(cond: ts.Node | None, src: bytes) -> list[str]:
                     parent.child_by_field_name("name") is not None and parent.child_by_field_name("name").id == n.id:
                 continue
             if parent is not None and parent.type in ("instanceof_expression", "type_pattern", "record_pattern"):
-                bound.add(_text(n, src))
+                bound.add(node_text(n, src))
                 continue
             if parent is not None and parent.type == "field_access":
                 obj = parent.child_by_field_name("object")
                 if obj is None or obj.type != "this":
                     continue
-                out.add("this." + _text(n, src))
+                out.add("this." + node_text(n, src))
                 continue
-            out.add(_text(n, src))
+            out.add(node_text(n, src))
         else:
             stack.extend(n.named_children)
     return sorted(out - bound)[:16]
@@ -277,7 +273,7 @@ def _cond_text(cond: ts.Node | None, src: bytes) -> str | None:
     :data:`MAX_CONDITION_TEXT` bytes (or without a condition)."""
     if cond is None or cond.end_byte - cond.start_byte > MAX_CONDITION_TEXT:
         return None
-    return " ".join(_text(cond, src).split())
+    return " ".join(node_text(cond, src).split())
 
 
 def _thrown_type(exit_node: ts.Node | None, src: bytes) -> str | None:
@@ -290,7 +286,7 @@ def _thrown_type(exit_node: ts.Node | None, src: bytes) -> str | None:
     t = expr.child_by_field_name("type")
     if t is None:
         return None
-    text = "".join(_text(t, src).split())
+    text = "".join(node_text(t, src).split())
     return text.split("<", 1)[0] or None
 
 
@@ -318,78 +314,98 @@ def branch_facts(caps: dict[str, list[ts.Node]], members: "Nesting", placed: lis
     for _, node, body, ordinal in placed:
         calls_of.setdefault(id(body), []).append((node, ordinal))
     for key, (body, arms) in per_body.items():
-        arms.sort(key=lambda a: (a.start, -a.end))
-        stack: list[int] = []
-        depth: list[int] = []
-        kept: list[_Arm] = []
-        for arm in arms:
-            while stack and kept[stack[-1]].end <= arm.start:
-                stack.pop()
-            parent = stack[-1] if stack else -1
-            d = depth[parent] + 1 if parent >= 0 else 1
-            if d > MAX_BRANCH_DEPTH:
-                body.branches_truncated = True
-                continue
-            arm.parent = parent
-            kept.append(arm)
-            depth.append(d)
-            stack.append(len(kept) - 1)
-        # construct indices per (parent arm, construct kind), in source order of the constructs
-        counters: dict[tuple[int, str], int] = {}
-        index_of: dict[int, int] = {}
-        for arm in sorted(kept, key=lambda a: (a.construct.start_byte, a.start)):
-            cid = arm.construct.id
-            if cid not in index_of:
-                k = (arm.parent, arm.ckind)
-                index_of[cid] = counters.get(k, 0)
-                counters[k] = index_of[cid] + 1
-            arm.index = index_of[cid]
-        sites = []
-        used: dict[str, int] = {}
-        for arm in kept:
-            own = f"{arm.ckind}[{arm.index}]" + (f"/{arm.label}" if arm.label else "")
-            path = f"{sites[arm.parent].path}/{own}" if arm.parent >= 0 else own
-            if path in used:  # two arms one path (invalid code: a type caught twice): keep both, apart
-                used[path] += 1
-                path = f"{path}#{used[path]}"
-            else:
-                used[path] = 1
-            outcome, exit_node = _outcome(arm)
-            cond = arm.cond
-            sites.append(BranchSite(path, arm.kind, arm.parent, line_of(arm.node), end_line_of(arm.node),
-                                    line_of(cond) if cond is not None else line_of(arm.node),
-                                    end_line_of(cond) if cond is not None else line_of(arm.node),
-                                    outcome, line_of(exit_node) if exit_node is not None else 0, [],
-                                    _cond_names(cond if arm.kind in ("IF", "ELSE", "LOOP", "CASE", "DEFAULT")
-                                                and cond is not None and cond.type != "switch_label" else
-                                                (arm.construct.child_by_field_name("condition")
-                                                 if arm.kind in ("CASE", "DEFAULT") else None), src)))
-            sites[-1].exit_type = _thrown_type(exit_node, src)
-        for site, arm in zip(sites, kept):
-            site.cond_pos = arm.cond.start_byte if arm.cond is not None else arm.start
-            site.cond_text = _cond_text(arm.cond, src)
+        kept = _nest(body, arms)
+        sites = _sites(kept, src)
         body.branches = sites
-        arm_index = Nesting([(a.start, a.end, i) for i, a in enumerate(kept)])
-        # the IF and LOOP conditions, and the regions CATCH arms protect (the try block with its
-        # resources): each call belongs to the innermost one around it
-        conds: dict[int, list[int]] = {}
-        tries: dict[int, list[int]] = {}
-        for i, a in enumerate(kept):
-            if a.cond is not None and a.kind in ("IF", "LOOP"):
-                conds.setdefault(a.cond.id, []).append(i)
-            if a.kind == "CATCH":
-                block = a.construct.child_by_field_name("body")
-                if block is not None:
-                    tries.setdefault(a.construct.id, []).append(i)
-        cond_ranges = Nesting([(kept[v[0]].cond.start_byte, kept[v[0]].cond.end_byte, v) for v in conds.values()])
-        try_ranges = Nesting([((kept[v[0]].construct.child_by_field_name("resources") or
-                                kept[v[0]].construct.child_by_field_name("body")).start_byte,
-                               kept[v[0]].construct.child_by_field_name("body").end_byte, v) for v in tries.values()])
-        for node, ordinal in calls_of.get(key, []):
-            call = body.calls[ordinal]
-            found = arm_index.find(node.start_byte, node.end_byte)
-            call.branch = arm_index.ranges[found][2] if found >= 0 else -1
-            for j in cond_ranges.innermost(node) or ():
-                sites[j].cond_calls.append(ordinal)
-            for j in try_ranges.innermost(node) or ():
-                sites[j].try_calls.append(ordinal)
+        _calls_into_arms(body, kept, sites, calls_of.get(key, []))
+
+
+def _nest(body: "Body", arms: list[_Arm]) -> list[_Arm]:
+    """The arms of one body that are kept (nested at most :data:`MAX_BRANCH_DEPTH` deep), in source
+    order, each with its parent arm and its construct's index among its siblings of its kind."""
+    arms.sort(key=lambda a: (a.start, -a.end))
+    stack: list[int] = []
+    depth: list[int] = []
+    kept: list[_Arm] = []
+    for arm in arms:
+        while stack and kept[stack[-1]].end <= arm.start:
+            stack.pop()
+        parent = stack[-1] if stack else -1
+        d = depth[parent] + 1 if parent >= 0 else 1
+        if d > MAX_BRANCH_DEPTH:
+            body.branches_truncated = True
+            continue
+        arm.parent = parent
+        kept.append(arm)
+        depth.append(d)
+        stack.append(len(kept) - 1)
+    # construct indices per (parent arm, construct kind), in source order of the constructs
+    counters: dict[tuple[int, str], int] = {}
+    index_of: dict[int, int] = {}
+    for arm in sorted(kept, key=lambda a: (a.construct.start_byte, a.start)):
+        cid = arm.construct.id
+        if cid not in index_of:
+            k = (arm.parent, arm.ckind)
+            index_of[cid] = counters.get(k, 0)
+            counters[k] = index_of[cid] + 1
+        arm.index = index_of[cid]
+    return kept
+
+
+def _sites(kept: list[_Arm], src: bytes) -> list[BranchSite]:
+    """One :class:`BranchSite` per kept arm, with its path, outcome and condition."""
+    sites: list[BranchSite] = []
+    used: dict[str, int] = {}
+    for arm in kept:
+        own = f"{arm.ckind}[{arm.index}]" + (f"/{arm.label}" if arm.label else "")
+        path = f"{sites[arm.parent].path}/{own}" if arm.parent >= 0 else own
+        if path in used:  # two arms one path (invalid code: a type caught twice): keep both, apart
+            used[path] += 1
+            path = f"{path}#{used[path]}"
+        else:
+            used[path] = 1
+        outcome, exit_node = _outcome(arm)
+        cond = arm.cond
+        sites.append(BranchSite(path, arm.kind, arm.parent, line_of(arm.node), end_line_of(arm.node),
+                                line_of(cond) if cond is not None else line_of(arm.node),
+                                end_line_of(cond) if cond is not None else line_of(arm.node),
+                                outcome, line_of(exit_node) if exit_node is not None else 0, [],
+                                _cond_names(cond if arm.kind in ("IF", "ELSE", "LOOP", "CASE", "DEFAULT")
+                                            and cond is not None and cond.type != "switch_label" else
+                                            (arm.construct.child_by_field_name("condition")
+                                             if arm.kind in ("CASE", "DEFAULT") else None), src)))
+        sites[-1].exit_type = _thrown_type(exit_node, src)
+    for site, arm in zip(sites, kept):
+        site.cond_pos = arm.cond.start_byte if arm.cond is not None else arm.start
+        site.cond_text = _cond_text(arm.cond, src)
+    return sites
+
+
+def _calls_into_arms(body: "Body", kept: list[_Arm], sites: list[BranchSite],
+                     calls: list[tuple[ts.Node, int]]) -> None:
+    """Each call's innermost arm (``branch``), and the arms whose condition or protected try region
+    holds it (``cond_calls``, ``try_calls``)."""
+    arm_index = Nesting([(a.start, a.end, i) for i, a in enumerate(kept)])
+    # the IF and LOOP conditions, and the regions CATCH arms protect (the try block with its
+    # resources): each call belongs to the innermost one around it
+    conds: dict[int, list[int]] = {}
+    tries: dict[int, list[int]] = {}
+    for i, a in enumerate(kept):
+        if a.cond is not None and a.kind in ("IF", "LOOP"):
+            conds.setdefault(a.cond.id, []).append(i)
+        if a.kind == "CATCH":
+            block = a.construct.child_by_field_name("body")
+            if block is not None:
+                tries.setdefault(a.construct.id, []).append(i)
+    cond_ranges = Nesting([(kept[v[0]].cond.start_byte, kept[v[0]].cond.end_byte, v) for v in conds.values()])
+    try_ranges = Nesting([((kept[v[0]].construct.child_by_field_name("resources") or
+                            kept[v[0]].construct.child_by_field_name("body")).start_byte,
+                           kept[v[0]].construct.child_by_field_name("body").end_byte, v) for v in tries.values()])
+    for node, ordinal in calls:
+        call = body.calls[ordinal]
+        found = arm_index.find(node.start_byte, node.end_byte)
+        call.branch = arm_index.ranges[found][2] if found >= 0 else -1
+        for j in cond_ranges.innermost(node) or ():
+            sites[j].cond_calls.append(ordinal)
+        for j in try_ranges.innermost(node) or ():
+            sites[j].try_calls.append(ordinal)

@@ -170,7 +170,7 @@ class ConstantFolder:
         return None
 
     def fold(self, expr: Expr | None, scope: FileScope, chain: list[int]) -> Folded | None:
-        """Fold an expression (the JSON of :func:`diting.java.syntax.expr_json`)."""
+        """Fold an expression (the JSON of :func:`diting.java.expressions.expr_json`)."""
         if expr is None:
             return None
         k = expr.get("kind")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from diting.java.branches import BranchSite
 
 # ---------------------------------------------------------------- expressions
-# The expression JSON ``java/syntax.expr_json`` makes, read by constant folding, the candidate finder
+# The expression JSON ``java/expressions.expr_json`` makes, read by constant folding, the candidate finder
 # and call-site resolution: plain dicts (they are pickled with the file's facts), each shape declared
 # here once. Tests check every expression of every file they scan against :data:`Expr`
 # (:func:`check_exprs`).
@@ -138,7 +138,7 @@ class TextOnlyExpr(TypedDict):
     truncated: NotRequired[bool]
 
 
-#: one expression's JSON form (``java/syntax.expr_json``)
+#: one expression's JSON form (``java/expressions.expr_json``)
 Expr = Annotated[Union[TextExpr, IntExpr, BoolExpr, BareExpr, NameExpr, ItemsExpr, BinaryExpr, UnaryExpr, ClassExpr,
                        AnnotationExpr, CallExpr, NewExpr, CastExpr, CallRefExpr, TextOnlyExpr],
                  Field(discriminator="kind")]

@@ -1,7 +1,8 @@
-"""Tree-sitter node helpers the Java readers share: a node's file lines, and ranges that nest.
+"""Tree-sitter node helpers the Java readers share: a node's text, its file lines, and ranges that nest.
 
-:mod:`diting.java.syntax` (members, calls) and :mod:`diting.java.branches` (the arms of a body) both
-place nodes by line and by the innermost enclosing byte range; both read these from here.
+The extractor (:mod:`diting.java.syntax`, :mod:`diting.java.expressions`, :mod:`diting.java.bodies`)
+and :mod:`diting.java.branches` (the arms of a body) read node text and place nodes by line and by
+the innermost enclosing byte range; all read these from here.
 """
 
 from __future__ import annotations
@@ -14,8 +15,19 @@ from typing import Any
 import tree_sitter as ts
 
 #: the file line of each parser row while a file whose Unicode escapes break lines is extracted
-#: (:func:`diting.java.syntax.translate_unicode_escapes`); None when rows and lines are one (every other file)
+#: (:func:`diting.java.lexical.translate_unicode_escapes`); None when rows and lines are one (every other file)
 _ROW_LINES: list[int] | None = None  # set by rows_as_lines for one file's extraction
+
+
+def node_text(node: ts.Node, src: bytes) -> str:
+    """A node's source text (bytes that are not UTF-8 replaced)."""
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def snippet(node: ts.Node, src: bytes, limit: int = 400) -> str:
+    """At most ``limit`` characters of a node's text, without decoding the rest of it."""
+    start = node.start_byte
+    return src[start:min(node.end_byte, start + limit * 4)].decode("utf-8", "ignore")[:limit]
 
 
 def row_line(row: int) -> int:

@@ -1,6 +1,6 @@
 """Call-site resolution: which method a call reaches (docs/callgraph.md §2, §3; the base of the call graph).
 
-For one :class:`~diting.java.syntax.CallSite` in a member body, :meth:`CallResolver.resolve` gives a
+For one :class:`~diting.java.facts.CallSite` in a member body, :meth:`CallResolver.resolve` gives a
 :class:`CallResolution`: the status (RESOLVED, AMBIGUOUS with every candidate, UNRESOLVED with the
 reason), the ``dispatch_kind`` and the target methods.
 

@@ -23,7 +23,7 @@ from diting.ir.canonical import MAX_RECORD_BYTES, dumps, sha256_hex
 from diting.ir.models import PACKAGE_FORMAT
 from diting.ir.writer import manifest_for, package_dir_name, package_files, write_atomically
 from diting.java.names import jdk_catalog
-from diting.java.syntax import MAX_EXPR_DEPTH
+from diting.java.expressions import MAX_EXPR_DEPTH
 from diting.config.sources import MAX_YAML_NODES
 from diting.config.spring import MAX_PLACEHOLDER_DEPTH
 from diting.inventory.services import PackagePlan
