@@ -1,6 +1,7 @@
 """Values of Gradle scripts and their static evaluation: project and file references, catalog
 references, coordinates, unknowns, version catalogs, and :class:`Eval`, which evaluates one
-script's expressions for one project without side effects (docs/gradle.md). Used by ``inventory/gradle.py``.
+script's expressions for one project without side effects (docs/gradle.md). Used by ``inventory/gradle.py``,
+``inventory/gradle_settings.py`` and ``inventory/gradle_deps.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from diting.inventory.gradle_script import parse_expression
 from diting.source.paths import join_inside
 
 if TYPE_CHECKING:
-    from diting.inventory.gradle import GradleBuild, GradleModel, GradleProject
+    from diting.inventory.gradle import GradleModel
+    from diting.inventory.gradle_project import GradleProject
+    from diting.inventory.gradle_settings import GradleBuild
 
 
 #: evaluation of one expression nests at most this deep (then it is unknown)
@@ -30,22 +33,30 @@ MAX_LIST_ITEMS = 10000
 
 @dataclass(frozen=True)
 class ProjectRef:
+    """A project a script names (``project(':x')``, ``projects.x``: a path under ``projects:``)."""
+
     path: str  # a Gradle project path (absolute, ':a:b') or a relative one to resolve
 
 
 @dataclass(frozen=True)
 class FileVal:
+    """A file or directory a script names (``file('x')``), as a repository path."""
+
     path: str | None  # repository-relative; None when it leaves the tree
 
 
 @dataclass(frozen=True)
 class CatalogRef:
+    """A reference into a version catalog (``libs.spring.web`` → ``libs``, (``spring``, ``web``))."""
+
     catalog: str
     parts: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Coordinate:
+    """A dependency coordinate (``group:name[:version][:classifier][@type]``); ``platform`` for a BOM import."""
+
     group: str
     name: str
     version: str | None
@@ -65,6 +76,7 @@ class Unknown:
 
 
 def unknown(why: str) -> Unknown:
+    """An :class:`Unknown` that depends on ``why``."""
     return Unknown(why)
 
 
@@ -80,6 +92,24 @@ def leaves(v: list[Any]) -> int:
                 stack.append(x)
             n += 1
     return n
+
+
+def flatten(values: list[Any]) -> list[Any]:
+    """The leaves of nested lists, in order (walked in a loop; at most :data:`MAX_LIST_ITEMS`
+    leaves: a list that holds more, counted with every shared sublist again, gives one unknown)."""
+    out: list[Any] = []
+    stack: list[Any] = [iter(values)]
+    while stack:
+        item = next(stack[-1], MISSING)
+        if item is MISSING:
+            stack.pop()
+        elif isinstance(item, list):
+            stack.append(iter(item))
+        else:
+            out.append(item)
+            if len(out) > MAX_LIST_ITEMS:
+                return [unknown("too many items")]
+    return out
 
 
 def describe(v: Any) -> str:
@@ -320,6 +350,8 @@ class Eval:
         return "".join(out)
 
     def member(self, base: Any, name: str, e: Expr) -> Any:
+        """The member ``name`` of the value ``base`` (of expression ``e``): a map entry, a catalog or
+        project path one step on, a project's property, a file's path; unknown otherwise."""
         if isinstance(base, dict):
             return base.get(name, unknown(name))
         if isinstance(base, CatalogRef):
@@ -354,6 +386,8 @@ class Eval:
         return unknown(name)
 
     def call(self, c: Call) -> Any:
+        """The value of the call ``c`` where a static reader knows it (``project``, ``file``, ``platform``,
+        ``listOf``, property lookups …); unknown otherwise."""
         args = [self.value(a.value) for a in c.args if a.name is None]
         named = {a.name: self.value(a.value) for a in c.args if a.name is not None}
         if c.target is None:

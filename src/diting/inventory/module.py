@@ -1,7 +1,7 @@
 """The build-system-neutral module of the inventory (docs/gradle.md, "One inventory").
 
 A Maven module (:class:`diting.inventory.maven.MavenModule`) and a Gradle project
-(:class:`diting.inventory.gradle.GradleProject`) are both a :class:`BuildModule`: coordinates, a
+(:class:`diting.inventory.gradle_project.GradleProject`) are both a :class:`BuildModule`: coordinates, a
 directory, effective dependencies, source and resource roots, findings, and the evidence of what
 its build declares. Everything after the inventory (dependency links, closures, service plans,
 packages) speaks only through this class, so one repository may mix both build systems.

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from diting.errors import UserError
 from diting.findings import Finding
-from diting.inventory.gradle import BUILD_FILES, SETTINGS_FILES, GradleModel
+from diting.inventory.gradle import GradleModel
+from diting.inventory.gradle_settings import BUILD_FILES, SETTINGS_FILES
 from diting.inventory.layout import FileEntry, classify, exclusion_reason
 from diting.inventory.maven import MavenModel, read_maven_config
 from diting.inventory.module import BuildModule, ModuleGraph
