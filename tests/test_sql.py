@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from diting.sql.dynamic import MAX_VARIANTS, expand, fragment_lookup
-from diting.sql.emit import mapper_fragments
 from diting.sql.lineage import analyze
 from diting.sql.mybatis import read_mapper
 from diting.sql.shards import collapse, data_nodes
+from diting.sql.variants import mapper_fragments
 from tests.stagekit import scan_memory
 from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
 

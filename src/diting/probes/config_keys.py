@@ -33,7 +33,7 @@ def config_keys(pc: "ProbeContext") -> None:
                                  status="UNRESOLVED", evidence=[pc.cseg(c)], diagnostics=[d],
                                  match_keys={"key_expression": rt.expression, "scheme": scheme})
     for c in pc.ctx.by_emit.get("CONFIG_PROPERTIES", []):
-        if c["target"] != "TYPE":  # on a @Bean method: the built object's properties (sql/emit.py datasources)
+        if c["target"] != "TYPE":  # on a @Bean method: the built object's properties (sql/config.py datasources)
             continue
         prefix = (pc.texts(pc.role(c, "prefix")) or [""])[0]
         detail = c.get("type_detail", {})

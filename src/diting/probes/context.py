@@ -23,7 +23,7 @@ from diting.ir.builder import RecordSet, RefTo
 from diting.ir.canonical import sha256_hex
 from diting.ir.redaction import redact_value
 from diting.java.facts import TypeRef
-from diting.probes.candidates import split_list
+from diting.probes.xml_candidates import split_list
 from diting.checks import VALIDATE
 from diting.probes.matches import check_candidates
 from diting.resolve.fold import DUCC_PREFIX

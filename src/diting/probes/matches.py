@@ -1,5 +1,6 @@
 """Rule matches: the shapes of the candidates the candidate finder (``probes/candidates.py``,
-``probes/resources.py``) hands the emit mechanisms (docs/rules.md §10).
+``probes/call_candidates.py``, ``probes/xml_candidates.py``, ``probes/resources.py``) hands the
+emit mechanisms (docs/rules.md §10).
 
 A candidate is a plain dict (candidates are pickled from the module workers and a package adds its
 namespace ``ns``), each key declared here once. With validation on (tests, ``DITING_VALIDATE=1``)

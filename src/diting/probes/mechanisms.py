@@ -26,6 +26,7 @@ from diting.probes import (cache, config_keys, events, gateway_routes, hints, ht
                            stream)
 from diting.probes.model import declare_emit_kind, forget_emit_kinds
 from diting.sql.emit import SqlStage
+from diting.sql.fragment_ledger import record_ledger_items
 
 if TYPE_CHECKING:
     from diting.probes.context import ProbeContext, ProbeStats
@@ -54,7 +55,7 @@ def _sql(pc: "ProbeContext") -> None:
     """The SQL stage (sql/emit.py): statements, tables, lineage, shards."""
     stage = SqlStage(pc)
     pc.stats.sql = stage.run()
-    pc.stats.sql_datasource = stage.datasource
+    pc.stats.sql_datasource = stage.config.datasource
     pc.sql_stage = stage
 
 
@@ -75,7 +76,7 @@ def _mark_loaded(pc: "ProbeContext") -> None:
 
 def _sql_ledger(pc: "ProbeContext") -> None:
     """The SQL stage's ledger items, once every entity of the package is final."""
-    pc.sql_stage.ledger_items()
+    record_ledger_items(pc.sql_stage)
 
 
 #: the built-in families, in the order they run (each reads the records the ones before it wrote)

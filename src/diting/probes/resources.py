@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.sources import canonical_key, parse_properties
 from diting.inventory.layout import CONFIG
-from diting.probes.candidates import XmlProbe, literal_outcome, split_list
+from diting.probes.xml_candidates import XmlProbe, literal_outcome, split_list
 from diting.source.text import decode_bytes, split_lines
 from diting.sql.mybatis import MapperFile, read_mapper
 from diting.source.xmlsafe import local_name, parse_xml

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from diting.java.constants import ConstantFolder
     from diting.java.names import FileScope
     from diting.java.facts import FileFacts
-    from diting.probes.candidates import RuleIndex
+    from diting.probes.rule_index import RuleIndex
     from diting.resolve.calls import CallResolver
     from diting.resolve.fold import ExpressionFolder
     from diting.resolve.types import TypeOracle
@@ -254,7 +254,7 @@ def _type_namespace() -> dict[str, Any]:
     from diting.java.constants import ConstantFolder
     from diting.java.names import FileScope
     from diting.java.facts import FileFacts
-    from diting.probes.candidates import RuleIndex
+    from diting.probes.rule_index import RuleIndex
     from diting.resolve.calls import CallResolver
     from diting.resolve.fold import ExpressionFolder
     from diting.resolve.types import TypeOracle

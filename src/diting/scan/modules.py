@@ -17,8 +17,9 @@ from diting.java.names import FileScope, TypeRegistry, VisibleTypes, jdk_catalog
 from diting.java.records import ModuleJava, ModuleJavaResult
 from diting.java.facts import FileFacts
 from diting.inventory.layout import JAVA
-from diting.probes.candidates import ModuleProbe, RuleIndex, erased_signature
+from diting.probes.candidates import ModuleProbe, erased_signature
 from diting.probes.resources import ModuleResources, module_resources
+from diting.probes.rule_index import RuleIndex
 from diting.resolve.callfacts import MethodBody
 from diting.resolve.callgraph import ModuleCallSites
 from diting.resolve.calls import CallResolver

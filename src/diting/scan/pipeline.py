@@ -31,8 +31,8 @@ from diting.source.git import GitRepo, default_repo_id
 from diting.source.memory import memory_snapshot
 from diting.source.snapshot import Snapshot
 from diting.sql.dialect import parse_overrides as parse_dialect_overrides
-from diting.sql.emit import warm_lineage
 from diting.sql.lineage import analyze_many
+from diting.sql.variants import warm_lineage
 from diting.workers import shared_map
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "SCAN_STAGES", "ScanOptions", "ScanResult", "PackageResult", "bounded_int",

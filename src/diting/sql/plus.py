@@ -67,7 +67,7 @@ class PlusMapper:
 
 
 class PlusStatements:
-    """The inherited statements one package calls, as :class:`~diting.sql.emit.StageStatement` records of the
+    """The inherited statements one package calls, as :class:`~diting.sql.statements.StageStatement` records of the
     SQL stage (their tables go through the stage's TABLE and shard logic like any statement)."""
 
     def __init__(self, stage: "SqlStage") -> None:

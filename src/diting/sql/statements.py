@@ -1,7 +1,7 @@
 """The SQL stage's record shapes: a mapper statement as it is recorded, and each table position it uses (docs/sql.md).
 
-Made by ``sql/emit.py`` (mapper XML, annotations, JDBC calls) and ``sql/plus.py`` (MyBatis-Plus
-base-mapper methods); read by both when they write records.
+Made by ``sql/emit.py`` (mapper XML), ``sql/java_statements.py`` (annotations, JDBC calls) and
+``sql/plus.py`` (MyBatis-Plus base-mapper methods); their tables by ``sql/tables.py``.
 """
 
 from __future__ import annotations
