@@ -8,8 +8,9 @@ from pathlib import Path
 
 import duckdb
 
-from diting.graph import align, store
-from diting.graph.align import bindings_match, filter_admits, signature_match
+from diting.graph import align, align_mq, align_rows, store
+from diting.graph.align_mq import filter_admits
+from diting.graph.align_rpc import bindings_match, signature_match
 from diting.graph.store import build, query
 from diting.rules import load_rules
 
@@ -375,8 +376,8 @@ def test_rabbit_binding_joins_exchange_to_queue():
     assert sorted((r["urn"], r["dst_ref"]["record_id"], r["match_basis"]) for r in rows) == [
         ("amqp://events/order.paid.eu", "entry:orders", "RABBIT_BINDING"),
         ("amqp://order.direct/order.cancel", "entry:cancel", "RABBIT_BINDING")]
-    assert align._rabbit_key_matches("order.*", "order.paid") and not align._rabbit_key_matches("order.*", "order.a.b")
-    assert align._rabbit_key_matches("#.paid", "paid") and align._rabbit_key_matches("#", "a.b")
+    assert align_mq._rabbit_key_matches("order.*", "order.paid") and not align_mq._rabbit_key_matches("order.*", "order.a.b")
+    assert align_mq._rabbit_key_matches("#.paid", "paid") and align_mq._rabbit_key_matches("#", "a.b")
 
 
 # ----------------------------------------------------------------------------------------- DATA
@@ -512,7 +513,7 @@ def test_a_delay_queue_dead_letters_to_its_consumer():
         ("entry:cancel", "RESOLVED", "RABBIT_DEAD_LETTER")]
     assert findings == []
     # a route without a key keeps the message's own routing key; routes that loop end
-    routes = align.RabbitRoutes(align.Protocols({s: (p["alignment"], p.get("routing"))
+    routes = align_mq.RabbitRoutes(align_rows.Protocols({s: (p["alignment"], p.get("routing"))
                                                  for s, p in SHIPPED_PROTOCOLS.items()}, {}))
     routes.add("amqp://x/k", "amqp-queue://q1")
     routes.add("amqp-queue://q1", "amqp://y/", keeps_key=True)

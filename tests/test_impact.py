@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from diting.cli.main import app
 from diting.errors import UserError
-from diting.graph import align, impact as impact_mod, store
+from diting.graph import align_rows, impact as impact_mod, store
 from diting.graph.impact import impact
 from diting.graph.store import build, query, saved_queries
 
@@ -315,7 +315,7 @@ def test_saved_queries(db):
     assert res.output.splitlines() == ["n", "1"]
     # views and canned queries only read: the database is unchanged by all of the above
     assert query(db, "SELECT count(*) FROM packages")[1] == [(7,)]
-    assert align.MATCH_BASIS.keys() >= set(r[0] for r in query(db, "SELECT DISTINCT match_basis FROM alignment")[1])
+    assert align_rows.MATCH_BASIS.keys() >= set(r[0] for r in query(db, "SELECT DISTINCT match_basis FROM alignment")[1])
 
 
 def test_query_parameters_and_no_file_access(db, tmp_path):

@@ -181,16 +181,16 @@ def test_conflicting_declarations_align_under_neither(graph, tmp_path):
     import shutil
     result, db = graph
     order = next(Path(p.path) for p in result.packages if p.service_id == "order")
-    from diting.graph import align
+    from diting.graph import align_rows, align_rpc
     con_db = tmp_path / "g.duckdb"
     shutil.copy(db, con_db)
     import duckdb
     con = duckdb.connect(str(con_db))
     scan = json.loads((order / "manifest.json").read_text(encoding="utf-8"))["scan_id"]
     con.execute("UPDATE protocols SET alignment = 'NONE' WHERE scheme = 'acmerpc' AND scan_id = ?", [scan])
-    protos = align.protocols(con)
+    protos = align_rows.protocols(con)
     assert "acmerpc" not in protos.table and protos.conflicts["acmerpc"] == ["NONE", "RPC"]
-    rows, findings = align.align_rpc(con)
+    rows, findings = align_rpc.align_rpc(con)
     assert not [r for r in rows if (r.urn or "").startswith("acmerpc://")]
     assert [f.code for f in findings] == ["PROTOCOL_CONFLICT"]
     con.close()

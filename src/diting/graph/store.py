@@ -150,7 +150,7 @@ class LoadResult:
 
     def alignment_summary(self) -> str:
         """``cross-service edges: RPC n, …; findings: CODE n, …; impact hops: n``."""
-        from diting.graph.align import EDGE_KINDS
+        from diting.graph.align_rows import EDGE_KINDS
         edges = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k in EDGE_KINDS) or "none"
         findings = ", ".join(f"{k} {v}" for k, v in self.aligned.items() if k not in EDGE_KINDS) or "none"
         return f"cross-service edges: {edges}; findings: {findings}; impact hops: {self.hops}"
@@ -225,7 +225,7 @@ def _create(con) -> None:
         body = ", ".join(f'"{c}" {t}' for c, t in cols.items())
         key = "repo_id VARCHAR NOT NULL, commit_sha VARCHAR NOT NULL" if table in SHARED else "scan_id VARCHAR NOT NULL"
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({key}, {body})")
-    from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
+    from diting.graph.align_rows import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
     for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL):
         con.execute(ddl)
@@ -377,7 +377,7 @@ def check_schema(con, db: Path, columns: bool = True) -> set[str]:
     elsewhere = sorted(f"{schema}.{name}" for schema, name in con.execute(
         "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('main', "
         "'information_schema', 'pg_catalog') AND table_catalog = current_database()").fetchall())
-    from diting.graph.align import ALIGNMENT_DDL, FINDINGS_DDL
+    from diting.graph.align_rows import ALIGNMENT_DDL, FINDINGS_DDL
     from diting.graph.impact import IMPACT_DDL
     ours = set(expected) | set(VIEWS) | {"coverage"} | set(PYRAMID_TABLES) | {
         re.search(r"EXISTS (\w+)", ddl).group(1) for ddl in (ALIGNMENT_DDL, FINDINGS_DDL, *IMPACT_DDL)}
