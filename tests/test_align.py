@@ -11,7 +11,8 @@ import duckdb
 from diting.graph import align, align_mq, align_rows, store
 from diting.graph.align_mq import filter_admits
 from diting.graph.align_rpc import bindings_match, signature_match
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from diting.rules import load_rules
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"

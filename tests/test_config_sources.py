@@ -288,7 +288,8 @@ def test_a_native_config_server_serves_its_search_locations_to_its_clients(tmp_p
     assert _ids(scan_memory(files, out)) == ["alone", "auth-service", "config", "plain"]
     assert _endpoints(out, "auth-service") == ["http://auth-service/uaa/users/current#GET"]
     assert "http://alone/users/current#GET" in _endpoints(out, "alone")
-    from diting.graph.store import build, query
+    from diting.graph.store import build
+    from diting.graph.query import query
     build(tmp_path / "g.duckdb", [out])
     _, rows = query(tmp_path / "g.duckdb", "SELECT src_service, dst_service, resolution_status FROM "
                     "cross_service_edges WHERE urn = 'http://auth-service/uaa/users/current#GET'")

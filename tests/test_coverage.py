@@ -16,7 +16,8 @@ from diting import __version__
 from diting.coverage.model import DIMENSIONS, TERMS, CoverageReport
 from diting.coverage.render import to_html, to_markdown, to_table
 from diting.coverage.report import coverage_of_graph, coverage_of_packages
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 
 SAMPLES = ROOT / "ir_samples" / "estate"
 

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from diting.cli.main import app
 from diting.errors import UserError
 from diting.graph import store
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from diting.scan.pipeline import ScanOptions, scan
 from tests.conftest import run_cli
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from diting.coverage.report import coverage_of_graph
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from diting.scan.pipeline import ScanOptions, scan
 
 from tests.conftest import scan_real

@@ -189,12 +189,13 @@ def test_an_interrupt_past_the_commit_point_completes_the_build_and_says_so(smal
     assert "loaded 2," in r.stdout
     assert "the build completed and is committed" in r.stderr
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
-    from diting.graph.store import query
+    from diting.graph.query import query
     assert query(db, "SELECT count(*) FROM packages WHERE label = ''")[1] == [(2,)]
 
 
 def test_an_interrupt_before_the_commit_point_leaves_no_new_database(small_out, tmp_path, monkeypatch):
-    from diting.graph.store import build, query
+    from diting.graph.store import build
+    from diting.graph.query import query
     _, out, _ = small_out
     db = tmp_path / "g.duckdb"
     armed = [True]

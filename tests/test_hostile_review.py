@@ -566,7 +566,7 @@ def test_a_query_prints_at_most_max_rows_and_says_it_cut(small_graph):
 
 
 def test_a_long_value_is_cut_in_the_database_and_said(small_graph):
-    from diting.graph.store import QueryLimits, run_query
+    from diting.graph.query import QueryLimits, run_query
     got = run_query(small_graph, "SELECT repeat('x', 200000) AS a, 1 AS a, [repeat('y', 12)] AS l, "
                                  "CAST(NULL AS VARCHAR) AS n", limits=QueryLimits(10, 60, 10))
     assert (got.headers, got.rows, got.truncated, got.cut_values) == (

@@ -193,7 +193,7 @@ import os, signal, sys, time
 how, sig = sys.argv[1], getattr(signal, sys.argv[2])
 del sys.argv[1:3]
 sys.argv[0] = "diting"
-import diting.graph.store as store
+import diting.graph.query as store
 rows = store._bounded_rows
 
 class Finaliser:
@@ -254,7 +254,7 @@ def test_map_keys_json_cannot_name_are_written_as_text(graph):
 
 @pytest.mark.parametrize("fmt", ["json", "table", "csv"])
 def test_a_value_nested_too_deep_to_print_is_a_user_error(graph, fmt):
-    from diting.graph.store import MAX_VALUE_DEPTH
+    from diting.graph.query import MAX_VALUE_DEPTH
     db, _ = graph
     ok, deep = "1", "1"
     for i in range(MAX_VALUE_DEPTH):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from tests.conftest import BOOT_PLUGIN, pom
 from tests.stagekit import scan_memory
 

@@ -12,9 +12,11 @@ from typer.testing import CliRunner
 
 from diting.cli.main import app
 from diting.errors import UserError
-from diting.graph import align_rows, impact as impact_mod, store
+from diting.graph import align_rows, store
+from diting.graph import impact as impact_mod
 from diting.graph.impact import impact
-from diting.graph.store import build, query, saved_queries
+from diting.graph.query import query, saved_queries
+from diting.graph.store import build
 
 from .test_align import Estate
 
@@ -353,7 +355,7 @@ def test_query_may_not_use_the_spill_directory_or_the_database_file(db, tmp_path
         assert res.exit_code == 2 and "query failed: a query reads only the graph" in res.output, sql
         assert "Traceback" not in res.output
     assert sorted(p.name for p in spill.iterdir()) == ["note.txt"]
-    assert store.query(copy, "SELECT count(*) FROM packages")[1] == [(7,)]
+    assert query(copy, "SELECT count(*) FROM packages")[1] == [(7,)]
 
 
 def test_diagram_exports_are_safe_and_plain_files(tmp_path):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from diting.errors import UserError
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from diting.probes import mechanisms
 from diting.probes.mechanisms import Mechanism, register
 from diting.rules import load_rules

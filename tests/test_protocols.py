@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from diting.errors import UserError
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from diting.rules import load_rules
 from tests.conftest import estate_on_lib, run_cli
 from tests.stagekit import scan_memory

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from diting.graph.store import build, query, with_graph
+from diting.graph.store import build, with_graph
+from diting.graph.query import query
 from diting.pyramid import flows as flows_mod
 from diting.pyramid.build import build_pyramid, derive
 from diting.pyramid.templates import TEMPLATES, TemplateError, templates_table, statement

@@ -4,7 +4,8 @@ rules/jms.yaml, probes/wrappers.py, graph/align.py)."""
 
 from __future__ import annotations
 
-from diting.graph.store import build, query
+from diting.graph.store import build
+from diting.graph.query import query
 from tests.conftest import boot_module, pom
 from tests.stagekit import scan_memory
 

@@ -32,7 +32,8 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT / "src"))
 
-from diting.graph.store import build, query  # noqa: E402
+from diting.graph.store import build  # noqa: E402
+from diting.graph.query import query  # noqa: E402
 from diting.scan.pipeline import ScanOptions, scan  # noqa: E402
 
 BASE = Path(os.environ.get("DITING_REAL_REPOS", "/work/.mirror"))

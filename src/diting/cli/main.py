@@ -377,7 +377,7 @@ def query(
     import io
     from diting.demo import format_table
     from diting.safe_text import json_text, printable
-    from diting.graph.store import QueryLimits, run_query, saved_queries
+    from diting.graph.query import QueryLimits, run_query, saved_queries
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format must be table, json or csv, not {fmt!r}")
     if saved is not None:
@@ -407,7 +407,7 @@ def query(
         params[name.strip().lstrip("$")] = value
     try:
         if saved is not None:  # a name written without its scheme, or with the @datasource findings print
-            from diting.graph.store import resolve_params
+            from diting.graph.query import resolve_params
             params, notes = resolve_params(db, known[saved].names, params)
             for note in notes:
                 say(err, f"note: {note}")
@@ -728,7 +728,8 @@ def _demo_run(d, workdir: Path):
              "in the wrapper's own body; each caller the call graph resolves publishes the topic it passes "
              "(attribute via_wrapper) and appears as a publisher above. Calls on a wrapper bean resolve through "
              "the bean's configured topic.")
-    from diting.graph.store import build, query
+    from diting.graph.store import build
+    from diting.graph.query import query
     db = workdir / "graph.duckdb"
     loaded = build(db, [ir])
     say(out, f"7. the relation graph: {len(loaded.loaded)} packages loaded into {db} and aligned across services "
