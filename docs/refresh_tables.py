@@ -387,7 +387,7 @@ def coverage_dimensions() -> str:
 
 
 def match_basis() -> str:
-    from diting.graph.align import MATCH_BASIS
+    from diting.graph.align_rows import MATCH_BASIS
     rows = []
     for code, text in MATCH_BASIS.items():
         kind, _, rest = text.partition(": ")
