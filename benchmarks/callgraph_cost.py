@@ -31,7 +31,8 @@ import tree_sitter_java as tsj
 from diting.ledger.java import JavaLedger
 from diting.ledger.recovery import RecoveryEvidence
 from diting.probes.wrappers import WrapperSends
-from diting.resolve.callgraph import ModuleCallSites, PackageCallGraph
+from diting.resolve.callgraph import PackageCallGraph
+from diting.resolve.callsites import ModuleCallSites
 from diting.scan.pipeline import ScanOptions, scan
 
 STAGES = [(ModuleCallSites, "add_file"), (PackageCallGraph, "run"), (WrapperSends, "run"), (JavaLedger, "run"),

@@ -9,7 +9,8 @@ import pytest
 
 from typer.testing import CliRunner
 
-from diting.cli.main import WORKFLOW, app
+from diting.cli.app import WORKFLOW
+from diting.cli.main import app
 
 runner = CliRunner()
 

@@ -66,7 +66,7 @@ def import_graph() -> nx.DiGraph:
 def test_the_walk_sees_module_and_function_level_imports():
     g = import_graph()
     assert g.has_edge("diting.graph.store", "diting.ir.columns")      # module level
-    assert g.has_edge("diting.cli.main", "diting.graph.store")        # inside a command's function
+    assert g.has_edge("diting.cli.graph_commands", "diting.graph.store")  # inside a command's function
     assert not g.has_edge("diting.java.branches", "diting.java.syntax")  # annotations only
 
 

@@ -1,5 +1,5 @@
 """The typed call facts of a module's member bodies: made once per module by stage ``modules``
-(``resolve/callgraph.py`` ``ModuleCallSites``), read per package by the call graph, wrapper sends,
+(``resolve/callsites.py`` ``ModuleCallSites``), read per package by the call graph, wrapper sends,
 the branch ledger and recovery evidence (docs/callgraph.md).
 
 A method target is ``[module, binary, name, params]`` (params None when unknown), as

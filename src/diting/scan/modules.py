@@ -21,7 +21,7 @@ from diting.probes.candidates import ModuleProbe, erased_signature
 from diting.probes.resources import ModuleResources, module_resources
 from diting.probes.rule_index import RuleIndex
 from diting.resolve.callfacts import MethodBody
-from diting.resolve.callgraph import ModuleCallSites
+from diting.resolve.callsites import ModuleCallSites
 from diting.resolve.calls import CallResolver
 from diting.resolve.fold import ExpressionFolder
 from diting.resolve.types import TypeOracle
@@ -68,7 +68,7 @@ class ModuleResult:
     web_contexts: list[str] = field(default_factory=list)
     #: mapper files of the module (sql/mybatis.py)
     mappers: list = field(default_factory=list)
-    #: member bodies with their resolved call sites and branch arms (resolve/callgraph.py)
+    #: member bodies with their resolved call sites and branch arms (resolve/callsites.py)
     bodies: list[MethodBody] = field(default_factory=list)
 
 

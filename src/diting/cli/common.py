@@ -1,0 +1,69 @@
+"""What every command of the command line shares: the consoles, terminal-safe printing, and ending a
+command on a user error or a failed standard output (one line on stderr and an exit code, never a
+traceback; docs/cli.md §1)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+#: the exit code when standard output is closed before everything was written (128 + SIGPIPE, as a
+#: shell reports a process a closed pipe ended): never 1, which means findings
+EXIT_BROKEN_PIPE = 141
+
+# markup is off everywhere: text from a scanned repository (paths, ids, URLs) is never markup
+err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
+out = Console(soft_wrap=True, markup=False, highlight=False)
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError  # rich would exit 1 here, which means findings: the command wrapper says 141
+
+
+out.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+stdout = out  # for the commands whose --out parameter hides the name
+
+
+def terminal_safe(value: object) -> str:
+    """Text for a terminal: control characters (escape sequences …) shown as ``\\xNN``, lines kept."""
+    from diting.safe_text import printable
+    return printable(str(value), lines=True)
+
+
+def say(console: Console, *parts: str | tuple[str, str]) -> None:
+    """Print plain parts (made terminal-safe) and ``(text, style)`` parts on one line."""
+    console.print(Text.assemble(*[(terminal_safe(p[0]), p[1]) if isinstance(p, tuple) else terminal_safe(p)
+                                  for p in parts]))
+
+
+def fail(message: str, code: int = 2) -> None:
+    """End the command on a user error: ``error: message`` on stderr, exit ``code`` (2 unless given)."""
+    say(err, ("error: ", "bold red"), message)
+    raise typer.Exit(code)
+
+
+def answer(text: str) -> None:
+    """Print an eager option's answer and end: written and flushed here, so a reader gone away is
+    exit 141 and a full device exit 2, as for every command (docs/cli.md §1)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        stdout_failed(exc)
+    raise typer.Exit(0)
+
+
+def stdout_failed(exc: OSError) -> None:
+    """End a command whose standard output failed: exit 141 when the reader went away (``| head``),
+    else one message and exit 2 (a full device …); what is still buffered goes nowhere."""
+    import os
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if isinstance(exc, BrokenPipeError):
+        raise typer.Exit(EXIT_BROKEN_PIPE) from None
+    say(err, ("error: ", "bold red"), f"cannot write the standard output: {exc.strerror or exc}")
+    raise typer.Exit(2) from None
+
