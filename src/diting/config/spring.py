@@ -555,44 +555,9 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
     Each imported file ranks just above the file that imports it (a later import above an
     earlier one); imports are followed one level deep.
     """
-    parsed: dict[str, ConfigFile] = {}
     cfg = SpringConfig([], "default")
-
-    def parse(path: str) -> ConfigFile | None:
-        if path in parsed:
-            return parsed[path]
-        got = read_text(path)
-        if got is None:
-            return None
-        text, blob = got
-        cfg.files_read.append(ConfigFileRef(path, blob))
-        filtered, missing = filter_resource(text, maven_lookup)
-        for name in missing:
-            cfg.unfiltered.append((path, name))
-        cf = parse_config(path, filtered)
-        if cf.error:
-            cfg.unreadable.append((path, cf.error, cf.error_line))
-        parsed[path] = cf
-        return cf
-
-    def rank_of(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, float, int]:
-        base_rank = 0 if base == "application" else 2
-        if profile is None:
-            tier = base_rank + 1
-            pidx = 0
-        else:
-            tier = base_rank
-            pidx = -profiles.index(profile)  # last listed first
-        # odd: a file of a location; even and just below: the files it imports
-        return (tier, pidx, 2 * loc + 1, 0 if ext == "properties" else 1)
-
-    base = SpringConfig([], "default")
-    for path, b, profile, ext, loc in files:
-        if profile is None:
-            cf = parse(path)
-            if cf is not None:
-                base.sources.append(_Source(rank_of(b, None, ext, loc, []), path, cf, None))
-    base.sources.sort(key=lambda s: (s.rank, s.path))
+    parse = _FileParser(cfg, read_text, maven_lookup)
+    base = _base_sources(files, parse)
     notes: list[str] = []
     if explicit_profiles:
         active = list(explicit_profiles)
@@ -601,38 +566,17 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
         rv = base.get("spring.profiles.active")
         active = _listed(rv)
         if active:
-            cfg.profile_basis = f"spring.profiles.active in {rv.path}:{rv.entry.line if rv.entry else 0}"
-    groups: dict[str, list[str]] = {}
-    group_prefix = "spring.profiles.group."
-    for src in reversed(base.sources):  # a higher source's group replaces a lower one's
-        for doc in src.file.documents:
-            for e in doc.entries:
-                if e.key.startswith(group_prefix):
-                    name = e.key[len(group_prefix):].split("[", 1)[0]
-                    rv = base.get(group_prefix + name)
-                    if rv.status == "RESOLVED" and name and "." not in name:
-                        groups[name] = _listed(rv)
+            cfg.profile_basis = f"spring.profiles.active in {rv.path}:{_line(rv)}"
+    groups = _profile_groups(base)
     included: list[str] = []
     rv = base.get("spring.profiles.include")
     if _listed(rv):
         included = _listed(rv)
-        notes.append(f"spring.profiles.include in {rv.path}:{rv.entry.line if rv.entry else 0}")
+        notes.append(f"spring.profiles.include in {rv.path}:{_line(rv)}")
     for _ in range(MAX_PROFILE_ROUNDS):
         profiles = expand_profiles(list(dict.fromkeys(active + included)), groups) or ["default"]
-        cfg.profiles = profiles
-        cfg.sources = []
-        for path, b, profile, ext, loc in files:
-            if profile is not None and profile not in profiles:
-                continue
-            cf = parse(path)
-            if cf is not None:
-                cfg.sources.append(_Source(rank_of(b, profile, ext, loc, profiles), path, cf, profile))
-        cfg.sources.sort(key=lambda s: (s.rank, s.path))
-        cfg._forget()
-        # Boot < 2.4 also read an include of a profile-specific file or document
-        more = list(dict.fromkeys(p for src in cfg.sources
-                                  for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
-                                  if p not in included and p not in profiles))
+        _profile_sources(cfg, files, parse, profiles)
+        more = _specific_includes(cfg, included)
         if not more:
             break
         included += more
@@ -645,6 +589,113 @@ def load_spring_config(files: list[tuple[str, str, str | None, str, int]], read_
         _add_imports(cfg, resolve_import, parse)
     cfg.files_read.sort(key=lambda r: r.path)
     return cfg
+
+
+class _FileParser:
+    """Reads and parses the config files of one module once each (``parser(path)`` → the
+    :class:`ConfigFile`, or None when ``read_text`` gives nothing), after Maven resource filtering.
+    Records on ``cfg`` every file read (``files_read``), each ``@name@`` token left unfiltered
+    (``unfiltered``) and each file that does not parse (``unreadable``)."""
+
+    def __init__(self, cfg: SpringConfig, read_text, maven_lookup) -> None:
+        self.cfg = cfg
+        self.read_text = read_text
+        self.maven_lookup = maven_lookup
+        self.parsed: dict[str, ConfigFile] = {}
+
+    def __call__(self, path: str) -> ConfigFile | None:
+        if path in self.parsed:
+            return self.parsed[path]
+        got = self.read_text(path)
+        if got is None:
+            return None
+        text, blob = got
+        cfg = self.cfg
+        cfg.files_read.append(ConfigFileRef(path, blob))
+        filtered, missing = filter_resource(text, self.maven_lookup)
+        for name in missing:
+            cfg.unfiltered.append((path, name))
+        cf = parse_config(path, filtered)
+        if cf.error:
+            cfg.unreadable.append((path, cf.error, cf.error_line))
+        self.parsed[path] = cf
+        return cf
+
+
+def _line(rv: ResolvedValue) -> int:
+    """The line of a resolved value's entry (0 when it has none)."""
+    return rv.entry.line if rv.entry else 0
+
+
+def _rank(base: str, profile: str | None, ext: str, loc: int, profiles: list[str]) -> tuple[int, int, float, int]:
+    """The precedence rank of a config file (lower wins): its tier (``application`` above ``bootstrap``,
+    a profile-specific file above its base file), its profile's order (the last listed of ``profiles``
+    first), its location (odd; the files it imports take the fractions just below) and its extension
+    (``.properties`` above ``.yml``)."""
+    base_rank = 0 if base == "application" else 2
+    if profile is None:
+        tier = base_rank + 1
+        pidx = 0
+    else:
+        tier = base_rank
+        pidx = -profiles.index(profile)  # last listed first
+    # odd: a file of a location; even and just below: the files it imports
+    return (tier, pidx, 2 * loc + 1, 0 if ext == "properties" else 1)
+
+
+def _base_sources(files: list[tuple[str, str, str | None, str, int]], parse: _FileParser) -> SpringConfig:
+    """The config of the module's base files only (those of no profile), which the active and included
+    profiles and the profile groups are read from."""
+    base = SpringConfig([], "default")
+    for path, b, profile, ext, loc in files:
+        if profile is None:
+            cf = parse(path)
+            if cf is not None:
+                base.sources.append(_Source(_rank(b, None, ext, loc, []), path, cf, None))
+    base.sources.sort(key=lambda s: (s.rank, s.path))
+    return base
+
+
+def _profile_groups(base: SpringConfig) -> dict[str, list[str]]:
+    """``spring.profiles.group.{name}`` of the base files: group name → its member profiles (a higher
+    source's group replaces a lower one's)."""
+    groups: dict[str, list[str]] = {}
+    group_prefix = "spring.profiles.group."
+    for src in reversed(base.sources):  # a higher source's group replaces a lower one's
+        for doc in src.file.documents:
+            for e in doc.entries:
+                if e.key.startswith(group_prefix):
+                    name = e.key[len(group_prefix):].split("[", 1)[0]
+                    rv = base.get(group_prefix + name)
+                    if rv.status == "RESOLVED" and name and "." not in name:
+                        groups[name] = _listed(rv)
+    return groups
+
+
+def _profile_sources(cfg: SpringConfig, files: list[tuple[str, str, str | None, str, int]], parse: _FileParser,
+                     profiles: list[str]) -> None:
+    """Set ``cfg`` to the profile set ``profiles`` and its sources: the base files and the files of
+    those profiles, ranked (:func:`_rank`)."""
+    cfg.profiles = profiles
+    cfg.sources = []
+    for path, b, profile, ext, loc in files:
+        if profile is not None and profile not in profiles:
+            continue
+        cf = parse(path)
+        if cf is not None:
+            cfg.sources.append(_Source(_rank(b, profile, ext, loc, profiles), path, cf, profile))
+    cfg.sources.sort(key=lambda s: (s.rank, s.path))
+    cfg._forget()
+
+
+def _specific_includes(cfg: SpringConfig, included: list[str]) -> list[str]:
+    """Profiles named by ``spring.profiles.include`` of each source of ``cfg`` on its own (Boot < 2.4
+    also read an include of a profile-specific file or document) that are neither in ``included``
+    nor active yet, in order, each once."""
+    profiles = cfg.profiles
+    return list(dict.fromkeys(p for src in cfg.sources
+                              for p in _listed(SpringConfig(profiles, "", [src]).get("spring.profiles.include"))
+                              if p not in included and p not in profiles))
 
 
 def _add_imports(cfg: SpringConfig, resolve_import, parse) -> None:

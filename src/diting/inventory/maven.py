@@ -173,83 +173,111 @@ class MavenModel:
         if path in self._building:
             return None
         self._building.add(path)
-        findings = mod.findings
-        parent: MavenModule | None = None
-        if raw.parent is not None:
-            ppath = self._find_parent(raw, findings)
-            if ppath is not None:
-                parent = self.build(ppath)
-                if parent is None:
-                    findings.append(Finding("POM_PARENT_MISSING", f"parent chain of {path} is cyclic", path,
-                                            raw.parent.span.start, raw.parent.span.end, path, "cycle"))
-                elif parent.failed:
-                    parent = None
-                    findings.append(Finding("POM_PARENT_MISSING", f"parent {ppath} is not readable", path,
-                                            raw.parent.span.start, raw.parent.span.end, path, "unreadable"))
-                else:
-                    mod.parent_path = ppath
-                    mod.parent_status = "IN_REPO"
-            if mod.parent_path is None and not any(f.code == "POM_PARENT_MISSING" for f in findings):
-                coord = f"{raw.parent.group_id}:{raw.parent.artifact_id}:{raw.parent.version}"
-                mod.parent_external = coord
-                if self.well_known_parent(raw.parent.group_id or ""):
-                    mod.parent_status = "EXTERNAL_WELL_KNOWN"
-                    findings.append(Finding("POM_PARENT_EXTERNAL", f"parent {coord} is outside the repository "
-                                            "(well known; its properties and managed versions are not read)",
-                                            path, raw.parent.span.start, raw.parent.span.end, path, "parent"))
-                else:
-                    mod.parent_status = "MISSING"
-                    findings.append(Finding("POM_PARENT_MISSING", f"parent {coord} is neither in the repository nor "
-                                            "a well-known parent", path, raw.parent.span.start,
-                                            raw.parent.span.end, path, "parent"))
-            elif mod.parent_path is None:
-                mod.parent_status = "MISSING"
-
+        parent = self._parent(mod) if raw.parent is not None else None
         active, inactive = self._active_profiles(raw)
         mod.active_profiles = [p.id for p in active]
         mod.inactive_profiles = inactive
+        self._coordinate(mod, parent, active)
+        mod.managed = self._dependency_management(mod, parent, active)
+        mod.dependencies = self._dependencies(mod, parent, active)
+        self._own_plugins(mod, parent, active)
+        self._layout(mod, parent)
+        self._aggregated_modules(mod, active)
+        self._building.discard(path)
+        self.modules[path] = mod
+        return mod
 
-        # coordinates (parent element values are the fallback for groupId/version)
+    def _parent(self, mod: MavenModule) -> MavenModule | None:
+        """The in-repo parent model of ``mod`` (whose pom declares a ``<parent>``), or None.
+
+        Sets ``parent_path`` and ``parent_status`` (IN_REPO, EXTERNAL_WELL_KNOWN, MISSING), and
+        ``parent_external`` (``g:a:v``) for a parent outside the repository; reports
+        POM_PARENT_MISSING (cyclic, unreadable, ambiguous or unknown parent) or POM_PARENT_EXTERNAL."""
+        raw, path, findings = mod.raw, mod.build_file, mod.findings
+        ref = raw.parent
+        assert ref is not None
+        parent: MavenModule | None = None
+        ppath = self._find_parent(raw, findings)
+        if ppath is not None:
+            parent = self.build(ppath)
+            if parent is None:
+                findings.append(Finding("POM_PARENT_MISSING", f"parent chain of {path} is cyclic", path,
+                                        ref.span.start, ref.span.end, path, "cycle"))
+            elif parent.failed:
+                parent = None
+                findings.append(Finding("POM_PARENT_MISSING", f"parent {ppath} is not readable", path,
+                                        ref.span.start, ref.span.end, path, "unreadable"))
+            else:
+                mod.parent_path = ppath
+                mod.parent_status = "IN_REPO"
+        if mod.parent_path is None and not any(f.code == "POM_PARENT_MISSING" for f in findings):
+            coord = f"{ref.group_id}:{ref.artifact_id}:{ref.version}"
+            mod.parent_external = coord
+            if self.well_known_parent(ref.group_id or ""):
+                mod.parent_status = "EXTERNAL_WELL_KNOWN"
+                findings.append(Finding("POM_PARENT_EXTERNAL", f"parent {coord} is outside the repository "
+                                        "(well known; its properties and managed versions are not read)",
+                                        path, ref.span.start, ref.span.end, path, "parent"))
+            else:
+                mod.parent_status = "MISSING"
+                findings.append(Finding("POM_PARENT_MISSING", f"parent {coord} is neither in the repository nor "
+                                        "a well-known parent", path, ref.span.start, ref.span.end, path, "parent"))
+        elif mod.parent_path is None:
+            mod.parent_status = "MISSING"
+        return parent
+
+    def _interp(self, mod: MavenModule, parent: MavenModule | None, value: str | None, what: str,
+                span: Span | None) -> str | None:
+        """``value`` interpolated for ``mod`` (None stays None); names left unresolved are reported
+        (PROPERTY_UNRESOLVED, naming ``what`` and citing ``span``) unless ``span`` is None."""
+        if value is None:
+            return None
+        out, missing = self.interpolate(value, mod, parent)
+        if missing and span is not None:
+            path = mod.build_file
+            mod.findings.append(Finding("PROPERTY_UNRESOLVED", f"{what}: ${{{'}, ${'.join(missing)}}} not defined "
+                                        "in the repository", path, span.start, span.end, path, f"{what}|{value}"))
+        return out
+
+    def _coordinate(self, mod: MavenModule, parent: MavenModule | None, active: list[ProfileDecl]) -> None:
+        """The properties of ``mod`` (parent's, then own, then own active profiles'; user properties win
+        at lookup) and its interpolated coordinate and packaging — the ``<parent>`` element's groupId
+        and version are the fallback. COORDINATE_UNRESOLVED when groupId or artifactId stays unknown."""
+        raw, path = mod.raw, mod.build_file
         mod.group_id = raw.group_id or (raw.parent.group_id if raw.parent else None)
         mod.artifact_id = raw.artifact_id
         mod.version = raw.version or (raw.parent.version if raw.parent else None)
         mod.packaging = raw.packaging or "jar"
-
-        # properties: parent's, then own, then own active profiles; user properties win
         props: dict[str, str] = dict(parent.properties) if parent else {}
         props.update(raw.properties)
         for p in active:
             props.update(p.properties)
         mod.properties = props
-
-        def interp(value: str | None, what: str, span: Span | None) -> tuple[str | None, list[str]]:
-            if value is None:
-                return None, []
-            out, missing = self.interpolate(value, mod, parent)
-            if missing and span is not None:
-                findings.append(Finding("PROPERTY_UNRESOLVED", f"{what}: ${{{'}, ${'.join(missing)}}} not defined "
-                                        "in the repository", path, span.start, span.end, path, f"{what}|{value}"))
-            return out, missing
-
         gspan = raw.project_span
-        mod.group_id, _ = interp(mod.group_id, "groupId", gspan)
-        mod.artifact_id, _ = interp(mod.artifact_id, "artifactId", raw.artifact_span or gspan)
-        mod.version, _ = interp(mod.version, "version", gspan)
-        mod.packaging = (interp(mod.packaging, "packaging", raw.packaging_span or gspan)[0] or "jar").strip()
+        mod.group_id = self._interp(mod, parent, mod.group_id, "groupId", gspan)
+        mod.artifact_id = self._interp(mod, parent, mod.artifact_id, "artifactId", raw.artifact_span or gspan)
+        mod.version = self._interp(mod, parent, mod.version, "version", gspan)
+        mod.packaging = (self._interp(mod, parent, mod.packaging, "packaging", raw.packaging_span or gspan)
+                         or "jar").strip()
         if not mod.group_id or not mod.artifact_id or "${" in (mod.group_id + mod.artifact_id):
-            findings.append(Finding("COORDINATE_UNRESOLVED", f"module coordinate {mod.group_id}:{mod.artifact_id} "
-                                    "cannot be determined", path, gspan.start if gspan else 0,
-                                    gspan.start if gspan else 0, path, "coordinate"))
+            mod.findings.append(Finding("COORDINATE_UNRESOLVED", f"module coordinate {mod.group_id}:"
+                                        f"{mod.artifact_id} cannot be determined", path, gspan.start if gspan else 0,
+                                        gspan.start if gspan else 0, path, "coordinate"))
 
-        # dependencyManagement: parent's, then own (own wins), then in-repo BOM imports (lowest)
+    def _dependency_management(self, mod: MavenModule, parent: MavenModule | None,
+                               active: list[ProfileDecl]) -> dict[tuple[str, str, str, str], EffectiveDependency]:
+        """The managed dependencies of ``mod`` by (groupId, artifactId, type, classifier): the parent's,
+        then its own and its active profiles' (own wins), then those of the in-repo BOMs it imports
+        (lowest). Sets ``imported_boms`` (the parent's, then its own BOM coordinates)."""
+        path = mod.build_file
         managed: dict[tuple[str, str, str, str], EffectiveDependency] = dict(parent.managed) if parent else {}
         boms: list[EffectiveDependency] = []
-        for d in raw.dependency_management + [d for p in active for d in p.dependency_management]:
-            ed = self._effective(d, mod, parent, "DECLARED", path, findings)
+        for d in mod.raw.dependency_management + [d for p in active for d in p.dependency_management]:
+            ed = self._effective(d, mod, parent, "DECLARED", path, mod.findings)
             if ed.scope == "import" and ed.type == "pom":
                 boms.append(ed)
                 continue
-            managed[(ed.group_id, ed.artifact_id, ed.type, ed.classifier)] = ed
+            managed[_dependency_key(ed)] = ed
         mod.imported_boms = list(parent.imported_boms) if parent else []
         for bom in boms:
             mod.imported_boms.append(bom.coordinate)
@@ -259,18 +287,22 @@ class MavenModel:
                 if bmod is not None and not bmod.failed:
                     for k, v in bmod.managed.items():
                         managed.setdefault(k, v)
-        mod.managed = managed
+        return managed
 
-        # dependencies: parent's inherited, own override by key
+    def _dependencies(self, mod: MavenModule, parent: MavenModule | None,
+                      active: list[ProfileDecl]) -> list[EffectiveDependency]:
+        """The effective dependencies of ``mod``, sorted by key: the parent's inherited, overridden by
+        its own and its active profiles'; version and scope filled from ``mod.managed`` (version
+        source MANAGED, else UNKNOWN when none), scope ``compile`` by default."""
         deps: dict[tuple[str, str, str, str], EffectiveDependency] = {}
         if parent:
             for d in parent.dependencies:
-                deps[(d.group_id, d.artifact_id, d.type, d.classifier)] = d
-        for d in raw.dependencies + [d for p in active for d in p.dependencies]:
-            ed = self._effective(d, mod, parent, "DECLARED", path, findings)
-            deps[(ed.group_id, ed.artifact_id, ed.type, ed.classifier)] = ed
+                deps[_dependency_key(d)] = d
+        for d in mod.raw.dependencies + [d for p in active for d in p.dependencies]:
+            ed = self._effective(d, mod, parent, "DECLARED", mod.build_file, mod.findings)
+            deps[_dependency_key(ed)] = ed
         for key, ed in deps.items():
-            m = managed.get(key)
+            m = mod.managed.get(key)
             if ed.version is None and m is not None and m.version:
                 ed.version, ed.version_source = m.version, "MANAGED"
             if ed.scope == "" and m is not None and m.scope:
@@ -279,9 +311,12 @@ class MavenModel:
                 ed.scope = "compile"
             if ed.version is None:
                 ed.version_source = "UNKNOWN"
-        mod.dependencies = [deps[k] for k in sorted(deps)]
+        return [deps[k] for k in sorted(deps)]
 
-        # own build plugins (own pom and own active profiles), with skip from management
+    def _own_plugins(self, mod: MavenModule, parent: MavenModule | None, active: list[ProfileDecl]) -> None:
+        """``own_plugins`` of ``mod``: the plugins of its own pom and own active profiles, each with its
+        ``skip`` (own, else from the ``pluginManagement`` of the parent chain, nearest wins;
+        interpolated). Sets ``build_inputs`` to the poms of the parent chain."""
         managed_skip: dict[tuple[str, str], str | None] = {}
         chain: list[RawPom] = []
         cur: MavenModule | None = mod
@@ -293,36 +328,49 @@ class MavenModel:
             for p in r.managed_plugins:
                 if p.skip is not None:
                     managed_skip[(p.group_id or "org.apache.maven.plugins", p.artifact_id or "")] = p.skip
-        for p in raw.plugins + [p for prof in active for p in prof.plugins]:
+        for p in mod.raw.plugins + [p for prof in active for p in prof.plugins]:
             skip = p.skip if p.skip is not None else managed_skip.get(
                 (p.group_id or "org.apache.maven.plugins", p.artifact_id or ""))
             if skip is not None:
-                skip = interp(skip, "plugin skip", p.span)[0]
+                skip = self._interp(mod, parent, skip, "plugin skip", p.span)
             mod.own_plugins.append((p, skip))
 
-        # layout: source and resource roots (interpolated; an unresolvable one falls back to Maven's default)
-        def root(value: str, default: str, what: str) -> str | None:
-            rel = value.replace("${project.basedir}/", "").replace("${basedir}/", "").strip()
-            out, missing = self.interpolate(rel, mod, parent)
-            if missing:
-                findings.append(Finding("PROPERTY_UNRESOLVED", f"{what} {value!r} cannot be resolved "
+    def _layout(self, mod: MavenModule, parent: MavenModule | None) -> None:
+        """Source and resource roots (own, else inherited, else Maven's defaults), Java level and
+        source encoding of ``mod``."""
+        raw = mod.raw
+        src = raw.source_directory or self._inherited(mod, "source_directory")
+        src_root = self._layout_root(mod, parent, src, "src/main/java", "sourceDirectory") if src \
+            else self._root(mod, "src/main/java")
+        mod.source_roots = [src_root] if src_root is not None else []
+        res = raw.resource_directories or self._inherited(mod, "resource_directories") or ["src/main/resources"]
+        mod.resource_roots = sorted({r for r in (self._layout_root(mod, parent, x, "src/main/resources",
+                                                                   "resource directory") for x in res)
+                                     if r is not None})
+        mod.java_level = self._java_level(mod)
+        enc = mod.properties.get("project.build.sourceEncoding")
+        mod.source_encoding = self.interpolate(enc, mod, parent)[0] if enc else None
+
+    def _layout_root(self, mod: MavenModule, parent: MavenModule | None, value: str, default: str,
+                     what: str) -> str | None:
+        """A declared source or resource directory as a repository path (see :meth:`_root`), interpolated;
+        one that does not resolve is reported (PROPERTY_UNRESOLVED) and Maven's ``default`` is read."""
+        rel = value.replace("${project.basedir}/", "").replace("${basedir}/", "").strip()
+        out, missing = self.interpolate(rel, mod, parent)
+        if missing:
+            gspan, path = mod.raw.project_span, mod.build_file
+            mod.findings.append(Finding("PROPERTY_UNRESOLVED", f"{what} {value!r} cannot be resolved "
                                         f"(${{{'}, ${'.join(missing)}}}); Maven's default {default} is read instead",
                                         path, gspan.start if gspan else 0, gspan.start if gspan else 0, path,
                                         f"{what}|{value}"))
-                out = default
-            return self._root(mod, out)
+            out = default
+        return self._root(mod, out)
 
-        src = raw.source_directory or self._inherited(mod, "source_directory")
-        src_root = root(src, "src/main/java", "sourceDirectory") if src else self._root(mod, "src/main/java")
-        mod.source_roots = [src_root] if src_root is not None else []
-        res = raw.resource_directories or self._inherited(mod, "resource_directories") or ["src/main/resources"]
-        mod.resource_roots = sorted({r for r in (root(x, "src/main/resources", "resource directory") for x in res)
-                                     if r is not None})
-        mod.java_level = self._java_level(mod)
-        enc = props.get("project.build.sourceEncoding")
-        mod.source_encoding = self.interpolate(enc, mod, parent)[0] if enc else None
-
-        # aggregated modules (own and active profiles)
+    def _aggregated_modules(self, mod: MavenModule, active: list[ProfileDecl]) -> None:
+        """``module_paths`` of ``mod``: the poms its ``<modules>`` (own and active profiles') name.
+        A module leaving the tree (PATH_OUTSIDE_TREE), in a git submodule, missing or a symlink
+        (MODULE_SKIPPED) is reported and left out."""
+        raw, path, findings = mod.raw, mod.build_file, mod.findings
         for name, line in raw.modules + [m for p in active for m in p.modules]:
             target = join_inside(raw.dir, name.replace("\\", "/"))
             if target is None:
@@ -340,10 +388,6 @@ class MavenModel:
                                         path, line, line, path, f"module|{name}"))
                 continue
             mod.module_paths.append(pom_path)
-
-        self._building.discard(path)
-        self.modules[path] = mod
-        return mod
 
     def _inherited(self, mod: MavenModule, attr: str):
         cur = self.modules.get(mod.parent_path) if mod.parent_path else None
@@ -511,6 +555,11 @@ def read_maven_config(data: bytes) -> dict[str, str]:
             k, _, v = tokens[i + 1].partition("=")
             out[k] = v if _ else "true"
     return out
+
+
+def _dependency_key(d: EffectiveDependency) -> tuple[str, str, str, str]:
+    """The key a dependency is inherited, overridden and managed by: (groupId, artifactId, type, classifier)."""
+    return (d.group_id, d.artifact_id, d.type, d.classifier)
 
 
 _WAR = re.compile(r"<packaging>\s*war\s*</packaging>")

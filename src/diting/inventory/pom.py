@@ -206,6 +206,22 @@ def read_pom(path: str, data: bytes) -> RawPom:
         pom.error = f"root element is <{root.tag.rsplit('}', 1)[-1]}>, not <project>"
         pom.error_line = root.sourceline
         return pom
+    _read_coordinate(pom, spans, root)
+    pom.parent = _parent(spans, child(root, "parent"))
+    pom.properties, pom.property_spans = _properties(spans, child(root, "properties"))
+    pom.dependencies = _deps(spans, child(root, "dependencies"))
+    pom.dependency_management = _deps(spans, child(child(root, "dependencyManagement"), "dependencies"))
+    pom.modules = _modules(child(root, "modules"))
+    _read_build(pom, spans, child(root, "build"))
+    profiles = child(root, "profiles")
+    if profiles is not None:
+        pom.profiles = [_profile(spans, prof) for prof in children(profiles, "profile")]
+    return pom
+
+
+def _read_coordinate(pom: RawPom, spans: _Spans, root: etree._Element) -> None:
+    """The project's own coordinate (groupId, artifactId, version, packaging, as written), name and
+    description, with the spans of the project, its artifactId and its packaging."""
     pom.project_span = spans(root)
     pom.group_id = child_text(root, "groupId")
     pom.artifact_id = child_text(root, "artifactId")
@@ -219,19 +235,23 @@ def read_pom(path: str, data: bytes) -> RawPom:
         pom.packaging_span = spans(pk)
     pom.name = child_text(root, "name")
     pom.description = child_text(root, "description")
-    par = child(root, "parent")
-    if par is not None:
-        rp = child(par, "relativePath")
-        rel = None
-        if rp is not None:
-                rel = element_text(rp)
-        pom.parent = ParentRef(child_text(par, "groupId"), child_text(par, "artifactId"), child_text(par, "version"),
-                               rel, spans(par))
-    pom.properties, pom.property_spans = _properties(spans, child(root, "properties"))
-    pom.dependencies = _deps(spans, child(root, "dependencies"))
-    pom.dependency_management = _deps(spans, child(child(root, "dependencyManagement"), "dependencies"))
-    pom.modules = _modules(child(root, "modules"))
-    build = child(root, "build")
+
+
+def _parent(spans: _Spans, par: etree._Element | None) -> ParentRef | None:
+    """The ``<parent>`` reference, or None when there is none; ``relative_path`` is None when
+    ``<relativePath>`` is absent (Maven's default ``../pom.xml``) and ``""`` when it is empty."""
+    if par is None:
+        return None
+    rp = child(par, "relativePath")
+    rel = element_text(rp) if rp is not None else None
+    return ParentRef(child_text(par, "groupId"), child_text(par, "artifactId"), child_text(par, "version"),
+                     rel, spans(par))
+
+
+def _read_build(pom: RawPom, spans: _Spans, build: etree._Element | None) -> None:
+    """What ``<build>`` declares: plugins, managed plugins, source directory, resource directories and
+    the ``maven-compiler-plugin`` configuration (release, source, target, encoding; the first
+    plugin that sets one wins, ``<plugins>`` before ``<pluginManagement>``)."""
     pom.plugins = _plugins(spans, child(build, "plugins"))
     pom.managed_plugins = _plugins(spans, child(child(build, "pluginManagement"), "plugins"))
     pom.source_directory = child_text(build, "sourceDirectory")
@@ -248,29 +268,30 @@ def read_pom(path: str, data: bytes) -> RawPom:
                 v = child_text(conf, k)
                 if v:
                     pom.compiler_config.setdefault(k, v)
-    profiles = child(root, "profiles")
-    if profiles is not None:
-        for prof in children(profiles, "profile"):
-            act = child(prof, "activation")
-            abd = (child_text(act, "activeByDefault") or "").lower() == "true"
-            prop = None
-            other = False
-            if act is not None:
-                pe = child(act, "property")
-                if pe is not None:
-                    prop = (child_text(pe, "name") or "", child_text(pe, "value"))
-                other = any(c is not None for c in (child(act, "jdk"), child(act, "os"), child(act, "file")))
-            pprops, pspans = _properties(spans, child(prof, "properties"))
-            pbuild = child(prof, "build")
-            pom.profiles.append(ProfileDecl(
-                id=child_text(prof, "id") or "", active_by_default=abd, activation_property=prop,
-                has_other_activation=other, properties=pprops, property_spans=pspans,
-                dependencies=_deps(spans, child(prof, "dependencies")),
-                dependency_management=_deps(spans, child(child(prof, "dependencyManagement"), "dependencies")),
-                modules=_modules(child(prof, "modules")), plugins=_plugins(spans, child(pbuild, "plugins")),
-                managed_plugins=_plugins(spans, child(child(pbuild, "pluginManagement"), "plugins")),
-                span=spans(prof)))
-    return pom
+
+
+def _profile(spans: _Spans, prof: etree._Element) -> ProfileDecl:
+    """One ``<profile>``: its activation (``activeByDefault``, a ``<property>`` name and value, whether
+    it has a jdk, os or file activation) and what it adds when active."""
+    act = child(prof, "activation")
+    abd = (child_text(act, "activeByDefault") or "").lower() == "true"
+    prop = None
+    other = False
+    if act is not None:
+        pe = child(act, "property")
+        if pe is not None:
+            prop = (child_text(pe, "name") or "", child_text(pe, "value"))
+        other = any(c is not None for c in (child(act, "jdk"), child(act, "os"), child(act, "file")))
+    pprops, pspans = _properties(spans, child(prof, "properties"))
+    pbuild = child(prof, "build")
+    return ProfileDecl(
+        id=child_text(prof, "id") or "", active_by_default=abd, activation_property=prop,
+        has_other_activation=other, properties=pprops, property_spans=pspans,
+        dependencies=_deps(spans, child(prof, "dependencies")),
+        dependency_management=_deps(spans, child(child(prof, "dependencyManagement"), "dependencies")),
+        modules=_modules(child(prof, "modules")), plugins=_plugins(spans, child(pbuild, "plugins")),
+        managed_plugins=_plugins(spans, child(child(pbuild, "pluginManagement"), "plugins")),
+        span=spans(prof))
 
 
 def _plugin_elements(build: etree._Element | None) -> list[etree._Element]:

@@ -64,44 +64,64 @@ class ServicePlanner:
 
     def plans(self) -> tuple[list[PackagePlan], list[tuple[str, str]], list[str]]:
         model = self.s.inv.model
-        plans: list[PackagePlan] = []
         forced: dict[str, dict] = {}
         excluded: list[tuple[str, str]] = []
         unmapped: list[str] = []
         if self.s.inventory_file is not None:
             forced, excluded, unmapped = self.s.inventory_file.for_repo(self.s.repo_id, model)
         excluded_modules = {mp for sid, mp in excluded}
+        plans: list[PackagePlan] = []
         for path in sorted(model.modules):
-            mod = model.modules[path]
             if path in excluded_modules:
                 continue
-            mains: list[MainMethod] = self.s.module_results[path].java.mains
-            app_mains = [(mm.application_annotation, *mm.type_header) for mm in mains if mm.application_annotation]
-            basis = deployable_basis(mod, app_mains, self.s.plugin_rules.get(mod.build_system, {}))
-            inv_entry = forced.get(path)
-            if inv_entry is not None:
-                ev = mod.evidence()
-                basis.append(DeployableBasis("INVENTORY", ev.path, ev.start, ev.end,
-                                             f"named by the inventory file as {inv_entry['service_id']}"))
-            if not basis:
-                continue
-            plan = PackagePlan(service_id="", kind="SERVICE", roots=[path], modules=self.s.closures[path], basis=basis)
-            profiles = self.s.options.profiles
-            if profiles is None and inv_entry is not None and inv_entry.get("profile"):
-                profiles = profile_set(str(inv_entry["profile"]), f"the inventory's profile of {inv_entry['service_id']}")
-            plan.config = self._spring_config(mod, profiles)
-            if inv_entry is not None:
-                plan.service_id = clean_service_id(str(inv_entry["service_id"]))
-                plan.id_basis = {"source": "inventory", "inventory_service_id": plan.service_id}
-                plan.owner = inv_entry.get("owner")
-            else:
-                plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
-            self._unreserve(plan, mod)
-            plans.append(plan)
+            plan = self._service_plan(path, forced.get(path))
+            if plan is not None:
+                plans.append(plan)
         self._config_server_sources(plans)
         self._shared_id(plans)
         self._disambiguate(plans)
-        # lib packages: modules outside every service closure, one per top-level reactor
+        plans += self._lib_plans(plans, excluded_modules)
+        self._lib_ids(plans)
+        self._dir_names(plans)
+        if self.s.options.services:
+            plans = self._chosen(plans)
+        plans.sort(key=lambda p: p.service_id)
+        return plans, excluded, unmapped
+
+    def _service_plan(self, path: str, inv_entry: dict | None) -> PackagePlan | None:
+        """The plan of the module at ``path`` when it is deployable (by its build, an application
+        class with a ``main``, or ``inv_entry``: its entry in the inventory file), else None: its
+        Spring configuration (of the inventory's profile when no ``--profile`` is given) and its
+        service id (the inventory's, else :meth:`_service_id`), never a reserved one."""
+        mod = self.s.inv.model.modules[path]
+        mains: list[MainMethod] = self.s.module_results[path].java.mains
+        app_mains = [(mm.application_annotation, *mm.type_header) for mm in mains if mm.application_annotation]
+        basis = deployable_basis(mod, app_mains, self.s.plugin_rules.get(mod.build_system, {}))
+        if inv_entry is not None:
+            ev = mod.evidence()
+            basis.append(DeployableBasis("INVENTORY", ev.path, ev.start, ev.end,
+                                         f"named by the inventory file as {inv_entry['service_id']}"))
+        if not basis:
+            return None
+        plan = PackagePlan(service_id="", kind="SERVICE", roots=[path], modules=self.s.closures[path], basis=basis)
+        profiles = self.s.options.profiles
+        if profiles is None and inv_entry is not None and inv_entry.get("profile"):
+            profiles = profile_set(str(inv_entry["profile"]), f"the inventory's profile of {inv_entry['service_id']}")
+        plan.config = self._spring_config(mod, profiles)
+        if inv_entry is not None:
+            plan.service_id = clean_service_id(str(inv_entry["service_id"]))
+            plan.id_basis = {"source": "inventory", "inventory_service_id": plan.service_id}
+            plan.owner = inv_entry.get("owner")
+        else:
+            plan.service_id, plan.id_basis = self._service_id(mod, plan.config)
+        self._unreserve(plan, mod)
+        return plan
+
+    def _lib_plans(self, plans: list[PackagePlan], excluded_modules: set[str]) -> list[PackagePlan]:
+        """The ``lib:`` plans: the modules outside every service's closure (and not excluded), one plan
+        per top-level reactor, named after the reactor's artifactId (else its folder), with the
+        closures of its members after them."""
+        model = self.s.inv.model
         in_service: set[str] = set()
         for p in plans:
             in_service.update(p.modules)
@@ -110,6 +130,7 @@ class ServicePlanner:
             if path in in_service or path in excluded_modules:
                 continue
             lib_roots.setdefault(model.reactor_root(path), []).append(path)
+        libs: list[PackagePlan] = []
         for reactor, members in sorted(lib_roots.items()):
             rmod = model.modules[reactor]
             name = rmod.artifact_id if rmod.artifact_id and "${" not in rmod.artifact_id else \
@@ -119,9 +140,14 @@ class ServicePlanner:
                 for d in self.s.closures.get(m, [m]):
                     if d not in mods:
                         mods.append(d)
-            plans.append(PackagePlan(service_id=clean_service_id(f"{LIB_PREFIX}{name}"), kind="LIB", roots=members,
-                                     modules=members + sorted(set(mods) - set(members))))
-        # lib ids can collide too (two reactors with one artifactId)
+            libs.append(PackagePlan(service_id=clean_service_id(f"{LIB_PREFIX}{name}"), kind="LIB", roots=members,
+                                    modules=members + sorted(set(mods) - set(members))))
+        return libs
+
+    def _lib_ids(self, plans: list[PackagePlan]) -> None:
+        """Lib ids told apart: lib ids that collide (two reactors with one artifactId) get
+        ``~{reactor folder}``; a lib id equal to a service's gets ``~lib`` (SERVICE_ID_COLLISION)."""
+        model = self.s.inv.model
         seen: dict[str, int] = {}
         for p in plans:
             if p.kind == "LIB":
@@ -137,7 +163,10 @@ class ServicePlanner:
                                           f"package is named {p.service_id + '~lib'!r}", p.roots[0], 0, 0,
                                           p.roots[0], f"lib-collision|{p.service_id}"))
                 p.service_id += "~lib"
-        # ids equal but for case would share a directory on case-insensitive file systems
+
+    def _dir_names(self, plans: list[PackagePlan]) -> None:
+        """Each plan's package directory name (:func:`package_dir_name`); names equal but for case, which
+        would share a directory on case-insensitive file systems, get ``~{sha256 of the id, 12 hex}``."""
         folded: dict[str, list[PackagePlan]] = {}
         for p in plans:
             p.dir_name = package_dir_name(p.service_id, self.s.commit, p.profiles)
@@ -146,17 +175,18 @@ class ServicePlanner:
             if len(group) > 1:
                 for p in group:
                     p.dir_name += "~" + hashlib.sha256(p.service_id.encode("utf-8")).hexdigest()[:12]
-        if self.s.options.services:
-            wanted = set(self.s.options.services)
-            chosen = [p for p in plans if p.service_id in wanted]
-            missing = wanted - {p.service_id for p in chosen}
-            if missing:
-                available = ", ".join(sorted(p.service_id for p in plans))
-                raise UserError(f"no service named {', '.join(sorted(missing))} in this repository at "
-                                f"{self.s.commit[:12]}; services found: {available}")
-            plans = chosen
-        plans.sort(key=lambda p: p.service_id)
-        return plans, excluded, unmapped
+
+    def _chosen(self, plans: list[PackagePlan]) -> list[PackagePlan]:
+        """The plans ``--service`` names. Raises :class:`UserError` naming those found when one it
+        names is not a service (or lib unit) of the repository."""
+        wanted = set(self.s.options.services)
+        chosen = [p for p in plans if p.service_id in wanted]
+        missing = wanted - {p.service_id for p in chosen}
+        if missing:
+            available = ", ".join(sorted(p.service_id for p in plans))
+            raise UserError(f"no service named {', '.join(sorted(missing))} in this repository at "
+                            f"{self.s.commit[:12]}; services found: {available}")
+        return chosen
 
     @staticmethod
     def _unreserve(plan: PackagePlan, mod) -> None:

@@ -99,19 +99,37 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
     Raises :class:`UserError` when a package cannot be re-derived here: unreadable manifest or
     analysis input, other tool versions, other rules, a missing or different inventory or config
     snapshot, a repository without the commit."""
-    from diting.config.snapshot import ConfigSnapshot
-    from diting.inventory.inventory_file import InventoryFile
-    from diting.rules import load_rules
-    from diting.limits import MAX_FILE_BYTES_LIMIT
-    from diting.scan.pipeline import ScanOptions, bounded_int, scan
     if keep is not None:
         from diting.ir.writer import refuse_inside_package
         refuse_inside_package(keep, "--rederive-out")
+    out: dict[Path, list[VerifyFinding]] = {}
+    groups = _groups_by_options(packages, inputs, out)
+    groups = _in_repository(groups, inputs, out)
+    for n, (_, members) in enumerate(sorted(groups.items())):
+        with _work_dir() as tmp:
+            dest = (keep / str(n) if len(groups) > 1 else keep) if keep is not None else Path(tmp) / "out"
+            _rescan(members, inputs, dest, out)
+    return out
+
+
+#: a package to re-derive: its directory, manifest and analysis input
+_Member = tuple[Path, dict[str, Any], dict[str, Any]]
+
+
+def _groups_by_options(packages: list[Path], inputs: RederiveInputs,
+                       out: dict[Path, list[VerifyFinding]]) -> dict[str, list[_Member]]:
+    """The packages grouped by the scan that made them (commit, repository id and scan options:
+    :func:`_options_key`), each group re-scanned once. A package whose recorded options this build
+    would never record gets its finding in ``out`` instead. Raises :class:`UserError` when a package
+    cannot be made again here (:func:`_check_reproducible`) or its manifest or analysis input is
+    unreadable."""
+    from diting.config.snapshot import ConfigSnapshot
+    from diting.inventory.inventory_file import InventoryFile
+    from diting.rules import load_rules
     rules_digest = load_rules(inputs.rules_dirs).digest_entries()
     inventory_sha = InventoryFile.load(inputs.inventory).sha256 if inputs.inventory else None
     snapshot_sha = ConfigSnapshot.load(inputs.config_snapshot).sha256 if inputs.config_snapshot else None
-    groups: dict[str, list[tuple[Path, dict[str, Any], dict[str, Any]]]] = {}
-    out: dict[Path, list[VerifyFinding]] = {}
+    groups: dict[str, list[_Member]] = {}
     for pkg in packages:
         manifest = _read_json(pkg, "manifest.json")
         ai = _read_json(pkg, "analysis_input.json")
@@ -121,6 +139,15 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
             out[pkg] = [VerifyFinding("analysis_input.json", None, None, why)]
             continue
         groups.setdefault(_options_key(ai), []).append((pkg, manifest, ai))
+    return groups
+
+
+def _in_repository(groups: dict[str, list[_Member]], inputs: RederiveInputs,
+                   out: dict[Path, list[VerifyFinding]]) -> dict[str, list[_Member]]:
+    """The groups without the packages that name another repository than ``inputs.repo`` (the
+    repository's identity is an input too: a finding in ``out`` when ``--repo-id`` differs), and
+    without the groups left empty. Raises :class:`UserError` when a package names a repository other
+    than the default id and no ``--repo-id`` is given, or its commit is not in the repository."""
     from diting.source.git import GitRepo, default_repo_id
     with GitRepo(inputs.repo) as git:
         default, basis = default_repo_id(git)
@@ -145,40 +172,46 @@ def rederive(packages: list[Path], inputs: RederiveInputs, keep: Path | None = N
             except UserError:
                 raise UserError(f"{members[0][0]}: its commit {commit} is not in {inputs.repo}; give the "
                                 "package's repository with --repo") from None
-    for n, (_, members) in enumerate(sorted(groups.items())):
-        ai = members[0][2]
-        opts = ai["scan_options"]
-        profile = opts.get("profile")
-        with _work_dir() as tmp:
-            dest = (keep / str(n) if len(groups) > 1 else keep) if keep is not None else Path(tmp) / "out"
-            options = ScanOptions(
-                out=dest, services=sorted({a["service"]["service_id"] for _, _, a in members}),
-                profiles=list(profile) if isinstance(profile, list) else None, repo_id=ai["repo_id"],
-                inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=bounded_int(
-                    f"{members[0][0]}: the recorded max_file_bytes", opts.get("max_file_bytes"), 1, MAX_FILE_BYTES_LIMIT),
-                rules_dirs=list(inputs.rules_dirs), config_snapshot=inputs.config_snapshot, quiet=True,
-                sql_dialects=list(opts.get("sql_dialect") or []), config_dirs=list(opts.get("config_dir") or []))
-            try:
-                result = scan(inputs.repo, ai["commit_sha"], options)
-            except UserError as exc:  # the commit is there: the recorded options make no scan of it
-                for pkg, _, _ in members:
-                    out[pkg] = [VerifyFinding("analysis_input.json", None, None, "the re-scan with the options it "
-                                              f"records fails: {exc.message}")]
-                continue
-            made = {p.scan_id: p.path for p in result.packages}
-            for pkg, manifest, pai in members:
-                again = made.get(manifest.get("scan_id"))
-                if again is None:  # other inputs: the package of the same service and profiles
-                    again = next((p.path for p in result.packages if p.service_id == pai["service"]["service_id"]
-                                  and _profiles(p.path) == pai.get("spring_profiles")), None)
-                if again is None:
-                    out[pkg] = [VerifyFinding("manifest.json", None, None, f"the re-scan of {ai['commit_sha'][:12]} "
-                                              f"made no package of service {pai['service']['service_id']!r} with "
-                                              f"profiles {pai.get('spring_profiles')} (it made: "
-                                              f"{', '.join(sorted(p.path.name for p in result.packages)) or 'none'})")]
-                    continue
-                out[pkg] = compare_packages(pkg, again)
-    return out
+    return groups
+
+
+def _rescan(members: list[_Member], inputs: RederiveInputs, dest: Path, out: dict[Path, list[VerifyFinding]]) -> None:
+    """Scan the commit of one group again into ``dest`` with the options its analysis input records
+    (its packages' services only) and put each package's differences from the one made again in
+    ``out`` (by scan id, else by service and profiles); a finding when the scan fails or makes no
+    such package."""
+    from diting.limits import MAX_FILE_BYTES_LIMIT
+    from diting.scan.pipeline import ScanOptions, bounded_int, scan
+    ai = members[0][2]
+    opts = ai["scan_options"]
+    profile = opts.get("profile")
+    options = ScanOptions(
+        out=dest, services=sorted({a["service"]["service_id"] for _, _, a in members}),
+        profiles=list(profile) if isinstance(profile, list) else None, repo_id=ai["repo_id"],
+        inventory=inputs.inventory, jobs=inputs.jobs, max_file_bytes=bounded_int(
+            f"{members[0][0]}: the recorded max_file_bytes", opts.get("max_file_bytes"), 1, MAX_FILE_BYTES_LIMIT),
+        rules_dirs=list(inputs.rules_dirs), config_snapshot=inputs.config_snapshot, quiet=True,
+        sql_dialects=list(opts.get("sql_dialect") or []), config_dirs=list(opts.get("config_dir") or []))
+    try:
+        result = scan(inputs.repo, ai["commit_sha"], options)
+    except UserError as exc:  # the commit is there: the recorded options make no scan of it
+        for pkg, _, _ in members:
+            out[pkg] = [VerifyFinding("analysis_input.json", None, None, "the re-scan with the options it "
+                                      f"records fails: {exc.message}")]
+        return
+    made = {p.scan_id: p.path for p in result.packages}
+    for pkg, manifest, pai in members:
+        again = made.get(manifest.get("scan_id"))
+        if again is None:  # other inputs: the package of the same service and profiles
+            again = next((p.path for p in result.packages if p.service_id == pai["service"]["service_id"]
+                          and _profiles(p.path) == pai.get("spring_profiles")), None)
+        if again is None:
+            out[pkg] = [VerifyFinding("manifest.json", None, None, f"the re-scan of {ai['commit_sha'][:12]} "
+                                      f"made no package of service {pai['service']['service_id']!r} with "
+                                      f"profiles {pai.get('spring_profiles')} (it made: "
+                                      f"{', '.join(sorted(p.path.name for p in result.packages)) or 'none'})")]
+            continue
+        out[pkg] = compare_packages(pkg, again)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from diting.inventory.module import BuildModule, ModuleGraph
 from diting.inventory.pom import RawPom, read_pom
 from diting.rules import RuleSet
 from diting.source.paths import join_inside
-from diting.source.snapshot import Snapshot
+from diting.source.snapshot import BlobRead, Snapshot
 from diting.source.text import decode_bytes
 
 
@@ -85,26 +85,46 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
     name, Gradle's default name of a root project). Raises :class:`UserError` when the tree has
     neither a pom.xml nor a Gradle build script."""
     findings: list[Finding] = []
-    raws: dict[str, RawPom] = {}
     todo = _pom_candidates(snapshot)
     gradle_files = _build_candidates(snapshot, SETTINGS_FILES + BUILD_FILES)
     if not todo and not gradle_files:
         raise UserError(f"no pom.xml, settings.gradle or build.gradle in the tree of commit {snapshot.commit[:12]}: "
                         "diting scans Maven and Gradle repositories (docs/gradle.md)")
+    raws = _read_poms(snapshot, todo)
+    user_props, inv_cfg, cfg_blob = _maven_config(snapshot)
+    symlinks = {e.path for e in snapshot.entries if e.is_symlink}
+    maven = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks,
+                       symlinks) if raws else None
+    gradle = GradleModel(_read_text(snapshot), {e.path for e in snapshot.entries if e.is_regular},
+                         rules.gradle_scopes(), rules.build_logic_plugins(), root_name,
+                         gradle_files, snapshot.gitlinks, symlinks) \
+        if gradle_files else None
+    modules, aggregated = _one_module_per_directory(maven, gradle, findings)
+    if gradle is not None:
+        findings.extend(gradle.findings)
+    model = ModuleGraph(modules, aggregated, maven, gradle)
+    _attach_build_findings(findings, modules)
+    files = _classify_files(snapshot, model)
+    inv = Inventory(model, _namespaces(model), files, findings=findings, maven_config=inv_cfg,
+                    maven_config_blob=cfg_blob)
+    for f in files:
+        if f.module is not None:
+            inv.files_by_module.setdefault(f.module, []).append(f)
+    return inv
+
+
+def _read_poms(snapshot: Snapshot, todo: list[str]) -> dict[str, RawPom]:
+    """Every pom of ``todo`` read (pom path → :class:`RawPom`), and the poms its ``<modules>`` (own and
+    profiles') name with a custom file name (``<module>x/other.xml</module>``). A pom that cannot be
+    read is kept, with ``error`` set (:func:`_unread_pom`)."""
+    raws: dict[str, RawPom] = {}
     while todo:
         path = todo.pop()
         if path in raws:
             continue
         got = snapshot.read(path)
         if got.data is None:
-            # the module exists but cannot be read: it is skipped, never dropped; its first
-            # line (of the blob git holds: an LFS pointer's own text) is the evidence of the MODULE record
-            first, enc = snapshot.first_line(path) if got.problem in ("too_large", "too_large_line", "lfs_pointer") \
-                else ("", "utf-8")
-            raw = RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[first], encoding=enc,
-                         lossy=False, error=f"not read ({got.problem}"
-                                            + (f", {got.size} bytes" if got.problem == "too_large" else "") + ")")
-            raws[path] = raw
+            raws[path] = _unread_pom(snapshot, path, got)
             continue
         raw = read_pom(path, got.data)
         raws[path] = raw
@@ -114,21 +134,36 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
                 target = join_inside(raw.dir, name)
                 if target and target not in raws and snapshot.exists(target):
                     todo.append(target)
-    user_props: dict[str, str] = {}
-    inv_cfg = None
-    cfg_blob = None
+    return raws
+
+
+def _unread_pom(snapshot: Snapshot, path: str, got: BlobRead) -> RawPom:
+    """The :class:`RawPom` of a pom whose blob is not read (``got.problem``: too_large, lfs_pointer …):
+    the module exists but is skipped, never dropped; its first line (of the blob git holds: an LFS
+    pointer's own text) is the evidence of the MODULE record."""
+    problem = got.problem
+    first, enc = snapshot.first_line(path) if problem in ("too_large", "too_large_line", "lfs_pointer") \
+        else ("", "utf-8")
+    return RawPom(path=path, dir=path.rsplit("/", 1)[0] if "/" in path else "", lines=[first], encoding=enc,
+                  lossy=False, error=f"not read ({problem}" + (f", {got.size} bytes" if problem == "too_large" else "")
+                  + ")")
+
+
+def _maven_config(snapshot: Snapshot) -> tuple[dict[str, str], str | None, str | None]:
+    """The user properties of ``.mvn/maven.config`` with its path and blob sha; ``({}, None, None)``
+    when there is none or it cannot be read."""
     if snapshot.exists(".mvn/maven.config"):
         got = snapshot.read(".mvn/maven.config")
         if got.data is not None:
-            user_props = read_maven_config(got.data)
-            inv_cfg = ".mvn/maven.config"
-            cfg_blob = snapshot.by_path[".mvn/maven.config"].oid
-    maven = MavenModel(raws, user_props, rules.well_known_parent, set(snapshot.by_path), snapshot.gitlinks,
-                       {e.path for e in snapshot.entries if e.is_symlink}) if raws else None
-    gradle = GradleModel(_read_text(snapshot), {e.path for e in snapshot.entries if e.is_regular},
-                         rules.gradle_scopes(), rules.build_logic_plugins(), root_name,
-                         gradle_files, snapshot.gitlinks, {e.path for e in snapshot.entries if e.is_symlink}) \
-        if gradle_files else None
+            return read_maven_config(got.data), ".mvn/maven.config", snapshot.by_path[".mvn/maven.config"].oid
+    return {}, None, None
+
+
+def _one_module_per_directory(maven: MavenModel | None, gradle: GradleModel | None,
+                              findings: list[Finding]) -> tuple[dict[str, BuildModule], dict[str, str]]:
+    """The modules of both build models (build file → module), the Maven model first: a directory
+    a second build file builds too keeps its first model (BUILD_ALTERNATIVE, added to ``findings``).
+    With the aggregation (child build file → aggregating build file) among the modules kept."""
     modules: dict[str, BuildModule] = {}
     by_dir: dict[str, BuildModule] = {}
     aggregated: dict[str, str] = {}
@@ -145,11 +180,12 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
             by_dir[mod.dir] = mod
             modules[key] = mod
         aggregated.update({k: v for k, v in part.aggregated_by.items() if k in modules and v in modules})
-    if gradle is not None:
-        findings.extend(gradle.findings)
-    model = ModuleGraph(modules, aggregated, maven, gradle)
-    # a build-level finding (a settings file, a second build system) is the concern of the module
-    # whose directory holds its file
+    return modules, aggregated
+
+
+def _attach_build_findings(findings: list[Finding], modules: dict[str, BuildModule]) -> None:
+    """A build-level finding (a settings file, a second build system) is the concern of the module
+    whose directory holds its file (the nearest enclosing one); it is appended to its findings."""
     dirs = sorted({m.dir: k for k, m in modules.items()}.items())
     dir_key = dict(dirs)
     for f in findings:
@@ -158,20 +194,26 @@ def build_inventory(snapshot: Snapshot, rules: RuleSet, root_name: str = "root")
             d = d.rsplit("/", 1)[0] if "/" in d else ""
         if d in dir_key:
             modules[dir_key[d]].findings.append(f)
+
+
+def _namespaces(model: ModuleGraph) -> dict[str, str]:
+    """Each module's namespace: its ``groupId:artifactId``, or ``?{build file}`` when it failed or its
+    coordinate is not known."""
     ns: dict[str, str] = {}
     for path, mod in model.modules.items():
         if mod.failed or not mod.group_id or not mod.artifact_id or "${" in mod.group_id + mod.artifact_id:
             ns[path] = f"?{path}"
         else:
             ns[path] = mod.ga
+    return ns
+
+
+def _classify_files(snapshot: Snapshot, model: ModuleGraph) -> list[FileEntry]:
+    """Every file of the tree classified by the modules' directories, source and resource roots (none
+    for a failed module) and build inputs (:func:`classify`)."""
     layout = {}
     build_inputs: set[str] = set()
     for path, mod in model.modules.items():
         layout[mod.dir] = (path, [] if mod.failed else mod.source_roots, [] if mod.failed else mod.resource_roots)
         build_inputs.update(mod.build_inputs)
-    files = classify(snapshot.entries, layout, build_inputs)
-    inv = Inventory(model, ns, files, findings=findings, maven_config=inv_cfg, maven_config_blob=cfg_blob)
-    for f in files:
-        if f.module is not None:
-            inv.files_by_module.setdefault(f.module, []).append(f)
-    return inv
+    return classify(snapshot.entries, layout, build_inputs)
