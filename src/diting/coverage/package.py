@@ -104,11 +104,9 @@ def dimension(terms: dict[str, int], reasons: dict[str, int], source: str, not_e
 _BINDING_TERM = {"RESOLVED": "resolved", "DEFAULT_ONLY": "partial", "AMBIGUOUS": "partial", "UNKNOWN": "failed"}
 
 
-def package_coverage(s: "ScanFacts", plan: PackagePlan, rs: RecordSet, scan_id: str,
-                     entry_rids: list[str], probes: "ProbeStats", calls: "CallGraphStats") -> dict[str, Any]:
-    """The coverage document of one package; ``rs`` holds the package-level records (entries
-    among them), ``entry_rids`` the MAIN entries, ``probes`` what the middleware probes counted and
-    ``calls`` what the call graph and the branch ledger counted."""
+def _files(s: "ScanFacts", plan: PackagePlan) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``files`` dimension of the package's modules (each file's term: :func:`file_outcome`) and
+    its ``analysis_level``: ``path → "SYNTAX_ONLY"`` for a Java file with unresolved names."""
     files = {"discovered": 0, "resolved": 0, "partial": 0, "failed": 0, "excluded": 0}
     reasons: dict[str, int] = {}
     analysis_level: dict[str, str] = {}
@@ -124,29 +122,75 @@ def package_coverage(s: "ScanFacts", plan: PackagePlan, rs: RecordSet, scan_id: 
             files[term] += 1
             if reason:
                 reasons[reason] = reasons.get(reason, 0) + 1
-    dims: dict[str, Any] = {k: _empty(v) for k, v in NOT_EXAMINED.items()}
-    dims["files"] = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
-                         denominator_source="git ls-tree of the package's modules at the commit",
-                         not_examined=["files outside every Maven module and Gradle project are in no package"]
-                         + _unread_build(s, plan))
+    dim = dict(files, excluded_by_reason=dict(sorted(reasons.items())),
+               denominator_source="git ls-tree of the package's modules at the commit",
+               not_examined=["files outside every Maven module and Gradle project are in no package"]
+               + _unread_build(s, plan))
+    return dim, analysis_level
+
+
+def _listed_entries(entry_rids: list[str], probes: "ProbeStats",
+                    calls: "CallGraphStats") -> list[tuple[str, str, bool, str | None]]:
+    """Every entry of the package, ``(record id, discovery source, symbols resolved, stop reason)``:
+    the MAIN entries and those the probes found. An entry whose reachability walk ran over a budget
+    (its stop reason) stays in the denominator, as not resolved (partial)."""
     listed = [(rid, "MAIN_METHOD", True, None) for rid in entry_rids]
     listed += probes.entries
-    # an entry whose reachability walk ran over a budget stays in the denominator, as partial
-    listed = [(rid, src, ok and calls.reach.get(rid, (0, None))[1] is None, calls.reach.get(rid, (0, None))[1])
-              for rid, src, ok, _ in listed]
-    terms = {"resolved": sum(1 for e in listed if e[2]), "partial": sum(1 for e in listed if not e[2]),
-             "failed": probes.entries_failed}
-    dims["entries"] = dimension(terms, probes.entries_excluded,
-                                 "MAIN methods of the root modules and entry declarations matched by the rules",
-                                 ["entry forms no rule describes (add rules with --rules)"])
+    return [(rid, src, ok and calls.reach.get(rid, (0, None))[1] is None, calls.reach.get(rid, (0, None))[1])
+            for rid, src, ok, _ in listed]
+
+
+def _config_keys(probes: "ProbeStats") -> dict[str, Any]:
+    """The ``config_keys`` dimension: each config binding by its value resolution
+    (:data:`_BINDING_TERM`), and key reads whose key does not fold as failed."""
     kterms: dict[str, int] = {}
     for resolution in probes.bindings.values():
         t = _BINDING_TERM[resolution]
         kterms[t] = kterms.get(t, 0) + 1
     kterms["failed"] = kterms.get("failed", 0) + probes.key_reads_failed
-    dims["config_keys"] = dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
-                                     "key reads whose key does not fold",
-                                     ["keys read through APIs no rule describes"])
+    return dimension(kterms, {}, "config bindings of the package (one per consumer and key) and "
+                     "key reads whose key does not fold",
+                     ["keys read through APIs no rule describes"])
+
+
+def _branch_ledger(probes: "ProbeStats", calls: "CallGraphStats") -> dict[str, Any] | None:
+    """The ``branch_ledger`` dimension over the branches of member bodies (``calls``) and the
+    conditional fragments of SQL statements (``probes.sql``), excluded items by rule id; None when
+    the package has neither."""
+    sql = probes.sql
+    sql_items = sql.ledger_items if sql is not None else 0
+    sql_unresolved = sql.ledger_unresolved if sql is not None else 0
+    ledger_excluded = dict(calls.ledger_excluded)
+    for rule, n in (sql.ledger_excluded.items() if sql is not None else ()):
+        ledger_excluded[rule] = ledger_excluded.get(rule, 0) + n
+    if not (sql_items or calls.ledger_items):
+        return None
+    failed = sql_unresolved + calls.ledger_unresolved
+    return dimension(
+        {"resolved": sql_items + calls.ledger_items - failed - sum(ledger_excluded.values()), "failed": failed},
+        ledger_excluded,
+        "branches (if/else, switch cases, early returns, throws, catch/finally, loops, ambiguous dispatch) of "
+        "the package's member bodies, and conditional fragments (<if>, <when>, <otherwise>) of its SQL statements; "
+        "items a ledger exclusion rule matches are excluded by rule id",
+        ["conditional expressions (?:) and short-circuit operators are not branches of the ledger"]
+        + ([f"{calls.ledger_truncated} member(s) nest branches deeper than the extractor records"]
+           if calls.ledger_truncated else []))
+
+
+def package_coverage(s: "ScanFacts", plan: PackagePlan, rs: RecordSet, scan_id: str,
+                     entry_rids: list[str], probes: "ProbeStats", calls: "CallGraphStats") -> dict[str, Any]:
+    """The coverage document of one package; ``rs`` holds the package-level records (entries
+    among them), ``entry_rids`` the MAIN entries, ``probes`` what the middleware probes counted and
+    ``calls`` what the call graph and the branch ledger counted."""
+    dims: dict[str, Any] = {k: _empty(v) for k, v in NOT_EXAMINED.items()}
+    dims["files"], analysis_level = _files(s, plan)
+    listed = _listed_entries(entry_rids, probes, calls)
+    terms = {"resolved": sum(1 for e in listed if e[2]), "partial": sum(1 for e in listed if not e[2]),
+             "failed": probes.entries_failed}
+    dims["entries"] = dimension(terms, probes.entries_excluded,
+                                 "MAIN methods of the root modules and entry declarations matched by the rules",
+                                 ["entry forms no rule describes (add rules with --rules)"])
+    dims["config_keys"] = _config_keys(probes)
     sql = probes.sql
     if sql is not None:
         dims["sql_statements"] = dimension(
@@ -159,22 +203,9 @@ def package_coverage(s: "ScanFacts", plan: PackagePlan, rs: RecordSet, scan_id: 
             ["MyBatis-Plus inherited statements no method calls; calls whose receiver type is not known statically "
              "(a lambda's Connection parameter, a generic base mapper); SQL built by code (SQL builders, "
              "MyBatis-Plus-Join wrappers) beyond what the rules fold"])
-    sql_items = sql.ledger_items if sql is not None else 0
-    sql_unresolved = sql.ledger_unresolved if sql is not None else 0
-    ledger_excluded = dict(calls.ledger_excluded)
-    for rule, n in (sql.ledger_excluded.items() if sql is not None else ()):
-        ledger_excluded[rule] = ledger_excluded.get(rule, 0) + n
-    if sql_items or calls.ledger_items:
-        failed = sql_unresolved + calls.ledger_unresolved
-        dims["branch_ledger"] = dimension(
-            {"resolved": sql_items + calls.ledger_items - failed - sum(ledger_excluded.values()), "failed": failed},
-            ledger_excluded,
-            "branches (if/else, switch cases, early returns, throws, catch/finally, loops, ambiguous dispatch) of "
-            "the package's member bodies, and conditional fragments (<if>, <when>, <otherwise>) of its SQL statements; "
-            "items a ledger exclusion rule matches are excluded by rule id",
-            ["conditional expressions (?:) and short-circuit operators are not branches of the ledger"]
-            + ([f"{calls.ledger_truncated} member(s) nest branches deeper than the extractor records"]
-               if calls.ledger_truncated else []))
+    ledger = _branch_ledger(probes, calls)
+    if ledger is not None:
+        dims["branch_ledger"] = ledger
     sites = calls.sites
     if sum(sites[t] for t in ("resolved", "partial", "failed")) or calls.pruned_by_rule:
         dims["call_sites"] = dict(dimension(

@@ -375,22 +375,10 @@ def _inputs_html(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def to_html(doc: dict[str, Any]) -> str:
-    """One self-contained page: the inputs (repository, commit, its date, diting versions); the
-    estate's dimensions as shares of the examined items and as a table; each dimension per package
-    as shares with a 0–100 % axis and the counts beside, excluded items counted apart; per-package
-    tables; catalogue differences; unresolved relations by kind; diagnostics by code. Names wrap in
-    tables and are shortened only in their middle in charts (the full name is the tooltip); it reads
-    at 700 px without sideways scrolling."""
-    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f'<title>diting coverage</title><style>{_CSS}</style></head><body>', '<h1>Coverage</h1>']
-    out += _inputs_html(doc)
-    shown = [d for d in DIMENSIONS if d not in ("applications", "cross_service_edges")]
-    # one label column for every chart of packages: their bars line up
-    label_w = _label_width([_service_name(s) for s in doc["services"]])
-    out.append("<h2>The estate</h2>")
+def _estate_html(doc: dict[str, Any]) -> list[str]:
+    """The estate's dimensions: a share chart (one bar per dimension) and the ``#dimensions`` table of
+    counts and ratios."""
+    out = ["<h2>The estate</h2>"]
     out.append(_share_chart("the estate: resolved of examined, per dimension",
                             [(name, doc["dimensions"][name]) for name in DIMENSIONS],
                             "Each bar is the examined items of a dimension (discovered less excluded) as 100 %: "
@@ -404,7 +392,13 @@ def to_html(doc: dict[str, Any]) -> str:
         out.append(f'<tr><td>{name}</td>' + "".join(_num(d[c], name, c) for c in COLUMNS) +
                    f'<td class="n">{ratio(d)}</td></tr>')
     out.append("</table>")
-    out.append('<h2>Excluded and not examined</h2><dl class="notes" id="notes">')
+    return out
+
+
+def _notes_html(doc: dict[str, Any]) -> list[str]:
+    """Per dimension of the estate, the ``#notes`` list: its excluded items by reason, calls resolved to
+    a library method, and what was not examined."""
+    out = ['<h2>Excluded and not examined</h2><dl class="notes" id="notes">']
     for name in DIMENSIONS:
         d = doc["dimensions"][name]
         out.append(f"<dt>{name}</dt>")
@@ -414,14 +408,17 @@ def to_html(doc: dict[str, Any]) -> str:
             out.append(f"<dd>resolved_external {d['resolved_external']} (resolved to a library method)</dd>")
         out += [f"<dd>not examined: {_e(x)}</dd>" for x in d["not_examined"]]
     out.append("</dl>")
-    apps = [a for a in doc["applications"] if a["term"] != "resolved"]
-    if apps:
-        out.append('<h2>Applications not resolved</h2><table id="applications"><tr><th>application</th><th>term</th>'
-                   '<th>reason</th></tr>')
-        out += [f'<tr><td class="name">{_e(a["service_id"])}</td><td>{a["term"]}</td><td class="name">{_e(a["reason"] or "")}</td></tr>'
-                for a in apps]
-        out.append("</table>")
-    out.append("<h2>Per package</h2>")
+    return out
+
+
+def _packages_html(doc: dict[str, Any]) -> list[str]:
+    """Each dimension per package (all but the estate-wide applications and cross-service edges): a
+    share chart per dimension some package discovered items of, its bars aligned on one label
+    column, then the ``#services`` table, one row group per package (its status, lib or not)."""
+    shown = [d for d in DIMENSIONS if d not in ("applications", "cross_service_edges")]
+    # one label column for every chart of packages: their bars line up
+    label_w = _label_width([_service_name(s) for s in doc["services"]])
+    out = ["<h2>Per package</h2>"]
     for name in shown:
         rows = [(_service_name(s), s["dimensions"][name]) for s in doc["services"]
                 if name in s["dimensions"] and s["dimensions"][name]["discovered"]]
@@ -444,32 +441,87 @@ def to_html(doc: dict[str, Any]) -> str:
                        f'<td class="n">{ratio(d)}</td></tr>')
         out.append("</tbody>")
     out.append("</table>")
-    if doc["catalogue_differences"]:
-        out.append('<h2>Catalogue differences</h2><table id="differences"><tr><th>kind</th><th>service</th>'
-                   '<th>subject</th><th>detail</th></tr>')
-        out += [f'<tr><td>{x["kind"].replace("_", "_<wbr>")}</td><td class="name">{_e(x["service_id"] or "-")}</td><td><code>'
-                f'{_e(x["subject"])}</code></td><td class="name">{_e(x["detail"])}</td></tr>'
-                for x in doc["catalogue_differences"]]
-        out.append("</table>")
-    if doc["unresolved_by_kind"]:
-        kinds = doc["unresolved_by_kind"]
-        end, ticks = _count_ticks(max(sum(v.values()) for v in kinds.values()))
-        rows = [(k, [(s, v.get(s, 0)) for s in ("AMBIGUOUS", "UNRESOLVED")], end,
-                 f"{v.get('AMBIGUOUS', 0)} ambiguous · {v.get('UNRESOLVED', 0)} unresolved") for k, v in kinds.items()]
-        out.append('<h2>Unresolved and ambiguous by kind</h2>')
-        out.append(f'<figure>{_chart("unresolved and ambiguous items by kind", rows, ticks, ["AMBIGUOUS", "UNRESOLVED"], False)}'
-                   '<figcaption>Counts of relations (and of alignment rows, edge:…) that are not resolved, by kind; '
-                   'the axis counts items.</figcaption></figure>')
-        out.append('<table id="unresolved"><tr><th>kind</th><th class="n">AMBIGUOUS</th><th class="n">UNRESOLVED</th></tr>')
-        out += [f'<tr><td class="name">{_e(k)}</td>' + "".join(f'<td class="n" data-kind="{_e(k)}" data-status="{s}">'
-                                                 f'{v.get(s, 0)}</td>' for s in ("AMBIGUOUS", "UNRESOLVED")) + '</tr>'
-                for k, v in kinds.items()]
-        out.append("</table>")
-    if doc["diagnostics_by_code"]:
-        out.append('<h2>Diagnostics by code</h2><table id="diagnostics"><tr><th>code</th><th class="n">count</th></tr>')
-        out += [f'<tr><td class="name">{_e(k)}</td><td class="n" data-code="{_e(k)}">{n}</td></tr>'
-                for k, n in doc["diagnostics_by_code"].items()]
-        out.append("</table>")
+    return out
+
+
+def _unresolved_html(kinds: dict[str, dict[str, int]]) -> list[str]:
+    """Relations (and alignment rows) not resolved, ``kind → {AMBIGUOUS, UNRESOLVED: count}``: a
+    count chart and the ``#unresolved`` table; nothing when there are none."""
+    if not kinds:
+        return []
+    end, ticks = _count_ticks(max(sum(v.values()) for v in kinds.values()))
+    rows = [(k, [(s, v.get(s, 0)) for s in ("AMBIGUOUS", "UNRESOLVED")], end,
+             f"{v.get('AMBIGUOUS', 0)} ambiguous · {v.get('UNRESOLVED', 0)} unresolved") for k, v in kinds.items()]
+    out = ['<h2>Unresolved and ambiguous by kind</h2>']
+    out.append(f'<figure>{_chart("unresolved and ambiguous items by kind", rows, ticks, ["AMBIGUOUS", "UNRESOLVED"], False)}'
+               '<figcaption>Counts of relations (and of alignment rows, edge:…) that are not resolved, by kind; '
+               'the axis counts items.</figcaption></figure>')
+    out.append('<table id="unresolved"><tr><th>kind</th><th class="n">AMBIGUOUS</th><th class="n">UNRESOLVED</th></tr>')
+    out += [f'<tr><td class="name">{_e(k)}</td>' + "".join(f'<td class="n" data-kind="{_e(k)}" data-status="{s}">'
+                                             f'{v.get(s, 0)}</td>' for s in ("AMBIGUOUS", "UNRESOLVED")) + '</tr>'
+            for k, v in kinds.items()]
+    out.append("</table>")
+    return out
+
+
+def _applications_html(doc: dict[str, Any]) -> list[str]:
+    """The ``#applications`` table of the applications whose term is not resolved (with the reason);
+    nothing when every one is resolved."""
+    apps = [a for a in doc["applications"] if a["term"] != "resolved"]
+    if not apps:
+        return []
+    out = ['<h2>Applications not resolved</h2><table id="applications"><tr><th>application</th><th>term</th>'
+           '<th>reason</th></tr>']
+    out += [f'<tr><td class="name">{_e(a["service_id"])}</td><td>{a["term"]}</td><td class="name">{_e(a["reason"] or "")}</td></tr>'
+            for a in apps]
+    out.append("</table>")
+    return out
+
+
+def _differences_html(differences: list[dict[str, Any]]) -> list[str]:
+    """The ``#differences`` table of catalogue differences (``{kind, service_id, subject, detail}``);
+    nothing when there are none."""
+    if not differences:
+        return []
+    out = ['<h2>Catalogue differences</h2><table id="differences"><tr><th>kind</th><th>service</th>'
+           '<th>subject</th><th>detail</th></tr>']
+    out += [f'<tr><td>{x["kind"].replace("_", "_<wbr>")}</td><td class="name">{_e(x["service_id"] or "-")}</td><td><code>'
+            f'{_e(x["subject"])}</code></td><td class="name">{_e(x["detail"])}</td></tr>'
+            for x in differences]
+    out.append("</table>")
+    return out
+
+
+def _diagnostics_html(codes: dict[str, int]) -> list[str]:
+    """The ``#diagnostics`` table, ``code → count``; nothing when there are none."""
+    if not codes:
+        return []
+    out = ['<h2>Diagnostics by code</h2><table id="diagnostics"><tr><th>code</th><th class="n">count</th></tr>']
+    out += [f'<tr><td class="name">{_e(k)}</td><td class="n" data-code="{_e(k)}">{n}</td></tr>'
+            for k, n in codes.items()]
+    out.append("</table>")
+    return out
+
+
+def to_html(doc: dict[str, Any]) -> str:
+    """One self-contained page: the inputs (repository, commit, its date, diting versions); the
+    estate's dimensions as shares of the examined items and as a table; each dimension per package
+    as shares with a 0–100 % axis and the counts beside, excluded items counted apart; per-package
+    tables; catalogue differences; unresolved relations by kind; diagnostics by code. Names wrap in
+    tables and are shortened only in their middle in charts (the full name is the tooltip); it reads
+    at 700 px without sideways scrolling."""
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f'<title>diting coverage</title><style>{_CSS}</style></head><body>', '<h1>Coverage</h1>']
+    out += _inputs_html(doc)
+    out += _estate_html(doc)
+    out += _notes_html(doc)
+    out += _applications_html(doc)
+    out += _packages_html(doc)
+    out += _differences_html(doc["catalogue_differences"])
+    out += _unresolved_html(doc["unresolved_by_kind"])
+    out += _diagnostics_html(doc["diagnostics_by_code"])
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -134,6 +134,8 @@ class _Verifier:
 
     # ------------------------------------------------------------ files
     def run(self) -> list[VerifyFinding]:
+        """Every check of the package, its findings in order; raises :class:`UserError` when the path is
+        no package directory (missing, not a directory, no ``manifest.json``)."""
         if not self.pkg.exists():
             raise UserError(f"package not found: {self.pkg}")
         if not self.pkg.is_dir():
@@ -141,28 +143,60 @@ class _Verifier:
         mpath = self.pkg / "manifest.json"
         if not (mpath.is_file() or mpath.is_symlink()):
             raise UserError(f"not an IR package (no manifest.json): {self.pkg}")
+        if not self._read_manifest(mpath):
+            return self.findings
+        listed, present = self._file_list()
+        contents = self._read_files(listed, present)
+        ai = contents.get("analysis_input.json")
+        if ai is not None:
+            if sha256_hex(ai) != self.manifest["input_digest"]:
+                self.add("analysis_input.json", None, None, "sha256 differs from manifest.input_digest")
+            expected_scan = ids.scan_id_for(self.manifest["service_id"], self.manifest["input_digest"])
+            if self.manifest["scan_id"] != expected_scan:
+                self.add("manifest.json", None, None, f"scan_id {self.manifest['scan_id']!r} does not derive from "
+                                                      f"service_id and input_digest ({expected_scan!r})")
+        if self.manifest.get("coverage_ref") not in listed:
+            self.add("manifest.json", None, None, "coverage_ref names no listed file")
+        self._manifest_bound(contents)
+        if self.deep:
+            self._deep(contents)
+        if self.repo is not None:
+            self._segments_from_repo(contents)
+        return self.findings
+
+    def _read_manifest(self, mpath: Path) -> bool:
+        """Reads ``manifest.json`` into ``self.manifest``: a regular file, JSON no deeper than
+        :data:`MAX_JSON_DEPTH`, valid against the IR manifest 0.1 schema (then also checked for
+        canonical form). False, with the findings added, when the other checks cannot read it."""
         raw = read_regular(mpath)
         if raw is None:
             self.add("manifest.json", None, None, f"a package holds regular files only; this is "
                                                   f"{_not_regular(mpath)}")
-            return self.findings
+            return False
         try:
             self.manifest = loads(raw.decode("utf-8"))
         except JsonTooDeep as exc:
             self.add("manifest.json", exc.line, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
-            return self.findings
+            return False
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             self.add("manifest.json", None, None, f"not valid JSON: {exc}")
-            return self.findings
+            return False
         errors = sorted(manifest_validator().iter_errors(self.manifest), key=lambda e: list(e.path))
         for e in errors:
             where = "/".join(str(p) for p in e.path) or "(root)"
             self.add("manifest.json", None, None, f"IR manifest 0.1 schema: {where}: {e.message}")
         if errors:
-            return self.findings
+            return False
         if raw != (dumps(self.manifest) + "\n").encode("utf-8"):  # a repeated key reads differently elsewhere
             self.add("manifest.json", None, None, "not in canonical form (key order, whitespace, escaping or a "
                                                   "repeated key)")
+        return True
+
+    def _file_list(self) -> tuple[dict[str, dict[str, Any]], set[str]]:
+        """The manifest's file list against the directory: ``(listed, present)`` — the manifest's file
+        entries by path, and the names in the directory other than ``manifest.json``. Adds a finding for
+        a list not sorted or repeating, a name no package holds, a file not regular, a file present but
+        not listed and a required file not listed."""
         paths = [f["path"] for f in self.manifest["files"]]
         if paths != sorted(set(paths)):
             self.add("manifest.json", None, None, "files are not listed once each, sorted by path")
@@ -178,6 +212,12 @@ class _Verifier:
             self.add(name, None, None, "file in the package but not listed in the manifest")
         for name in sorted(set(PACKAGE_FILES) - set(listed)):
             self.add(name, None, None, "required file not listed in the manifest")
+        return listed, present
+
+    def _read_files(self, listed: dict[str, dict[str, Any]], present: set[str]) -> dict[str, bytes]:
+        """The bytes of every listed file that is present, regular and safe to parse (no record longer
+        than :data:`MAX_RECORD_BYTES`, no JSON deeper than :data:`MAX_JSON_DEPTH`), by name; each read
+        file's sha256 and record count are checked against its manifest entry."""
         contents: dict[str, bytes] = {}
         for name, entry in sorted(listed.items()):
             fpath = self.pkg / name
@@ -203,22 +243,7 @@ class _Verifier:
             count = 1 if name.endswith(".json") else data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
             if count != entry["record_count"]:
                 self.add(name, None, None, f"{count} records, the manifest says {entry['record_count']}")
-        ai = contents.get("analysis_input.json")
-        if ai is not None:
-            if sha256_hex(ai) != self.manifest["input_digest"]:
-                self.add("analysis_input.json", None, None, "sha256 differs from manifest.input_digest")
-            expected_scan = ids.scan_id_for(self.manifest["service_id"], self.manifest["input_digest"])
-            if self.manifest["scan_id"] != expected_scan:
-                self.add("manifest.json", None, None, f"scan_id {self.manifest['scan_id']!r} does not derive from "
-                                                      f"service_id and input_digest ({expected_scan!r})")
-        if self.manifest.get("coverage_ref") not in listed:
-            self.add("manifest.json", None, None, "coverage_ref names no listed file")
-        self._manifest_bound(contents)
-        if self.deep:
-            self._deep(contents)
-        if self.repo is not None:
-            self._segments_from_repo(contents)
-        return self.findings
+        return contents
 
     def _manifest_bound(self, contents: dict[str, bytes]) -> None:
         """Every manifest field is covered by a digest: the constants by the schema, the files by
@@ -257,69 +282,18 @@ class _Verifier:
 
     # ------------------------------------------------------------ deep
     def _deep(self, contents: dict[str, bytes]) -> None:
+        """The record-level checks (``deep``): ``analysis_input.json`` in canonical form, every JSONL
+        record read and checked (:meth:`_read_jsonl`), references closed, ids, entities, relations,
+        segments, ledger items, diagnostic severities, ``coverage.json`` and the package status."""
         scan_id = self.manifest["scan_id"]
         scope = ids.implementation_scope_for(self.manifest["service_id"], self.manifest["commit_sha"])
-        ai = contents.get("analysis_input.json")
-        if ai is not None:
-            try:
-                ai_obj = json.loads(ai.decode("utf-8"))
-                if ai != (dumps(ai_obj) + "\n").encode("utf-8"):
-                    self.add("analysis_input.json", None, None, "not in canonical form")
-                if ai_obj.get("commit_sha") != self.manifest["commit_sha"]:
-                    self.add("analysis_input.json", None, None, "commit_sha differs from the manifest")
-            except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
-                self.add("analysis_input.json", None, None, f"not valid canonical JSON: {exc}")
+        self._analysis_input(contents.get("analysis_input.json"))
         owner: dict[str, tuple[str, int]] = {}
         for name, model in JSONL_MODELS.items():
             data = contents.get(name)
             if data is None:
                 continue
-            recs: list[tuple[int, dict[str, Any]]] = []
-            prev = None
-            for lineno, line in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), 1):
-                if not line and not data:
-                    continue
-                try:
-                    obj = orjson.loads(line)  # UTF-8 checked; NaN, lone surrogates refused
-                except orjson.JSONDecodeError as exc:
-                    self.add(name, lineno, None, f"not valid JSON: {exc}")
-                    continue
-                if not isinstance(obj, dict):
-                    self.add(name, lineno, None, "a line must be a JSON object")
-                    continue
-                rid = obj.get("record_id")
-                why = canonical_problem(line, obj)
-                if why is not None:
-                    self.add(name, lineno, rid, why)
-                context = BYTES_CHECKED if why is None else None
-                try:
-                    validate_record(model, obj, context)
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"] if p != "root")
-                    self.add(name, lineno, rid if isinstance(rid, str) else None,
-                             f"invalid record: {where}: {first['msg']}")
-                    if isinstance(rid, str) and rid not in owner:
-                        owner[rid] = (name, lineno)  # it exists: no cascade of dangling references to it
-                    continue  # the checks below read its fields as the model types them
-                if not isinstance(rid, str):
-                    continue
-                if prev is not None and rid <= prev:
-                    self.add(name, lineno, rid, "lines are not sorted by record_id (or a record_id repeats)")
-                prev = rid
-                if rid in owner:
-                    self.add(name, lineno, rid, f"record_id also used in {owner[rid][0]}:{owner[rid][1]}")
-                else:
-                    owner[rid] = (name, lineno)
-                refs = _refs(obj)
-                if any(ref.get("scan_id") != scan_id for ref in refs):
-                    for where, ref in _ref_paths(obj):
-                        if ref.get("scan_id") != scan_id:
-                            self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
-                                                        "package's scan_id")
-                recs.append((lineno, obj))
-                self.refs.append((name, lineno, rid, obj, refs))
-            self.records[name] = recs
+            self.records[name] = self._read_jsonl(name, model, data, scan_id, owner)
         entities = {o["record_id"]: o for _, o in self.records.get("entities.jsonl", [])}
         segments = {o["record_id"]: o for _, o in self.records.get("source_segments.jsonl", [])}
         diagnostics = {o["record_id"]: o for _, o in self.records.get("diagnostics.jsonl", [])}
@@ -345,22 +319,94 @@ class _Verifier:
         for lineno, o in self.records.get("diagnostics.jsonl", []):
             if o.get("code") in DIAGNOSTIC_SEVERITY and o.get("severity") != DIAGNOSTIC_SEVERITY[o["code"]].value:
                 self.add("diagnostics.jsonl", lineno, o.get("record_id"), "severity differs from the catalogue")
-        cov = contents.get("coverage.json")
-        if cov is not None:
-            from diting.coverage.package import coverage_problem  # the one check of a coverage report
-            cobj, why = coverage_problem(cov)
-            if why is not None:
-                self.add("coverage.json", None, None, f"invalid: {why}")
-            else:
-                if cobj.get("scan_id") != scan_id:
-                    self.add("coverage.json", None, None, "scan_id differs from the manifest")
-                for where, ref in _ref_paths(cobj):
-                    if ref.get("record_id") not in entities:
-                        self.add("coverage.json", None, None, f"{where} refers to {ref.get('record_id')!r}, which "
-                                                              "is not an entity of the package")
-                if cov != (dumps(cobj) + "\n").encode("utf-8"):
-                    self.add("coverage.json", None, None, "not in canonical form")
+        self._coverage(contents.get("coverage.json"), scan_id, entities)
         self._status(diagnostics)
+
+    def _analysis_input(self, ai: bytes | None) -> None:
+        """``analysis_input.json`` (when read) in canonical form and naming the manifest's commit."""
+        if ai is None:
+            return
+        try:
+            ai_obj = json.loads(ai.decode("utf-8"))
+            if ai != (dumps(ai_obj) + "\n").encode("utf-8"):
+                self.add("analysis_input.json", None, None, "not in canonical form")
+            if ai_obj.get("commit_sha") != self.manifest["commit_sha"]:
+                self.add("analysis_input.json", None, None, "commit_sha differs from the manifest")
+        except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+            self.add("analysis_input.json", None, None, f"not valid canonical JSON: {exc}")
+
+    def _read_jsonl(self, name: str, model: Any, data: bytes, scan_id: str,
+                    owner: dict[str, tuple[str, int]]) -> list[tuple[int, dict[str, Any]]]:
+        """The valid records of JSONL file ``name`` as ``[(line number, record)]``: each line a JSON
+        object, canonical, valid against ``model``, sorted by a record_id used nowhere else, every
+        reference into this ``scan_id``. ``owner`` (record_id → (file, line) of its first use, across
+        files) is filled as records are read, an invalid record's id included (no cascade of dangling
+        references to it); each valid record and its references are queued on ``self.refs``."""
+        recs: list[tuple[int, dict[str, Any]]] = []
+        prev = None
+        for lineno, line in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), 1):
+            if not line and not data:
+                continue
+            try:
+                obj = orjson.loads(line)  # UTF-8 checked; NaN, lone surrogates refused
+            except orjson.JSONDecodeError as exc:
+                self.add(name, lineno, None, f"not valid JSON: {exc}")
+                continue
+            if not isinstance(obj, dict):
+                self.add(name, lineno, None, "a line must be a JSON object")
+                continue
+            rid = obj.get("record_id")
+            why = canonical_problem(line, obj)
+            if why is not None:
+                self.add(name, lineno, rid, why)
+            context = BYTES_CHECKED if why is None else None
+            try:
+                validate_record(model, obj, context)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"] if p != "root")
+                self.add(name, lineno, rid if isinstance(rid, str) else None,
+                         f"invalid record: {where}: {first['msg']}")
+                if isinstance(rid, str) and rid not in owner:
+                    owner[rid] = (name, lineno)  # it exists: no cascade of dangling references to it
+                continue  # the checks below read its fields as the model types them
+            if not isinstance(rid, str):
+                continue
+            if prev is not None and rid <= prev:
+                self.add(name, lineno, rid, "lines are not sorted by record_id (or a record_id repeats)")
+            prev = rid
+            if rid in owner:
+                self.add(name, lineno, rid, f"record_id also used in {owner[rid][0]}:{owner[rid][1]}")
+            else:
+                owner[rid] = (name, lineno)
+            refs = _refs(obj)
+            if any(ref.get("scan_id") != scan_id for ref in refs):
+                for where, ref in _ref_paths(obj):
+                    if ref.get("scan_id") != scan_id:
+                        self.add(name, lineno, rid, f"{where} refers to scan {ref.get('scan_id')!r}, not this "
+                                                    "package's scan_id")
+            recs.append((lineno, obj))
+            self.refs.append((name, lineno, rid, obj, refs))
+        return recs
+
+    def _coverage(self, cov: bytes | None, scan_id: str, entities: dict[str, dict[str, Any]]) -> None:
+        """``coverage.json`` (when read): valid (:func:`~diting.coverage.package.coverage_problem`), of
+        this ``scan_id``, every reference an entity of the package, in canonical form."""
+        if cov is None:
+            return
+        from diting.coverage.package import coverage_problem  # the one check of a coverage report
+        cobj, why = coverage_problem(cov)
+        if why is not None:
+            self.add("coverage.json", None, None, f"invalid: {why}")
+            return
+        if cobj.get("scan_id") != scan_id:
+            self.add("coverage.json", None, None, "scan_id differs from the manifest")
+        for where, ref in _ref_paths(cobj):
+            if ref.get("record_id") not in entities:
+                self.add("coverage.json", None, None, f"{where} refers to {ref.get('record_id')!r}, which "
+                                                      "is not an entity of the package")
+        if cov != (dumps(cobj) + "\n").encode("utf-8"):
+            self.add("coverage.json", None, None, "not in canonical form")
 
     def _ids(self, name: str, lineno: int, o: dict[str, Any], scope: str) -> None:
         rid = o.get("record_id")

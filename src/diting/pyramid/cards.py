@@ -166,14 +166,11 @@ def _ledger_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict], list[
     return stmts, mapped, excluded, unknown
 
 
-def entry_card(facts: PackageFacts, entry_rid: str, label: str,
-               guards_into: dict[str, list[str]]) -> tuple[dict[str, Any], Reach]:
-    """The card of one entry and the entry's reach. ``guards_into``: method rid → GUARDS relations
-    onto it."""
+def _handler_statements(facts: PackageFacts, entry_rid: str) -> list[dict[str, Any]]:
+    """The entry's TRIGGER, and when its handler is a method of the package, INPUT (its parameters,
+    if any) and RESULT_RETURN (its return type, unless void)."""
     e = facts.entities[entry_rid]
     handler = e["handler"]
-    r = reach(facts, handler)
-    rels = facts.relations
     stmts = [statement("TRIGGER", [(entry_rid, "entry")], entry_kind=e["entry_kind"], urn=e["urn"],
                        handler=facts.name(handler))]
     h = facts.entities.get(handler) if handler else None
@@ -187,9 +184,14 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str,
         if ret and ret != "void":
             stmts.append(statement("RESULT_RETURN", [(handler, "method")], handler=facts.name(handler),
                                    type=ret.rsplit(".", 1)[-1]))
-    ledger_stmts, mapped, excluded, unknown = _ledger_statements(facts, r)
-    stmts += ledger_stmts
-    downstream, topics_out, writes, reads, caches = [], [], [], [], []
+    return stmts
+
+
+def _remote_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """ACTION_CALL per resolved call of the reach into a contract and ACTION_PUBLISH per send:
+    ``(statements, contracts called, topics published)`` (record ids in reach order, repeats kept)."""
+    rels = facts.relations
+    stmts, downstream, topics_out = [], [], []
     for rid in r.effects.get("CALLS", []):
         c = rels[rid]
         if c["status"] == "RESOLVED" and c["target"] and c["target"].startswith("contract:"):
@@ -204,6 +206,15 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str,
                                topic=target_name(facts, p), guard=_guard_text(facts, p["guard"])))
         if p["target"]:
             topics_out.append(p["target"])
+    return stmts, downstream, topics_out
+
+
+def _state_statements(facts: PackageFacts, r: Reach) -> tuple[list[dict[str, Any]], list[str], list[str], list[str]]:
+    """ACTION_WRITE per write of the reach, RESULT_STATE per target written (citing its writes) and
+    DEPENDENCY_READ per read: ``(statements, tables written, tables read, caches written or read)``
+    (record ids, repeats kept)."""
+    rels = facts.relations
+    stmts, writes, reads, caches = [], [], [], []
     written: dict[str, list[str]] = {}
     for rid in r.effects.get("WRITES", []):
         w = rels[rid]
@@ -223,6 +234,23 @@ def entry_card(facts: PackageFacts, entry_rid: str, label: str,
             reads.append(rd["target"])
         elif rd["target"] and rd["target"].startswith("cache:"):
             caches.append(rd["target"])
+    return stmts, writes, reads, caches
+
+
+def entry_card(facts: PackageFacts, entry_rid: str, label: str,
+               guards_into: dict[str, list[str]]) -> tuple[dict[str, Any], Reach]:
+    """The card of one entry and the entry's reach. ``guards_into``: method rid → GUARDS relations
+    onto it."""
+    e = facts.entities[entry_rid]
+    r = reach(facts, e["handler"])
+    rels = facts.relations
+    stmts = _handler_statements(facts, entry_rid)
+    ledger_stmts, mapped, excluded, unknown = _ledger_statements(facts, r)
+    stmts += ledger_stmts
+    remote_stmts, downstream, topics_out = _remote_statements(facts, r)
+    stmts += remote_stmts
+    state_stmts, writes, reads, caches = _state_statements(facts, r)
+    stmts += state_stmts
     switches = sorted({g for m in r.methods for g in guards_into.get(m, [])})
     for g in switches:
         stmts.append(statement("DEPENDENCY_SWITCH", [_rel_cite(facts, g)], key=facts.name(rels[g]["source"]),

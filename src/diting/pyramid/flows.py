@@ -54,6 +54,54 @@ def _sid(*parts: str | None) -> str:
     return "step:" + hashlib.sha256("\n".join(p or "" for p in parts).encode("utf-8")).hexdigest()[:16]
 
 
+def _edge_type(hop: dict[str, Any]) -> str:
+    """The edge a hop draws: by its first alignment row's kind (RPC and HTTP a SEQUENCE, MQ an
+    EVENT_TRIGGER), without rows by its relation (a PUBLISHES an EVENT_TRIGGER); ASYNC when the call
+    is asynchronous."""
+    rows = hop["rows"]
+    edge = _EDGE.get(rows[0]["edge_kind"], "SEQUENCE") if rows else (
+        "EVENT_TRIGGER" if hop["via"].startswith("relation:PUBLISHES") else "SEQUENCE")
+    if hop["attributes"].get("async") or hop["attributes"].get("dispatch_kind") == "ASYNC":
+        edge = "ASYNC"
+    return edge
+
+
+def _truncate(queue: deque) -> list[str]:
+    """Marks the step of every state still ``queue``d (``(info, step, guard, depth)``) TRUNCATED by the
+    step budget; their entry rids, the frontier, in queue order."""
+    for q in queue:
+        q[1]["terminal"] = "TRUNCATED"
+        q[1]["reason"] = f"budget: {MAX_STEPS} steps"
+    return [q[0].entry_rid for q in queue]
+
+
+def _state_end(info: EntryInfo, step: dict[str, Any], followed: int) -> None:
+    """Sets the terminal of an expanded state's ``step``: COMPLETED (``completion_refs``: the WRITES of
+    its reach with a target) whatever it hands on, else UNRESOLVED when no hop was ``followed``."""
+    writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
+    if writes:  # this state's work completes with a write as evidence, whatever it hands on
+        step["terminal"] = "COMPLETED"
+        step["completion_refs"] = writes
+    elif not followed:  # the flow ends here and nothing shows the work is done
+        step["terminal"] = "UNRESOLVED"
+        step["reason"] = "no state write or receipt in its reach: read-only, or completion not evidenced"
+
+
+def _flow_record(flow_id: str, root: EntryInfo, steps: list[dict[str, Any]], frontier: list[str],
+                 full: bool) -> dict[str, Any]:
+    """The flow record of walked ``steps`` (the root's first): its weakest status over the hops, hop
+    and step counts, whether a budget truncated it (``full``: the step budget was spent) and its
+    ``frontier`` (sorted, once each)."""
+    truncated = full or any(s["terminal"] == "TRUNCATED" for s in steps)
+    statuses = [s["resolution_status"] for s in steps[1:]] or ["RESOLVED"]
+    weakest = min(statuses, key=_STATUS_ORDER.index)
+    return {"flow_id": flow_id, "root_entry_ref": {"scan_id": root.scan_id, "record_id": root.entry_rid},
+            "root_service_id": root.service_id, "label": root.label, "weakest_status": weakest,
+            "hop_count": max(s["hop"] for s in steps if s["terminal"] != "TRUNCATED"), "step_count": len(steps),
+            "truncated": truncated,
+            "frontier": sorted(set(frontier))}
+
+
 class FlowBuilder:
     """Flows over every entry; ``entries``: (scan_id, entry rid) → :class:`EntryInfo`;
     ``alignment``: rows of the current packages (RPC, HTTP, MQ)."""
@@ -144,20 +192,14 @@ class FlowBuilder:
             return True
         while queue:
             if full:  # the budget is spent: what is still queued is the frontier, shown but not expanded
-                for q in queue:
-                    frontier.append(q[0].entry_rid)
-                    q[1]["terminal"] = "TRUNCATED"
-                    q[1]["reason"] = f"budget: {MAX_STEPS} steps"
+                frontier += _truncate(queue)
                 break
             info, step, guard, depth = queue.popleft()
             expanded.add((info.scan_id, info.entry_rid, guard))
             followed = 0
             for hop in self._hops(info):
                 rows = hop["rows"]
-                edge = _EDGE.get(rows[0]["edge_kind"], "SEQUENCE") if rows else (
-                    "EVENT_TRIGGER" if hop["via"].startswith("relation:PUBLISHES") else "SEQUENCE")
-                if hop["attributes"].get("async") or hop["attributes"].get("dispatch_kind") == "ASYNC":
-                    edge = "ASYNC"
+                edge = _edge_type(hop)
                 if not rows:
                     add(self._step(flow_id, step, None, hop["target"] or hop["via"], hop["via"], hop["guard"], edge,
                                    "UNRESOLVED", terminal="UNRESOLVED",
@@ -195,24 +237,10 @@ class FlowBuilder:
                     queued.add(new_state)
                     queue.append((dst, child, hop["guard"], depth + 1))
             self._local_terminals(flow_id, info, step, add)
-            writes = [w for w in info.reach.effects.get("WRITES", []) if info.facts.relations[w]["target"]]
-            if writes:  # this state's work completes with a write as evidence, whatever it hands on
-                step["terminal"] = "COMPLETED"
-                step["completion_refs"] = writes
-            elif not followed:  # the flow ends here and nothing shows the work is done
-                step["terminal"] = "UNRESOLVED"
-                step["reason"] = "no state write or receipt in its reach: read-only, or completion not evidenced"
-        truncated = full or any(s["terminal"] == "TRUNCATED" for s in steps)
+            _state_end(info, step, followed)
         if full:
             steps[0]["reason"] = f"budget: {MAX_STEPS} steps; the frontier was not expanded"
-        statuses = [s["resolution_status"] for s in steps[1:]] or ["RESOLVED"]
-        weakest = min(statuses, key=_STATUS_ORDER.index)
-        flow = {"flow_id": flow_id, "root_entry_ref": {"scan_id": root.scan_id, "record_id": root.entry_rid},
-                "root_service_id": root.service_id, "label": root.label, "weakest_status": weakest,
-                "hop_count": max(s["hop"] for s in steps if s["terminal"] != "TRUNCATED"), "step_count": len(steps),
-                "truncated": truncated,
-                "frontier": sorted(set(frontier))}
-        return flow, steps
+        return _flow_record(flow_id, root, steps, frontier, full), steps
 
     def _local_terminals(self, flow_id: str, info: EntryInfo, step: dict[str, Any], add) -> None:
         """REJECTED per throw of the reach, MANUAL_HANDOFF for a dead-letter topic."""
@@ -254,16 +282,62 @@ class FlowBuilder:
                 "is_back_edge": back, "terminal": terminal, "reason": reason, "hop": hop}
 
 
+def _mermaid_text(text: str) -> str:
+    """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,
+    newlines, control characters) becomes a space; at most 120 characters."""
+    out = " ".join("".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?='+!<>" else " "
+                            for ch in str(text).replace('"', "'").replace("||", " or ")
+                            .replace("&&", " and ")).split())
+    out = out if len(out) <= 120 else out[:119] + "…"
+    return out.replace("<", "#lt;").replace(">", "#gt;")  # Mermaid's entity codes: no markup
+
+
+def _state_notes(s: dict[str, Any], kids: list[dict[str, Any]], me: str, name) -> list[str]:
+    """The diagram lines of a state's own endings, over participant ``me``, right after the arrow
+    into it: rejections among its child steps ``kids`` (one note per distinct reason, at most eight),
+    a manual handoff, completion or its absence."""
+    safe = _mermaid_text
+    lines = []
+    rejected: dict[str, int] = {}
+    for k in kids:
+        if k["terminal"] == "REJECTED":
+            when = f"{safe(name(k['guard_refs'][0]))} " if k["guard_refs"] else ""  # "when …", "when not …"
+            key = f"rejected {when}- {safe(k['reason'] or '')}"
+            rejected[key] = rejected.get(key, 0) + 1
+    for key, n in list(rejected.items())[:8]:
+        lines.append(f"    Note over {me}: {key}" + (f" (x{n})" if n > 1 else ""))
+    if len(rejected) > 8:
+        lines.append(f"    Note over {me}: and {len(rejected) - 8} more kinds of rejection (see the JSON)")
+    for k in kids:
+        if k["terminal"] == "MANUAL_HANDOFF":
+            lines.append(f"    Note over {me}: manual handoff - {safe(k['reason'] or '')}")
+    if s["terminal"] == "COMPLETED":
+        written = sorted({name(w).removeprefix("writes ") for w in s.get("completion_refs", [])})
+        shown = ", ".join(written[:4]) + (f" and {len(written) - 4} more" if len(written) > 4 else "")
+        lines.append(f"    Note over {me}: completed - writes {safe(shown)}")
+    elif s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED" and not s["is_back_edge"]:
+        lines.append(f"    Note over {me}: ends - no write recorded (read-only, or completion not evidenced)")
+    return lines
+
+
+def _arrow_line(s: dict[str, Any], src: str, me: str, name) -> str:
+    """The diagram line of the hop into step ``s``, from participant ``src`` to ``me``: an open arrow
+    for a message or an asynchronous call, a cross for a hop not RESOLVED or truncated, labelled with
+    the relation it goes by and what makes it less than plain."""
+    safe = _mermaid_text
+    arrow = {"EVENT_TRIGGER": "-)", "ASYNC": "-)"}.get(s["edge_type"], "->>")
+    if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED":
+        arrow = "-x"
+    suffix = f" [{s['resolution_status']}]" if s["resolution_status"] != "RESOLVED" else ""
+    suffix += " (again)" if s["is_back_edge"] else ""
+    suffix += " [TRUNCATED]" if s["terminal"] == "TRUNCATED" else ""
+    label = safe(name(s["via_ref"]) if s["via_ref"] else "")
+    return f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}"
+
+
 def mermaid(steps: list[dict[str, Any]], name) -> str:
     """A Mermaid sequence diagram of a flow; ``name(record_id)`` gives a readable node name."""
-    def safe(text: str) -> str:
-        """Mermaid-safe text: letters, digits and a few marks; anything else (``#``, ``;``, quotes,
-        newlines, control characters) becomes a space."""
-        out = " ".join("".join(ch if ch.isalnum() or ch in " _-./:(){}[],@*?='+!<>" else " "
-                                for ch in str(text).replace('"', "'").replace("||", " or ")
-                                .replace("&&", " and ")).split())
-        out = out if len(out) <= 120 else out[:119] + "…"
-        return out.replace("<", "#lt;").replace(">", "#gt;")  # Mermaid's entity codes: no markup
+    safe = _mermaid_text
     parts: list[str] = []
 
     def part(svc: str | None) -> str:
@@ -278,44 +352,13 @@ def mermaid(steps: list[dict[str, Any]], name) -> str:
         children.setdefault(s["parent_step_id"], []).append(s)
     lines: list[str] = []
 
-    def notes(s: dict[str, Any], me: str) -> None:
-        """A state's own endings, right after the arrow into it: rejections (one note per distinct
-        reason), a manual handoff, completion or its absence."""
-        kids = children.get(s["step_id"], [])
-        rejected: dict[str, int] = {}
-        for k in kids:
-            if k["terminal"] == "REJECTED":
-                when = f"{safe(name(k['guard_refs'][0]))} " if k["guard_refs"] else ""  # "when …", "when not …"
-                key = f"rejected {when}- {safe(k['reason'] or '')}"
-                rejected[key] = rejected.get(key, 0) + 1
-        for key, n in list(rejected.items())[:8]:
-            lines.append(f"    Note over {me}: {key}" + (f" (x{n})" if n > 1 else ""))
-        if len(rejected) > 8:
-            lines.append(f"    Note over {me}: and {len(rejected) - 8} more kinds of rejection (see the JSON)")
-        for k in kids:
-            if k["terminal"] == "MANUAL_HANDOFF":
-                lines.append(f"    Note over {me}: manual handoff - {safe(k['reason'] or '')}")
-        if s["terminal"] == "COMPLETED":
-            written = sorted({name(w).removeprefix("writes ") for w in s.get("completion_refs", [])})
-            shown = ", ".join(written[:4]) + (f" and {len(written) - 4} more" if len(written) > 4 else "")
-            lines.append(f"    Note over {me}: completed - writes {safe(shown)}")
-        elif s["terminal"] == "UNRESOLVED" and s["resolution_status"] == "RESOLVED" and not s["is_back_edge"]:
-            lines.append(f"    Note over {me}: ends - no write recorded (read-only, or completion not evidenced)")
-
     def walk(s: dict[str, Any], src: str | None) -> None:
         me = part(s["service_id"])
         if src is None:
             lines.append(f"    Note over {me}: {safe(name(s['node_ref']))}")
         else:
-            arrow = {"EVENT_TRIGGER": "-)", "ASYNC": "-)"}.get(s["edge_type"], "->>")
-            if s["resolution_status"] != "RESOLVED" or s["terminal"] == "TRUNCATED":
-                arrow = "-x"
-            suffix = f" [{s['resolution_status']}]" if s["resolution_status"] != "RESOLVED" else ""
-            suffix += " (again)" if s["is_back_edge"] else ""
-            suffix += " [TRUNCATED]" if s["terminal"] == "TRUNCATED" else ""
-            label = safe(name(s["via_ref"]) if s["via_ref"] else "")
-            lines.append(f"    {src}{arrow}{me}: {label or '?'}{safe(suffix) and ' ' + safe(suffix)}")
-        notes(s, me)
+            lines.append(_arrow_line(s, src, me, name))
+        lines.extend(_state_notes(s, children.get(s["step_id"], []), me, name))
         hops = [k for k in children.get(s["step_id"], []) if k["terminal"] not in ("REJECTED", "MANUAL_HANDOFF")]
         guards: dict[str | None, list[dict[str, Any]]] = {}
         for k in hops:

@@ -146,22 +146,14 @@ def boundaries(facts: PackageFacts, alignment: list[dict[str, Any]],
     return [unique[k] for k in sorted(unique, key=lambda k: tuple("" if v is None else v for v in k))]
 
 
-def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
-                    data: list[dict[str, Any]], alignment: list[dict[str, Any]],
-                    reached: set[str] | None = None) -> dict[str, Any]:
-    """The profile of one service package (``cards``: its entry cards; ``data``: :func:`data_rows`;
-    ``alignment``: :func:`alignment_rows`; ``reached``: the methods its entries reach, where a gap
-    about code matters). Its boundaries run both ways (:func:`boundaries`): what it calls, publishes
-    and shares, and who calls its contracts, takes its messages and uses the tables it writes."""
+def _responsibility_statements(facts: PackageFacts, entries: list[str],
+                                provided: list[str]) -> list[dict[str, Any]]:
+    """RESPONSIBILITY statements of what the service serves: one for its serving entries (counted by
+    kind; a MAIN entry starts the service and serves nothing) and one per group of provided contracts
+    (:func:`_contract_groups`)."""
     svc = facts.service_id
     ents = facts.entities
-    entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
-    provided = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "PROVIDED")
-    consumed = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "CONSUMED")
-    rows_out = [r for r in alignment if r["src_scan_id"] == facts.scan_id]
-    rows_in = [r for r in alignment if r["dst_scan_id"] == facts.scan_id]
     stmts: list[dict[str, Any]] = []
-    gaps: list[dict[str, str]] = []
     serving = [r for r in entries if ents[r]["entry_kind"] != "MAIN"]  # a main method starts, it serves nothing
     if serving:
         kinds: dict[str, int] = {}
@@ -175,6 +167,16 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         stmts.append(statement("RESPONSIBILITY_PROVIDES", [(c, "contract") for c, _ in members], service=svc,
                                count=len(members), protocol=protocol, group=group,
                                members=", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")))
+    return stmts
+
+
+def _consumed_contracts(facts: PackageFacts, consumed: list[str], rows_out: list[dict[str, Any]],
+                        stmts: list[dict[str, Any]], gaps: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Each consumed contract with its providers from the outbound alignment rows ``rows_out``:
+    ``[{contract, urn, resolution_status, providers}]`` (the weakest row status, UNRESOLVED with no
+    row). Appends a BOUNDARY_CALLS statement per contract to ``stmts`` and a ``CONSUMED_<status>``
+    gap to ``gaps`` for each not RESOLVED."""
+    svc = facts.service_id
     consumed_out = []
     for c in consumed:
         rows = [r for r in rows_out if r["src_node_ref"] == c]
@@ -189,13 +191,19 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
         stmts.append(statement("BOUNDARY_CALLS", [(c, "contract")], service=svc, urn=facts.name(c), providers=text))
         if status != "RESOLVED":
             gaps.append({"code": f"CONSUMED_{status}", "target": c, "reason": f"{facts.name(c)}: {text}"})
-    # who calls what it provides: each provided contract (or the service as a whole, or a gateway route
-    # entry) with the services aligned to it
-    bounds = boundaries(facts, alignment, data)
+    return consumed_out
+
+
+def _called_by_statements(facts: PackageFacts, bounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """BOUNDARY_CALLED_BY statements: who calls what it provides — each provided contract (or the
+    service as a whole, or a gateway route entry) that an INBOUND RPC or HTTP boundary names, with the
+    services aligned to it. A subject that is none of those records is left out."""
+    ents = facts.entities
     called: dict[str, list[dict[str, Any]]] = {}
     for b in bounds:
         if b["direction"] == "INBOUND" and b["edge_kind"] in ("RPC", "HTTP") and b["service_id"]:
             called.setdefault(b["subject"], []).append(b)
+    stmts = []
     for subject, rows in sorted(called.items()):
         kind = ents[subject]["kind"] if subject in ents else None
         fam = {"CONTRACT": "contract", "ENTRY": "entry", "SERVICE": "service"}.get(kind or "")
@@ -203,28 +211,65 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
             continue
         name = facts.name(subject) if kind != "SERVICE" else ", ".join(sorted({b["urn"] for b in rows if b["urn"]}))
         callers = sorted({_party(b["service_id"], b["resolution_status"], b["match_basis"]) for b in rows})
-        stmts.append(statement("BOUNDARY_CALLED_BY", [(subject, fam)], service=svc, urn=name,
+        stmts.append(statement("BOUNDARY_CALLED_BY", [(subject, fam)], service=facts.service_id, urn=name,
                                callers=", ".join(callers)))
-    topics_out = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "PUBLISHES" and r["target"]})
+    return stmts
+
+
+def _topic_statements(facts: PackageFacts, rows_out: list[dict[str, Any]], rows_in: list[dict[str, Any]],
+                      stmts: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The topics it publishes and subscribes to, ``(topics_out, topics_in)`` (record ids, sorted).
+    Appends a BOUNDARY_PUBLISHES statement per published topic (its subscribers from the MQ rows of
+    ``rows_out``) and a BOUNDARY_SUBSCRIBES per subscribed one (its publishers from ``rows_in``) to
+    ``stmts``."""
+    svc = facts.service_id
+    rels = facts.relations
+    topics_out = sorted({r["target"] for r in rels.values() if r["kind"] == "PUBLISHES" and r["target"]})
     for t in topics_out:
-        sends = {rid for rid, r in facts.relations.items() if r["kind"] == "PUBLISHES" and r["target"] == t}
+        sends = {rid for rid, r in rels.items() if r["kind"] == "PUBLISHES" and r["target"] == t}
         subs = {_party(r["dst_service"], r["resolution_status"], r["match_basis"]) for r in rows_out
                 if r["edge_kind"] == "MQ" and r["src_ref"] in sends and r["dst_service"]}
         stmts.append(statement("BOUNDARY_PUBLISHES", [(t, "topic")], service=svc, topic=facts.name(t),
                                subscribers=f"{_names(subs)} subscribe{'s' if len(subs) == 1 else ''}" if subs
                                else "no current subscriber"))
-    topics_in = sorted({r["target"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"]})
+    topics_in = sorted({r["target"] for r in rels.values() if r["kind"] == "SUBSCRIBES" and r["target"]})
     for t in topics_in:
-        subscribers = {r["source"] for r in facts.relations.values() if r["kind"] == "SUBSCRIBES" and r["target"] == t}
+        subscribers = {r["source"] for r in rels.values() if r["kind"] == "SUBSCRIBES" and r["target"] == t}
         # joined on the subscribing entry: a RabbitMQ binding or dead-letter route publishes another urn
         pubs = {_party(r["src_service"], r["resolution_status"], r["match_basis"]) for r in rows_in
                 if r["edge_kind"] == "MQ" and r["dst_ref"] in subscribers and r["src_service"]}
         stmts.append(statement("BOUNDARY_SUBSCRIBES", [(t, "topic")], service=svc, topic=facts.name(t),
                                publishers=_names(pubs)))
+    return topics_out, topics_in
+
+
+def _table_others(rid: str | None, bounds: list[dict[str, Any]]) -> dict[str, tuple[str, str, str]]:
+    """The other side of each DATA boundary of table ``rid``: ``service → (op, resolution_status,
+    match_basis)`` with ``op`` "writes" (a writer of a table it uses) or "reads" (an accessor of a
+    table it writes; who also writes it has a row the other way). A writer wins over a reader, then
+    a RESOLVED match over an AMBIGUOUS one."""
+    others: dict[str, tuple[str, str, str]] = {}
+    for b in bounds:
+        if b["edge_kind"] == "DATA" and b["subject"] == rid and b["service_id"]:
+            op = "writes" if b["direction"] == "OUTBOUND" else "reads"
+            cur = others.get(b["service_id"])
+            # a writer over a reader; a RESOLVED match over an AMBIGUOUS one
+            if cur is None or (op, b["resolution_status"] == "RESOLVED") > (cur[0], cur[1] == "RESOLVED"):
+                others[b["service_id"]] = (op, b["resolution_status"], b["match_basis"])
+    return others
+
+
+def _table_access(con, facts: PackageFacts, bounds: list[dict[str, Any]],
+                  stmts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The tables it accesses, read from the graph's ``table_access``: ``{tables_written, tables_read,
+    sole_writer_of, sharded_tables}`` (each ``{logical_table, datasource}``, a sharded one with its
+    shard keys). Appends RESPONSIBILITY_SOLE_WRITER for a table it alone writes and
+    BOUNDARY_SHARED_TABLE for one another service reads or writes to ``stmts``."""
+    svc = facts.service_id
     accessed = con.execute("SELECT DISTINCT logical_table, datasource, op, is_sharded, confirmed_shard_key, "
                            "candidate_shard_keys, shard_key_status FROM table_access WHERE service_id = ? AND "
                            "via_ref.scan_id = ? ORDER BY ALL", [svc, facts.scan_id]).fetchall()
-    table_rid = {(e["urn"], e["datasource"]): r for r, e in ents.items() if e["kind"] == "TABLE"}
+    table_rid = {(e["urn"], e["datasource"]): r for r, e in facts.entities.items() if e["kind"] == "TABLE"}
     written, read, sole, sharded = [], [], [], []
     mine: dict[tuple[str, str | None], set[str]] = {}
     for table, ds, op, is_sharded, key, cands, key_status in accessed:
@@ -236,16 +281,7 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
                             "shard_key_status": key_status})
     for (table, ds), ops in sorted(mine.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         rid = table_rid.get((table, ds))
-        # the other side of each DATA alignment row of this table: a writer of a table it uses, or an
-        # accessor of a table it writes (who also writes it has a row the other way)
-        others: dict[str, tuple[str, str, str]] = {}
-        for b in bounds:
-            if b["edge_kind"] == "DATA" and b["subject"] == rid and b["service_id"]:
-                op = "writes" if b["direction"] == "OUTBOUND" else "reads"
-                cur = others.get(b["service_id"])
-                # a writer over a reader; a RESOLVED match over an AMBIGUOUS one
-                if cur is None or (op, b["resolution_status"] == "RESOLVED") > (cur[0], cur[1] == "RESOLVED"):
-                    others[b["service_id"]] = (op, b["resolution_status"], b["match_basis"])
+        others = _table_others(rid, bounds)
         if "WRITE" in ops and not any(o[0] == "writes" for o in others.values()):
             sole.append({"logical_table": table, "datasource": ds})
             if rid:
@@ -254,10 +290,16 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
             said = [f"{_party(o, st, basis)} {op} it" for o, (op, st, basis) in sorted(others.items())]
             stmts.append(statement("BOUNDARY_SHARED_TABLE", [(rid, "table")], service=svc,
                                    op="writes" if "WRITE" in ops else "reads", table=table, others=", ".join(said)))
-    configs = [{"config_key": k, "value_resolution": v} for k, v in con.execute(
-        "SELECT DISTINCT config_key, value_resolution FROM config_bindings WHERE scan_id = ? ORDER BY ALL",
-        [facts.scan_id]).fetchall()]
-    caches = sorted({e["urn"] for e in ents.values() if e["kind"] == "CACHE_KEY" and e["urn"]})
+    return {"tables_written": written, "tables_read": read, "sole_writer_of": sole, "sharded_tables": sharded}
+
+
+def _evidence_gaps(con, facts: PackageFacts, cards: list[dict[str, Any]], reached: set[str] | None,
+                   stmts: list[dict[str, Any]], gaps: list[dict[str, str]]) -> None:
+    """Appends to ``gaps`` (``{code, target, reason}``) what keeps the profile from being complete
+    beyond its consumed contracts: the graph's findings about the service (one not already said of
+    the same urn), the package's diagnostics by code, incomplete entry cards, unmodelled data stores
+    (:func:`_unmodelled_stores`), and no RESPONSIBILITY or no BOUNDARY statement in ``stmts``."""
+    svc = facts.service_id
     for code, urn, msg in con.execute("SELECT code, urn, message FROM graph_findings WHERE (service_id = ? OR "
                                       "list_contains(related_services, ?)) AND code IN ('UNRESOLVED_CALL', "
                                       "'SINGLE_WRITER_VIOLATION', 'CROSS_SERVICE_DATA_ACCESS') ORDER BY ALL",
@@ -287,16 +329,43 @@ def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, 
                      "reason": "no call, message or shared table crosses the service's boundary in either direction: "
                                "it calls, publishes and shares nothing, and no service calls it, takes its "
                                "messages or uses the tables it writes"})
+
+
+def service_profile(con, facts: PackageFacts, label: str, cards: list[dict[str, Any]],
+                    data: list[dict[str, Any]], alignment: list[dict[str, Any]],
+                    reached: set[str] | None = None) -> dict[str, Any]:
+    """The profile of one service package (``cards``: its entry cards; ``data``: :func:`data_rows`;
+    ``alignment``: :func:`alignment_rows`; ``reached``: the methods its entries reach, where a gap
+    about code matters). Its boundaries run both ways (:func:`boundaries`): what it calls, publishes
+    and shares, and who calls its contracts, takes its messages and uses the tables it writes."""
+    ents = facts.entities
+    entries = sorted(r for r, e in ents.items() if e["kind"] == "ENTRY")
+    provided = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "PROVIDED")
+    consumed = sorted(r for r, e in ents.items() if e["kind"] == "CONTRACT" and e["role"] == "CONSUMED")
+    rows_out = [r for r in alignment if r["src_scan_id"] == facts.scan_id]
+    rows_in = [r for r in alignment if r["dst_scan_id"] == facts.scan_id]
+    gaps: list[dict[str, str]] = []
+    stmts = _responsibility_statements(facts, entries, provided)
+    consumed_out = _consumed_contracts(facts, consumed, rows_out, stmts, gaps)
+    bounds = boundaries(facts, alignment, data)
+    stmts += _called_by_statements(facts, bounds)
+    topics_out, topics_in = _topic_statements(facts, rows_out, rows_in, stmts)
+    tables = _table_access(con, facts, bounds, stmts)
+    configs = [{"config_key": k, "value_resolution": v} for k, v in con.execute(
+        "SELECT DISTINCT config_key, value_resolution FROM config_bindings WHERE scan_id = ? ORDER BY ALL",
+        [facts.scan_id]).fetchall()]
+    caches = sorted({e["urn"] for e in ents.values() if e["kind"] == "CACHE_KEY" and e["urn"]})
+    _evidence_gaps(con, facts, cards, reached, stmts, gaps)
     stmts.sort(key=lambda x: (x["role"] != "RESPONSIBILITY", x["template"]))  # stable: by role, then template
     profile = {
-        "service_id": svc, "label": label, "scan_id": facts.scan_id,
+        "service_id": facts.service_id, "label": label, "scan_id": facts.scan_id,
         "implementation_scope": facts.implementation_scope,
         "entries": [{"record_id": r, "entry_kind": ents[r]["entry_kind"], "urn": ents[r]["urn"]} for r in entries],
         "contracts_exposed": [{"contract": c, "urn": facts.name(c)} for c in provided],
         "contracts_consumed": consumed_out,
         "topics_in": [facts.name(t) for t in topics_in],
         "topics_out": [facts.name(t) for t in topics_out],
-        "tables_written": written, "tables_read": read, "sole_writer_of": sole, "sharded_tables": sharded,
+        **tables,
         "config_keys": configs, "cache_prefixes": caches, "boundaries": bounds,
         "statements": stmts, "gaps": gaps, "complete": not gaps,
     }
