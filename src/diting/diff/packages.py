@@ -335,66 +335,21 @@ def fold(changes: list[Change]) -> list[Change]:
 
     Of several rows it could fold into, the most specific (then the first stable_id) takes it;
     folded rows of folded rows go to the row that stays."""
-    before_of: dict[str, Change] = {}
-    after_of: dict[str, Change] = {}
-    named_before: dict[str, list[Change]] = {}  # relation rows by what they name, per side
-    named_after: dict[str, list[Change]] = {}
-    contract_of: dict[str, list[Change]] = {}
-    renames: dict[str, str] = {}
-    for c in changes:
-        b, a = c.before, c.after
-        if _is_relation(c):
-            for rec, index in ((b, named_before), (a, named_after)):
-                for r in _refs(rec):
-                    index.setdefault(r, []).append(c)
-            continue
-        if isinstance(b, dict) and "stable_id" in b:
-            before_of[b["stable_id"]] = c
-        if isinstance(a, dict) and "stable_id" in a:
-            after_of[a["stable_id"]] = c
-        if _identity(c) and (b or a).get("kind") == "CONTRACT" and (b or a).get("role") == "PROVIDED":
-            contract_of.setdefault(str((b or a).get("urn")), []).append(c)
-        if isinstance(b, dict) and isinstance(a, dict) and b.get("stable_id") != a.get("stable_id") and \
-                isinstance(b.get("stable_id"), str):
-            renames[b["stable_id"]] = a["stable_id"]
-    pattern = re.compile("|".join(re.escape(k) for k in sorted(renames, key=lambda k: (-len(k), k)))) \
-        if renames else None
+    ix = _Index(changes)
     parent: dict[int, Change] = {}
-
-    def attach(c: Change, found: list[Change], any_rank: bool = False) -> None:
-        for p in sorted(found, key=lambda p: (_RANK[p.cls], _is_relation(p), p.stable_id)):
-            if p is not c and (any_rank or _RANK[p.cls] <= _RANK[c.cls]) and _root(p, parent) is not c:
-                parent[id(c)] = p  # never a cycle
-                return
-
     ordered = sorted(changes, key=_order)
     for c in ordered:  # into entities
-        b, a = c.before, c.after
-        if pattern is not None and isinstance(b, dict) and isinstance(a, dict):
-            hits = pattern.findall(json.dumps(b, sort_keys=True, ensure_ascii=False))
-            if hits and _subst(b, pattern, renames) == a:
-                attach(c, [before_of[h] for h in sorted(set(hits)) if h in before_of], any_rank=True)
-                if id(c) in parent:
-                    continue
-        if not _identity(c) or _is_relation(c) and b is not None and a is not None:
+        if _fold_renamed(c, ix, parent):
+            continue
+        if not _identity(c) or _is_relation(c) and c.before is not None and c.after is not None:
             continue  # a relation with a new target is a change of its own
-        found = []
-        for rec, index in ((b, before_of), (a, after_of)):
-            found += [p for r in sorted(_refs(rec)) if (p := index.get(r)) is not None and _identity(p)]
-        rec = a or b
-        if rec.get("kind") == "ENTRY" and not _is_relation(c):
-            sides = [p for p in contract_of.get(str(rec.get("urn")), [])
-                     if (p.before is None) == (b is None) and (p.after is None) == (a is None)]
-            if len(sides) > 1:
-                sides = [p for p in sides if _params(p.stable_id) == _params(c.stable_id)]
-            found += sides[:1] if len(sides) == 1 else []
-        attach(c, found)
+        _attach(c, _named_entities(c, ix), parent)
     for c in ordered:  # an entity that came or went into the relation that names it
         if id(c) in parent or _is_relation(c) or not _identity(c):
             continue
-        found = [r for rec, index in ((c.before, named_before), (c.after, named_after)) if isinstance(rec, dict)
+        found = [r for rec, index in ((c.before, ix.named_before), (c.after, ix.named_after)) if isinstance(rec, dict)
                  for r in index.get(str(rec.get("stable_id")), [])]
-        attach(c, found)
+        _attach(c, found, parent)
     kept: list[Change] = []
     for c in ordered:
         root = _root(c, parent)
@@ -403,6 +358,79 @@ def fold(changes: list[Change]) -> list[Change]:
         else:
             root.folded.append(c)
     return kept
+
+
+class _Index:
+    """The change rows :func:`fold` looks up: entity rows by stable_id and relation rows by the
+    stable_ids they name (each per side), provided-contract rows by urn, and the renames of pairs."""
+
+    def __init__(self, changes: list[Change]) -> None:
+        self.before_of: dict[str, Change] = {}
+        self.after_of: dict[str, Change] = {}
+        self.named_before: dict[str, list[Change]] = {}
+        self.named_after: dict[str, list[Change]] = {}
+        #: provided CONTRACT rows that came, went or were paired, by urn
+        self.contract_of: dict[str, list[Change]] = {}
+        #: a pair's stable_id before → after
+        self.renames: dict[str, str] = {}
+        for c in changes:
+            b, a = c.before, c.after
+            if _is_relation(c):
+                for rec, index in ((b, self.named_before), (a, self.named_after)):
+                    for r in _refs(rec):
+                        index.setdefault(r, []).append(c)
+                continue
+            if isinstance(b, dict) and "stable_id" in b:
+                self.before_of[b["stable_id"]] = c
+            if isinstance(a, dict) and "stable_id" in a:
+                self.after_of[a["stable_id"]] = c
+            if _identity(c) and (b or a).get("kind") == "CONTRACT" and (b or a).get("role") == "PROVIDED":
+                self.contract_of.setdefault(str((b or a).get("urn")), []).append(c)
+            if isinstance(b, dict) and isinstance(a, dict) and b.get("stable_id") != a.get("stable_id") and \
+                    isinstance(b.get("stable_id"), str):
+                self.renames[b["stable_id"]] = a["stable_id"]
+        #: any renamed stable_id, longest first
+        self.pattern = re.compile("|".join(re.escape(k) for k in sorted(self.renames, key=lambda k: (-len(k), k)))) \
+            if self.renames else None
+
+
+def _attach(c: Change, found: list[Change], parent: dict[int, Change], any_rank: bool = False) -> None:
+    """Fold ``c`` into the most specific of ``found`` (then the first stable_id) of a class at least as
+    specific (any class with ``any_rank``) that is not folded into ``c`` itself."""
+    for p in sorted(found, key=lambda p: (_RANK[p.cls], _is_relation(p), p.stable_id)):
+        if p is not c and (any_rank or _RANK[p.cls] <= _RANK[c.cls]) and _root(p, parent) is not c:
+            parent[id(c)] = p  # never a cycle
+            return
+
+
+def _fold_renamed(c: Change, ix: _Index, parent: dict[int, Change]) -> bool:
+    """Fold a row on both sides that differs only in naming paired entities by their new stable_ids
+    into a pair's row; whether it folded."""
+    b, a = c.before, c.after
+    if ix.pattern is None or not isinstance(b, dict) or not isinstance(a, dict):
+        return False
+    hits = ix.pattern.findall(json.dumps(b, sort_keys=True, ensure_ascii=False))
+    if not hits or _subst(b, ix.pattern, ix.renames) != a:
+        return False
+    _attach(c, [ix.before_of[h] for h in sorted(set(hits)) if h in ix.before_of], parent, any_rank=True)
+    return id(c) in parent
+
+
+def _named_entities(c: Change, ix: _Index) -> list[Change]:
+    """The entity rows that came, went or were paired that ``c`` names on the same side, and for an
+    ENTRY the provided contract of its urn (of its handler's parameters when the urn has several)."""
+    b, a = c.before, c.after
+    found = []
+    for rec, index in ((b, ix.before_of), (a, ix.after_of)):
+        found += [p for r in sorted(_refs(rec)) if (p := index.get(r)) is not None and _identity(p)]
+    rec = a or b
+    if rec.get("kind") == "ENTRY" and not _is_relation(c):
+        sides = [p for p in ix.contract_of.get(str(rec.get("urn")), [])
+                 if (p.before is None) == (b is None) and (p.after is None) == (a is None)]
+        if len(sides) > 1:
+            sides = [p for p in sides if _params(p.stable_id) == _params(c.stable_id)]
+        found += sides[:1] if len(sides) == 1 else []
+    return found
 
 
 def _root(c: Change, parent: dict[int, Change]) -> Change:

@@ -174,86 +174,102 @@ class ConstantFolder:
         if expr is None:
             return None
         k = expr.get("kind")
-        if k == "str":
-            return (expr["value"], "java.lang.String")
-        if k in ("int", "long"):
-            return (expr["value"], k)
-        if k == "char":
-            return (expr["value"], "char")
-        if k == "bool":
-            return (expr["value"], "boolean")
+        if k in _LITERAL_TYPES:
+            return (expr["value"], _LITERAL_TYPES[k])
         if k == "name":
             return self._name(expr["parts"][0], scope, chain)
         if k == "field":
             return self._qualified(list(expr["parts"]), scope, chain)
         if k == "unary":
             inner = self.fold(expr.get("operand"), scope, chain)
-            if inner is None:
-                return None
-            op = expr.get("op")
-            if op == "-" and inner[1] in _INT_BITS:
-                return (str(_wrap(-int(inner[0]), inner[1])), inner[1])
-            if op == "+" and inner[1] in _INT_BITS:
-                return inner
-            if op == "!" and inner[1] == "boolean":
-                return ("false" if inner[0] == "true" else "true", "boolean")
-            return None
+            return _unary(expr.get("op"), inner) if inner is not None else None
         if k == "binary":
             a = self.fold(expr.get("left"), scope, chain)
             b = self.fold(expr.get("right"), scope, chain)
-            if a is None or b is None or a[1] not in _INT_BITS or b[1] not in _INT_BITS:
-                return None
-            kind = "long" if "long" in (a[1], b[1]) else "int"
-            x, y, op = int(a[0]), int(b[0]), expr.get("op")
-            if op in ("/", "%") and y == 0:
-                return None
-            if op == "-":
-                r = x - y
-            elif op == "*":
-                r = x * y
-            elif op == "/":
-                r = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)  # Java truncates toward zero
-            elif op == "%":
-                r = x - (abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)) * y
-            elif op == "<<":
-                r = x << (y & (63 if a[1] == "long" else 31))
-                kind = a[1]
-            elif op == ">>":
-                r = x >> (y & (63 if a[1] == "long" else 31))
-                kind = a[1]
-            elif op == "&":
-                r = x & y
-            elif op == "|":
-                r = x | y
-            elif op == "^":
-                r = x ^ y
-            else:
-                return None
-            return (str(_wrap(r, kind)), kind)
+            return _binary(expr.get("op"), a, b) if a is not None and b is not None else None
         if k == "concat":
             acc: Folded | None = None
             for item in expr["items"]:
                 v = self.fold(item, scope, chain)
                 if v is None:
                     return None
+                acc = v if acc is None else _plus(acc, v)
                 if acc is None:
-                    acc = v
-                    continue
-                if acc[1] == "java.lang.String" or v[1] == "java.lang.String":
-                    if acc[1].startswith("enum:") or v[1].startswith("enum:"):
-                        return None  # an enum's toString() may be overridden
-                    if len(acc[0]) + len(v[0]) > MAX_STRING_CHARS:
-                        return None
-                    acc = (acc[0] + v[0], "java.lang.String")
-                elif acc[1] in _INT_BITS and v[1] in _INT_BITS:
-                    kind = "long" if "long" in (acc[1], v[1]) else "int"
-                    acc = (str(_wrap(int(acc[0]) + int(v[0]), kind)), kind)
-                elif acc[1] == "char" and v[1] in _INT_BITS or acc[1] in _INT_BITS and v[1] == "char":
-                    a = ord(acc[0]) if acc[1] == "char" else int(acc[0])
-                    b = ord(v[0]) if v[1] == "char" else int(v[0])
-                    kind = "long" if "long" in (acc[1], v[1]) else "int"
-                    acc = (str(_wrap(a + b, kind)), kind)
-                else:
                     return None
             return acc
         return None
+
+
+#: the type of each literal kind
+_LITERAL_TYPES = {"str": "java.lang.String", "int": "int", "long": "long", "char": "char", "bool": "boolean"}
+
+
+def _unary(op: str | None, inner: Folded) -> Folded | None:
+    """Unary ``-`` and ``+`` of an integer, ``!`` of a boolean; None for anything else."""
+    if op == "-" and inner[1] in _INT_BITS:
+        return (str(_wrap(-int(inner[0]), inner[1])), inner[1])
+    if op == "+" and inner[1] in _INT_BITS:
+        return inner
+    if op == "!" and inner[1] == "boolean":
+        return ("false" if inner[0] == "true" else "true", "boolean")
+    return None
+
+
+def _binary(op: str | None, a: Folded, b: Folded) -> Folded | None:
+    """Java's integer arithmetic (``- * / % << >> & | ^``) on two int / long operands, wrapped to the
+    result's width; None for another operator or operand type, or a division by zero."""
+    if a[1] not in _INT_BITS or b[1] not in _INT_BITS:
+        return None
+    kind = "long" if "long" in (a[1], b[1]) else "int"
+    x, y = int(a[0]), int(b[0])
+    if op in ("/", "%") and y == 0:
+        return None
+    if op == "-":
+        r = x - y
+    elif op == "*":
+        r = x * y
+    elif op == "/":
+        r = _truncated_quotient(x, y)
+    elif op == "%":
+        r = x - _truncated_quotient(x, y) * y
+    elif op == "<<":
+        r = x << (y & (63 if a[1] == "long" else 31))
+        kind = a[1]
+    elif op == ">>":
+        r = x >> (y & (63 if a[1] == "long" else 31))
+        kind = a[1]
+    elif op == "&":
+        r = x & y
+    elif op == "|":
+        r = x | y
+    elif op == "^":
+        r = x ^ y
+    else:
+        return None
+    return (str(_wrap(r, kind)), kind)
+
+
+def _truncated_quotient(x: int, y: int) -> int:
+    """``x / y`` as Java divides integers: truncated toward zero."""
+    return abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+
+
+def _plus(acc: Folded, v: Folded) -> Folded | None:
+    """Java's ``+`` of two folded operands: string concatenation when either is a String (not of an
+    enum constant, whose ``toString()`` may be overridden, nor past :data:`MAX_STRING_CHARS`), else
+    int / long / char addition; None for anything else."""
+    if acc[1] == "java.lang.String" or v[1] == "java.lang.String":
+        if acc[1].startswith("enum:") or v[1].startswith("enum:"):
+            return None  # an enum's toString() may be overridden
+        if len(acc[0]) + len(v[0]) > MAX_STRING_CHARS:
+            return None
+        return (acc[0] + v[0], "java.lang.String")
+    if acc[1] in _INT_BITS and v[1] in _INT_BITS:
+        kind = "long" if "long" in (acc[1], v[1]) else "int"
+        return (str(_wrap(int(acc[0]) + int(v[0]), kind)), kind)
+    if acc[1] == "char" and v[1] in _INT_BITS or acc[1] in _INT_BITS and v[1] == "char":
+        a = ord(acc[0]) if acc[1] == "char" else int(acc[0])
+        b = ord(v[0]) if v[1] == "char" else int(v[0])
+        kind = "long" if "long" in (acc[1], v[1]) else "int"
+        return (str(_wrap(a + b, kind)), kind)
+    return None

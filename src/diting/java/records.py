@@ -60,6 +60,20 @@ class ModuleJavaResult:
     mains: list[MainMethod] = field(default_factory=list)
 
 
+@dataclass
+class _DeclaringType:
+    """The type whose members are recorded: its file, declaration, records and identities."""
+
+    facts: FileFacts
+    scope: FileScope
+    td: TypeDecl
+    chain: list[int]
+    rid: str
+    stable: str
+    binary: str
+    summary: FileSummary
+
+
 class ModuleJava:
     """Builds the Java record blueprints of one module into a :class:`RecordSet`.
 
@@ -201,48 +215,79 @@ class ModuleJava:
 
     def _members(self, facts: FileFacts, scope: FileScope, idx: int, td: TypeDecl, chain: list[int], type_rid: str,
                  type_stable: str, type_ev: str, summary: FileSummary) -> None:
-        binary = scope.binary_of(td)
+        """The METHOD and FIELD entities of ``td``, each with its CONTAINS relation: declared methods,
+        the static initializer, declared fields, enum constants, then what Lombok, records and javac add."""
+        owner = _DeclaringType(facts, scope, td, chain, type_rid, type_stable, scope.binary_of(td), summary)
+        seen_methods = self._declared_methods(owner, type_ev)
+        self._static_initializer(owner)
+        seen_fields = self._declared_fields(owner)
+        self._enum_constants(owner, seen_fields)
+        self._synthesized_members(owner, seen_methods, seen_fields)
+
+    def _contains(self, owner: _DeclaringType, rid: str, stable: str, evs: list[str]) -> None:
+        """The CONTAINS relation from the declaring type to a member."""
+        self.rs.relation("CONTAINS", owner.rid, owner.stable, target_rid=rid, target_key=stable,
+                         status="RESOLVED", evidence=evs)
+
+    def _declared_methods(self, owner: _DeclaringType, type_ev: str) -> set[str]:
+        """The declared methods and constructors (a repeated identity is a DUPLICATE_DECLARATION), and
+        a ``main`` among them as a :class:`MainMethod`; the stable ids recorded."""
+        facts, scope, td, chain, binary = owner.facts, owner.scope, owner.td, owner.chain, owner.binary
         seen_methods: set[str] = set()
         for m in td.methods:
             tv = scope.type_vars_for(chain, m.type_params)
             sig = [scope.resolve(p.type, chain, tv).name for p in m.params]
-            stable = self._method_stable(type_stable, m.name, sig)
+            stable = self._method_stable(owner.stable, m.name, sig)
             ev = self._seg(facts, m.start_line, m.end_line)
             if stable in seen_methods:
-                self._duplicate(facts, summary, "method", stable.split("/", 1)[-1], m.start_line, m.end_line, ev)
+                self._duplicate(facts, owner.summary, "method", stable.split("/", 1)[-1], m.start_line, m.end_line, ev)
                 continue
             seen_methods.add(stable)
             attrs = self._method_attrs(m, scope, chain, tv, sig)
-            rid = self._method_entity(stable, f"{binary}#{m.name}({','.join(sig)})", ev, attrs, type_rid, sig)
-            summary.methods += 1
-            self.rs.relation("CONTAINS", type_rid, type_stable, target_rid=rid, target_key=stable,
-                             status="RESOLVED", evidence=[ev])
+            rid = self._method_entity(stable, f"{binary}#{m.name}({','.join(sig)})", ev, attrs, owner.rid, sig)
+            owner.summary.methods += 1
+            self._contains(owner, rid, stable, [ev])
             if self._is_main(m, sig):
-                app = None
-                for a in td.annotations:
-                    r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
-                    fqn = r.name if r is not None else None
-                    if fqn in self.apps or (r is None and any(
-                            f.rsplit(".", 1)[-1] == a.name and f.rsplit(".", 1)[0] in scope.wildcards
-                            for f in self.apps)):
-                        app = fqn or next(f for f in self.apps if f.rsplit(".", 1)[-1] == a.name)
-                self.result.mains.append(MainMethod(rid, stable, binary, ev, app, type_ev,
-                                                    (facts.path, td.header_start, td.header_end)))
-        if td.static_init_lines:
-            evs = [self._seg(facts, s, e) for s, e in td.static_init_lines]
-            stable = self._method_stable(type_stable, "<clinit>", [])
-            rid = self._method_entity(stable, f"{binary}#<clinit>()", evs,
-                                      {"decl_kind": "STATIC_INITIALIZER", "modifiers": ["static"],
-                                       "annotations": [], "parameters": [], "return_type": "void", "throws": [],
-                                       "type_parameters": []}, type_rid, [])
-            self.rs.relation("CONTAINS", type_rid, type_stable, target_rid=rid, target_key=stable,
-                             status="RESOLVED", evidence=evs)
+                self.result.mains.append(MainMethod(rid, stable, binary, ev, self._application_annotation(owner),
+                                                    type_ev, (facts.path, td.header_start, td.header_end)))
+        return seen_methods
+
+    def _application_annotation(self, owner: _DeclaringType) -> str | None:
+        """The FQN of the last application annotation (``@SpringBootApplication`` …) on the type."""
+        scope, chain = owner.scope, owner.chain
+        app = None
+        for a in owner.td.annotations:
+            r = scope.resolve_base(TypeRef(tuple(a.name.split("."))), chain, {})
+            fqn = r.name if r is not None else None
+            if fqn in self.apps or (r is None and any(
+                    f.rsplit(".", 1)[-1] == a.name and f.rsplit(".", 1)[0] in scope.wildcards
+                    for f in self.apps)):
+                app = fqn or next(f for f in self.apps if f.rsplit(".", 1)[-1] == a.name)
+        return app
+
+    def _static_initializer(self, owner: _DeclaringType) -> None:
+        """One ``<clinit>`` METHOD for all the type's static initializer blocks."""
+        td = owner.td
+        if not td.static_init_lines:
+            return
+        evs = [self._seg(owner.facts, s, e) for s, e in td.static_init_lines]
+        stable = self._method_stable(owner.stable, "<clinit>", [])
+        rid = self._method_entity(stable, f"{owner.binary}#<clinit>()", evs,
+                                  {"decl_kind": "STATIC_INITIALIZER", "modifiers": ["static"],
+                                   "annotations": [], "parameters": [], "return_type": "void", "throws": [],
+                                   "type_parameters": []}, owner.rid, [])
+        self._contains(owner, rid, stable, evs)
+
+    def _declared_fields(self, owner: _DeclaringType) -> set[str]:
+        """The declared fields (an interface's implicitly public static final), with the folded value
+        of a constant, else the initializer of a static final; the stable ids recorded."""
+        facts, scope, td, chain, binary = owner.facts, owner.scope, owner.td, owner.chain, owner.binary
         seen_fields: set[str] = set()
         for f in td.fields:
-            stable = f"{type_stable}.{f.name}"
+            stable = f"{owner.stable}.{f.name}"
             ev = self._seg(facts, f.start_line, f.end_line)
             if stable in seen_fields:
-                self._duplicate(facts, summary, "field", stable.split("/", 1)[-1], f.start_line, f.end_line, ev)
+                self._duplicate(facts, owner.summary, "field", stable.split("/", 1)[-1], f.start_line, f.end_line, ev)
                 continue
             seen_fields.add(stable)
             tv = scope.type_vars_for(chain)
@@ -259,13 +304,17 @@ class ModuleJava:
             elif f.initializer is not None and ("static" in attrs["modifiers"] and "final" in attrs["modifiers"]):
                 attrs["initializer"] = f.initializer
             rid = self.rs.entity("FIELD", stable, f"{binary}.{f.name}", [ev], attrs)
-            self.rs.relation("CONTAINS", type_rid, type_stable, target_rid=rid, target_key=stable,
-                             status="RESOLVED", evidence=[ev])
-        for ec in td.enum_constants:
-            stable = f"{type_stable}.{ec.name}"
+            self._contains(owner, rid, stable, [ev])
+        return seen_fields
+
+    def _enum_constants(self, owner: _DeclaringType, seen_fields: set[str]) -> None:
+        """An enum's constants: FIELD entities with their arguments and the arguments' folded values."""
+        facts, scope, chain, binary = owner.facts, owner.scope, owner.chain, owner.binary
+        for ec in owner.td.enum_constants:
+            stable = f"{owner.stable}.{ec.name}"
             ev = self._seg(facts, ec.start_line, ec.end_line)
             if stable in seen_fields:
-                self._duplicate(facts, summary, "enum constant", stable.split("/", 1)[-1], ec.start_line,
+                self._duplicate(facts, owner.summary, "enum constant", stable.split("/", 1)[-1], ec.start_line,
                                 ec.end_line, ev)
                 continue
             seen_fields.add(stable)
@@ -277,13 +326,17 @@ class ModuleJava:
                      "arguments": ec.args, "argument_values": values,
                      "annotations": self._ann_json(ec.annotations, scope, chain)}
             rid = self.rs.entity("FIELD", stable, f"{binary}.{ec.name}", [ev], attrs)
-            self.rs.relation("CONTAINS", type_rid, type_stable, target_rid=rid, target_key=stable,
-                             status="RESOLVED", evidence=[ev])
-        for sm in synthesize(td, scope, chain):
-            evs = [self._seg(facts, s, e) for s, e in sm.lines]
+            self._contains(owner, rid, stable, [ev])
+
+    def _synthesized_members(self, owner: _DeclaringType, seen_methods: set[str], seen_fields: set[str]) -> None:
+        """The members Lombok, records and javac add (:func:`synthesize`), each ``synthesized_by`` its
+        cause; one whose identity is declared already is left out."""
+        scope, chain, binary = owner.scope, owner.chain, owner.binary
+        for sm in synthesize(owner.td, scope, chain):
+            evs = [self._seg(owner.facts, s, e) for s, e in sm.lines]
             tv = scope.type_vars_for(chain)
             if sm.kind == "FIELD":
-                stable = f"{type_stable}.{sm.name}"
+                stable = f"{owner.stable}.{sm.name}"
                 if stable in seen_fields:
                     continue
                 seen_fields.add(stable)
@@ -292,7 +345,7 @@ class ModuleJava:
                 rid = self.rs.entity("FIELD", stable, f"{binary}.{sm.name}", evs, attrs)
             else:
                 sig = [scope.resolve(t, chain, tv).name for _, t in sm.params]
-                stable = self._method_stable(type_stable, sm.name, sig)
+                stable = self._method_stable(owner.stable, sm.name, sig)
                 if stable in seen_methods:
                     continue
                 seen_methods.add(stable)
@@ -302,9 +355,8 @@ class ModuleJava:
                                         for (n, _), s in zip(sm.params, sig, strict=True)],
                          "return_type": scope.resolve(sm.type, chain, tv).name if sm.type else "void",
                          "throws": [], "type_parameters": [], "synthesized_by": sm.cause}
-                rid = self._method_entity(stable, f"{binary}#{sm.name}({','.join(sig)})", evs, attrs, type_rid, sig)
-            self.rs.relation("CONTAINS", type_rid, type_stable, target_rid=rid, target_key=stable,
-                             status="RESOLVED", evidence=evs)
+                rid = self._method_entity(stable, f"{binary}#{sm.name}({','.join(sig)})", evs, attrs, owner.rid, sig)
+            self._contains(owner, rid, stable, evs)
 
     def _method_entity(self, stable: str, name: str, ev: str | list[str], attrs: dict[str, Any], type_rid: str,
                        sig: list[str]) -> str:

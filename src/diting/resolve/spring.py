@@ -245,6 +245,11 @@ def _assign_stable_ids(beans: list[Bean]) -> None:
             b.stable = f"bean:{ns}/{name}@{path}" + (f"~{n}" if n else "")
 
 
+def _declared_types(c: Candidate) -> set[str]:
+    """The class a candidate declares and the supertypes its declaration names."""
+    return set(c.get("type_detail", {}).get("supertypes", [])) | {c["type"]["binary"]}
+
+
 class SpringContext:
     """The context of one package, from the candidates of its modules.
 
@@ -521,10 +526,25 @@ class SpringContext:
 
     # ------------------------------------------------------------ beans
     def _beans(self) -> list[Bean]:
+        """Every bean of the context: component-scanned classes, the application class, imported
+        classes, proxies of scanned interfaces, XML ``<bean>``s, RPC consumers, Feign clients, then
+        ``@Bean`` methods, in that order; one bean per (module, class) of the first four."""
+        seen: set[tuple[str, str]] = set()
+        beans = self._component_beans(seen)
+        beans += self._application_beans(seen)
+        beans += self._imported_beans(seen)
+        beans += self._proxy_scan_beans(seen)
+        beans += self._xml_beans()
+        beans += self._rpc_consumer_beans()
+        beans += self._feign_client_beans()
+        beans += self._bean_method_beans(beans)
+        return beans
+
+    def _component_beans(self, seen: set[tuple[str, str]]) -> list[Bean]:
+        """A bean per stereotype class (``@Component`` …; an interface or abstract class only when its
+        rule registers a proxy), named by its annotation or Spring's default bean name."""
         beans: list[Bean] = []
         primaries = {c["type"]["binary"] for c in self.by_emit.get("PRIMARY", []) if c["target"] == "TYPE"}
-        primary_methods = {c["member"]["stable"] for c in self.by_emit.get("PRIMARY", []) if c["target"] == "METHOD"}
-        seen: set[tuple[str, str]] = set()
         for c in self.by_emit.get("BEAN", []):
             t = c["type"]
             proxy = bool(c.get("emit_attrs", {}).get("proxy"))
@@ -535,18 +555,26 @@ class SpringContext:
             names = self.vals(c, "name")
             name = names[0] if names else default_bean_name(t["simple"])
             beans.append(Bean(name, t["binary"], c["module"], "COMPONENT", c, self.class_loaded(t["binary"]),
-                              t["binary"] in primaries, supertypes=set(c.get("type_detail", {}).get("supertypes", []))
-                              | {t["binary"]}))
+                              t["binary"] in primaries, supertypes=_declared_types(c)))
+        return beans
+
+    def _application_beans(self, seen: set[tuple[str, str]]) -> list[Bean]:
+        """The application class: a ``@Configuration`` of its own context."""
+        beans: list[Bean] = []
         for c in self.by_emit.get("DEPLOYABLE_APPLICATION", []):
-            # the application class is a @Configuration of its own context
             t = c.get("type")
             if t is None or t["binary"] not in self.app_classes or (c["module"], t["binary"]) in seen:
                 continue
             seen.add((c["module"], t["binary"]))
             beans.append(Bean(default_bean_name(t["simple"]), t["binary"], c["module"], "COMPONENT", c, True,
-                              supertypes=set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}))
+                              supertypes=_declared_types(c)))
+        return beans
+
+    def _imported_beans(self, seen: set[tuple[str, str]]) -> list[Bean]:
+        """A class put into the context by ``@Import`` (or the like): a bean named by its class name
+        (Spring 4.2+)."""
+        beans: list[Bean] = []
         for binary, c in sorted(self.imported_by.items()):
-            # an imported class is registered as a bean named by its class name (Spring 4.2+)
             module = self.home(binary, c.get("module"))
             # an importer whose rule says ``proxy`` (@EnableBinding) registers a proxy of each interface it names
             kinds = ("ANNOTATION",) if (c.get("emit_attrs") or {}).get("proxy") else ("INTERFACE", "ANNOTATION")
@@ -555,6 +583,11 @@ class SpringContext:
             seen.add((module, binary))
             beans.append(Bean(binary, binary, module, "IMPORTED", c, True,
                               supertypes=self.supertypes(module, binary) | {binary}))
+        return beans
+
+    def _proxy_scan_beans(self, seen: set[tuple[str, str]]) -> list[Bean]:
+        """A proxy bean per interface in the packages of a loaded interface scan (``@MapperScan`` …)."""
+        beans: list[Bean] = []
         for c in self.by_emit.get("PROXY_SCAN", []):
             if not self.cand_loaded(c):
                 continue
@@ -569,6 +602,12 @@ class SpringContext:
                     simple = binary.rsplit(".", 1)[-1]
                     beans.append(Bean(default_bean_name(simple), binary, module, "PROXY", c, True,
                                       supertypes=self.supertypes(module, binary) | {binary}))
+        return beans
+
+    def _xml_beans(self) -> list[Bean]:
+        """An XML ``<bean>`` (or a namespace element a rule gives a bean type): named by its ``id``,
+        else its first ``name``, else Spring's generated ``class#n``."""
+        beans: list[Bean] = []
         anonymous: dict[str, int] = {}
         for c in self.by_emit.get("XML_BEAN", []):
             x = c["xml"]
@@ -589,6 +628,11 @@ class SpringContext:
             beans.append(Bean(name, cls, c["module"], "XML", c, self.cand_loaded(c),
                               x["attributes"].get("primary") == "true", aliases=[a for a in aliases if a != name],
                               properties=x.get("properties", {}), supertypes=self.supertypes(module, cls) | {cls}))
+        return beans
+
+    def _rpc_consumer_beans(self) -> list[Bean]:
+        """An RPC consumer declared in XML (``<dubbo:reference id interface>``): a bean of its interface."""
+        beans: list[Bean] = []
         for c in self.by_emit.get("RPC_CONSUMER", []):
             if c["form"] != "xml":
                 continue
@@ -599,9 +643,14 @@ class SpringContext:
             module = self.home(iface, c["module"])
             beans.append(Bean(bid, iface, c["module"], "RPC_CONSUMER", c, self.cand_loaded(c),
                               supertypes=self.supertypes(module, iface) | {iface}))
+        return beans
+
+    def _feign_client_beans(self) -> list[Bean]:
+        """A Feign client's proxy bean (and a Retrofit-like client a scanner registers)."""
+        beans: list[Bean] = []
         for c in self.by_emit.get("FEIGN_CLIENT", []):
             t = c["type"]
-            supers = set(c.get("type_detail", {}).get("supertypes", [])) | {t["binary"]}
+            supers = _declared_types(c)
             ea = c.get("emit_attrs") or {}
             if ea.get("registered_by") == "scan":
                 # a client interface a scanner registers where the context scans (Retrofit's starter
@@ -620,9 +669,15 @@ class SpringContext:
             primary = not any(v.strip().lower() == "false" for v in self.vals(c, "primary"))
             beans.append(Bean(f"{t['binary']}", t["binary"], c["module"], "FEIGN_CLIENT", c,
                               self.feign_loaded(t["binary"]), primary, supertypes=supers, aliases=names))
-        # @Bean methods count where a loaded bean is of the declaring class or a subclass of it
-        # (inherited @Bean methods of a base configuration class); a plain class's are never called
+        return beans
+
+    def _bean_method_beans(self, beans: list[Bean]) -> list[Bean]:
+        """A bean per ``@Bean`` method, of its return type: loaded where a loaded bean of ``beans`` is
+        of the declaring class or a subclass of it (inherited ``@Bean`` methods of a base
+        configuration class; a plain class's are never called) and its ``@Profile`` holds."""
         holders = [b for b in beans if b.loaded and b.kind in ("COMPONENT", "IMPORTED", "XML")]
+        primary_methods = {c["member"]["stable"] for c in self.by_emit.get("PRIMARY", []) if c["target"] == "METHOD"}
+        out: list[Bean] = []
         for c in self.by_emit.get("BEAN_METHOD", []):
             m = c.get("member")
             if m is None:  # a rule whose annotation sits on a type: no method, no bean
@@ -635,10 +690,10 @@ class SpringContext:
             ret = m["return_type"]
             props = {k: {"value": o[0]["value"] if o and "value" in o[0] else None, "outcome": o[0] if o else None}
                      for k, o in c.get("bean_properties", {}).items()}
-            beans.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
-                              m["stable"] in primary_methods, aliases=names[1:], properties=props,
-                              supertypes=self.supertypes(self.home(ret, c["module"]), ret) | {ret}))
-        return beans
+            out.append(Bean(names[0] if names else m["name"], ret, c["module"], "BEAN_METHOD", c, loaded,
+                            m["stable"] in primary_methods, aliases=names[1:], properties=props,
+                            supertypes=self.supertypes(self.home(ret, c["module"]), ret) | {ret}))
+        return out
 
     # ------------------------------------------------------------ injection
     def candidates_for(self, type_name: str) -> list[Bean]:

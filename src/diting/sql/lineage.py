@@ -126,8 +126,35 @@ def _name(t: exp.Table) -> tuple[str, str | None]:
 
 
 def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] | None:
+    """The operation of one statement and each table it touches (a CTE name is none); None for a
+    statement that is neither a query nor a write."""
+    op = _operation(tree, replace)
+    if op is None:
+        return None
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    written: list[exp.Table] = []
+    written, named_only = _written_tables(tree)
+    written_ids = {id(t) for t in written}
+    aliases: dict[str, tuple[str, str | None]] = {}
+    all_tables = [t for t in tree.find_all(exp.Table)
+                  if t.name and t.name.lower() not in ctes and id(t) not in named_only]
+    for t in all_tables:
+        aliases[(t.alias or t.name).lower()] = _name(t)
+    uses: dict[tuple[str, str | None, bool], TableUse] = {}
+    for t in all_tables:
+        w = id(t) in written_ids or any(_name(t) == _name(x) and t is x for x in written)
+        key = (*_name(t), w)
+        if key not in uses:
+            uses[key] = TableUse(t.name, t.db or None, op if w else "SELECT", w)
+    _written_columns(tree, uses, aliases)
+    _read_columns(tree, uses, aliases)
+    _where_columns(tree, uses, aliases)
+    return op, sorted(uses.values(), key=lambda u: (u.name, u.db or "", u.write))
+
+
+def _operation(tree: exp.Expression, replace: bool) -> str | None:
+    """SELECT for a query, else the write: INSERT (REPLACE for a MySQL ``REPLACE INTO``, UPSERT with
+    an ``ON CONFLICT`` / ``ON DUPLICATE KEY`` clause), UPDATE, DELETE, UPSERT (MERGE); None for
+    another statement."""
     op = "SELECT"
     for cls, name in _WRITES.items():
         if isinstance(tree, cls):
@@ -141,6 +168,14 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
             op = "REPLACE"
         elif tree.args.get("conflict") is not None:
             op = "UPSERT"
+    return op
+
+
+def _written_tables(tree: exp.Expression) -> tuple[list[exp.Table], set[int]]:
+    """The table nodes a write writes (an UPDATE's joined tables among them), and the ids of the
+    nodes that only name another table (the targets of a multi-table DELETE)."""
+    written: list[exp.Table] = []
+    if isinstance(tree, exp.Insert):
         target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
         if isinstance(target, exp.Table):
             written.append(target)
@@ -149,38 +184,33 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
             written.append(tree.this)
         for j in tree.this.find_all(exp.Table) if not isinstance(tree.this, exp.Table) else []:
             written.append(j)
-    named_only: set[int] = set()  # table nodes that only name another (multi-table DELETE targets)
+    named_only: set[int] = set()
     if isinstance(tree, exp.Delete):
         targets = [t for t in tree.args.get("tables") or [] if isinstance(t, exp.Table)]
         if targets:  # MySQL ``DELETE a, b FROM x a JOIN y b …``: the targets name FROM/JOIN tables
             named_only = {id(t) for t in targets}
-            real: dict[str, exp.Table] = {}
-            for t in tree.find_all(exp.Table):
-                if id(t) not in named_only and t.name:
-                    real.setdefault(t.name.lower(), t)
-                    if t.alias:
-                        real[t.alias.lower()] = t
-            for t in targets:
-                r = real.get(t.name.lower())
-                if r is not None:
-                    written.append(r)
+            written += _delete_targets(tree, targets, named_only)
         elif isinstance(tree.this, exp.Table):
             written.append(tree.this)
     elif isinstance(tree, exp.Merge) and isinstance(tree.this, exp.Table):
         written.append(tree.this)  # MERGE INTO target USING source: the source is read
-    written_ids = {id(t) for t in written}
-    aliases: dict[str, tuple[str, str | None]] = {}
-    all_tables = [t for t in tree.find_all(exp.Table)
-                  if t.name and t.name.lower() not in ctes and id(t) not in named_only]
-    for t in all_tables:
-        aliases[(t.alias or t.name).lower()] = _name(t)
-    uses: dict[tuple[str, str | None, bool], TableUse] = {}
-    for t in all_tables:
-        w = id(t) in written_ids or any(_name(t) == _name(x) and t is x for x in written)
-        key = (*_name(t), w)
-        if key not in uses:
-            uses[key] = TableUse(t.name, t.db or None, op if w else "SELECT", w)
-    # columns
+    return written, named_only
+
+
+def _delete_targets(tree: exp.Delete, targets: list[exp.Table], named_only: set[int]) -> list[exp.Table]:
+    """The FROM / JOIN tables a multi-table DELETE's targets name, by table name or alias."""
+    real: dict[str, exp.Table] = {}
+    for t in tree.find_all(exp.Table):
+        if id(t) not in named_only and t.name:
+            real.setdefault(t.name.lower(), t)
+            if t.alias:
+                real[t.alias.lower()] = t
+    return [r for t in targets if (r := real.get(t.name.lower())) is not None]
+
+
+def _written_columns(tree: exp.Expression, uses: dict[tuple[str, str | None, bool], TableUse],
+                     aliases: dict[str, tuple[str, str | None]]) -> None:
+    """The columns a write names: an INSERT's column list, the columns an UPDATE's SET assigns."""
     if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema):
         cols = {c.name for c in tree.this.expressions if isinstance(c, exp.Identifier) or hasattr(c, "name")}
         for u in uses.values():
@@ -190,8 +220,13 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
         for e in tree.expressions:
             if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column):
                 _assign(uses, aliases, e.this, write=True)
+
+
+def _read_columns(tree: exp.Expression, uses: dict[tuple[str, str | None, bool], TableUse],
+                  aliases: dict[str, tuple[str, str | None]]) -> None:
+    """The columns the statement reads, each on the table its qualifier (an alias or table name)
+    names, an unqualified one when a single table is read."""
     single = _names([u for u in uses.values() if not u.write])
-    every = _names(list(uses.values()))
     for col in tree.find_all(exp.Column):
         if isinstance(col.parent, exp.EQ) and isinstance(tree, exp.Update) and col.parent.parent is tree and \
                 col.parent.this is col:
@@ -201,6 +236,12 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
             for u in uses.values():
                 if (u.name, u.db) == target and not u.write:
                     u.columns.add(col.name)
+
+
+def _where_columns(tree: exp.Expression, uses: dict[tuple[str, str | None, bool], TableUse],
+                   aliases: dict[str, tuple[str, str | None]]) -> None:
+    """The columns the statement's WHERE constrains, per table (read or written)."""
+    every = _names(list(uses.values()))
     where = tree.args.get("where")
     if where is not None:
         for col in where.find_all(exp.Column):
@@ -209,7 +250,6 @@ def _tables(tree: exp.Expression, replace: bool) -> tuple[str, list[TableUse]] |
                 for u in uses.values():
                     if (u.name, u.db) == target:
                         u.where_columns.add(col.name)
-    return op, sorted(uses.values(), key=lambda u: (u.name, u.db or "", u.write))
 
 
 def _names(candidates: list[TableUse]) -> set[tuple[str, str | None]]:
