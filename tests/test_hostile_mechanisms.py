@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from diting.probes.gateway import backtracking_risk, forward
-from diting.resolve.spring import ant_pattern
+from diting.resolve.spring_locations import ant_pattern
 from tests.conftest import boot_module, make_repo, pom, scan_repo
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from diting.config.sources import canonical_key
 from diting.probes.xml_candidates import split_list
-from diting.resolve.spring import PackagePatterns
+from diting.resolve.spring_locations import PackagePatterns
 from diting.sql import dialect, shards, sharding_config
 from diting.sql.mybatis import MapperFile
 
