@@ -111,3 +111,108 @@ def test_a_reader_gone_or_a_full_device_is_141_or_one_message(args):
         with open("/dev/full", "w") as full:
             r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
         assert r.returncode == 2 and r.stderr.startswith("error: cannot write the standard output")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["scan", "--help"], ["graph", "build", "--help"], ["--version"]])
+def test_help_to_a_full_or_closed_standard_output_is_one_message_and_exit_2(args):
+    """Help is written while the options are parsed, before any command runs; a standard output that is
+    full, or closed before the process started (``>&-``: Python then has none), still ends in one line
+    and exit 2 — not an internal error, not output silently lost."""
+    import os
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "diting", *args]
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True)
+        assert r.returncode == 2 and r.stderr.startswith("error: cannot write the standard output"), r.stderr
+    closed = subprocess.run(" ".join(cmd) + " >&-", shell=True, executable="/bin/bash", capture_output=True, text=True)
+    assert closed.returncode == 2, closed.stderr
+    assert closed.stderr == "error: cannot write the standard output: the standard output is closed\n"
+
+
+def test_a_package_file_verify_cannot_read_is_a_finding_and_an_unreadable_folder_an_error():
+    """A listed file that cannot be opened (its permissions) is never passed over as valid; a folder of
+    packages that cannot be listed is exit 2 for verify and diff, one line (as a user without rights
+    to it runs them: the test drops to an unprivileged uid when it runs as root)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    import tempfile
+    samples = Path(__file__).resolve().parents[1] / "ir_samples" / "estate"
+    src = next(p for p in sorted(samples.iterdir()) if (p / "manifest.json").is_file())
+    tmp_path = Path(tempfile.mkdtemp(prefix="diting-perm-", dir="/tmp"))  # pytest's own is the owner's only
+    pkg, other = tmp_path / "pkgs" / "a", tmp_path / "other"
+    shutil.copytree(src, pkg)
+    shutil.copytree(src, other)
+    os.chmod(pkg / "entities.jsonl", 0)
+    locked = tmp_path / "locked"
+    shutil.copytree(src, locked / "b")
+    os.chmod(locked, 0)
+    for p in (tmp_path, tmp_path / "pkgs", pkg, other):
+        os.chmod(p, 0o755)
+    user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    if user and shutil.which("setpriv") is None:
+        pytest.skip("runs as root without setpriv: permissions would not bite")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+
+    def diting(*args):
+        return subprocess.run(user + [sys.executable, "-m", "diting", *args], capture_output=True, text=True, env=env)
+    try:
+        r = diting("verify", str(pkg))
+        assert r.returncode == 1 and "entities.jsonl: cannot be read (Permission denied)" in r.stdout, (r.stdout, r.stderr)
+        r = diting("verify", str(tmp_path / "pkgs"))
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        for args in (("verify", str(tmp_path)), ("diff", str(locked / "b"), str(other))):
+            r = diting(*args)
+            assert r.returncode == 2 and "not readable (Permission denied)" in r.stderr, (args, r.stdout, r.stderr)
+            assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    finally:
+        os.chmod(locked, 0o755)
+        os.chmod(pkg / "entities.jsonl", 0o644)
+        shutil.rmtree(tmp_path)
+
+
+def test_an_interrupt_stops_a_running_query_at_once(tmp_path):
+    """SIGINT or SIGTERM while DuckDB runs a query interrupts the query itself (the connection's
+    interrupt), not only the Python side: exit 130 well before the grace period ends the process."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from diting.cli.main import INTERRUPT_GRACE_SECONDS
+    from diting.graph.store import build
+    db = tmp_path / "g.duckdb"
+    build(db, [Path(__file__).resolve().parents[1] / "ir_samples" / "estate"])
+    heavy = "select sum(hash(a.range * b.range)) from range(1000000) a, range(1000000) b"
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-m", "diting", "query", "--db", str(db), heavy, "--timeout", "600"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # the query runs in DuckDB by now
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "interrupted" in stderr, (sig, proc.returncode, stderr)
+        assert time.monotonic() - sent < INTERRUPT_GRACE_SECONDS / 2, sig
+
+
+def test_a_canned_querys_errors_stay_on_one_line_of_stderr(tmp_path):
+    """An unknown canned query lists the known ones with the error, on stderr (standard output stays
+    empty for a script); a parameter value holding control characters or a newline is shown escaped."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from diting.graph.store import build
+    db = tmp_path / "g.duckdb"
+    build(db, [Path(__file__).resolve().parents[1] / "ir_samples" / "estate"])
+    r = subprocess.run([sys.executable, "-m", "diting", "query", "--saved", "nosuch", "--db", str(db)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "" and "who-calls" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "diting", "query", "--saved", "who-calls", "--db", str(db),
+                        "--param", "urn=\x1b[31mX\nline2"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr == "error: no contract named \\x1b[31mX\\x0aline2\n", r.stderr

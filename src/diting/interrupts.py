@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+from contextlib import contextmanager
 from types import ModuleType
 
 #: the signals that interrupt a command
@@ -86,6 +87,33 @@ def import_native(name: str) -> ModuleType:
         gate.commit()
         module = importlib.import_module(name)
     return module
+
+
+#: how to stop work in progress at once when a signal comes (a DuckDB connection's ``interrupt``): native
+#: code that runs a query may take the signal without stopping, and would then run on until the
+#: interrupt's grace period ends the process
+_CANCELS: list = []
+
+
+@contextmanager
+def cancelled_by_interrupt(cancel):
+    """A context during which an interrupt (SIGINT, SIGTERM; :func:`cancel_running`) calls ``cancel()``
+    before the command stops: a running DuckDB query is interrupted where it is."""
+    _CANCELS.append(cancel)
+    try:
+        yield
+    finally:
+        _CANCELS.remove(cancel)
+
+
+def cancel_running() -> None:
+    """Call every cancel function registered with :func:`cancelled_by_interrupt` (from a signal
+    handler: it imports nothing); a failing one is passed over."""
+    for cancel in list(_CANCELS):
+        try:
+            cancel()
+        except Exception:  # noqa: BLE001 - a connection already closed: nothing left to stop
+            pass
 
 
 def say_interrupted() -> None:

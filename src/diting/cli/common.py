@@ -4,6 +4,8 @@ traceback; docs/cli.md §1)."""
 
 from __future__ import annotations
 
+import errno
+import io
 import sys
 
 import typer
@@ -56,14 +58,57 @@ def answer(text: str) -> None:
     raise typer.Exit(0)
 
 
-def stdout_failed(exc: OSError) -> None:
-    """End a command whose standard output failed: exit 141 when the reader went away (``| head``),
-    else one message and exit 2 (a full device …); what is still buffered goes nowhere."""
+#: errno values of a standard output that cannot be written: a full or failing device, a closed one
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EBADF, errno.EPIPE})
+
+
+def is_output_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the standard output failing (no file named: a reader gone away, a full,
+    failing or closed device), not a file of the command's own."""
+    return isinstance(exc, OSError) and (isinstance(exc, BrokenPipeError) or
+                                         (exc.filename is None and exc.errno in OUTPUT_ERRNOS))
+
+
+def output_failed_code(exc: OSError) -> int:
+    """Say why the standard output failed and give the exit code: 141 when the reader went away
+    (``| head``, nothing said), else one message and 2 (a full device, a closed standard output);
+    what is still buffered goes nowhere."""
     import os
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):  # a closed standard output has no descriptor to reuse
+        sys.stdout = ClosedOutput(quiet=True)
     if isinstance(exc, BrokenPipeError):
-        raise typer.Exit(EXIT_BROKEN_PIPE) from None
+        return EXIT_BROKEN_PIPE
     say(err, ("error: ", "bold red"), f"cannot write the standard output: {exc.strerror or exc}")
-    raise typer.Exit(2) from None
+    return 2
+
+
+def stdout_failed(exc: OSError) -> None:
+    """End a command whose standard output failed (:func:`output_failed_code`)."""
+    raise typer.Exit(output_failed_code(exc)) from None
+
+
+class ClosedOutput(io.TextIOBase):
+    """The standard output of a process started with it closed (``>&-``; Python then has none):
+    writing to it fails as writing to a closed descriptor does, so the command ends with one message
+    and exit 2 instead of losing its output silently. ``quiet``: swallow writes (after that message)."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.quiet:
+            return len(text)
+        raise OSError(errno.EBADF, "the standard output is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "the standard output is closed")
 

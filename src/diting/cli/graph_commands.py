@@ -84,9 +84,10 @@ def query(
                 near = difflib.get_close_matches(saved, known, n=1)
                 say(err, f"error: no canned query {saved!r}" + (f" (did you mean {near[0]}?)" if near else "")
                     + "; these exist:")
+            listing = sys.stdout if saved == "list" else sys.stderr  # an error's list goes with the error
             for q in known.values():
                 print(f"{q.name:<24} {q.description}" + (f"  (--param {' --param '.join(p + '=…' for p in q.params)})"
-                                                         if q.params else ""))
+                                                         if q.params else ""), file=listing)
             raise typer.Exit(0 if saved == "list" else 2)
         if sql is not None:
             fail("give either SQL or --saved NAME, not both")

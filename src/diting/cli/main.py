@@ -10,7 +10,6 @@ This module is the app with every command registered (the command modules regist
 
 from __future__ import annotations
 
-import errno
 import sys
 
 import typer
@@ -18,7 +17,7 @@ import typer
 # imported for what importing does: each registers its commands on the app
 from diting.cli import demo_command, graph_commands, package_commands, rule_commands  # noqa: F401
 from diting.cli.app import app, graph_app
-from diting.cli.common import err, say, stdout_failed
+from diting.cli.common import ClosedOutput, err, is_output_failure, output_failed_code, say, stdout_failed
 
 #: seconds between Ctrl-C and a forced exit, when the interrupted work does not stop by itself
 INTERRUPT_GRACE_SECONDS = 10
@@ -32,7 +31,7 @@ def run(pending: list[int] | None = None) -> None:
     import signal
     import threading
 
-    from diting.interrupts import ignore_interrupts, say_interrupted
+    from diting.interrupts import cancel_running, ignore_interrupts, say_interrupted
     main_pid = os.getpid()
     signalled: list[int] = []  # the interrupts the main process took: what follows them is their doing
 
@@ -49,6 +48,7 @@ def run(pending: list[int] | None = None) -> None:
             watchdog = threading.Timer(INTERRUPT_GRACE_SECONDS, os._exit, [130])
             watchdog.daemon = True
             watchdog.start()
+            cancel_running()  # a query running in native code stops now, not at the grace period's end
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         raise KeyboardInterrupt
@@ -63,6 +63,8 @@ def run(pending: list[int] | None = None) -> None:
                 cmd.callback = _ends_interruptible(cmd.callback)
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigint)  # kill, a service manager, a timeout: ended as Ctrl-C is
+    if sys.stdout is None:  # started with its standard output closed (>&-): say so when it is written
+        sys.stdout = ClosedOutput()
     try:
         if pending:  # a signal came while the command line was being imported (diting.cli.entry)
             on_sigint(pending[0], None)
@@ -78,6 +80,8 @@ def run(pending: list[int] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if signalled:  # a failure an interrupt caused (DuckDB's "Query interrupted" outside a query …)
             sys.exit(130)
+        if is_output_failure(exc):  # the standard output failing where no command wraps it (--help, usage)
+            sys.exit(output_failed_code(exc))
         if os.environ.get("DITING_DEBUG") == "1":
             raise
         say(err, ("internal error: ", "bold red"), f"{type(exc).__name__}: {exc} (run with DITING_DEBUG=1 for "
@@ -109,8 +113,8 @@ def _ends_interruptible(callback):
             ignore_interrupts()
             stdout_failed(exc)
         except OSError as exc:
-            # writing the standard output (no file name) to a full or failing device
-            if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+            # writing the standard output (no file name) to a full, failing or closed device
+            if not is_output_failure(exc):
                 raise
             ignore_interrupts()
             stdout_failed(exc)

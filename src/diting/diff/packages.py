@@ -73,7 +73,11 @@ def load(path: Path) -> Package:
     """Read a package directory. Raises :class:`UserError` for a directory that is not a package
     (or does not verify: a diff of a tampered package would report the tampering as changes)."""
     from diting.ir.verify import verify_package
-    if not (path / "manifest.json").is_file():
+    try:
+        is_package = (path / "manifest.json").is_file()
+    except OSError as exc:  # a directory it may not look into
+        raise UserError(f"{path}: not readable ({exc.strerror or exc})") from None
+    if not is_package:
         raise UserError(f"{path}: not an IR package directory (no manifest.json)")
     findings = verify_package(path)
     if findings:

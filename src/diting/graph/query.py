@@ -58,6 +58,9 @@ def match_name(value: str, known: list[str], what: str) -> str:
     table (``table://t_order@trade``). Raises :class:`UserError` when it names none ("no table named
     …; did you mean …?", the close names from ``known``) or several (each named)."""
     import difflib
+
+    from diting.safe_text import printable
+    shown = printable(value)  # one line, whatever the value holds
     have = set(known)
     head, at, tail = value.rpartition("@")
     forms = [value] + ([head] if at and head and re.fullmatch(r"[\w.\-]+", tail) else [])
@@ -72,13 +75,13 @@ def match_name(value: str, known: list[str], what: str) -> str:
         if len(hits) == 1:
             return hits[0]
         if hits:
-            raise UserError(f"{what} {value!r} names several: {', '.join(hits)}; give one")
+            raise UserError(f"{what} {shown!r} names several: {', '.join(hits)}; give one")
     if not have:
-        raise UserError(f"no {what} named {value}: the graph has none")
+        raise UserError(f"no {what} named {shown}: the graph has none")
     lower = {b.lower(): ks for b, ks in by_bare.items()}
     near = [k for b in difflib.get_close_matches(_bare(forms[-1]).lower(), sorted(lower), n=3, cutoff=0.6)
             for k in lower[b]][:3]
-    raise UserError(f"no {what} named {value}" + (f"; did you mean {' or '.join(near)}?" if near else ""))
+    raise UserError(f"no {what} named {shown}" + (f"; did you mean {' or '.join(near)}?" if near else ""))
 
 
 def resolve_params(db: Path, names: dict[str, tuple[str, str]],

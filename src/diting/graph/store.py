@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from diting.errors import UserError
-from diting.interrupts import CommitGate, import_native
+from diting.interrupts import CommitGate, cancelled_by_interrupt, import_native
 from diting.ir.canonical import READ_JSONL_OPTIONS
 from diting.ir.canonical import loads as json_loads
 from diting.ir.columns import JSONL_COLUMNS
@@ -323,7 +323,8 @@ def with_graph(db: Path, fn, user_sql: bool = False):
     if user_sql:
         _sandbox(con)
     try:
-        return fn(con)
+        with cancelled_by_interrupt(con.interrupt):
+            return fn(con)
     except (duckdb.Error, RuntimeError) as exc:
         if interrupted(exc):
             raise KeyboardInterrupt from exc

@@ -170,8 +170,7 @@ class _Verifier:
         canonical form). False, with the findings added, when the other checks cannot read it."""
         raw = read_regular(mpath)
         if raw is None:
-            self.add("manifest.json", None, None, f"a package holds regular files only; this is "
-                                                  f"{_not_regular(mpath)}")
+            self.add("manifest.json", None, None, _unread(mpath))
             return False
         try:
             self.manifest = loads(raw.decode("utf-8"))
@@ -226,6 +225,8 @@ class _Verifier:
                 continue
             data = read_regular(fpath)
             if data is None:
+                if _not_regular(fpath) is None:  # a regular file that could not be read (permissions …)
+                    self.add(name, None, None, _unread(fpath))
                 continue  # not a regular file: said above
             long = long_line(data) if name.endswith(".jsonl") else None
             if long is not None:  # refused before a reader (JSON parser, DuckDB) holds it whole
@@ -640,6 +641,19 @@ def _not_regular(path: Path) -> str | None:
         return None
     return ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
             else "a special file (device, pipe or socket)")
+
+
+def _unread(path: Path) -> str:
+    """Why ``path``, which :func:`read_regular` could not read, is no file of the package: not a regular
+    file, or a regular file that cannot be opened (its permissions …)."""
+    kind = _not_regular(path)
+    if kind is not None:
+        return f"a package holds regular files only; this is {kind}"
+    try:
+        path.open("rb").close()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc}): its digest and records are not checked"
+    return "cannot be read"
 
 
 def read_regular(path: Path) -> bytes | None:

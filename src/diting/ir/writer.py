@@ -213,11 +213,19 @@ def package_dirs(paths: list[Path]) -> list[Path]:
     Raises :class:`UserError` for a path that is neither."""
     out: list[Path] = []
     for p in paths:
-        if (p / "manifest.json").is_file():
+        try:
+            is_package = (p / "manifest.json").is_file()
+        except OSError as exc:  # a folder it may not look into
+            raise UserError(f"{p}: not readable ({exc.strerror or exc})") from None
+        if is_package:
             out.append(p)
         elif p.is_dir():
             found: list[Path] = []
-            for root, dirs, files in os.walk(p):
+            def unlisted(exc: OSError) -> None:
+                raise UserError(f"{exc.filename}: not readable ({exc.strerror or exc}); the packages in it cannot "
+                                "be listed")
+
+            for root, dirs, files in os.walk(p, onerror=unlisted):
                 if "manifest.json" in files:
                     found.append(Path(root))
                     dirs[:] = []
