@@ -153,6 +153,10 @@ def test_a_commit_range_scans_once_and_reuses(two_commits, tmp_path):
     r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "work"),
                                  "--repo-id", "fixtures/estate", "--service", "payment-centre"])
     assert r.exit_code == 2 and "did you mean payment-center" in r.output
+    # without --repo-id, a repository with no origin gets its directory's name, and the range says so
+    r = CliRunner().invoke(app, ["diff", "HEAD~1..HEAD", "--repo", str(repo), "--work", str(tmp_path / "w-noid"),
+                                 "--service", "payment-center"])
+    assert r.exit_code == 1 and f"note: repo id '{repo.name}' is the directory name" in r.output
     for args in (["HEAD~1", "--repo", str(repo)], ["nope..HEAD", "--repo", str(repo)], ["a..b"]):
         r = CliRunner().invoke(app, ["diff", *args, "--work", str(tmp_path / "w2")])
         assert r.exit_code == 2 and "Traceback" not in r.output, args

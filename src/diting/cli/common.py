@@ -41,6 +41,13 @@ def say(console: Console, *parts: str | tuple[str, str]) -> None:
                                   for p in parts]))
 
 
+def note_directory_repo_id(repo_id: str) -> None:
+    """Say on stderr that the repository id came from the directory's name (``scan``, ``diff --repo``
+    without ``--repo-id``): packages of the estate would not share one repository id."""
+    say(err, f"note: repo id {repo_id!r} is the directory name (no origin remote with a host: none, or a local "
+             "path); pass --repo-id to name the repository")
+
+
 def fail(message: str, code: int = 2) -> None:
     """End the command on a user error: ``error: message`` on stderr, exit ``code`` (2 unless given)."""
     say(err, ("error: ", "bold red"), message)

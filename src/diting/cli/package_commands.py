@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from diting.cli.app import app
-from diting.cli.common import answer, err, fail, out, say
+from diting.cli.common import answer, err, fail, note_directory_repo_id, out, say
 from diting.errors import UserError
 from diting.limits import MAX_FILE_BYTES_LIMIT, MAX_WORKERS
 
@@ -67,8 +67,7 @@ def scan(
         fail(exc.message, exc.exit_code)
         return
     if result.repo_id_basis == "directory name" and not quiet and not as_json:
-        say(err, f"note: repo id {result.repo_id!r} is the directory name (no origin remote with a host: none, "
-                 "or a local path); pass --repo-id to name the repository")
+        note_directory_repo_id(result.repo_id)
     for spec in result.unused_sql_dialects if not as_json else []:
         say(err, f"note: --sql-dialect {spec} names a datasource no package connects to "
                  f"(datasources: {', '.join(sorted({p.sql_datasource for p in result.packages if p.sql_datasource})) or 'none known'})")
@@ -197,6 +196,11 @@ def diff_cmd(
             if repo is None or ".." not in old:
                 fail("give two package directories, or --repo REPO and a range A..B")
             from diting.diff.commits import diff_range
+            if repo_id is None:
+                from diting.source.git import GitRepo, default_repo_id
+                guessed, basis = default_repo_id(GitRepo(repo))
+                if basis == "directory name":
+                    note_directory_repo_id(guessed)
             doc = narrow_range(diff_range(repo, old, work, db, repo_id), wanted, services, show_all)
             changed = any(narrow(r, wanted, True)["changes"] for r in doc["services"]) or doc["only_old"] or \
                 doc["only_new"]
