@@ -47,6 +47,9 @@ def scan(
     config_dir: Annotated[Optional[list[str]], typer.Option(
         "--config-dir", help="Repository folder of config-centre exports (Nacos data ids); repeatable. "
                              "Default: export trees and config-centre folders.")] = None,
+    cache: Annotated[Optional[Path], typer.Option(
+        "--cache", help="Cache directory: a file's facts are kept there and read again by the next scan of the "
+                        "same file (packages unchanged; docs/scanning.md §14).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     stages: Annotated[bool, typer.Option("--stages", callback=_stages, is_eager=True,
@@ -61,7 +64,7 @@ def scan(
                            profiles=profile.split(",") if profile is not None else None,
                            repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,
                            rules_dirs=rules or [], config_snapshot=config_snapshot, quiet=quiet or as_json,
-                           sql_dialects=sql_dialect or [], config_dirs=config_dir or [])
+                           sql_dialects=sql_dialect or [], config_dirs=config_dir or [], cache=cache)
         result = run_scan(repo, commit, opts)
     except UserError as exc:
         fail(exc.message, exc.exit_code)

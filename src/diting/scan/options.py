@@ -32,6 +32,8 @@ class ScanOptions:
     sql_dialects: list[str] = field(default_factory=list)
     #: ``--config-dir`` values: repository folders holding config-centre exports (config/remote.py)
     config_dirs: list[str] = field(default_factory=list)
+    #: ``--cache DIR``: the scan cache (diting/cache.py); never reaches a package
+    cache: Path | None = None
 
     def __post_init__(self) -> None:
         """Bounds of the integer options (the CLI checks them as it parses; this catches the other

@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from diting.config.snapshot import ConfigSnapshot
+from diting.cache import ScanCache
 from diting.errors import UserError
 from diting.inventory.inventory_file import InventoryFile
 from diting.inventory.services import PackagePlan, closure, link_dependencies
@@ -173,6 +174,8 @@ def given_facts(repo_path: str | os.PathLike[str], rev: str, options: ScanOption
 
 def _option_facts(options: ScanOptions) -> dict[str, Any]:
     """The given facts read from the options: the options, the rules and the files they name."""
+    if options.cache is not None:
+        ScanCache(options.cache)  # refused now (exit 2) when it cannot be used, before any work
     return {"options": options, "rules": load_rules(options.rules_dirs),
             "inventory_file": InventoryFile.load(options.inventory) if options.inventory else None,
             "config_snapshot": ConfigSnapshot.load(options.config_snapshot) if options.config_snapshot else None,

@@ -10,8 +10,10 @@ import codecs
 import dataclasses
 import pickle
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diting.cache import ScanCache, analyzer_digest, cache_key
 from diting.config.sources import MAX_YAML_NODES, filter_resource, parse_config
 from diting.config.spring import spring_config_files
 from diting.findings import Finding
@@ -52,13 +54,26 @@ def _with_encoding(state: ConfigFileState, decoded: DecodedText) -> ConfigFileSt
                                encoding_doubt=decoded.doubt, doubt_lines=decoded.doubt_lines)
 
 
-def _parse_job(args: tuple[str, bytes, str | None, bool]) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
+#: what a file's facts depend on besides its path, bytes and declared encoding (diting/cache.py)
+FACT_SOURCES = ("diting.java", "diting.source.text")
+
+
+def _parse_job(args: tuple[str, bytes, str | None, bool, str | None]
+               ) -> tuple[FileFacts, bytes | FileFacts] | tuple[str, str]:
     """Parse one file into ``(skeleton, full facts)``; the full facts are pickled when they cross
-    to another process, so the main process decodes only skeletons. An unexpected failure comes
-    back as ``(path, message)`` so the scan goes on."""
-    path, data, enc, remote = args
+    to another process, so the main process decodes only skeletons. With a cache directory (the
+    last element), facts cached under the file's path, bytes, declared encoding and the extractor's
+    source are read instead of parsed, and parsed ones kept. An unexpected failure comes back as
+    ``(path, message)`` so the scan goes on."""
+    path, data, enc, remote, cache_dir = args
     try:
-        facts = extract_file(path, data, enc)  # every call with its arguments: call sites are resolved
+        cache = ScanCache.opened(Path(cache_dir)) if cache_dir is not None else None
+        key = cache_key(analyzer_digest(*FACT_SOURCES), path, enc or "", data) if cache is not None else ""
+        facts = cache.get("facts", key) if cache is not None else None
+        if not isinstance(facts, FileFacts) or facts.path != path:
+            facts = extract_file(path, data, enc)  # every call with its arguments: call sites are resolved
+            if cache is not None:
+                cache.put("facts", key, facts)
         return skeleton(facts), (pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL) if remote else facts)
     except RecursionError:
         return (path, "nesting too deep for the Java extractor")
@@ -82,7 +97,8 @@ def read_sources(s: "ScanFacts", progress: "Progress") -> dict[str, Any]:
     """Read every Java and config file of every module; parse Java in worker processes."""
     file_problems: dict[str, Finding] = {}
     config_states: dict[str, ConfigFileState] = {}
-    jobs: list[tuple[str, bytes, str | None, bool]] = []
+    jobs: list[tuple[str, bytes, str | None, bool, str | None]] = []
+    cache_dir = str(s.options.cache) if s.options.cache is not None else None
     java_files = [f for f in s.inv.files if f.kind == JAVA]
     progress.stage("reading sources", total=len(java_files))
     for f in s.inv.files:
@@ -105,7 +121,7 @@ def read_sources(s: "ScanFacts", progress: "Progress") -> dict[str, Any]:
                     "FILE_UNREADABLE", f"{f.path} has binary content (NUL bytes); not parsed as Java", f.path,
                     0, 0, f.module, "binary", "CODE")
                 continue
-            jobs.append((f.path, got.data, mod.source_encoding if mod else None, False))
+            jobs.append((f.path, got.data, mod.source_encoding if mod else None, False, cache_dir))
         else:
             config_states[f.path] = check_config(f, got.data, mod)
     progress.stage("parsing Java", total=len(jobs))
@@ -127,11 +143,13 @@ def read_sources(s: "ScanFacts", progress: "Progress") -> dict[str, Any]:
     if workers > 1 and len(jobs) > 16:
         chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
         with worker_pool(workers) as pool:
-            for res in pool.map(_parse_job, [j[:3] + (True,) for j in jobs], chunksize=chunk):
+            for res in pool.map(_parse_job, [j[:3] + (True,) + j[4:] for j in jobs], chunksize=chunk):
                 parsed(res)
     else:
         for job in jobs:
             parsed(_parse_job(job))
+    if cache_dir is not None:
+        ScanCache.opened(Path(cache_dir)).prune()
     return {"file_problems": file_problems, "config_states": config_states, "file_facts": facts,
             "full_file_facts": full}
 

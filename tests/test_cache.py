@@ -1,0 +1,87 @@
+"""The scan cache (diting/cache.py, docs/scanning.md §14): packages byte-identical with and without it,
+entries reused, damaged and planted entries never trusted, a directory that cannot be used refused."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from diting.cache import MAGIC, ScanCache, cache_key
+from diting.errors import UserError
+from tests.stagekit import scan_memory
+from tests.test_stage_units import FILES
+
+
+def _tree(out: Path) -> dict[str, str]:
+    """Every file below ``out`` by relative path → sha256."""
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for p in (cache / "facts").rglob("*") if p.is_file())
+
+
+def test_packages_are_byte_identical_cold_warm_and_without_a_cache(tmp_path):
+    cache = tmp_path / "cache"
+    plain = scan_memory(FILES, tmp_path / "plain")
+    cold = scan_memory(FILES, tmp_path / "cold", cache=cache)
+    entries = _entries(cache)
+    assert len(entries) == 2  # the two Java files that parse (the binary one is not parsed)
+    stamps = {p: p.stat().st_mtime_ns for p in entries}
+    warm = scan_memory(FILES, tmp_path / "warm", cache=cache)
+    assert _tree(tmp_path / "plain") == _tree(tmp_path / "cold") == _tree(tmp_path / "warm")
+    assert [p.status for p in plain.packages] == [p.status for p in cold.packages] == [p.status for p in warm.packages]
+    assert _entries(cache) == entries  # read, not written again
+    assert all(p.stat().st_mtime_ns >= stamps[p] for p in entries)
+
+
+def test_an_edited_file_gets_a_new_entry_and_the_rest_are_reused(tmp_path):
+    cache = tmp_path / "cache"
+    scan_memory(FILES, tmp_path / "a", cache=cache)
+    before = set(_entries(cache))
+    path = "order/src/main/java/com/example/order/Orders.java"
+    edited = dict(FILES, **{path: FILES[path].replace("order-created", "order-placed")})
+    scan_memory(edited, tmp_path / "b", cache=cache)
+    assert len(set(_entries(cache)) - before) == 1
+    scan_memory(edited, tmp_path / "c")
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "c")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "plant"])
+def test_a_damaged_or_planted_entry_is_recomputed_never_trusted(tmp_path, damage):
+    cache = tmp_path / "cache"
+    scan_memory(FILES, tmp_path / "a", cache=cache)
+    victim = _entries(cache)[0]
+    raw = victim.read_bytes()
+    if damage == "truncate":
+        victim.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flip":
+        victim.write_bytes(raw[:-1] + bytes([raw[-1] ^ 1]))
+    else:  # a well-formed entry whose payload would run code when unpickled
+        payload = pickle.dumps(os.system)
+        victim.write_bytes(MAGIC + hashlib.sha256(payload).digest() + payload)
+    scan_memory(FILES, tmp_path / "b", cache=cache)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert victim.read_bytes() == raw  # recomputed and written again
+
+
+def test_get_and_put_round_trip_and_prune_keeps_the_bound(tmp_path):
+    c = ScanCache(tmp_path / "c", max_bytes=1)
+    key = cache_key("a", b"b")
+    assert c.get("facts", key) is None
+    c.put("facts", key, {"x": [1, 2]})
+    assert c.get("facts", key) == {"x": [1, 2]}
+    assert cache_key("ab", b"") != cache_key("a", b"b")  # parts are length-prefixed
+    assert c.prune() == 1 and c.get("facts", key) is None
+
+
+def test_a_directory_that_cannot_be_used_is_refused(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(UserError, match="not a directory diting can write"):
+        scan_memory(FILES, tmp_path / "out", cache=afile)
