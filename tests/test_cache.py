@@ -85,3 +85,23 @@ def test_a_directory_that_cannot_be_used_is_refused(tmp_path):
     afile.write_text("x")
     with pytest.raises(UserError, match="not a directory diting can write"):
         scan_memory(FILES, tmp_path / "out", cache=afile)
+    someones = tmp_path / "home"  # --cache ~ by mistake: pruning must never delete a user's files
+    someones.mkdir()
+    (someones / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="holds other files and is no diting cache"):
+        scan_memory(FILES, tmp_path / "out", cache=someones)
+    scan_memory(FILES, tmp_path / "a", cache=tmp_path / "cache")
+    pkg = next(p for p in (tmp_path / "a").iterdir() if (p / "manifest.json").is_file())
+    with pytest.raises(UserError, match="--cache"):
+        scan_memory(FILES, tmp_path / "b", cache=pkg / "c")
+
+
+def test_pruning_removes_only_the_caches_own_entries(tmp_path):
+    c = ScanCache(tmp_path / "c", max_bytes=0)
+    c.put("facts", cache_key("x"), [1])
+    stray = tmp_path / "c" / "facts" / "ab" / "README"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_text("not an entry")
+    (tmp_path / "c" / "other.txt").write_text("not an entry either")
+    assert c.prune() == 1
+    assert stray.is_file() and (tmp_path / "c" / "other.txt").is_file() and (tmp_path / "c" / "CACHEDIR.TAG").is_file()

@@ -16,6 +16,7 @@ import hashlib
 import io
 import os
 import pickle
+import re
 import sys
 import tempfile
 from functools import lru_cache
@@ -25,6 +26,9 @@ from typing import Any
 from diting.errors import UserError
 
 MAGIC = b"diting-cache 1\n"
+#: the Cache Directory Tagging standard's tag (backup tools skip the directory), marking it diting's
+TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# a diting scan cache (docs/scanning.md \xc2\xa714)\n"
+_ENTRY = re.compile(r"[0-9a-f]{64}")
 #: the default bound of a cache directory (bytes)
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: what an entry of each kind may hold when unpickled: modules whose classes it may name
@@ -84,8 +88,14 @@ class ScanCache:
     def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.root = Path(root)
         self.max_bytes = max_bytes
+        tag = self.root / "CACHEDIR.TAG"
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            if not tag.is_file() or not tag.read_bytes().startswith(TAG):
+                if any(self.root.iterdir()):  # pruning deletes files: never in a folder of someone else's
+                    raise UserError(f"--cache {root}: holds other files and is no diting cache (no CACHEDIR.TAG of "
+                                    "diting in it); give a new or empty directory")
+                tag.write_bytes(TAG)
             probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-", delete=True)
             probe.close()
         except OSError as exc:
@@ -154,21 +164,21 @@ class ScanCache:
         entries: list[tuple[float, int, Path]] = []
         removed = 0
         now = time.time()
-        for dirpath, _, names in os.walk(self.root):
-            for n in names:
-                p = Path(dirpath) / n
-                try:
-                    st = p.lstat()
-                except OSError:
-                    continue
-                if n.startswith(".tmp-") and now - st.st_mtime > 3600:
+        for kind in sorted(ALLOWED_MODULES):  # its own entries only: DIR/KIND/ab/KEY and their temporary files
+            for sub in sorted((self.root / kind).glob("[0-9a-f][0-9a-f]")):
+                for p in sub.iterdir():
                     try:
-                        p.unlink()
-                        removed += 1
+                        st = p.lstat()
                     except OSError:
-                        pass
-                elif not n.startswith("."):
-                    entries.append((st.st_mtime, st.st_size, p))
+                        continue
+                    if p.name.startswith(".tmp-") and now - st.st_mtime > 3600:
+                        try:
+                            p.unlink()
+                            removed += 1
+                        except OSError:
+                            pass
+                    elif _ENTRY.fullmatch(p.name) and p.name.startswith(sub.name):
+                        entries.append((st.st_mtime, st.st_size, p))
         total = sum(size for _, size, _ in entries)
         for _, size, p in sorted(entries):
             if total <= self.max_bytes:

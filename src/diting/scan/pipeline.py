@@ -175,6 +175,7 @@ def given_facts(repo_path: str | os.PathLike[str], rev: str, options: ScanOption
 def _option_facts(options: ScanOptions) -> dict[str, Any]:
     """The given facts read from the options: the options, the rules and the files they name."""
     if options.cache is not None:
+        refuse_inside_package(options.cache, "--cache")
         ScanCache(options.cache)  # refused now (exit 2) when it cannot be used, before any work
     return {"options": options, "rules": load_rules(options.rules_dirs),
             "inventory_file": InventoryFile.load(options.inventory) if options.inventory else None,
