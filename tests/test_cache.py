@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from diting.cache import MAGIC, ScanCache, cache_key
+from diting.cache import MAGIC, ScanCache, _digest, cache_key
 from diting.errors import UserError
 from tests.stagekit import scan_memory
 from tests.test_stage_units import FILES
@@ -52,7 +52,7 @@ def test_an_edited_file_gets_a_new_entry_and_the_rest_are_reused(tmp_path):
     assert _tree(tmp_path / "b") == _tree(tmp_path / "c")
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "plant"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "plant", "attribute-path", "other-key", "fifo", "zero"])
 def test_a_damaged_or_planted_entry_is_recomputed_never_trusted(tmp_path, damage):
     cache = tmp_path / "cache"
     scan_memory(FILES, tmp_path / "a", cache=cache)
@@ -62,12 +62,31 @@ def test_a_damaged_or_planted_entry_is_recomputed_never_trusted(tmp_path, damage
         victim.write_bytes(raw[: len(raw) // 2])
     elif damage == "flip":
         victim.write_bytes(raw[:-1] + bytes([raw[-1] ^ 1]))
-    else:  # a well-formed entry whose payload would run code when unpickled
+    elif damage == "plant":  # a well-formed entry whose payload would run code when unpickled
         payload = pickle.dumps(os.system)
-        victim.write_bytes(MAGIC + hashlib.sha256(payload).digest() + payload)
+        victim.write_bytes(MAGIC + _digest(victim.name, payload) + payload)
+    elif damage == "attribute-path":  # a name of an allowed module followed as a path to eval: must not run
+        marker = tmp_path / "ran"
+
+        def text(t: str) -> bytes:
+            b = t.encode()
+            return b"X" + len(b).to_bytes(4, "little") + b
+        payload = (b"\x80\x04" + text("diting.java.facts") + text("dataclass.__builtins__.get") + b"\x93" +
+                   text("eval") + b"\x85R" + text(f"open({str(marker)!r}, 'w').write('x')") + b"\x85R.")
+        victim.write_bytes(MAGIC + _digest(victim.name, payload) + payload)
+    elif damage == "other-key":  # a valid entry of another file, copied under this key
+        other = _entries(cache)[1]
+        victim.write_bytes(other.read_bytes())
+    elif damage == "fifo":
+        victim.unlink()
+        os.mkfifo(victim)
+    else:  # a link to an endless device
+        victim.unlink()
+        victim.symlink_to("/dev/zero")
     scan_memory(FILES, tmp_path / "b", cache=cache)
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
     assert victim.read_bytes() == raw  # recomputed and written again
+    assert not (tmp_path / "ran").exists()
 
 
 def test_get_and_put_round_trip_and_prune_keeps_the_bound(tmp_path):
@@ -105,3 +124,37 @@ def test_pruning_removes_only_the_caches_own_entries(tmp_path):
     (tmp_path / "c" / "other.txt").write_text("not an entry either")
     assert c.prune() == 1
     assert stray.is_file() and (tmp_path / "c" / "other.txt").is_file() and (tmp_path / "c" / "CACHEDIR.TAG").is_file()
+
+
+def test_pruning_and_writing_never_follow_a_linked_fan_out_folder(tmp_path):
+    c = ScanCache(tmp_path / "c", max_bytes=0)
+    key = cache_key("y")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    precious = elsewhere / ("ab" + "0" * 62)
+    precious.write_text("precious")
+    (tmp_path / "c" / "facts").mkdir()
+    (tmp_path / "c" / "facts" / key[:2]).symlink_to(elsewhere)
+    c.put("facts", key, [1])
+    assert c.get("facts", key) is None and sorted(p.name for p in elsewhere.iterdir()) == [precious.name]
+    (tmp_path / "c" / "facts" / "cd").write_text("a file where a folder should be")
+    c.prune()
+    assert precious.read_text() == "precious"
+
+
+def test_cache_and_out_must_not_hold_one_another(tmp_path):
+    for cache, out in ((tmp_path / "x", tmp_path / "x"), (tmp_path / "y", tmp_path / "y" / "out"),
+                       (tmp_path / "z" / "cache", tmp_path / "z")):
+        with pytest.raises(UserError, match="one holds the other"):
+            scan_memory(FILES, out, cache=cache)
+
+
+def test_a_cache_hit_is_checked_as_a_parse_is_when_validation_is_on(tmp_path, monkeypatch):
+    import diting.scan.sources as sources
+    cache = tmp_path / "cache"
+    scan_memory(FILES, tmp_path / "a", cache=cache)
+    seen: list[str] = []
+    monkeypatch.setattr(sources, "VALIDATE", True)
+    monkeypatch.setattr(sources, "check_expressions", lambda facts: seen.append(facts.path))
+    scan_memory(FILES, tmp_path / "b", cache=cache)
+    assert len(seen) == 2

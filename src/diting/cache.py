@@ -2,13 +2,14 @@
 file, kept under a key of everything it depends on, so that a rescan reads it instead of computing it
 again. The packages of a scan with a cache are byte-identical to those of a scan without one.
 
-An entry is one file, ``DIR/KIND/ab/KEY``: a magic line, the sha256 of the payload, the payload.
-Entries are written to a temporary file beside their place and renamed into it (concurrent scans
-sharing a directory never see half an entry), verified on every read (a damaged or foreign entry is
-removed and the value computed again, never trusted), and unpickled with only the classes of the
-kind allowed (a planted entry cannot run code). The directory is bounded: after a scan the least
-recently used entries go until it holds at most ``max_bytes``.
-"""
+An entry is one file, ``DIR/KIND/ab/KEY``: a magic line, the sha256 of the key and payload, the
+payload. Entries are written to a temporary file beside their place and renamed into it (concurrent
+scans sharing a directory never see half an entry), checked on every read (a damaged entry, one of
+another key, or anything but a bounded regular file in its place is removed and the value computed
+again), and unpickled constructing only the dataclasses of the kind (no code runs). The checks find
+damage, not forgery: the cache is trusted by whoever can write it. The directory carries a
+``CACHEDIR.TAG``; after a scan the least recently used entries go until it holds at most
+``max_bytes``, and only the cache's own entries, never through a linked folder."""
 
 from __future__ import annotations
 
@@ -25,15 +26,33 @@ from typing import Any
 
 from diting.errors import UserError
 
-MAGIC = b"diting-cache 1\n"
+MAGIC = b"diting-cache 2\n"
+#: the largest entry read back (a file's facts are a few MB at most); a larger one is damage
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
 #: the Cache Directory Tagging standard's tag (backup tools skip the directory), marking it diting's
 TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# a diting scan cache (docs/scanning.md \xc2\xa714)\n"
 _ENTRY = re.compile(r"[0-9a-f]{64}")
 #: the default bound of a cache directory (bytes)
 DEFAULT_MAX_BYTES = 2 * 1024**3
-#: what an entry of each kind may hold when unpickled: modules whose classes it may name
-ALLOWED_MODULES = {"facts": frozenset({"diting.java.facts", "diting.java.branches"})}
-_SAFE_BUILTINS = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "bool"})
+#: what an entry of each kind may hold when unpickled: the modules whose dataclasses it may name
+ALLOWED_MODULES = {"facts": ("diting.java.facts", "diting.java.branches")}
+#: the builtins an entry may construct: containers and scalars
+_SAFE_BUILTINS = {t.__name__: t for t in (dict, list, tuple, set, frozenset, str, bytes, int, bool)}
+
+
+@lru_cache(maxsize=None)
+def allowed_classes(kind: str) -> dict[tuple[str, str], type]:
+    """``(module, name) → class`` of every dataclass the modules of ``kind`` define: all an entry
+    of that kind may construct (no function, no attribute path, nothing imported into them)."""
+    import dataclasses
+    import importlib
+    out: dict[tuple[str, str], type] = {}
+    for name in ALLOWED_MODULES[kind]:
+        mod = importlib.import_module(name)
+        for attr, obj in vars(mod).items():
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == name:
+                out[(name, attr)] = obj
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -69,16 +88,20 @@ def cache_key(*parts: bytes | str) -> str:
 
 
 class _Restricted(pickle.Unpickler):
-    """An unpickler that makes only the classes of its allowed modules and a few builtins."""
+    """An unpickler that makes only the dataclasses of its kind (:func:`allowed_classes`) and a few
+    container builtins: a name is looked up in that table, never followed as an attribute path."""
 
-    def __init__(self, data: bytes, modules: frozenset[str]) -> None:
+    def __init__(self, data: bytes, kind: str) -> None:
         super().__init__(io.BytesIO(data))
-        self.modules = modules
+        self.allowed = allowed_classes(kind)
 
     def find_class(self, module: str, name: str) -> Any:
-        if module in self.modules or (module == "builtins" and name in _SAFE_BUILTINS):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")
+        if module == "builtins" and name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        cls = self.allowed.get((module, name))
+        if cls is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")
+        return cls
 
 
 class ScanCache:
@@ -92,10 +115,15 @@ class ScanCache:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             if not tag.is_file() or not tag.read_bytes().startswith(TAG):
-                if any(self.root.iterdir()):  # pruning deletes files: never in a folder of someone else's
+                # pruning deletes files: never in a folder of someone else's (a scan starting beside this
+                # one may have left its temporary names, starting with a dot, and nothing else yet)
+                if any(not p.name.startswith(".") for p in self.root.iterdir()):
                     raise UserError(f"--cache {root}: holds other files and is no diting cache (no CACHEDIR.TAG of "
                                     "diting in it); give a new or empty directory")
-                tag.write_bytes(TAG)
+                fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tag-")
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(TAG)
+                os.replace(tmp, tag)
             probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-", delete=True)
             probe.close()
         except OSError as exc:
@@ -111,20 +139,25 @@ class ScanCache:
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / key
 
+    def _own_dirs(self, path: Path) -> bool:
+        """Whether the folders between the cache's root and ``path`` (its kind and fan-out folders) are
+        directories of the cache itself, not links to elsewhere (absent ones count: nothing is there)."""
+        return all(_real_dir_or_absent(d) for d in (path.parent.parent, path.parent))
+
     def get(self, kind: str, key: str) -> Any | None:
         """The value cached under ``key``, or None (absent, damaged — then removed — or holding what
         the kind may not hold). Reading marks the entry used."""
         path = self._path(kind, key)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        if not self._own_dirs(path):
+            return None
+        raw = _read_entry(path)
+        if raw is None:
             return None
         head, digest, payload = raw[:len(MAGIC)], raw[len(MAGIC):len(MAGIC) + 32], raw[len(MAGIC) + 32:]
         try:
-            if head != MAGIC or hashlib.sha256(payload).digest() != digest:
-                raise pickle.UnpicklingError("damaged")
-            value = _Restricted(payload, ALLOWED_MODULES[kind]).load()
+            if head != MAGIC or _digest(key, payload) != digest:
+                raise pickle.UnpicklingError("damaged, or another key's entry")
+            value = _Restricted(payload, kind).load()
         except Exception:  # noqa: BLE001 - a damaged or foreign entry is recomputed, never trusted
             try:
                 path.unlink()
@@ -143,10 +176,12 @@ class ScanCache:
         path = self._path(kind, key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._own_dirs(path):  # a linked-in folder: entries are written into the cache only
+                return
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                    fh.write(MAGIC + _digest(key, payload) + payload)
                 os.replace(tmp, path)
             except BaseException:
                 try:
@@ -165,8 +200,16 @@ class ScanCache:
         removed = 0
         now = time.time()
         for kind in sorted(ALLOWED_MODULES):  # its own entries only: DIR/KIND/ab/KEY and their temporary files
+            if not _is_real_dir(self.root / kind):
+                continue
             for sub in sorted((self.root / kind).glob("[0-9a-f][0-9a-f]")):
-                for p in sub.iterdir():
+                if not _is_real_dir(sub):  # a file, a link to elsewhere: not the cache's to prune
+                    continue
+                try:
+                    names = list(sub.iterdir())
+                except OSError:
+                    continue
+                for p in names:
                     try:
                         st = p.lstat()
                     except OSError:
@@ -190,3 +233,60 @@ class ScanCache:
             except OSError:
                 pass
         return removed
+
+
+def _digest(key: str, payload: bytes) -> bytes:
+    """What an entry's header holds: the sha256 of its key and payload (an entry copied under
+    another key does not verify)."""
+    return hashlib.sha256(key.encode("ascii") + b"\0" + payload).digest()
+
+
+def _is_real_dir(path: Path) -> bool:
+    """A directory, not reached through a symbolic link."""
+    import stat
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _real_dir_or_absent(path: Path) -> bool:
+    """A directory not reached through a link, or nothing at all."""
+    return _is_real_dir(path) or not os.path.lexists(path)
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """The bytes of the entry at ``path`` when it is a regular file of at most :data:`MAX_ENTRY_BYTES`
+    (opened without following a link and without waiting on a pipe); otherwise None, and the thing in
+    its place removed when it is a file or a link (a pipe, a link to a device, an oversized file)."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        if os.path.islink(path):
+            _remove(path)
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            ok = None
+        else:
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                ok = fh.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        ok = None
+    finally:
+        os.close(fd)
+    if ok is None or len(ok) > MAX_ENTRY_BYTES:
+        if not os.path.isdir(path) or os.path.islink(path):
+            _remove(path)
+        return None
+    return ok
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+

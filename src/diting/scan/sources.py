@@ -19,7 +19,8 @@ from diting.config.spring import spring_config_files
 from diting.findings import Finding
 from diting.inventory.layout import CONFIG, JAVA, FileEntry
 from diting.java.facts import FileFacts
-from diting.java.syntax import extract_file, skeleton
+from diting.checks import VALIDATE
+from diting.java.syntax import check_expressions, extract_file, skeleton
 from diting.source.snapshot import MAX_LINE_BYTES
 from diting.source.text import DecodedText, decode_bytes
 from diting.source.xmlsafe import parse_xml
@@ -74,6 +75,8 @@ def _parse_job(args: tuple[str, bytes, str | None, bool, str | None]
             facts = extract_file(path, data, enc)  # every call with its arguments: call sites are resolved
             if cache is not None:
                 cache.put("facts", key, facts)
+        elif VALIDATE:  # what a parse checks with validation on, a cache hit is checked for too
+            check_expressions(facts)
         return skeleton(facts), (pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL) if remote else facts)
     except RecursionError:
         return (path, "nesting too deep for the Java extractor")
