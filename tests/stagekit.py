@@ -13,11 +13,15 @@ from diting.scan.progress import Progress
 from diting.scan.stages import run_stages
 
 
+def _bytes(files: dict[str, str | bytes]) -> dict[str, bytes]:
+    """Path → content, text encoded as UTF-8."""
+    return {p: c.encode("utf-8") if isinstance(c, str) else c for p, c in files.items()}
+
+
 def facts_of(files: dict[str, str | bytes], out: Path, **options) -> ScanFacts:
     """The facts a scan of ``files`` (path → content) has after its ``tree`` stage: repository id
     ``t/mem``, the shipped rules. ``options``: :class:`ScanOptions` fields (``jobs`` defaults to 1)."""
-    data = {p: c.encode("utf-8") if isinstance(c, str) else c for p, c in files.items()}
-    return memory_facts(data, ScanOptions(out=out, **{"jobs": 1, "quiet": True, "repo_id": "t/mem", **options}),
+    return memory_facts(_bytes(files), ScanOptions(out=out, **{"jobs": 1, "quiet": True, "repo_id": "t/mem", **options}),
                         commit_time="2026-01-01T00:00:00+00:00")
 
 
@@ -32,5 +36,4 @@ def scan_memory(files: dict[str, str | bytes], out: Path, **options) -> ScanResu
     """A whole scan of ``files`` (path → content) held in memory, into packages under ``out``: every
     stage after ``tree``, no git (``tests/conftest.scan_repo``'s twin for the probe tests). Repository id
     ``test/repo``; ``options``: :class:`ScanOptions` fields (``jobs`` defaults to 1)."""
-    data = {p: c.encode("utf-8") if isinstance(c, str) else c for p, c in files.items()}
-    return scan_files(data, ScanOptions(out=out, **{"jobs": 1, "quiet": True, "repo_id": "test/repo", **options}))
+    return scan_files(_bytes(files), ScanOptions(out=out, **{"jobs": 1, "quiet": True, "repo_id": "test/repo", **options}))

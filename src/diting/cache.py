@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from diting.errors import UserError
+from diting.userfiles import read_regular
 
 MAGIC = b"diting-cache 2\n"
 #: the largest entry read back (a file's facts are a few MB at most); a larger one is damage
@@ -159,10 +160,7 @@ class ScanCache:
                 raise pickle.UnpicklingError("damaged, or another key's entry")
             value = _Restricted(payload, kind).load()
         except Exception:  # noqa: BLE001 - a damaged or foreign entry is recomputed, never trusted
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            _remove(path)
             return None
         try:
             os.utime(path)  # used now: the last to go when the directory is pruned
@@ -257,31 +255,22 @@ def _real_dir_or_absent(path: Path) -> bool:
 
 def _read_entry(path: Path) -> bytes | None:
     """The bytes of the entry at ``path`` when it is a regular file of at most :data:`MAX_ENTRY_BYTES`
-    (opened without following a link and without waiting on a pipe); otherwise None, and the thing in
-    its place removed when it is a file or a link (a pipe, a link to a device, an oversized file)."""
+    (:func:`~diting.userfiles.read_regular`: no link followed, no pipe waited on); otherwise None, and
+    a link, or a file that is not one (a pipe, an oversized file), removed from its place."""
     import stat
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        if os.path.islink(path):
+        raw = read_regular(path, MAX_ENTRY_BYTES)
+    except OSError:  # a read that fails half-way: no entry (the value computed is written over it)
+        raw = None
+    if raw is None:
+        try:
+            st = path.lstat()
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode) or (not stat.S_ISDIR(st.st_mode) and
+                                         (not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES)):
             _remove(path)
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-            ok = None
-        else:
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                ok = fh.read(MAX_ENTRY_BYTES + 1)
-    except OSError:
-        ok = None
-    finally:
-        os.close(fd)
-    if ok is None or len(ok) > MAX_ENTRY_BYTES:
-        if not os.path.isdir(path) or os.path.islink(path):
-            _remove(path)
-        return None
-    return ok
+    return raw
 
 
 def _remove(path: Path) -> None:

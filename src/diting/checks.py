@@ -26,6 +26,17 @@ def _adapter(shape: Any) -> TypeAdapter:
     return TypeAdapter(shape)
 
 
+def check_each(shape: Any, items: list[tuple[str, Any]], what: str) -> None:
+    """Check every value of ``items`` (``(where, value)`` pairs) against ``shape`` in one call; when one
+    fails, raise :class:`ShapeError` naming the first that does (``what: where: …``)."""
+    try:
+        check_shape(list[shape], [v for _, v in items], what)
+    except ShapeError:
+        for where, v in items:
+            check_shape(shape, v, f"{what}: {where}")
+        raise
+
+
 def check_shape(shape: Any, value: Any, what: str) -> None:
     """Raise :class:`ShapeError` naming ``what`` when ``value`` does not validate against ``shape``
     (a TypedDict, or a union or list of them). The value is not changed."""

@@ -1,4 +1,5 @@
-"""Files a user hands to diting (rule files, the inventory): YAML read safely, errors as one line."""
+"""Files a user hands to diting (rule files, the inventory, packages, cache entries): read safely —
+regular files only, bounded, YAML without surprises — and errors as one line."""
 
 from __future__ import annotations
 
@@ -29,6 +30,27 @@ def read_user_file(path: Path, what: str) -> bytes:
     if len(data) > MAX_USER_FILE_BYTES:
         raise UserError(f"{what} {path} is larger than {MAX_USER_FILE_BYTES} bytes")
     return data
+
+
+def read_regular(path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (of at most ``limit`` bytes, when given), opened
+    without following a symlink (so a link swapped in after a check is refused too) and without
+    waiting on a pipe; None otherwise."""
+    import os
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read() if limit is None else f.read(limit + 1)
+        return None if limit is not None and len(data) > limit else data
+    finally:
+        os.close(fd)
 
 
 def parse_yaml_list(data: bytes, path: Path, what: str, key: str) -> dict[str, Any]:

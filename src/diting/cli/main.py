@@ -109,11 +109,9 @@ def _ends_interruptible(callback):
         except (typer.Exit, SystemExit):
             ignore_interrupts()
             raise
-        except BrokenPipeError as exc:  # the reader went away (| head): not a finding, not an error of ours
-            ignore_interrupts()
-            stdout_failed(exc)
         except OSError as exc:
-            # writing the standard output (no file name) to a full, failing or closed device
+            # the reader went away (| head), or the standard output is full, failing or closed: not a
+            # finding, not an error of ours (is_output_failure; a file of the command's own is raised on)
             if not is_output_failure(exc):
                 raise
             ignore_interrupts()

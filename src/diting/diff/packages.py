@@ -44,6 +44,7 @@ from typing import Any
 from diting.demo import read_jsonl
 from diting.errors import UserError
 from diting.ir.canonical import loads as json_loads
+from diting.ir.writer import holds_manifest
 
 CLASSES = (
     "CONTRACT_ADDED", "CONTRACT_REMOVED", "CONTRACT_SIGNATURE_CHANGED", "CONSUMER_ADDED", "CONSUMER_REMOVED",
@@ -73,11 +74,7 @@ def load(path: Path) -> Package:
     """Read a package directory. Raises :class:`UserError` for a directory that is not a package
     (or does not verify: a diff of a tampered package would report the tampering as changes)."""
     from diting.ir.verify import verify_package
-    try:
-        is_package = (path / "manifest.json").is_file()
-    except OSError as exc:  # a directory it may not look into
-        raise UserError(f"{path}: not readable ({exc.strerror or exc})") from None
-    if not is_package:
+    if not holds_manifest(path):
         raise UserError(f"{path}: not an IR package directory (no manifest.json)")
     findings = verify_package(path)
     if findings:

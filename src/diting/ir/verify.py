@@ -38,6 +38,7 @@ from diting.ir.models import (
 from diting.ir.redaction import redact
 from diting.ir.writer import manifest_validator
 from diting.source.text import decode_as, split_lines
+from diting.userfiles import read_regular
 
 
 @dataclass(frozen=True)
@@ -654,24 +655,6 @@ def _unread(path: Path) -> str:
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc}): its digest and records are not checked"
     return "cannot be read"
-
-
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file, opened without following a symlink (so a
-    link swapped in after a check is refused too); None otherwise."""
-    import os
-    import stat
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
 
 
 def verify_package(pkg: Path, deep: bool = False, repo: Path | None = None) -> list[VerifyFinding]:

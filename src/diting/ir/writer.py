@@ -206,6 +206,15 @@ def write_atomically(out_dir: Path, name: str, files: dict[str, bytes]) -> tuple
         raise
 
 
+def holds_manifest(path: Path) -> bool:
+    """Whether ``path`` is a package directory (it holds a ``manifest.json`` file). Raises
+    :class:`UserError` when ``path`` is a folder diting may not look into."""
+    try:
+        return (path / "manifest.json").is_file()
+    except OSError as exc:
+        raise UserError(f"{path}: not readable ({exc.strerror or exc})") from None
+
+
 def package_dirs(paths: list[Path]) -> list[Path]:
     """The package directories named: a directory with a manifest.json, or every such directory
     below one (symbolic links are not followed; a package's own subdirectories are not searched; a
@@ -213,11 +222,7 @@ def package_dirs(paths: list[Path]) -> list[Path]:
     Raises :class:`UserError` for a path that is neither."""
     out: list[Path] = []
     for p in paths:
-        try:
-            is_package = (p / "manifest.json").is_file()
-        except OSError as exc:  # a folder it may not look into
-            raise UserError(f"{p}: not readable ({exc.strerror or exc})") from None
-        if is_package:
+        if holds_manifest(p):
             out.append(p)
         elif p.is_dir():
             found: list[Path] = []

@@ -21,7 +21,7 @@ from typing import Any
 import tree_sitter as ts
 import tree_sitter_java as tsj
 
-from diting.checks import VALIDATE, ShapeError, check_shape
+from diting.checks import VALIDATE, check_each
 from diting.java.bodies import body_facts
 from diting.java.branches import BRANCH_QUERY
 from diting.java.expressions import annotation, dims_of, expr_json, type_ref
@@ -240,13 +240,7 @@ def extract_file(path: str, data: bytes, declared_encoding: str | None = None,
 def check_expressions(facts: FileFacts) -> None:
     """Check every expression of ``facts`` against :data:`~diting.java.facts.Expr` (tests and
     ``DITING_VALIDATE=1``); raises :class:`~diting.checks.ShapeError` naming the first that fails."""
-    found = expressions(facts)
-    try:
-        check_shape(list[Expr], [e for _, e in found], facts.path)
-    except ShapeError:
-        for where, e in found:
-            check_shape(Expr, e, f"{facts.path} {where}")
-        raise
+    check_each(Expr, expressions(facts), facts.path)
 
 
 def _extract(path: str, decoded: DecodedText, src: bytes, call_detail: Collection[str] | None) -> FileFacts:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Discriminator, Tag, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from diting.checks import check_shape
+from diting.checks import check_each
 
 _SHAPE = ConfigDict(extra="forbid")
 
@@ -442,10 +442,5 @@ Candidate = Annotated[Union[
 def check_candidates(cands: list[Candidate], where: str) -> None:
     """Check ``cands`` against :data:`Candidate` (tests and ``DITING_VALIDATE=1``); raises
     :class:`~diting.checks.ShapeError` naming the first that fails (its rule, file and lines)."""
-    try:
-        check_shape(list[Candidate], cands, where)
-    except ValueError:
-        for c in cands:
-            check_shape(Candidate, c, f"{where}: {c.get('rule') or c.get('emit')} at {c.get('path')}:"
-                                      f"{c.get('lines')}")
-        raise
+    check_each(Candidate, [(f"{c.get('rule') or c.get('emit')} at {c.get('path')}:{c.get('lines')}", c)
+                           for c in cands], where)

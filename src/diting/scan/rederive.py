@@ -27,7 +27,8 @@ from typing import Any
 
 from diting.errors import UserError
 from diting.ir.canonical import dumps, loads
-from diting.ir.verify import VerifyFinding, json_object, read_regular
+from diting.ir.verify import VerifyFinding, json_object
+from diting.userfiles import read_regular
 
 #: differing records named per file before the rest are only counted
 MAX_NAMED = 5
