@@ -6,6 +6,11 @@ import os
 
 # every record a test scan builds is validated against its model as it is added
 os.environ["DITING_VALIDATE"] = "1"
+# a scan's default cache (docs/scanning.md §14) lives in this session's own folder, never the user's
+import tempfile  # noqa: E402
+
+_CACHE_HOME = tempfile.mkdtemp(prefix="diting-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +46,7 @@ RECOUNTED: list = []
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     import shutil
+    shutil.rmtree(_CACHE_HOME, ignore_errors=True)
     for _, home in _REAL_SCANS.values():
         shutil.rmtree(home, ignore_errors=True)
     if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: its recounts go to the controller

@@ -88,6 +88,38 @@ def cache_key(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
+def default_cache_dir() -> Path:
+    """Where a scan keeps its cache when no ``--cache`` is given: ``$XDG_CACHE_HOME/diting``, else
+    ``~/.cache/diting`` (the XDG base directory convention)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base and os.path.isabs(base) else Path.home() / ".cache") / "diting"
+
+
+def chosen_cache(given: Path | None, no_cache: bool, out: Path) -> tuple[Path | None, str | None]:
+    """The cache directory a command uses, and a note to print when the default cannot be used:
+    ``given`` (``--cache``), none with ``no_cache``, else :func:`default_cache_dir` when it is usable
+    and apart from ``out`` — else none, with the note saying why (a default never stops a scan).
+    Raises :class:`UserError` when both ``given`` and ``no_cache`` are."""
+    if no_cache:
+        if given is not None:
+            raise UserError("--cache and --no-cache: give one of them")
+        return None, None
+    if given is not None:
+        return given, None
+    root = default_cache_dir()
+    try:
+        resolved, target = root.resolve(), out.resolve()
+        if resolved == target or target in resolved.parents or resolved in target.parents:
+            raise UserError("it holds the output or lies inside it")
+        ScanCache(root)
+    except UserError as exc:
+        return None, (f"note: the default scan cache {root} cannot be used ({exc.message.removeprefix(f'--cache {root}: ')}"
+                      "); scanning without one (--cache DIR names another, --no-cache silences this)")
+    except OSError as exc:
+        return None, f"note: the default scan cache {root} cannot be used ({exc.strerror or exc}); scanning without one"
+    return root, None
+
+
 class _Restricted(pickle.Unpickler):
     """An unpickler that makes only the dataclasses of its kind (:func:`allowed_classes`) and a few
     container builtins: a name is looked up in that table, never followed as an attribute path."""

@@ -142,5 +142,8 @@ def worker_pool(workers: int, fresh: tuple[str, ...] = (), shared: Any = None):
 
 def worker_count(jobs: int, items: int) -> int:
     """Workers for ``items`` independent pieces of work: ``jobs`` (0: one per CPU), never more
-    than the work or :data:`MAX_WORKERS`."""
+    than the work or :data:`MAX_WORKERS`; one (the work runs inline) in a daemonic process, which may
+    not start processes of its own (a Dask worker, a pool's worker)."""
+    if multiprocessing.current_process().daemon:
+        return 1
     return max(1, min(jobs or (os.cpu_count() or 1), items, MAX_WORKERS))

@@ -12,9 +12,10 @@ from typer.core import TyperGroup
 from diting import __version__
 from diting.cli.common import answer
 
-#: the commands in the order of the job: try it, scan and check, build and ask the graph, report, extend
+#: the commands in the order of the job: try it, scan and check, build and ask the graph, report, extend;
+#: then the same for many repositories at once
 WORKFLOW = ("demo", "scan", "verify", "graph", "build", "query", "impact", "coverage", "pyramid", "diff", "export",
-            "rules", "schema")
+            "rules", "schema", "estate")
 #: the value each option takes, as help shows it (an option not here shows its name in capitals)
 METAVARS = {
     "--commit": "REV", "--out": "PATH", "--db": "FILE", "--service": "ID", "--profile": "P[,Q]", "--repo-id": "ID",
@@ -22,7 +23,8 @@ METAVARS = {
     "--sql-dialect": "[DS=]DIALECT", "--config-dir": "DIR", "--repo": "REPO", "--format": "FORMAT",
     "--saved": "NAME", "--param": "NAME=VALUE", "--max-rows": "N", "--timeout": "SECONDS", "--max-value-chars": "N",
     "--change-type": "TYPE", "--depth": "N", "--budget": "N", "--work": "DIR", "--class": "CLASS",
-    "--label": "LABEL", "--only": "TEXT", "--workdir": "DIR", "--rederive-out": "DIR",
+    "--label": "LABEL", "--only": "TEXT", "--workdir": "DIR", "--rederive-out": "DIR", "--cache": "DIR",
+    "--scheduler": "ADDRESS",
 }
 
 
@@ -103,3 +105,9 @@ graph_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_excep
                         rich_markup_mode=None,
                         help="The cross-service relation graph in DuckDB.")
 app.add_typer(graph_app, name="graph")
+
+estate_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Workflow,
+                         rich_markup_mode=None,
+                         help="Many repositories at once: scan an estate file's repositories, reusing what did not "
+                              "change, and keep a graph current with them (docs/estates.md).")
+app.add_typer(estate_app, name="estate")

@@ -15,7 +15,7 @@ import sys
 import typer
 
 # imported for what importing does: each registers its commands on the app
-from diting.cli import demo_command, graph_commands, package_commands, rule_commands  # noqa: F401
+from diting.cli import demo_command, estate_commands, graph_commands, package_commands, rule_commands  # noqa: F401
 from diting.cli.app import app, graph_app
 from diting.cli.common import ClosedOutput, err, is_output_failure, output_failed_code, say, stdout_failed
 

@@ -49,7 +49,9 @@ def scan(
                              "Default: export trees and config-centre folders.")] = None,
     cache: Annotated[Optional[Path], typer.Option(
         "--cache", help="Cache directory: a file's facts are kept there and read again by the next scan of the "
-                        "same file (packages unchanged; docs/scanning.md §14).")] = None,
+                        "same file (packages unchanged; default: $XDG_CACHE_HOME/diting; docs/scanning.md §14).")]
+    = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Use no cache: compute everything.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     stages: Annotated[bool, typer.Option("--stages", callback=_stages, is_eager=True,
@@ -59,7 +61,11 @@ def scan(
     """Scan REPO at --commit into one IR package per service (and per lib: unit; docs/scanning.md)."""
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
+    from diting.cache import chosen_cache
     try:
+        cache, note = chosen_cache(cache, no_cache, out_dir)
+        if note and not quiet and not as_json:
+            say(err, note)
         opts = ScanOptions(out=out_dir, services=service or [],
                            profiles=profile.split(",") if profile is not None else None,
                            repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,

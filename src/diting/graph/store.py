@@ -450,7 +450,7 @@ def _read_packages(paths: list[Path], deep: bool) -> tuple[list[_Read], int]:
 
 
 def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", deep: bool = True,
-          gate: CommitGate | None = None) -> LoadResult:
+          gate: CommitGate | None = None, retire: list[str] | None = None) -> LoadResult:
     """Load the packages under ``paths`` into ``db`` (see the module docstring).
 
     An existing database is changed in one transaction; a new one is built in a temporary file
@@ -458,7 +458,9 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
     place when complete, so ``db`` never exists without its tables. ``gate`` (a
     :class:`~diting.interrupts.CommitGate` the caller entered) learns the commit point: an interrupt
     before it rolls back, one after it is recorded there and the build completes; without one, an
-    interrupt recorded past the commit point is raised again when the build is done.
+    interrupt recorded past the commit point is raised again when the build is done. ``retire``:
+    scan ids of current packages to make no longer current in the same transaction (the services an
+    estate no longer has; they are listed in :attr:`LoadResult.replaced`).
 
     Raises :class:`UserError` for a path that is no package, a package that does not verify or
     cannot be loaded (bad records the default check does not read), two packages of one (service,
@@ -468,12 +470,12 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
     import contextlib
     if gate is None:
         with CommitGate(redeliver=True) as own:
-            return build(db, paths, replace, label, deep, own)
+            return build(db, paths, replace, label, deep, own, retire)
     duckdb = import_native("duckdb")
     from diting.ir.writer import fsync_path, sweep_leftovers
     refuse_inside_package(db, "--db")
     graph_memory()  # a bad DITING_GRAPH_MEMORY is refused before anything is read or written
-    manifests, duplicates = _read_packages(paths, deep)
+    manifests, duplicates = _read_packages(paths, deep) if paths else ([], 0)
     existed = db.exists() or db.is_symlink()
     if existed:
         target = db
@@ -493,6 +495,10 @@ def build(db: Path, paths: list[Path], replace: bool = False, label: str = "", d
         try:
             _create(con)
             result = _load(con, manifests, replace, label)
+            for scan_id in retire or []:
+                if con.execute("UPDATE packages SET is_current = false WHERE scan_id = ? AND is_current RETURNING 1",
+                               [scan_id]).fetchall():
+                    result.replaced.append(scan_id)
             result.duplicates = duplicates
             from diting.graph.align import realign
             from diting.graph.impact import materialise

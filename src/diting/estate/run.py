@@ -1,0 +1,363 @@
+"""``diting estate scan``: every repository of an estate file scanned into one output folder, what did
+not change reused, a failure in one repository reported while the others go on (docs/estates.md §2).
+
+Each repository's scan is one task (:func:`scan_repository`): it scans into a private temporary
+folder and hands back the packages' bytes, which this process — the only writer of ``--out`` —
+writes atomically under ``OUT/NAME/`` and records in ``OUT/estate.json`` (the state: per repository
+its reuse key, commit and packages). Tasks run here one after another, in local worker processes
+(``jobs`` > 1), or on a Dask distributed cluster (``scheduler``; the ``diting[cluster]`` extra).
+A repository whose reuse key (:func:`reuse_key`) and packages on disk equal the state's is not
+scanned again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from concurrent.futures import as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from diting.errors import UserError
+from diting.estate.spec import EstateSpec, RepoSpec
+from diting.ir.canonical import dumps, sha256_hex
+
+#: the state file under ``--out``
+STATE_FILE = "estate.json"
+STATE_FORMAT = 1
+#: the lock an estate scan holds on its ``--out`` folder
+LOCK_FILE = ".estate.lock"
+
+
+@dataclass
+class ScanTask:
+    """What one repository's scan needs, resolved by the client (picklable: it travels to workers)."""
+
+    repo: RepoSpec
+    commit: str
+    repo_id: str
+    key: str
+    rules: tuple[Path, ...]
+    cache: Path | None
+    #: worker processes of the scan itself (0: one per CPU)
+    scan_jobs: int
+
+
+@dataclass
+class PackageOut:
+    """One package a task made: its folder name, identity, and files (name → bytes)."""
+
+    dir: str
+    service_id: str
+    kind: str
+    status: str
+    scan_id: str
+    files: dict[str, bytes] = field(repr=False)
+
+
+@dataclass
+class RepoOutcome:
+    """What became of one repository: ``scanned``, ``reused`` or ``failed`` (with ``message``)."""
+
+    name: str
+    status: str
+    commit: str | None = None
+    repo_id: str | None = None
+    key: str | None = None
+    packages: list[dict[str, str]] = field(default_factory=list)
+    message: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class EstateResult:
+    """An estate scan's outcomes, in the estate file's order, and where its state was written."""
+
+    out: Path
+    repositories: list[RepoOutcome]
+
+    @property
+    def failed(self) -> list[RepoOutcome]:
+        return [r for r in self.repositories if r.status == "failed"]
+
+    def as_json(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict (what ``--json`` prints)."""
+        return {"out": str(self.out), "repositories": [asdict(r) for r in self.repositories]}
+
+
+# ------------------------------------------------------------------ reuse
+def reuse_key(repo: RepoSpec, commit: str, repo_id: str, rule_files: list[dict[str, str]]) -> str:
+    """sha256 over everything that decides a repository's packages: the commit, the repository id,
+    every scan option, the bytes of the files the options name, the rule files (``rule_files``:
+    ``[{path, sha256}]`` of shipped and extra rules) and the versions of diting and the libraries
+    that shape a package. Raises :class:`UserError` when a file the options name cannot be read."""
+    from diting.scan.package import tool_versions
+    from diting.userfiles import read_user_file
+    files = {what: sha256_hex(read_user_file(p, what.replace("_", " "))) if p else None
+             for what, p in (("config_snapshot", repo.config_snapshot), ("inventory", repo.inventory))}
+    return sha256_hex(dumps({
+        "commit": commit, "repo_id": repo_id, "profiles": list(repo.profiles) if repo.profiles is not None else None,
+        "services": sorted(repo.services), "config_dirs": list(repo.config_dirs),
+        "sql_dialects": list(repo.sql_dialects), "max_file_bytes": repo.max_file_bytes, "files": files,
+        "rules": rule_files, "tools": tool_versions()}))
+
+
+def _reusable(prev: dict[str, Any] | None, key: str, folder: Path) -> bool:
+    """Whether the state's entry ``prev`` of a repository has ``key`` and every package it lists is on
+    disk with the manifest it recorded."""
+    if not prev or prev.get("status") == "failed" or prev.get("key") != key:
+        return False
+    for p in prev.get("packages", []):
+        from diting.userfiles import read_regular
+        data = read_regular(folder / p["dir"] / "manifest.json", 16 * 1024 * 1024)
+        if data is None or sha256_hex(data) != p.get("manifest_sha256"):
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ the task
+def scan_repository(task: ScanTask) -> RepoOutcome | tuple[RepoOutcome, list[PackageOut]]:
+    """Scan one repository into a private temporary folder and return its outcome with the packages'
+    bytes (run in this process, a local worker or a Dask worker). Never raises for the repository's
+    own faults: a :class:`UserError` or any other exception becomes a ``failed`` outcome."""
+    from diting.scan.pipeline import ScanOptions, scan
+    repo, started = task.repo, time.monotonic()
+    outcome = RepoOutcome(repo.name, "failed", task.commit, task.repo_id, task.key)
+    try:
+        with tempfile.TemporaryDirectory(prefix="diting-estate-") as tmp:
+            opts = ScanOptions(out=Path(tmp), services=list(repo.services),
+                               profiles=list(repo.profiles) if repo.profiles is not None else None,
+                               repo_id=task.repo_id, inventory=repo.inventory, jobs=task.scan_jobs,
+                               rules_dirs=list(task.rules), config_snapshot=repo.config_snapshot, quiet=True,
+                               sql_dialects=list(repo.sql_dialects), config_dirs=list(repo.config_dirs),
+                               cache=task.cache, **({"max_file_bytes": repo.max_file_bytes}
+                                                    if repo.max_file_bytes is not None else {}))
+            result = scan(repo.path, task.commit, opts)
+            packages = [PackageOut(p.path.name, p.service_id, p.kind, p.status, p.scan_id,
+                                   {f.name: f.read_bytes() for f in sorted(p.path.iterdir()) if f.is_file()})
+                        for p in result.packages]
+    except UserError as exc:
+        outcome.message = exc.message
+    except Exception as exc:  # a defect of diting on this repository: reported, the others go on
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        outcome.message = (f"internal error {type(exc).__name__}: {exc} (at {Path(where.filename).name}:"
+                           f"{where.lineno}); please report it")
+    else:
+        outcome.status = "scanned"
+        outcome.seconds = round(time.monotonic() - started, 3)
+        return outcome, packages
+    outcome.seconds = round(time.monotonic() - started, 3)
+    return outcome
+
+
+# ------------------------------------------------------------------ the client
+def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: int = 1,
+                scheduler: str | None = None, progress: Callable[[RepoOutcome], None] | None = None,
+                only: list[str] | None = None) -> EstateResult:
+    """Scan the repositories of ``spec`` (``only``: those names) into ``out`` (see the module
+    docstring). ``jobs``: repositories scanned at once in local processes (1: one after another,
+    each scan using every CPU); ``scheduler``: the address of a Dask distributed scheduler instead.
+    ``progress`` is called with each outcome as it is known.
+
+    Raises :class:`UserError` for an unusable ``out`` or ``cache``, another estate scan holding
+    ``out``, an unknown name in ``only``, a missing ``distributed`` package or an unreachable
+    scheduler. A repository that cannot be opened or scanned is a ``failed`` outcome, not an error."""
+    from diting.ir.writer import refuse_inside_package
+    refuse_inside_package(out, "--out")
+    names = {r.name for r in spec.repositories}
+    unknown = sorted(set(only or []) - names)
+    if unknown:
+        raise UserError(f"--repo {', '.join(unknown)}: not in the estate file (names: {', '.join(sorted(names))})")
+    repos = [r for r in spec.repositories if not only or r.name in only]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+    with _locked(out):
+        state = _load_state(out)
+        outcomes: dict[str, RepoOutcome] = {}
+        tasks = _tasks(spec, repos, out, state, cache, 2 if scheduler else jobs, outcomes, progress)
+
+        def done(result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]) -> None:
+            outcome = _write(out, result, state)
+            outcomes[outcome.name] = outcome
+            _save_state(out, state)
+            if progress:
+                progress(outcome)
+
+        if tasks:
+            if scheduler:
+                _on_dask(scheduler, tasks, done)
+            elif jobs > 1 and len(tasks) > 1:
+                from diting.workers import worker_pool
+                with worker_pool(min(jobs, len(tasks))) as pool:
+                    futures = [pool.submit(scan_repository, t) for t in tasks]
+                    for fut in as_completed(futures):
+                        done(fut.result())
+            else:
+                for t in tasks:
+                    done(scan_repository(t))
+        _save_state(out, state)
+    return EstateResult(out, [outcomes[r.name] for r in repos])
+
+
+def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, Any], cache: Path | None,
+           jobs: int, outcomes: dict[str, RepoOutcome], progress) -> list[ScanTask]:
+    """The scan tasks of the repositories that changed; the others' outcomes (reused, or failed to
+    open) are put into ``outcomes`` at once."""
+    from diting.rules import load_rules
+    from diting.source.git import GitRepo, default_repo_id
+    rule_files = [{"path": f.path, "sha256": f.sha256}
+                  for f in sorted(load_rules(list(spec.rules)).files, key=lambda f: (f.path, f.sha256))]
+    if cache is not None:
+        from diting.cache import ScanCache
+        ScanCache(cache)  # refused now (exit 2) when it cannot be used, before any repository is read
+    tasks = []
+    for repo in repos:
+        started = time.monotonic()
+        try:
+            with GitRepo(repo.path) as git:
+                commit = git.resolve_commit(repo.rev)
+                repo_id = repo.repo_id or default_repo_id(git)[0]
+            key = reuse_key(repo, commit, repo_id, rule_files)
+        except UserError as exc:
+            outcome = RepoOutcome(repo.name, "failed", message=exc.message,
+                                  seconds=round(time.monotonic() - started, 3))
+            outcomes[repo.name] = outcome
+            state["repositories"].setdefault(repo.name, {})["status"] = "failed"
+            state["repositories"][repo.name]["message"] = exc.message
+            if progress:
+                progress(outcome)
+            continue
+        prev = state["repositories"].get(repo.name)
+        if _reusable(prev, key, out / repo.name):
+            outcome = RepoOutcome(repo.name, "reused", commit, repo_id, key,
+                                  [dict(p) for p in prev["packages"]], seconds=round(time.monotonic() - started, 3))
+            outcomes[repo.name] = outcome
+            if progress:
+                progress(outcome)
+            continue
+        tasks.append(ScanTask(repo, commit, repo_id, key, spec.rules, cache, 0 if jobs <= 1 else 1))
+    return tasks
+
+
+def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]],
+           state: dict[str, Any]) -> RepoOutcome:
+    """Write a task's packages under ``out/NAME`` (each atomically), remove the packages the
+    repository's previous scan wrote that this one did not, and record the outcome in ``state``."""
+    from diting.ir.writer import holds_manifest, write_atomically
+    if isinstance(result, RepoOutcome):  # failed: what an earlier scan wrote stays, and says so in the state
+        entry = state["repositories"].setdefault(result.name, {})
+        entry.update(status="failed", message=result.message)
+        return result
+    outcome, packages = result
+    folder = out / outcome.name
+    try:
+        for p in packages:
+            write_atomically(folder, p.dir, p.files)
+            outcome.packages.append({"dir": p.dir, "service_id": p.service_id, "kind": p.kind, "status": p.status,
+                                     "scan_id": p.scan_id, "manifest_sha256": sha256_hex(p.files["manifest.json"])})
+    except OSError as exc:
+        outcome.status, outcome.message = "failed", f"cannot write into {folder}: {exc.strerror or exc}"
+        state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
+        return outcome
+    prev = state["repositories"].get(outcome.name) or {}
+    kept = {p["dir"] for p in outcome.packages}
+    for old in prev.get("packages", []):
+        stale = folder / old["dir"]
+        if old["dir"] not in kept and "/" not in old["dir"] and not stale.is_symlink() and holds_manifest(stale):
+            shutil.rmtree(stale, ignore_errors=True)
+    state["repositories"][outcome.name] = {"status": "scanned", "commit": outcome.commit, "repo_id": outcome.repo_id,
+                                           "key": outcome.key, "packages": outcome.packages}
+    return outcome
+
+
+def _on_dask(address: str, tasks: list[ScanTask], done: Callable[[Any], None]) -> None:
+    """Run ``tasks`` on the Dask distributed scheduler at ``address``; ``done`` gets each result as it
+    arrives. Raises :class:`UserError` when ``distributed`` is not installed or the scheduler cannot
+    be reached."""
+    try:
+        from distributed import Client, as_completed as dask_completed
+    except ImportError:
+        raise UserError("--scheduler needs Dask distributed: pip install 'diting[cluster]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
+    with client:
+        futures = [client.submit(scan_repository, t, pure=False, key=f"diting-scan-{t.repo.name}-{os.urandom(4).hex()}")
+                   for t in tasks]
+        for fut in dask_completed(futures):
+            try:
+                result = fut.result()
+            except Exception as exc:  # the worker died or the task could not run there
+                t = tasks[futures.index(fut)]
+                result = RepoOutcome(t.repo.name, "failed", t.commit, t.repo_id, t.key,
+                                     message=f"the cluster could not run the scan: {type(exc).__name__}: {exc}")
+            done(result)
+
+
+# ------------------------------------------------------------------ state
+def _load_state(out: Path) -> dict[str, Any]:
+    """The state of the previous estate scan into ``out`` (empty when there is none, or when it is
+    unreadable: everything is then scanned again)."""
+    from diting.userfiles import read_regular
+    data = read_regular(out / STATE_FILE, 64 * 1024 * 1024)
+    try:
+        state = json.loads(data) if data else None
+    except ValueError:
+        state = None
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or not isinstance(
+            state.get("repositories"), dict):
+        return {"format": STATE_FORMAT, "repositories": {}}
+    return state
+
+
+def _save_state(out: Path, state: dict[str, Any]) -> None:
+    """Write the state atomically (a killed scan leaves the previous whole state, or this one)."""
+    from diting.ir.writer import fsync_path
+    fd, tmp = tempfile.mkstemp(prefix=f".{STATE_FILE}.tmp-", dir=out)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(state, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out / STATE_FILE)
+        fsync_path(out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s estate lock. Raises :class:`UserError` when another estate scan holds it."""
+    import fcntl
+    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"--out {out}: another estate scan is writing there; wait for it to end") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def state_packages(out: Path) -> list[tuple[str, Path]]:
+    """``(repository name, package folder)`` of every package the state under ``out`` lists for a
+    repository whose last scan succeeded, in name order. Raises :class:`UserError` when ``out``
+    holds no estate state."""
+    if not (out / STATE_FILE).is_file():
+        raise UserError(f"{out}: no {STATE_FILE} here; give the --out folder of 'diting estate scan'")
+    state = _load_state(out)
+    return [(name, out / name / p["dir"]) for name, entry in sorted(state["repositories"].items())
+            if entry.get("status") != "failed" or entry.get("packages") for p in entry.get("packages", [])]
