@@ -16,33 +16,34 @@ from tests.conftest import run_cli
 #: option is refused as it is parsed)
 _COMMAND_ARGS = {"scan": ["no-repo", "--commit", "HEAD"], "verify": ["no-package"],
                  "impact": ["no-target", "--db", "no.duckdb", "--change-type", "LOGIC"],
-                 "query": ["SELECT 1", "--db", "no.duckdb"]}
+                 "query": ["SELECT 1", "--db", "no.duckdb"], "estate scan": ["no-estate.yaml", "--out", "o"]}
 
 
 def _numeric_options() -> list[tuple[str, str, object]]:
     """``(command, option, typer.Option)`` for every int or float option of every command."""
-    from diting.cli.main import app, graph_app
+    from diting.cli.main import app, estate_app, graph_app
     found = []
-    for group in (app, graph_app):
+    for prefix, group in (("", app), ("", graph_app), ("estate ", estate_app)):
         for cmd in group.registered_commands:
             for hint in typing.get_type_hints(cmd.callback, include_extras=True).values():
                 if typing.get_origin(hint) is typing.Annotated and typing.get_args(hint)[0] in (int, float):
                     opt = typing.get_args(hint)[1]
-                    found.append((cmd.name or cmd.callback.__name__, opt.default, opt))
+                    found.append((prefix + (cmd.name or cmd.callback.__name__), opt.default, opt))
     return found
 
 
 def test_every_numeric_option_has_bounds():
     options = _numeric_options()
     assert {(c, o) for c, o, _ in options} >= {("scan", "--jobs"), ("scan", "--max-file-bytes"), ("verify", "--jobs"),
-                                              ("impact", "--depth"), ("impact", "--budget")}
+                                              ("impact", "--depth"), ("impact", "--budget"),
+                                              ("estate scan", "--jobs")}
     assert [(c, o) for c, o, opt in options if opt.min is None or opt.max is None] == []
     assert {c for c, _, _ in options} <= set(_COMMAND_ARGS)
 
 
 @pytest.mark.parametrize("command,option", [(c, o) for c, o, _ in _numeric_options()])
 def test_a_number_beyond_64_bits_is_a_user_error(tmp_path, command, option):
-    r = run_cli(command, *_COMMAND_ARGS[command], option, str(2 ** 64), cwd=tmp_path)
+    r = run_cli(*command.split(), *_COMMAND_ARGS[command], option, str(2 ** 64), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
     assert f"'{option}'" in r.stderr and "less than or equal to" in r.stderr

@@ -16,7 +16,7 @@ import typer
 
 # imported for what importing does: each registers its commands on the app
 from diting.cli import demo_command, estate_commands, graph_commands, package_commands, rule_commands  # noqa: F401
-from diting.cli.app import app, graph_app
+from diting.cli.app import app, estate_app, graph_app
 from diting.cli.common import ClosedOutput, err, is_output_failure, output_failed_code, say, stdout_failed
 
 #: seconds between Ctrl-C and a forced exit, when the interrupted work does not stop by itself
@@ -57,7 +57,7 @@ def run(pending: list[int] | None = None) -> None:
     # stderr about "leaked" ones when this process is killed (-9) — it cleans them up all the same;
     # it is started with this process's warning options
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
-    for group in (app, graph_app):
+    for group in (app, graph_app, estate_app):
         for cmd in group.registered_commands:
             if cmd.callback is not None and not hasattr(cmd.callback, "__wrapped__"):
                 cmd.callback = _ends_interruptible(cmd.callback)
