@@ -251,12 +251,12 @@ class RecordSet:
 
     def add_evidence(self, rid: str, evidence: list[str]) -> None:
         """Add evidence to an existing entity (e.g. an EXTERNAL referenced twice). An EXTERNAL keeps
-        the first :data:`MAX_EXTERNAL_EVIDENCE` segments in record-id order: it is cited, not owned,
-        by the code that references it (whose own records cite every reference)."""
+        :data:`MAX_EXTERNAL_EVIDENCE` segments (:meth:`cited`): it is cited, not owned, by the code
+        that references it (whose own records cite every reference)."""
         rec = self.entities[rid]
         merged = {r.rid for r in rec["evidence_refs"]} | set(evidence)
-        if rec["kind"] == "EXTERNAL" and len(merged) > MAX_EXTERNAL_EVIDENCE:
-            merged = set(sorted(merged)[:MAX_EXTERNAL_EVIDENCE])
+        if rec["kind"] == "EXTERNAL":
+            merged = self.cited(merged)
         rec["evidence_refs"] = refs(merged)
         rec["implementation_ref"] = ImplRef(rec["stable_id"])
 
@@ -319,6 +319,21 @@ class RecordSet:
         return rec["record_id"]
 
     # ------------------------------------------------------------ merging
+    def cited(self, segments: set[str]) -> set[str]:
+        """The segments an EXTERNAL keeps of ``segments``: the first :data:`MAX_EXTERNAL_EVIDENCE` by
+        content hash, then record id — an order that moving code leaves alone (a segment's id names its
+        lines), so a format-only edit changes which segments are cited only among equal contents, and
+        the EXTERNAL's revision not at all. A segment of another set is ordered by its hash in
+        :attr:`foreign_hashes`."""
+        if len(segments) <= MAX_EXTERNAL_EVIDENCE:
+            return segments
+
+        def order(rid: str) -> tuple[str, str]:
+            seg = self.segments.get(rid)
+            return (seg["content_hash"] if seg is not None else self.foreign_hashes.get(rid, ""), rid)
+
+        return set(sorted(segments, key=order)[:MAX_EXTERNAL_EVIDENCE])
+
     def merge(self, other: "RecordSet") -> None:
         """Add ``other``'s blueprints; equal record_ids are one record (evidence of
         entities is united, so an EXTERNAL cited by two modules keeps both)."""
@@ -332,8 +347,8 @@ class RecordSet:
                 if not theirs <= have:
                     copy = dict(mine)
                     united = have | theirs
-                    if mine["kind"] == "EXTERNAL" and len(united) > MAX_EXTERNAL_EVIDENCE:
-                        united = set(sorted(united)[:MAX_EXTERNAL_EVIDENCE])
+                    if mine["kind"] == "EXTERNAL":
+                        united = self.cited(united)
                     copy["evidence_refs"] = refs(united)
                     copy["implementation_ref"] = ImplRef(mine["stable_id"])
                     self.entities[rid] = copy

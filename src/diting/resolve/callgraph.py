@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from diting.ir import ids
-from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
 from diting.java.facts import TypeRef, type_chain
 from diting.resolve.aop import NEVER, PointcutReader
 from diting.resolve.callfacts import CallFact, MethodBody
@@ -118,7 +117,8 @@ class PackageCallGraph:
 
     def _external(self, t: list, arity: int | None, ev: str) -> tuple[str, str]:
         """The EXTERNAL entity of a library method (made in :meth:`_externals`); its evidence is
-        the first :data:`MAX_EXTERNAL_EVIDENCE` call sites (each CALLS cites its own). Parameter
+        :data:`~diting.ir.builder.MAX_EXTERNAL_EVIDENCE` of its call sites, chosen by
+        :meth:`~diting.ir.builder.RecordSet.cited` (each CALLS cites its own). Parameter
         types not known are ``?`` per argument; ``*`` when even the arity is not (a method reference)."""
         _, binary, name, params = t
         sig = self._params(params, arity)
@@ -145,7 +145,7 @@ class PackageCallGraph:
     def _externals(self) -> None:
         for stable, (name, known, evs) in sorted(self._ext.items()):
             rid = ids.entity_record_id("EXTERNAL", stable)
-            first = sorted(evs)[:MAX_EXTERNAL_EVIDENCE]
+            first = sorted(self.rs.cited(set(evs)))
             if rid in self.rs.entities:
                 self.rs.add_evidence(rid, first)
             else:

@@ -200,14 +200,14 @@ def merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:
         return first
     encoded = EncodedSet()
     ext = RecordSet("", "")
-    hashes: dict[str, str] = {}
+    hashes = ext.foreign_hashes  # every chunk's segments, known as the externals' evidence is united
     java = ModuleJavaResult()
     for c in chunks:
         encoded.merge(c.encoded)
+        hashes.update(c.segment_hashes)
         part = RecordSet("", "")
         part.entities = c.externals
         ext.merge(part)
-        hashes.update(c.segment_hashes)
         java.files.extend(c.java.files)
         java.mains.extend(c.java.mains)
     return ModuleResult(first.module, first.module_rid, first.module_evidence, encoded, ext.entities, hashes, java,
