@@ -158,3 +158,70 @@ def test_a_cache_hit_is_checked_as_a_parse_is_when_validation_is_on(tmp_path, mo
     monkeypatch.setattr(sources, "check_expressions", lambda facts: seen.append(facts.path))
     scan_memory(FILES, tmp_path / "b", cache=cache)
     assert len(seen) == 2
+
+
+def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_at_a_new_commit(tmp_path, monkeypatch):
+    """Two services on a library; the second commit edits one service. With a cache, the other
+    service's package (and the library's) is not assembled again, only restamped with the new commit
+    — and every package equals a scan of that commit without a cache, byte for byte."""
+    import diting.scan.package as package
+    from tests.conftest import estate_on_lib, make_repo, scan_repo
+    from tests.estate_changes import commit
+    api = ("package com.example.PKG;\nimport org.springframework.web.bind.annotation.*;\n@RestController\n"
+           "public class Api {\n  @GetMapping(\"/PATH\")\n  public String get() { return \"ok\"; }\n}\n")
+    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                          {n: {f"src/main/java/com/example/{n.replace('-', '')}/Api.java": api.replace("PATH", n)}
+                           for n in ("order-svc", "pay-svc")})
+    repo, first = make_repo(tmp_path, files)
+    cache = tmp_path / "cache"
+    scan_repo(repo, tmp_path / "a", rev=first, cache=cache, jobs=1)
+    path = repo / "order-svc/src/main/java/com/example/ordersvc/Api.java"
+    path.write_text(path.read_text().replace("/order-svc", "/orders"))
+    second = commit(repo)
+    assembled: list[str] = []
+    real = package.run_stages
+    monkeypatch.setattr(package, "run_stages", lambda st, p, pr: (assembled.append(p.plan.service_id), real(st, p, pr)))
+    cached = scan_repo(repo, tmp_path / "b", rev=second, cache=cache, jobs=1)
+    assert assembled == ["order-svc"]
+    cold = scan_repo(repo, tmp_path / "c", rev=second, jobs=1)
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "c")
+    assert [(p.service_id, p.scan_id, p.counts) for p in cached.packages] == [
+        (p.service_id, p.scan_id, p.counts) for p in cold.packages]
+    assert all(second[:12] in p.path.name for p in cached.packages)
+
+
+def test_a_damaged_kept_package_is_assembled_again(tmp_path):
+    from tests.conftest import estate_on_lib, make_repo, scan_repo
+    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                          {"order-svc": {}})
+    repo, sha = make_repo(tmp_path, files)
+    cache = tmp_path / "cache"
+    scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
+    kept = sorted(p for p in (cache / "package").rglob("*") if p.is_file())
+    assert kept
+    for p in kept:  # a valid entry of another shape: unpickles, is refused by its shape, never written
+        payload = pickle.dumps({"files": {"entities.jsonl": "not bytes"}, "commit": sha})
+        p.write_bytes(MAGIC + _digest(p.name, payload) + payload)
+    scan_repo(repo, tmp_path / "b", cache=cache, jobs=1)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+
+
+def test_a_format_only_edit_moves_evidence_and_changes_nothing_else(tmp_path):
+    """An EXTERNAL cited from more places than it keeps (MAX_EXTERNAL_EVIDENCE) keeps the same ones
+    when a comment moves every line: the diff of the two packages is EVIDENCE_MOVED only."""
+    from diting.diff.report import diff
+    from diting.ir.builder import MAX_EXTERNAL_EVIDENCE
+    from tests.conftest import BOOT_PLUGIN, make_repo, pom, scan_repo
+    from tests.estate_changes import commit
+    calls = "".join(f"    String m{i}(Object o) {{ return java.util.Objects.toString(o, \"{i}\"); }}\n"
+                    for i in range(MAX_EXTERNAL_EVIDENCE * 2))
+    src = "package com.ex;\n\npublic class Many {\n" + calls + "}\n"
+    repo, first = make_repo(tmp_path, {"pom.xml": pom("many", parent=None, body=BOOT_PLUGIN),
+                                       "src/main/java/com/ex/Many.java": src})
+    a = scan_repo(repo, tmp_path / "a", rev=first)
+    (repo / "src/main/java/com/ex/Many.java").write_text(src.replace("package com.ex;\n", "package com.ex;\n// moved\n"))
+    b = scan_repo(repo, tmp_path / "b", rev=commit(repo))
+    classes = {c["class"] for c in diff(a.packages[0].path, b.packages[0].path)["changes"]}
+    assert classes == {"EVIDENCE_MOVED"}

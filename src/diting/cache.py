@@ -36,7 +36,7 @@ _ENTRY = re.compile(r"[0-9a-f]{64}")
 #: the default bound of a cache directory (bytes)
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: what an entry of each kind may hold when unpickled: the modules whose dataclasses it may name
-ALLOWED_MODULES = {"facts": ("diting.java.facts", "diting.java.branches")}
+ALLOWED_MODULES = {"facts": ("diting.java.facts", "diting.java.branches"), "package": ()}
 #: the builtins an entry may construct: containers and scalars
 _SAFE_BUILTINS = {t.__name__: t for t in (dict, list, tuple, set, frozenset, str, bytes, int, bool)}
 
@@ -203,6 +203,8 @@ class ScanCache:
     def put(self, kind: str, key: str, value: Any) -> None:
         """Keep ``value`` under ``key`` (atomically; a full or read-only disk only means no entry)."""
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(payload) + 64 > MAX_ENTRY_BYTES:  # it would never be read back
+            return
         path = self._path(kind, key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,8 @@ from diting.probes.context import ProbeContext, ProbeStats
 from diting.probes.mechanisms import registered, run_mechanisms
 from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import CallGraphStats, PackageCallGraph
+from diting.cache import ScanCache
+from diting.scan import package_memo
 from diting.scan.facts import FactStore, ScanFacts
 from diting.scan.module_entity import finding_diagnostic
 from diting.scan.options import PackageResult
@@ -83,6 +85,10 @@ class PackageFacts(FactStore):
     #: the scan's facts, frozen (the view of stage ``packages``)
     scan: ScanFacts
     plan: PackagePlan
+    #: what the package is made from (its bytes' sha256 is the input digest)
+    analysis_input: dict[str, Any]
+    #: the key the package is kept under in the scan cache (None: the scan has no cache)
+    memo_key: str | None
 
     # ---- modules: the records of every module in the package, merged
     records: RecordSet
@@ -172,12 +178,10 @@ def package_findings(p: PackageFacts, progress: "Progress | None") -> dict[str, 
 
 
 def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any]:
-    """Analysis input, coverage, manifest; the package's files written atomically."""
+    """Analysis input, coverage, manifest; the package's files written atomically (and kept in the
+    scan cache, when the scan has one: ``scan/package_memo.py``)."""
     s, plan, rs = p.scan, p.plan, p.records
-    analysis_input = _analysis_input(s, plan)
-    ai_bytes = (dumps(analysis_input) + "\n").encode("utf-8")
-    digest = sha256_hex(ai_bytes)
-    scan_id = ids.scan_id_for(plan.service_id, digest)
+    ai_bytes, digest, scan_id = _identity(p.analysis_input, plan)
     scope = ids.implementation_scope_for(plan.service_id, s.commit)
     coverage = package_coverage(s, plan, rs, scan_id, p.entry_rids, p.probe_stats, p.call_stats)
     encoded_pkg = rs.encode(s.placeholders)
@@ -187,26 +191,60 @@ def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any
     coverage["package_status"] = {"status": status, "reason": status_reason}
     severities = encoded_pkg.severities
     files = package_files(encoded_pkg, s.placeholders, scan_id, scope, ai_bytes, coverage, consume=True)
+    counts = {n.split(".")[0]: c for n, (_, c) in files.items() if n.endswith(".jsonl")}
+    counts["errors"] = sum(1 for sev in severities.values() if sev == "ERROR")
+    counts["warnings"] = sum(1 for sev in severities.values() if sev == "WARNING")
+    blobs = {name: data for name, (data, _) in files.items()}
+    result = _write(s, plan, blobs, digest, scan_id, status, counts, p.probe_stats.sql_datasource)
+    if p.memo_key is not None:
+        _cache(s).put(package_memo.KIND, p.memo_key, package_memo.kept_entry(
+            blobs, s.commit, scan_id, status, status_reason, counts, p.probe_stats.sql_datasource))
+    return {"result": result}
+
+
+def _identity(analysis_input: dict[str, Any], plan: PackagePlan) -> tuple[bytes, str, str]:
+    """The analysis input's bytes, their sha256 (the input digest) and the scan id."""
+    ai_bytes = (dumps(analysis_input) + "\n").encode("utf-8")
+    digest = sha256_hex(ai_bytes)
+    return ai_bytes, digest, ids.scan_id_for(plan.service_id, digest)
+
+
+def _write(s: ScanFacts, plan: PackagePlan, blobs: dict[str, bytes], digest: str, scan_id: str, status: str,
+           counts: dict[str, int], sql_datasource: str | None) -> PackageResult:
+    """The manifest of ``blobs`` (every file but it) added, the package written atomically; its result.
+    Raises :class:`UserError` when it cannot be written."""
+    files = {n: (d, counts.get(n.split(".")[0], 1) if n.endswith(".jsonl") else 1) for n, d in blobs.items()}
     manifest = manifest_for(scan_id=scan_id, service_id=plan.service_id, repo_id=s.repo_id, commit_sha=s.commit,
                             input_digest=digest, status=status, files=files,
                             config_snapshot_refs=[s.config_snapshot.snapshot_id] if s.config_snapshot else None)
-    blobs = {name: data for name, (data, _) in files.items()}
-    blobs["manifest.json"] = (dumps(manifest) + "\n").encode("utf-8")
+    blobs = dict(blobs, **{"manifest.json": (dumps(manifest) + "\n").encode("utf-8")})
     name = plan.dir_name or package_dir_name(plan.service_id, s.commit, plan.profiles)
     try:
         path, write_status = write_atomically(s.options.out, name, blobs)
     except OSError as exc:
         raise UserError(f"cannot write package {name} into {s.options.out}: {exc.strerror or exc}") from exc
-    counts = {n.split(".")[0]: c for n, (_, c) in files.items() if n.endswith(".jsonl")}
-    counts["errors"] = sum(1 for sev in severities.values() if sev == "ERROR")
-    counts["warnings"] = sum(1 for sev in severities.values() if sev == "WARNING")
-    return {"result": PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
-                                    [b.basis for b in plan.basis], list(plan.modules),
-                                    p.probe_stats.sql_datasource)}
+    return PackageResult(plan.service_id, plan.kind, path, status, write_status, scan_id, counts,
+                         [b.basis for b in plan.basis], list(plan.modules), sql_datasource)
+
+
+def _cache(s: ScanFacts) -> ScanCache:
+    """The scan's cache directory, as a package worker uses it."""
+    return ScanCache.opened(s.options.cache)
+
+
+def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], entry: Any) -> PackageResult | None:
+    """The package of ``plan`` written from a kept ``entry`` (``scan/package_memo.py``), or None when
+    the entry is not of the expected shape (it is then assembled)."""
+    ai_bytes, digest, scan_id = _identity(analysis_input, plan)
+    files = package_memo.restamped(entry, s.commit, scan_id) if isinstance(entry, dict) else None
+    if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
+        return None
+    files["analysis_input.json"] = ai_bytes
+    return _write(s, plan, files, digest, scan_id, entry["status"], entry["counts"], entry.get("sql_datasource"))
 
 
 #: what a package's stages begin from
-PACKAGE_GIVEN = ("scan", "plan")
+PACKAGE_GIVEN = ("scan", "plan", "analysis_input", "memo_key")
 
 PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("modules", "merging module records", ("scan", "plan"), ("records", "module_records", "module_rids"),
@@ -223,7 +261,8 @@ PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("findings", "package findings", ("scan", "plan", "records", "module_rids", "service_rid"),
           ("finding_records",), package_findings),
     # encodes every record the stages before added
-    Stage("write", "writing the package", ("scan", "plan", "records", "module_records", "entry_rids", "probe_stats",
+    Stage("write", "writing the package", ("scan", "plan", "analysis_input", "memo_key", "records", "module_records",
+                                           "entry_rids", "probe_stats",
                                            "call_stats", "wrapper_records", "ledger_records", "recovery_records",
                                            "finding_records"), ("result",), write_package),
 )
@@ -236,10 +275,18 @@ def package_stage_graph() -> str:
 
 def assemble(s: ScanFacts, plan: PackagePlan) -> PackageResult:
     """Assemble and write the package of ``plan``: :data:`PACKAGE_STAGES` over a new
-    :class:`PackageFacts`. Raises :class:`~diting.errors.UserError` when the package cannot be
-    written."""
+    :class:`PackageFacts` — or, when the scan's cache keeps a package of the same inputs
+    (``scan/package_memo.py``), that package with this commit's identity. Raises
+    :class:`~diting.errors.UserError` when the package cannot be written."""
+    analysis_input = _analysis_input(s, plan)
+    key = None
+    if s.options.cache is not None:
+        key = package_memo.package_key(s, plan, analysis_input)
+        entry = _cache(s).get(package_memo.KIND, key)
+        if entry is not None and (done := _replayed(s, plan, analysis_input, entry)) is not None:
+            return done
     p = PackageFacts()
-    p.put(scan=s, plan=plan)
+    p.put(scan=s, plan=plan, analysis_input=analysis_input, memo_key=key)
     run_stages(PACKAGE_STAGES, p, None)
     return p.result
 
