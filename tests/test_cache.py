@@ -164,6 +164,7 @@ def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_a
     """Two services on a library; the second commit edits one service. With a cache, the other
     service's package (and the library's) is not assembled again, only restamped with the new commit
     — and every package equals a scan of that commit without a cache, byte for byte."""
+    import diting.scan.modules as modules
     import diting.scan.package as package
     from tests.conftest import estate_on_lib, make_repo, scan_repo
     from tests.estate_changes import commit
@@ -182,8 +183,12 @@ def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_a
     assembled: list[str] = []
     real = package.run_stages
     monkeypatch.setattr(package, "run_stages", lambda st, p, pr: (assembled.append(p.plan.service_id), real(st, p, pr)))
+    built: list[str] = []
+    real_chunk = modules._build_chunk
+    monkeypatch.setattr(modules, "_build_chunk", lambda s, m, i, paths: (built.append(m), real_chunk(s, m, i, paths))[1])
     cached = scan_repo(repo, tmp_path / "b", rev=second, cache=cache, jobs=1)
     assert assembled == ["order-svc"]
+    assert built == ["order-svc/pom.xml"]  # the other modules' records are read from the cache
     cold = scan_repo(repo, tmp_path / "c", rev=second, jobs=1)
     assert _tree(tmp_path / "b") == _tree(tmp_path / "c")
     assert [(p.service_id, p.scan_id, p.counts) for p in cached.packages] == [
@@ -191,7 +196,8 @@ def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_a
     assert all(second[:12] in p.path.name for p in cached.packages)
 
 
-def test_a_damaged_kept_package_is_assembled_again(tmp_path):
+@pytest.mark.parametrize("kind", ["package", "module"])
+def test_a_kept_entry_of_a_bad_shape_is_computed_again(tmp_path, kind):
     from tests.conftest import estate_on_lib, make_repo, scan_repo
     files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
                                        "package com.example.lib;\npublic class Money { public long cents; }\n"},
@@ -199,10 +205,11 @@ def test_a_damaged_kept_package_is_assembled_again(tmp_path):
     repo, sha = make_repo(tmp_path, files)
     cache = tmp_path / "cache"
     scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
-    kept = sorted(p for p in (cache / "package").rglob("*") if p.is_file())
+    kept = sorted(p for p in (cache / kind).rglob("*") if p.is_file())
     assert kept
     for p in kept:  # a valid entry of another shape: unpickles, is refused by its shape, never written
-        payload = pickle.dumps({"files": {"entities.jsonl": "not bytes"}, "commit": sha})
+        payload = pickle.dumps({"files": {"entities.jsonl": "not bytes"}, "commit": sha, "result": "not records",
+                                "markers": ["a", "b"]})
         p.write_bytes(MAGIC + _digest(p.name, payload) + payload)
     scan_repo(repo, tmp_path / "b", cache=cache, jobs=1)
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")

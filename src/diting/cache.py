@@ -36,15 +36,20 @@ _ENTRY = re.compile(r"[0-9a-f]{64}")
 #: the default bound of a cache directory (bytes)
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: what an entry of each kind may hold when unpickled: the modules whose dataclasses it may name
-ALLOWED_MODULES = {"facts": ("diting.java.facts", "diting.java.branches"), "package": ()}
+ALLOWED_MODULES = {"facts": ("diting.java.facts", "diting.java.branches"), "package": (),
+                   "module": ("diting.scan.modules", "diting.ir.builder", "diting.java.records", "diting.java.facts",
+                              "diting.java.branches", "diting.resolve.callfacts", "diting.sql.mybatis")}
+#: the plain (slotted, not dataclass) classes an entry of a kind may construct besides
+ALLOWED_PLAIN = {"module": (("diting.ir.builder", "RefTo"), ("diting.ir.builder", "ImplRef"))}
 #: the builtins an entry may construct: containers and scalars
 _SAFE_BUILTINS = {t.__name__: t for t in (dict, list, tuple, set, frozenset, str, bytes, int, bool)}
 
 
 @lru_cache(maxsize=None)
 def allowed_classes(kind: str) -> dict[tuple[str, str], type]:
-    """``(module, name) → class`` of every dataclass the modules of ``kind`` define: all an entry
-    of that kind may construct (no function, no attribute path, nothing imported into them)."""
+    """``(module, name) → class`` of every dataclass the modules of ``kind`` define, and the plain
+    classes :data:`ALLOWED_PLAIN` names for it: all an entry of that kind may construct (no function,
+    no attribute path, nothing imported into them)."""
     import dataclasses
     import importlib
     out: dict[tuple[str, str], type] = {}
@@ -53,6 +58,8 @@ def allowed_classes(kind: str) -> dict[tuple[str, str], type]:
         for attr, obj in vars(mod).items():
             if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == name:
                 out[(name, attr)] = obj
+    for name, attr in ALLOWED_PLAIN.get(kind, ()):
+        out[(name, attr)] = getattr(importlib.import_module(name), attr)
     return out
 
 

@@ -25,6 +25,7 @@ from diting.resolve.callsites import ModuleCallSites
 from diting.resolve.calls import CallResolver
 from diting.resolve.fold import ExpressionFolder
 from diting.resolve.types import TypeOracle
+from diting.scan import kept
 from diting.scan.module_entity import module_entity
 from diting.workers import shared_map
 
@@ -165,8 +166,24 @@ def record_tasks(s: "ScanFacts") -> list[tuple[str, int, list[str]]]:
 
 def module_job(s: "ScanFacts", task: tuple[str, int, list[str]]) -> tuple[str, int, ModuleResult]:
     """Build and encode the records of one chunk of a module's files (in a forked worker or inline);
-    chunk 0 also records the module itself."""
+    chunk 0 also records the module itself. With a scan cache, a chunk whose inputs did not change
+    is read from it (``scan/kept.py``), and one built is kept there."""
     pom_path, index, paths = task
+    if s.options.cache is None:
+        return pom_path, index, _build_chunk(s, pom_path, index, paths)
+    from diting.cache import ScanCache
+    cache, key = ScanCache.opened(s.options.cache), kept.module_key(s, pom_path, index, paths)
+    markers = (s.placeholders.scan, s.placeholders.scope)
+    entry = cache.get(kept.MODULE, key)
+    result = kept.restamped_module(entry, s.commit, markers, ModuleResult) if isinstance(entry, dict) else None
+    if result is None:
+        result = _build_chunk(s, pom_path, index, paths)
+        cache.put(kept.MODULE, key, kept.kept_module(result, s.commit, markers))
+    return pom_path, index, result
+
+
+def _build_chunk(s: "ScanFacts", pom_path: str, index: int, paths: list[str]) -> ModuleResult:
+    """The records of one chunk (see :func:`module_job`)."""
     rs = RecordSet(s.repo_id, s.commit)
     if index == 0:
         module_rid = module_entity(s, rs, pom_path)
@@ -187,9 +204,9 @@ def module_job(s: "ScanFacts", task: tuple[str, int, list[str]]) -> tuple[str, i
     externals = {rid: rec for rid, rec in rs.entities.items() if rec["kind"] == "EXTERNAL"}
     encoded = rs.encode(s.placeholders, skip_entities=set(externals))
     hashes = {rid: seg["content_hash"] for rid, seg in rs.segments.items()}
-    return pom_path, index, ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result,
-                                         probe.out + resources.candidates, resources.auto_configs,
-                                         resources.web_contexts, resources.mappers, calls.bodies)
+    return ModuleResult(pom_path, module_rid, module_evidence, encoded, externals, hashes, mj.result,
+                        probe.out + resources.candidates, resources.auto_configs, resources.web_contexts,
+                        resources.mappers, calls.bodies)
 
 
 def merge_chunks(chunks: list[ModuleResult]) -> ModuleResult:

@@ -36,7 +36,7 @@ from diting.probes.mechanisms import registered, run_mechanisms
 from diting.probes.wrappers import WrapperSends
 from diting.resolve.callgraph import CallGraphStats, PackageCallGraph
 from diting.cache import ScanCache
-from diting.scan import package_memo
+from diting.scan import kept
 from diting.scan.facts import FactStore, ScanFacts
 from diting.scan.module_entity import finding_diagnostic
 from diting.scan.options import PackageResult
@@ -88,7 +88,7 @@ class PackageFacts(FactStore):
     #: what the package is made from (its bytes' sha256 is the input digest)
     analysis_input: dict[str, Any]
     #: the key the package is kept under in the scan cache (None: the scan has no cache)
-    memo_key: str | None
+    kept_key: str | None
 
     # ---- modules: the records of every module in the package, merged
     records: RecordSet
@@ -178,8 +178,9 @@ def package_findings(p: PackageFacts, progress: "Progress | None") -> dict[str, 
 
 
 def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any]:
-    """Analysis input, coverage, manifest; the package's files written atomically (and kept in the
-    scan cache, when the scan has one: ``scan/package_memo.py``)."""
+    """Analysis input, coverage, manifest; the package's files written atomically and kept in the cache.
+
+    A scan without a cache keeps nothing (``scan/kept.py``)."""
     s, plan, rs = p.scan, p.plan, p.records
     ai_bytes, digest, scan_id = _identity(p.analysis_input, plan)
     scope = ids.implementation_scope_for(plan.service_id, s.commit)
@@ -196,8 +197,8 @@ def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any
     counts["warnings"] = sum(1 for sev in severities.values() if sev == "WARNING")
     blobs = {name: data for name, (data, _) in files.items()}
     result = _write(s, plan, blobs, digest, scan_id, status, counts, p.probe_stats.sql_datasource)
-    if p.memo_key is not None:
-        _cache(s).put(package_memo.KIND, p.memo_key, package_memo.kept_entry(
+    if p.kept_key is not None:
+        _cache(s).put(kept.PACKAGE, p.kept_key, kept.kept_entry(
             blobs, s.commit, scan_id, status, status_reason, counts, p.probe_stats.sql_datasource))
     return {"result": result}
 
@@ -233,10 +234,10 @@ def _cache(s: ScanFacts) -> ScanCache:
 
 
 def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], entry: Any) -> PackageResult | None:
-    """The package of ``plan`` written from a kept ``entry`` (``scan/package_memo.py``), or None when
+    """The package of ``plan`` written from a kept ``entry`` (``scan/kept.py``), or None when
     the entry is not of the expected shape (it is then assembled)."""
     ai_bytes, digest, scan_id = _identity(analysis_input, plan)
-    files = package_memo.restamped(entry, s.commit, scan_id) if isinstance(entry, dict) else None
+    files = kept.restamped(entry, s.commit, scan_id) if isinstance(entry, dict) else None
     if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
         return None
     files["analysis_input.json"] = ai_bytes
@@ -244,7 +245,7 @@ def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], e
 
 
 #: what a package's stages begin from
-PACKAGE_GIVEN = ("scan", "plan", "analysis_input", "memo_key")
+PACKAGE_GIVEN = ("scan", "plan", "analysis_input", "kept_key")
 
 PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("modules", "merging module records", ("scan", "plan"), ("records", "module_records", "module_rids"),
@@ -261,7 +262,7 @@ PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("findings", "package findings", ("scan", "plan", "records", "module_rids", "service_rid"),
           ("finding_records",), package_findings),
     # encodes every record the stages before added
-    Stage("write", "writing the package", ("scan", "plan", "analysis_input", "memo_key", "records", "module_records",
+    Stage("write", "writing the package", ("scan", "plan", "analysis_input", "kept_key", "records", "module_records",
                                            "entry_rids", "probe_stats",
                                            "call_stats", "wrapper_records", "ledger_records", "recovery_records",
                                            "finding_records"), ("result",), write_package),
@@ -276,17 +277,17 @@ def package_stage_graph() -> str:
 def assemble(s: ScanFacts, plan: PackagePlan) -> PackageResult:
     """Assemble and write the package of ``plan``: :data:`PACKAGE_STAGES` over a new
     :class:`PackageFacts` — or, when the scan's cache keeps a package of the same inputs
-    (``scan/package_memo.py``), that package with this commit's identity. Raises
+    (``scan/kept.py``), that package with this commit's identity. Raises
     :class:`~diting.errors.UserError` when the package cannot be written."""
     analysis_input = _analysis_input(s, plan)
     key = None
     if s.options.cache is not None:
-        key = package_memo.package_key(s, plan, analysis_input)
-        entry = _cache(s).get(package_memo.KIND, key)
+        key = kept.package_key(s, plan, analysis_input)
+        entry = _cache(s).get(kept.PACKAGE, key)
         if entry is not None and (done := _replayed(s, plan, analysis_input, entry)) is not None:
             return done
     p = PackageFacts()
-    p.put(scan=s, plan=plan, analysis_input=analysis_input, memo_key=key)
+    p.put(scan=s, plan=plan, analysis_input=analysis_input, kept_key=key)
     run_stages(PACKAGE_STAGES, p, None)
     return p.result
 

@@ -1,4 +1,4 @@
-"""Packages kept in the scan cache and written again at another commit (docs/scanning.md §14).
+"""Packages and module records kept in the scan cache and used again at another commit (docs/scanning.md §14).
 
 A package's bytes depend on the commit in three places only: the ``commit_sha`` of every segment's
 locator, the implementation scope ``sv:{service}:{commit}``, and the scan id, which digests the
@@ -8,6 +8,11 @@ modules, deployable basis and findings, which the whole repository decides) and 
 without the commit. :func:`package_key` digests exactly that; a scan that finds an entry under its
 package's key writes the kept files with the old commit and scan id replaced by the new ones instead
 of assembling the package again.
+
+A module's records (one chunk of its files: ``scan/modules.py``) are kept the same way, under
+:func:`module_key`: the files of the module and of its closure (whose types and constants its files
+see), the build files, every module's namespace, the rules and options that shape records, and
+diting's code. Their encoded lines carry the scan's placeholders and the commit, replaced on reuse.
 
 Replacing text is exact here: an entry is used only when every input is unchanged, so its content
 came from files that existed before the old commit was made — none can hold that commit's id or a
@@ -29,8 +34,9 @@ if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
     from diting.scan.facts import ScanFacts
 
-#: the cache kind of kept packages (diting/cache.py)
-KIND = "package"
+#: the cache kinds of kept packages and of kept module records (diting/cache.py)
+PACKAGE = "package"
+MODULE = "module"
 #: the analysis input's fields that name the commit (the rest is part of the key)
 COMMIT_FIELDS = ("commit_sha", "commit_time")
 
@@ -52,9 +58,53 @@ def package_key(s: "ScanFacts", plan: "PackagePlan", analysis_input: dict[str, A
     from diting.ir.canonical import dumps
     ai = {k: v for k, v in analysis_input.items() if k not in COMMIT_FIELDS}
     files = sorted((f.path, f.entry.mode, f.entry.oid) for m in plan.modules for f in s.inv.files_by_module.get(m, []))
-    builds = sorted({(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
-                     for p in mod.build_inputs if p in s.snapshot.by_path})
-    return cache_key(code_digest(), dumps(ai), s.repo_id, _plan_text(plan), json.dumps(files), json.dumps(builds))
+    return cache_key(code_digest(), dumps(ai), s.repo_id, _plan_text(plan), json.dumps(files), _build_files(s))
+
+
+def module_key(s: "ScanFacts", module: str, index: int, paths: list[str]) -> str:
+    """The key of chunk ``index`` (files ``paths``) of ``module``'s records: diting's code, the
+    repository id, the chunk, ``(path, mode, blob)`` of every file of the module and of its closure,
+    the build files, every module's namespace, the rules, the application annotations and the file
+    size budget."""
+    from diting.ir.canonical import dumps
+    files = sorted((f.path, f.entry.mode, f.entry.oid) for m in s.closures.get(module, [module])
+                   for f in s.inv.files_by_module.get(m, []))
+    return cache_key(code_digest(), s.repo_id, module, str(index), json.dumps(paths), json.dumps(files),
+                     _build_files(s), json.dumps(sorted(s.inv.ns.items())), dumps(s.rules.digest_entries()),
+                     json.dumps(sorted(s.apps)), str(s.options.max_file_bytes))
+
+
+def _build_files(s: "ScanFacts") -> str:
+    """``(path, blob)`` of every build file of the repository, as text."""
+    return json.dumps(sorted({(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
+                              for p in mod.build_inputs if p in s.snapshot.by_path}))
+
+
+def kept_module(result: Any, commit: str, markers: tuple[str, str]) -> dict[str, Any]:
+    """What the cache keeps of a chunk's records: the result, the commit and the scan's placeholder
+    markers (scan id, scope) its encoded lines hold."""
+    return {"result": result, "commit": commit, "markers": list(markers)}
+
+
+def restamped_module(entry: Any, commit: str, markers: tuple[str, str], cls: type) -> Any | None:
+    """The kept chunk result (an instance of ``cls``) with its commit and placeholder markers replaced
+    by this scan's, or None when the entry is not of the expected shape."""
+    from diting.ir.builder import EncodedSet
+    try:
+        result, old_commit, old = entry["result"], entry["commit"], entry["markers"]
+        if not isinstance(result, cls) or not isinstance(result.encoded, EncodedSet) or not (
+                isinstance(old_commit, str) and len(old) == 2 and all(isinstance(m, str) for m in old)):
+            return None
+    except (KeyError, TypeError):
+        return None
+    pairs = [(a, b) for a, b in zip((*old, old_commit), (*markers, commit), strict=True) if a != b]
+    if pairs:
+        for lines in result.encoded.lines.values():
+            for rid, line in lines.items():
+                for a, b in pairs:
+                    line = line.replace(a, b)
+                lines[rid] = line
+    return result
 
 
 def _plan_text(plan: "PackagePlan") -> str:
