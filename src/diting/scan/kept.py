@@ -43,12 +43,28 @@ COMMIT_FIELDS = ("commit_sha", "commit_time")
 
 @functools.cache
 def code_digest() -> str:
-    """sha256 over every Python source file of diting: a package depends on all of it."""
+    """sha256 over every Python source file of diting and the Python version running it: a package
+    depends on all of it (the libraries' versions are in the analysis input)."""
+    import sys
     root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"python={sys.version_info[:3]}\0".encode())
     for f in sorted(root.rglob("*.py")):
         h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+@functools.cache
+def library_versions() -> dict[str, str]:
+    """The installed versions of the libraries whose behaviour shapes records (``not installed`` for
+    one that is not), by lower-case distribution name."""
+    import importlib.metadata as md
+    out = {}
+    for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "sqlglotc", "PyYAML"):
+        try:
+            out[dist.lower()] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist.lower()] = "not installed"
+    return out
 
 
 def package_key(s: "ScanFacts", plan: "PackagePlan", analysis_input: dict[str, Any]) -> str:
@@ -64,14 +80,14 @@ def package_key(s: "ScanFacts", plan: "PackagePlan", analysis_input: dict[str, A
 def module_key(s: "ScanFacts", module: str, index: int, paths: list[str]) -> str:
     """The key of chunk ``index`` (files ``paths``) of ``module``'s records: diting's code, the
     repository id, the chunk, ``(path, mode, blob)`` of every file of the module and of its closure,
-    the build files, every module's namespace, the rules, the application annotations and the file
-    size budget."""
+    the build files, every module's namespace, the rules, the application annotations, the file
+    size budget and the libraries' versions."""
     from diting.ir.canonical import dumps
     files = sorted((f.path, f.entry.mode, f.entry.oid) for m in s.closures.get(module, [module])
                    for f in s.inv.files_by_module.get(m, []))
     return cache_key(code_digest(), s.repo_id, module, str(index), json.dumps(paths), json.dumps(files),
                      _build_files(s), json.dumps(sorted(s.inv.ns.items())), dumps(s.rules.digest_entries()),
-                     json.dumps(sorted(s.apps)), str(s.options.max_file_bytes))
+                     json.dumps(sorted(s.apps)), str(s.options.max_file_bytes), json.dumps(library_versions()))
 
 
 def _build_files(s: "ScanFacts") -> str:

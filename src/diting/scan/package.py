@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 
-import importlib.metadata as md
 from typing import TYPE_CHECKING, Any
 
 from diting import __version__
@@ -61,15 +60,8 @@ def tool_versions() -> dict[str, str]:
 
 @functools.cache
 def _tool_versions() -> dict[str, str]:
-    out = {"diting": __version__, "diting-package-format": str(PACKAGE_FORMAT), DETECTOR_NAME: DETECTOR_VERSION}
-    for dist in ("tree-sitter", "tree-sitter-java", "lxml", "sqlglot", "sqlglotc", "PyYAML"):
-        try:
-            out[dist.lower()] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[dist.lower()] = "not installed"
-    return out
-
-
+    return {"diting": __version__, "diting-package-format": str(PACKAGE_FORMAT), DETECTOR_NAME: DETECTOR_VERSION,
+            **kept.library_versions()}
 
 
 #: findings of an in-repo parent POM that shape its children's effective models
