@@ -207,3 +207,58 @@ def test_the_default_cache_is_under_the_users_cache_folder_and_never_stops_a_sca
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     cache, note = chosen_cache(None, False, tmp_path / "xdg" / "diting" / "out")
     assert cache is None and "holds the output" in note
+
+
+def test_a_repository_dropped_from_the_file_loses_its_packages_and_leaves_the_graph(two_repos):
+    root, a, b, est = two_repos
+    out, db = root / "out", root / "g.duckdb"
+    scan_estate(load_estate(est), out)
+    update_graph(db, out)
+    est.write_text(est.read_text().split("  - path: shop-b")[0], encoding="utf-8")  # shop-a alone
+    got = scan_estate(load_estate(est), out)
+    assert got.dropped == ["gone", "team+shop-b"] and not any((out / "team+shop-b").iterdir())
+    graph = update_graph(db, out)
+    assert len(graph.retired) == 2 and not graph.loaded  # lib:shop-b and stock-svc
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    assert sorted(r[0] for r in con.execute("SELECT service_id FROM packages WHERE is_current").fetchall()) == [
+        "lib:shop-a", "order-svc", "pay-svc"]
+    con.close()
+
+
+def test_rescan_scans_what_could_be_reused_and_writes_the_same_bytes(two_repos):
+    root, a, b, est = two_repos
+    out = root / "out"
+    scan_estate(load_estate(est), out)
+    before = _tree(out / "example+shop-a")
+    got = scan_estate(load_estate(est), out, only=["example+shop-a"], rescan=True)
+    assert [o.status for o in got.repositories] == ["scanned"]
+    assert _tree(out / "example+shop-a") == before
+
+
+def test_a_tampered_state_never_reaches_outside_its_repository_folder(two_repos):
+    root, a, b, est = two_repos
+    out = root / "out"
+    scan_estate(load_estate(est), out)
+    victim = root / "victim"
+    (victim / "pkg").mkdir(parents=True)
+    (victim / "pkg" / "manifest.json").write_text("{}")
+    state = json.loads((out / STATE_FILE).read_text())
+    state["repositories"]["example+shop-a"]["packages"] += [{"dir": "../../victim/pkg"}, {"dir": ".."}, {"dir": 3}]
+    state["repositories"]["example+shop-a"]["key"] = "changed"  # scanned again: the old listing is swept
+    (out / STATE_FILE).write_text(json.dumps(state))
+    scan_estate(load_estate(est), out)
+    assert (victim / "pkg" / "manifest.json").is_file()
+    assert update_graph(root / "g.duckdb", out).loaded  # the bad entries are passed over, not followed
+
+
+def test_two_repositories_of_one_service_id_are_named_before_anything_loads(tmp_path):
+    a, _ = make_repo(tmp_path, _shop("shop-a", {"order-svc": "/a"}), name="shop-a")
+    b, _ = make_repo(tmp_path, _shop("shop-b", {"order-svc": "/b"}), name="shop-b")
+    est = tmp_path / "estate.yaml"
+    est.write_text("repositories:\n  - {path: shop-a, repo_id: x/a}\n  - {path: shop-b, repo_id: x/b}\n")
+    scan_estate(load_estate(est), tmp_path / "out")
+    with pytest.raises(UserError) as exc:
+        update_graph(tmp_path / "g.duckdb", tmp_path / "out")
+    assert "order-svc (profiles default): x+a/order-svc@" in exc.value.message and "inventory" in exc.value.message
+    assert not (tmp_path / "g.duckdb").exists()

@@ -31,18 +31,21 @@ def estate_scan(
                             "(the diting[cluster] extra; docs/estates.md §4).")] = None,
     repo: Annotated[Optional[list[str]], typer.Option("--repo", help="Only the repository of this name "
                                                                      "(repeatable).")] = None,
+    rescan: Annotated[bool, typer.Option("--rescan", help="Scan every repository named, even one whose packages "
+                                                          "could be reused.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Scan every repository of ESTATE_FILE into --out, reusing the packages of a repository whose
     commit, options, rules and diting did not change; a repository that fails is reported and the
-    others go on (exit 1 when any failed; docs/estates.md §2)."""
+    others go on (exit 1 when any failed); the packages of a repository the file no longer lists are
+    removed (docs/estates.md §2)."""
     from diting.estate.run import scan_estate
     from diting.estate.spec import load_estate
 
-    def progress(o) -> None:
+    def progress(o) -> None:  # as each repository is done (the table below comes in the file's order)
         if not quiet and not as_json:
-            say(err, f"{o.status:<8} {o.name} ({o.seconds:.1f} s)" + (f": {o.message}" if o.message else ""))
+            say(err, f"{o.name}: {o.status} ({o.seconds:.1f} s)" + (f": {o.message}" if o.message else ""))
 
     from diting.cache import chosen_cache
     try:
@@ -50,19 +53,24 @@ def estate_scan(
         if note and not quiet and not as_json:
             say(err, note)
         result = scan_estate(load_estate(estate_file), out_dir, cache=cache, jobs=jobs, scheduler=scheduler,
-                             progress=progress, only=repo)
+                             progress=progress, only=repo, rescan=rescan)
     except UserError as exc:
         fail(exc.message, exc.exit_code)
         return
     if as_json:
         print(json.dumps(result.as_json(), indent=2, sort_keys=True))
     else:
-        say(out, f"{'repository':<32} {'status':<8} {'commit':<12} {'packages':>8} {'seconds':>8}")
+        width = max([len("repository")] + [len(o.name) for o in result.repositories])
+        say(out, f"{'repository':<{width}} {'status':<8} {'commit':<12} {'packages':>8} {'partial':>7} "
+                 f"{'failed':>6} {'seconds':>8}")
         for o in result.repositories:
-            say(out, f"{o.name:<32} {o.status:<8} {(o.commit or '-')[:12]:<12} {len(o.packages):>8} "
-                     f"{o.seconds:>8.1f}")
+            statuses = [p.get("status") for p in o.packages]
+            say(out, f"{o.name:<{width}} {o.status:<8} {(o.commit or '-')[:12]:<12} {len(o.packages):>8} "
+                     f"{statuses.count('PARTIAL'):>7} {statuses.count('FAILED'):>6} {o.seconds:>8.1f}")
         for o in result.failed:
             say(out, f"failed: {o.name}: {o.message}")
+        for name in result.dropped:
+            say(out, f"dropped: {name}: no longer in the estate file; its packages were removed")
         counts = {s: sum(1 for o in result.repositories if o.status == s) for s in ("scanned", "reused", "failed")}
         say(out, f"{len(result.repositories)} repositories: {counts['scanned']} scanned, {counts['reused']} reused, "
                  f"{counts['failed']} failed → {out_dir}")

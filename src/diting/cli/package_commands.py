@@ -48,8 +48,9 @@ def scan(
         "--config-dir", help="Repository folder of config-centre exports (Nacos data ids); repeatable. "
                              "Default: export trees and config-centre folders.")] = None,
     cache: Annotated[Optional[Path], typer.Option(
-        "--cache", help="Cache directory: a file's facts are kept there and read again by the next scan of the "
-                        "same file (packages unchanged; default: $XDG_CACHE_HOME/diting; docs/scanning.md §14).")]
+        "--cache", help="Cache directory: file facts, module records and packages are kept there and used "
+                        "again when their inputs recur (packages unchanged; default: $XDG_CACHE_HOME/diting; "
+                        "docs/scanning.md §14).")]
     = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Use no cache: compute everything.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
@@ -86,7 +87,8 @@ def scan(
             "unused_sql_dialects": result.unused_sql_dialects,
             "packages": [{"service_id": p.service_id, "kind": p.kind, "path": str(p.path), "status": p.status,
                           "written": p.write_status, "scan_id": p.scan_id, "counts": p.counts,
-                          "deployable_basis": p.basis, "modules": p.modules} for p in result.packages],
+                          "deployable_basis": p.basis, "modules": p.modules, "from_cache": p.from_cache}
+                         for p in result.packages],
             "excluded_services": [{"service_id": s, "module": m} for s, m in result.excluded_services],
             "inventory_unmapped": result.inventory_unmapped,
         }, indent=2, sort_keys=True))
@@ -97,7 +99,7 @@ def scan(
         say(out, f"  {p.status:<8} {p.kind:<7} {p.service_id}  [{why}]  modules={len(p.modules)} "
                  f"entities={p.counts.get('entities', 0)} relations={p.counts.get('relations', 0)} "
                  f"errors={p.counts.get('errors', 0)} warnings={p.counts.get('warnings', 0)}")
-        say(out, f"           → {p.path} ({p.write_status})")
+        say(out, f"           → {p.path} ({p.write_status}{' from the cache' if p.from_cache else ''})")
     for s, m in result.excluded_services:
         say(out, f"excluded by the inventory: {s} ({m})")
     for s in result.inventory_unmapped:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from diting.errors import UserError
 from diting.estate.run import state_packages
 from diting.graph.store import LoadResult
 from diting.ir.canonical import sha256_hex
@@ -34,8 +35,10 @@ def update_graph(db: Path, out: Path, deep: bool = True, gate=None) -> EstateGra
     database is not opened for writing when nothing changed. Raises :class:`UserError` as
     :func:`diting.graph.store.build` does, and when ``out`` holds no estate state."""
     from diting.graph.store import build, with_graph
-    listed = [pkg for _, pkg in state_packages(out)]
+    found, dropped = state_packages(out)
+    listed = [pkg for _, pkg in found]
     manifests = {pkg: _manifest(pkg) for pkg in listed}
+    _refuse_clashes(listed, manifests)
     current: dict[str, tuple[str, str, str, str]] = {}
     if db.exists():
         rows = with_graph(db, lambda con: con.execute(
@@ -46,7 +49,8 @@ def update_graph(db: Path, out: Path, deep: bool = True, gate=None) -> EstateGra
     services = {(repo_id, service_id) for _, repo_id, service_id in manifests.values()}
     estate_repos = {repo_id for _, repo_id, _ in manifests.values()}
     retire = sorted(scan_id for scan_id, repo_id, service_id, label in current.values()
-                    if label == "" and repo_id in estate_repos and (repo_id, service_id) not in services)
+                    if label == "" and (repo_id in estate_repos and (repo_id, service_id) not in services
+                                        or repo_id in dropped - estate_repos))
     result = EstateGraphResult(kept=kept)
     if not changed and not retire:
         return result
@@ -54,6 +58,26 @@ def update_graph(db: Path, out: Path, deep: bool = True, gate=None) -> EstateGra
     result.loaded = list(result.load.loaded)
     result.retired = [s for s in result.load.replaced if s in retire]
     return result
+
+
+def _refuse_clashes(listed: list[Path], manifests: dict[Path, tuple]) -> None:
+    """Raise :class:`UserError` naming every service id (and profile set) two of the estate's packages
+    share: the graph holds one current package of each, so nothing could be loaded."""
+    from diting.graph.store import package_profile_set
+    seen: dict[tuple[str, str], list[Path]] = {}
+    for pkg in listed:
+        sid = manifests[pkg][2]
+        if isinstance(sid, str):
+            seen.setdefault((sid, package_profile_set(pkg)), []).append(pkg)
+    clashes = [(key, pkgs) for key, pkgs in sorted(seen.items()) if len(pkgs) > 1]
+    if clashes:
+        shown = "; ".join(f"{sid} (profiles {prof}): {', '.join(f'{p.parent.name}/{p.name}' for p in pkgs)}"
+                          for (sid, prof), pkgs in clashes[:3])
+        more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
+        raise UserError(f"{len(clashes)} service id(s) name packages of two repositories, and the graph holds one "
+                        f"current package of each: {shown}{more}; give one of each an id of its own with an "
+                        "inventory file (the repository's 'inventory' in the estate file, docs/scanning.md §5; a "
+                        "lib: unit's id cannot be set yet); nothing was loaded")
 
 
 def _manifest(pkg: Path) -> tuple[str | None, str | None, str | None]:

@@ -81,6 +81,8 @@ class EstateResult:
 
     out: Path
     repositories: list[RepoOutcome]
+    #: repositories an earlier run scanned that the estate file no longer lists: their packages removed
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[RepoOutcome]:
@@ -88,7 +90,7 @@ class EstateResult:
 
     def as_json(self) -> dict[str, Any]:
         """The result as a JSON-ready dict (what ``--json`` prints)."""
-        return {"out": str(self.out), "repositories": [asdict(r) for r in self.repositories]}
+        return {"out": str(self.out), "repositories": [asdict(r) for r in self.repositories], "dropped": self.dropped}
 
 
 # ------------------------------------------------------------------ reuse
@@ -159,11 +161,14 @@ def scan_repository(task: ScanTask) -> RepoOutcome | tuple[RepoOutcome, list[Pac
 # ------------------------------------------------------------------ the client
 def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: int = 1,
                 scheduler: str | None = None, progress: Callable[[RepoOutcome], None] | None = None,
-                only: list[str] | None = None) -> EstateResult:
+                only: list[str] | None = None, rescan: bool = False) -> EstateResult:
     """Scan the repositories of ``spec`` (``only``: those names) into ``out`` (see the module
     docstring). ``jobs``: repositories scanned at once in local processes (1: one after another,
     each scan using every CPU); ``scheduler``: the address of a Dask distributed scheduler instead.
-    ``progress`` is called with each outcome as it is known.
+    ``progress`` is called with each outcome as it is known; ``rescan`` scans every repository even
+    when its packages could be reused. A run over the whole file (no ``only``) removes the packages of
+    repositories an earlier run scanned that the file no longer lists, and records their ids in the
+    state (``dropped``) for ``estate graph`` to retire.
 
     Raises :class:`UserError` for an unusable ``out`` or ``cache``, another estate scan holding
     ``out``, an unknown name in ``only``, a missing ``distributed`` package or an unreachable
@@ -175,14 +180,16 @@ def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: in
     if unknown:
         raise UserError(f"--repo {', '.join(unknown)}: not in the estate file (names: {', '.join(sorted(names))})")
     repos = [r for r in spec.repositories if not only or r.name in only]
+    client = _client(scheduler) if scheduler else None  # an unreachable scheduler: refused before --out is made
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
-    with _locked(out):
+    with _locked(out), (client or contextlib.nullcontext()):
         state = _load_state(out)
+        dropped = [] if only else _drop(out, state, names)
         outcomes: dict[str, RepoOutcome] = {}
-        tasks = _tasks(spec, repos, out, state, cache, 2 if scheduler else jobs, outcomes, progress)
+        tasks = _tasks(spec, repos, out, state, cache, 2 if scheduler else jobs, outcomes, progress, rescan)
 
         def done(result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]) -> None:
             outcome = _write(out, result, state)
@@ -192,8 +199,8 @@ def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: in
                 progress(outcome)
 
         if tasks:
-            if scheduler:
-                _on_dask(scheduler, tasks, done)
+            if client is not None:
+                _on_dask(client, tasks, done)
             elif jobs > 1 and len(tasks) > 1:
                 from diting.workers import worker_pool
                 with worker_pool(min(jobs, len(tasks))) as pool:
@@ -204,11 +211,40 @@ def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: in
                 for t in tasks:
                     done(scan_repository(t))
         _save_state(out, state)
-    return EstateResult(out, [outcomes[r.name] for r in repos])
+    return EstateResult(out, [outcomes[r.name] for r in repos], dropped)
+
+
+def _drop(out: Path, state: dict[str, Any], names: set[str]) -> list[str]:
+    """Remove the packages of the repositories the state holds and the estate file no longer lists;
+    move their entries to the state's ``dropped`` (name → repository id). Returns their names."""
+    gone = sorted(set(state["repositories"]) - names)
+    dropped = state.setdefault("dropped", {})
+    for name in gone:
+        entry = state["repositories"].pop(name)
+        _remove_packages(out / name, entry.get("packages", []), keep=set())
+        dropped[name] = entry.get("repo_id")
+    for name in names:
+        dropped.pop(name, None)
+    if gone:
+        _save_state(out, state)
+    return gone
+
+
+def _remove_packages(folder: Path, packages: list[dict[str, Any]], keep: set[str]) -> None:
+    """Remove the package folders ``packages`` lists under ``folder`` but those named in ``keep``: only
+    plain names of folders that hold a manifest, never through a link."""
+    from diting.ir.writer import holds_manifest
+    for p in packages:
+        name = p.get("dir") if isinstance(p, dict) else None
+        if not _plain_name(name) or name in keep:
+            continue
+        stale = folder / name
+        if not stale.is_symlink() and not folder.is_symlink() and holds_manifest(stale):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, Any], cache: Path | None,
-           jobs: int, outcomes: dict[str, RepoOutcome], progress) -> list[ScanTask]:
+           jobs: int, outcomes: dict[str, RepoOutcome], progress, rescan: bool = False) -> list[ScanTask]:
     """The scan tasks of the repositories that changed; the others' outcomes (reused, or failed to
     open) are put into ``outcomes`` at once."""
     from diting.rules import load_rules
@@ -236,7 +272,7 @@ def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, 
                 progress(outcome)
             continue
         prev = state["repositories"].get(repo.name)
-        if _reusable(prev, key, out / repo.name):
+        if not rescan and _reusable(prev, key, out / repo.name):
             outcome = RepoOutcome(repo.name, "reused", commit, repo_id, key,
                                   [dict(p) for p in prev["packages"]], seconds=round(time.monotonic() - started, 3))
             outcomes[repo.name] = outcome
@@ -251,7 +287,7 @@ def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]
            state: dict[str, Any]) -> RepoOutcome:
     """Write a task's packages under ``out/NAME`` (each atomically), remove the packages the
     repository's previous scan wrote that this one did not, and record the outcome in ``state``."""
-    from diting.ir.writer import holds_manifest, write_atomically
+    from diting.ir.writer import write_atomically
     if isinstance(result, RepoOutcome):  # failed: what an earlier scan wrote stays, and says so in the state
         entry = state["repositories"].setdefault(result.name, {})
         entry.update(status="failed", message=result.message)
@@ -268,39 +304,39 @@ def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]
         state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
         return outcome
     prev = state["repositories"].get(outcome.name) or {}
-    kept = {p["dir"] for p in outcome.packages}
-    for old in prev.get("packages", []):
-        stale = folder / old["dir"]
-        if old["dir"] not in kept and "/" not in old["dir"] and not stale.is_symlink() and holds_manifest(stale):
-            shutil.rmtree(stale, ignore_errors=True)
+    _remove_packages(folder, prev.get("packages", []) if isinstance(prev.get("packages"), list) else [],
+                     keep={p["dir"] for p in outcome.packages})
     state["repositories"][outcome.name] = {"status": "scanned", "commit": outcome.commit, "repo_id": outcome.repo_id,
                                            "key": outcome.key, "packages": outcome.packages}
     return outcome
 
 
-def _on_dask(address: str, tasks: list[ScanTask], done: Callable[[Any], None]) -> None:
-    """Run ``tasks`` on the Dask distributed scheduler at ``address``; ``done`` gets each result as it
-    arrives. Raises :class:`UserError` when ``distributed`` is not installed or the scheduler cannot
-    be reached."""
+def _client(address: str):
+    """A Dask distributed client of the scheduler at ``address``. Raises :class:`UserError` when
+    ``distributed`` is not installed or the scheduler cannot be reached in 10 seconds."""
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
     except ImportError:
         raise UserError("--scheduler needs Dask distributed: pip install 'diting[cluster]'") from None
     try:
-        client = Client(address, timeout="20s")
-    except (OSError, TimeoutError, ValueError) as exc:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
-    with client:
-        futures = [client.submit(scan_repository, t, pure=False, key=f"diting-scan-{t.repo.name}-{os.urandom(4).hex()}")
-                   for t in tasks]
-        for fut in dask_completed(futures):
-            try:
-                result = fut.result()
-            except Exception as exc:  # the worker died or the task could not run there
-                t = tasks[futures.index(fut)]
-                result = RepoOutcome(t.repo.name, "failed", t.commit, t.repo_id, t.key,
-                                     message=f"the cluster could not run the scan: {type(exc).__name__}: {exc}")
-            done(result)
+
+
+def _on_dask(client, tasks: list[ScanTask], done: Callable[[Any], None]) -> None:
+    """Run ``tasks`` on a Dask distributed client's cluster; ``done`` gets each result as it arrives."""
+    from distributed import as_completed as dask_completed
+    futures = [client.submit(scan_repository, t, pure=False, key=f"diting-scan-{t.repo.name}-{os.urandom(4).hex()}")
+               for t in tasks]
+    for fut in dask_completed(futures):
+        try:
+            result = fut.result()
+        except Exception as exc:  # the worker died or the task could not run there
+            t = tasks[futures.index(fut)]
+            result = RepoOutcome(t.repo.name, "failed", t.commit, t.repo_id, t.key,
+                                 message=f"the cluster could not run the scan: {type(exc).__name__}: {exc}")
+        done(result)
 
 
 # ------------------------------------------------------------------ state
@@ -352,12 +388,26 @@ def _locked(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def state_packages(out: Path) -> list[tuple[str, Path]]:
-    """``(repository name, package folder)`` of every package the state under ``out`` lists for a
-    repository whose last scan succeeded, in name order. Raises :class:`UserError` when ``out``
-    holds no estate state."""
+def state_packages(out: Path) -> tuple[list[tuple[str, Path]], set[str]]:
+    """``(repository name, package folder)`` of every package the state under ``out`` lists (a
+    repository whose last scan failed keeps its earlier packages), in name order, and the ids of the
+    repositories the estate dropped. A listed folder that is no plain name is passed over. Raises
+    :class:`UserError` when ``out`` holds no estate state."""
     if not (out / STATE_FILE).is_file():
         raise UserError(f"{out}: no {STATE_FILE} here; give the --out folder of 'diting estate scan'")
     state = _load_state(out)
-    return [(name, out / name / p["dir"]) for name, entry in sorted(state["repositories"].items())
-            if entry.get("status") != "failed" or entry.get("packages") for p in entry.get("packages", [])]
+    listed = []
+    for name, entry in sorted(state["repositories"].items()):
+        packages = entry.get("packages") if isinstance(entry, dict) else None
+        for p in packages if isinstance(packages, list) else []:
+            d = p.get("dir") if isinstance(p, dict) else None
+            if _plain_name(name) and _plain_name(d):
+                listed.append((name, out / name / d))
+    dropped = state.get("dropped") if isinstance(state.get("dropped"), dict) else {}
+    return listed, {r for r in dropped.values() if isinstance(r, str)}
+
+
+def _plain_name(name: object) -> bool:
+    """Whether ``name`` can be a folder directly below another: no separator, not ``.`` or ``..``."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name \
+        and "\0" not in name

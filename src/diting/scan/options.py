@@ -71,6 +71,8 @@ class PackageResult:
     modules: list[str]
     #: the database of the package's one JDBC URL, when known (what ``--sql-dialect DS=…`` names)
     sql_datasource: str | None = None
+    #: written from the scan cache (docs/scanning.md §14), not assembled
+    from_cache: bool = False
 
 
 @dataclass

@@ -233,7 +233,9 @@ def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], e
     if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
         return None
     files["analysis_input.json"] = ai_bytes
-    return _write(s, plan, files, digest, scan_id, entry["status"], entry["counts"], entry.get("sql_datasource"))
+    result = _write(s, plan, files, digest, scan_id, entry["status"], entry["counts"], entry.get("sql_datasource"))
+    result.from_cache = True
+    return result
 
 
 #: what a package's stages begin from
