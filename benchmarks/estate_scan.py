@@ -102,7 +102,7 @@ def main() -> int:
         else:
             out = work / "dask"
             shutil.rmtree(out, ignore_errors=True)
-            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
                 times["dask"] = timed("dask", lambda: scan_estate(spec, out, scheduler=cl.scheduler_address))
             digests["dask"] = tree_digest(out)
     times["again"] = timed("again", lambda: scan_estate(spec, work / "sequential", jobs=1))

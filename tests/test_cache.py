@@ -232,3 +232,54 @@ def test_a_format_only_edit_moves_evidence_and_changes_nothing_else(tmp_path):
     b = scan_repo(repo, tmp_path / "b", rev=commit(repo))
     classes = {c["class"] for c in diff(a.packages[0].path, b.packages[0].path)["changes"]}
     assert classes == {"EVIDENCE_MOVED"}
+
+
+def _cached_equals_cold(tmp_path, files: dict[str, str], edit, **kw) -> None:
+    """Scan ``files`` with a cache, apply ``edit(repo)`` and commit, scan again with the cache and
+    without one: the two equal, byte for byte."""
+    from tests.conftest import make_repo, scan_repo
+    from tests.estate_changes import commit
+    repo, first = make_repo(tmp_path, files)
+    cache = tmp_path / "cache"
+    scan_repo(repo, tmp_path / "a", rev=first, cache=cache, jobs=1, **kw)
+    edit(repo)
+    second = commit(repo)
+    scan_repo(repo, tmp_path / "b", rev=second, cache=cache, jobs=1, **kw)
+    scan_repo(repo, tmp_path / "c", rev=second, jobs=1, **kw)
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "c")
+
+
+def test_a_maven_config_change_reaches_every_kept_module(tmp_path):
+    """``.mvn/maven.config`` sets user properties every module's model reads (a CI-friendly version),
+    also of modules below the root, which do not hold the file."""
+    from tests.conftest import BOOT_PLUGIN
+    head = '<?xml version="1.0"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+    files = {".mvn/maven.config": "-Drevision=1.0.0\n",
+             "pom.xml": f"{head}<groupId>com.ex</groupId><artifactId>parent</artifactId><version>${{revision}}</version>"
+                        "<packaging>pom</packaging><modules><module>svc</module></modules></project>\n",
+             "svc/pom.xml": f"{head}<parent><groupId>com.ex</groupId><artifactId>parent</artifactId><version>"
+                            f"${{revision}}</version></parent><artifactId>svc</artifactId>{BOOT_PLUGIN}</project>\n",
+             "svc/src/main/java/com/ex/App.java": "package com.ex;\n@org.springframework.boot.autoconfigure."
+                                                  "SpringBootApplication\npublic class App { public static void "
+                                                  "main(String[] a) { } }\n"}
+
+    def bump(repo):
+        (repo / ".mvn/maven.config").write_text("-Drevision=2.0.0\n")
+    _cached_equals_cold(tmp_path, files, bump)
+
+
+def test_an_old_commit_id_in_text_from_outside_the_repository_is_never_replaced(tmp_path):
+    """The repository id (like a config snapshot or an inventory) may hold any text, the id of the
+    commit a kept entry was made at too: such an entry is not used."""
+    from tests.conftest import make_repo
+    from tests.test_estate_scan import _shop
+    files = _shop("shop", {"order-svc": "/a", "pay-svc": "/b"})
+    from diting.demo import _git
+    probe, first = make_repo(tmp_path / "probe", files)  # the same files commit to the same id
+    del probe
+
+    def edit(repo):
+        p = repo / "order-svc/src/main/java/com/example/ordersvc/Api.java"
+        p.write_text(p.read_text().replace('"/a"', '"/a2"'))
+    _cached_equals_cold(tmp_path, files, edit, repo_id=f"example.com/build-{first}")
+    assert _git(["rev-parse", "HEAD~1"], tmp_path / "repo") == first

@@ -14,7 +14,7 @@ import pytest
 from diting.cache import chosen_cache, default_cache_dir
 from diting.errors import UserError
 from diting.estate.graph import update_graph
-from diting.estate.run import STATE_FILE, _locked, scan_estate
+from diting.estate.run import STATE_FILE, locked, scan_estate
 from diting.estate.spec import load_estate
 from tests.conftest import estate_on_lib, make_repo, run_cli, scan_repo
 from tests.estate_changes import commit
@@ -141,7 +141,7 @@ def test_local_processes_and_a_dask_local_cluster_write_the_same_bytes(two_repos
     root, a, b, est = two_repos
     scan_estate(load_estate(est), root / "seq")
     scan_estate(load_estate(est), root / "jobs", jobs=2)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
         got = scan_estate(load_estate(est), root / "dask", scheduler=cl.scheduler_address)
     assert [o.status for o in got.repositories] == ["scanned", "scanned", "failed"]
     for name in ("example+shop-a", "team+shop-b"):
@@ -184,7 +184,7 @@ def test_the_command_line_prints_a_table_exits_1_on_a_failure_and_refuses_a_seco
     assert "2 scanned, 0 reused, 1 failed" in proc.stdout and "failed: gone:" in proc.stdout
     proc = run_cli("estate", "scan", str(est), "--out", str(out), "--json", "--repo", "example+shop-a")
     assert proc.returncode == 0 and json.loads(proc.stdout)["repositories"][0]["status"] == "reused"
-    with _locked(out):
+    with locked(out):
         proc = run_cli("estate", "scan", str(est), "--out", str(out))
     assert proc.returncode == 2 and "another estate scan" in proc.stderr
     proc = run_cli("estate", "graph", str(out), "--db", str(root / "g.duckdb"))
@@ -262,3 +262,61 @@ def test_two_repositories_of_one_service_id_are_named_before_anything_loads(tmp_
         update_graph(tmp_path / "g.duckdb", tmp_path / "out")
     assert "order-svc (profiles default): x+a/order-svc@" in exc.value.message and "inventory" in exc.value.message
     assert not (tmp_path / "g.duckdb").exists()
+
+
+@pytest.mark.parametrize("entry, says", [
+    ("{path: a, name: estate.json}", "not estate.json"),
+    ("{path: a, max_file_bytes: 99999999999999999999}", "max_file_bytes must be an integer from 1"),
+])
+def test_names_and_budgets_an_estate_cannot_take_are_refused(tmp_path, entry, says):
+    est = tmp_path / "e.yaml"
+    est.write_text(f"repositories:\n  - {entry}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=says):
+        load_estate(est)
+
+
+def test_paths_of_an_estate_file_named_relatively_are_absolute(two_repos, monkeypatch):
+    root, a, b, est = two_repos
+    monkeypatch.chdir(root)
+    spec = load_estate(Path("estate.yaml"))
+    assert all(r.path.is_absolute() for r in spec.repositories)
+
+
+def test_a_state_of_another_shape_is_forgotten_and_the_repositories_scanned_again(two_repos):
+    root, a, b, est = two_repos
+    out = root / "out"
+    scan_estate(load_estate(est), out)
+    state = json.loads((out / STATE_FILE).read_text())
+    state["repositories"]["example+shop-a"]["packages"] = "abc"
+    state["repositories"]["team+shop-b"] = 7
+    (out / STATE_FILE).write_text(json.dumps(state))
+    got = scan_estate(load_estate(est), out)
+    assert [o.status for o in got.repositories] == ["scanned", "scanned", "failed"]
+    assert update_graph(root / "g.duckdb", out).loaded
+
+
+def test_a_linked_repository_folder_and_a_lock_in_the_way_are_refused(two_repos):
+    root, a, b, est = two_repos
+    out = root / "out"
+    scan_estate(load_estate(est), out)
+    victim = root / "victim"
+    victim.mkdir()
+    shutil.rmtree(out / "example+shop-a")
+    (out / "example+shop-a").symlink_to(victim)
+    got = scan_estate(load_estate(est), out)
+    assert got.repositories[0].status == "failed" and "is a link" in got.repositories[0].message
+    assert not any(victim.iterdir())
+    (out / ".estate.lock").unlink()
+    (out / ".estate.lock").mkdir()
+    with pytest.raises(UserError, match="cannot take its lock"):
+        scan_estate(load_estate(est), out)
+
+
+def test_a_cache_inside_the_output_is_refused_and_a_killed_runs_folders_are_swept(two_repos):
+    root, a, b, est = two_repos
+    out = root / "out"
+    with pytest.raises(UserError, match="one holds the other"):
+        scan_estate(load_estate(est), out, cache=out / "cache")
+    (out / ".diting-estate-scan-left").mkdir(parents=True)
+    scan_estate(load_estate(est), out, only=["team+shop-b"])
+    assert not (out / ".diting-estate-scan-left").exists()

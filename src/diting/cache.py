@@ -102,6 +102,15 @@ def default_cache_dir() -> Path:
     return (Path(base) if base and os.path.isabs(base) else Path.home() / ".cache") / "diting"
 
 
+def refuse_overlap(cache: Path, out: Path) -> None:
+    """Raise :class:`UserError` when the cache directory and the output folder hold one another (the
+    cache is pruned and tagged for backup tools to skip; packages must be neither)."""
+    c, o = cache.resolve(), out.resolve()
+    if c == o or o in c.parents or c in o.parents:
+        raise UserError(f"--cache {cache} and --out {out}: one holds the other; the cache is pruned and tagged "
+                        "for backup tools to skip, packages must be neither")
+
+
 def chosen_cache(given: Path | None, no_cache: bool, out: Path) -> tuple[Path | None, str | None]:
     """The cache directory a command uses, and a note to print when the default cannot be used:
     ``given`` (``--cache``), none with ``no_cache``, else :func:`default_cache_dir` when it is usable
@@ -115,9 +124,10 @@ def chosen_cache(given: Path | None, no_cache: bool, out: Path) -> tuple[Path | 
         return given, None
     root = default_cache_dir()
     try:
-        resolved, target = root.resolve(), out.resolve()
-        if resolved == target or target in resolved.parents or resolved in target.parents:
-            raise UserError("it holds the output or lies inside it")
+        try:
+            refuse_overlap(root, out)
+        except UserError:
+            raise UserError("it holds the output or lies inside it") from None
         ScanCache(root)
     except UserError as exc:
         return None, (f"note: the default scan cache {root} cannot be used ({exc.message.removeprefix(f'--cache {root}: ')}"

@@ -34,6 +34,13 @@ def update_graph(db: Path, out: Path, deep: bool = True, gate=None) -> EstateGra
     """Bring ``db`` up to date with the estate scanned into ``out`` (see the module docstring); the
     database is not opened for writing when nothing changed. Raises :class:`UserError` as
     :func:`diting.graph.store.build` does, and when ``out`` holds no estate state."""
+    from diting.estate.run import locked
+    state_packages(out)  # no estate here: refused before its lock is taken
+    with locked(out):  # an estate scan writing there now: refused, not read half-way
+        return _update(db, out, deep, gate)
+
+
+def _update(db: Path, out: Path, deep: bool, gate) -> EstateGraphResult:
     from diting.graph.store import build, with_graph
     found, dropped = state_packages(out)
     listed = [pkg for _, pkg in found]

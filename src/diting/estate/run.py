@@ -33,6 +33,8 @@ STATE_FILE = "estate.json"
 STATE_FORMAT = 1
 #: the lock an estate scan holds on its ``--out`` folder
 LOCK_FILE = ".estate.lock"
+#: the temporary folders of scans (in ``--out`` for local runs: a killed run's are removed by the next)
+TMP_PREFIX = ".diting-estate-scan-"
 
 
 @dataclass
@@ -47,6 +49,8 @@ class ScanTask:
     cache: Path | None
     #: worker processes of the scan itself (0: one per CPU)
     scan_jobs: int
+    #: where the scan's temporary folder goes (the estate's output for local runs; None: the system's)
+    tmp_root: Path | None = None
 
 
 @dataclass
@@ -97,8 +101,9 @@ class EstateResult:
 def reuse_key(repo: RepoSpec, commit: str, repo_id: str, rule_files: list[dict[str, str]]) -> str:
     """sha256 over everything that decides a repository's packages: the commit, the repository id,
     every scan option, the bytes of the files the options name, the rule files (``rule_files``:
-    ``[{path, sha256}]`` of shipped and extra rules) and the versions of diting and the libraries
-    that shape a package. Raises :class:`UserError` when a file the options name cannot be read."""
+    ``[{path, sha256}]`` of shipped and extra rules), the versions of the libraries that shape a
+    package and diting's source. Raises :class:`UserError` when a file the options name cannot be read."""
+    from diting.scan.kept import code_digest
     from diting.scan.package import tool_versions
     from diting.userfiles import read_user_file
     files = {what: sha256_hex(read_user_file(p, what.replace("_", " "))) if p else None
@@ -107,7 +112,7 @@ def reuse_key(repo: RepoSpec, commit: str, repo_id: str, rule_files: list[dict[s
         "commit": commit, "repo_id": repo_id, "profiles": list(repo.profiles) if repo.profiles is not None else None,
         "services": sorted(repo.services), "config_dirs": list(repo.config_dirs),
         "sql_dialects": list(repo.sql_dialects), "max_file_bytes": repo.max_file_bytes, "files": files,
-        "rules": rule_files, "tools": tool_versions()}))
+        "rules": rule_files, "tools": tool_versions(), "code": code_digest()}))
 
 
 def _reusable(prev: dict[str, Any] | None, key: str, folder: Path) -> bool:
@@ -132,7 +137,7 @@ def scan_repository(task: ScanTask) -> RepoOutcome | tuple[RepoOutcome, list[Pac
     repo, started = task.repo, time.monotonic()
     outcome = RepoOutcome(repo.name, "failed", task.commit, task.repo_id, task.key)
     try:
-        with tempfile.TemporaryDirectory(prefix="diting-estate-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=TMP_PREFIX, dir=task.tmp_root) as tmp:
             opts = ScanOptions(out=Path(tmp), services=list(repo.services),
                                profiles=list(repo.profiles) if repo.profiles is not None else None,
                                repo_id=task.repo_id, inventory=repo.inventory, jobs=task.scan_jobs,
@@ -185,11 +190,15 @@ def scan_estate(spec: EstateSpec, out: Path, cache: Path | None = None, jobs: in
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
-    with _locked(out), (client or contextlib.nullcontext()):
+    with locked(out), (client or contextlib.nullcontext()):
+        for left in out.glob(TMP_PREFIX + "*"):  # a killed run's (the lock says no run is going on)
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
         state = _load_state(out)
         dropped = [] if only else _drop(out, state, names)
         outcomes: dict[str, RepoOutcome] = {}
-        tasks = _tasks(spec, repos, out, state, cache, 2 if scheduler else jobs, outcomes, progress, rescan)
+        tasks = _tasks(spec, repos, out, state, cache, 2 if scheduler else jobs, outcomes, progress, rescan,
+                       scheduler=client is not None)
 
         def done(result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]) -> None:
             outcome = _write(out, result, state)
@@ -244,7 +253,8 @@ def _remove_packages(folder: Path, packages: list[dict[str, Any]], keep: set[str
 
 
 def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, Any], cache: Path | None,
-           jobs: int, outcomes: dict[str, RepoOutcome], progress, rescan: bool = False) -> list[ScanTask]:
+           jobs: int, outcomes: dict[str, RepoOutcome], progress, rescan: bool = False,
+           scheduler: bool = False) -> list[ScanTask]:
     """The scan tasks of the repositories that changed; the others' outcomes (reused, or failed to
     open) are put into ``outcomes`` at once."""
     from diting.rules import load_rules
@@ -252,7 +262,8 @@ def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, 
     rule_files = [{"path": f.path, "sha256": f.sha256}
                   for f in sorted(load_rules(list(spec.rules)).files, key=lambda f: (f.path, f.sha256))]
     if cache is not None:
-        from diting.cache import ScanCache
+        from diting.cache import ScanCache, refuse_overlap
+        refuse_overlap(cache, out)
         ScanCache(cache)  # refused now (exit 2) when it cannot be used, before any repository is read
     tasks = []
     for repo in repos:
@@ -279,7 +290,8 @@ def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, 
             if progress:
                 progress(outcome)
             continue
-        tasks.append(ScanTask(repo, commit, repo_id, key, spec.rules, cache, 0 if jobs <= 1 else 1))
+        tasks.append(ScanTask(repo, commit, repo_id, key, spec.rules, cache, 0 if jobs <= 1 else 1,
+                              None if scheduler else out))
     return tasks
 
 
@@ -294,6 +306,11 @@ def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]
         return result
     outcome, packages = result
     folder = out / outcome.name
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        outcome.status, outcome.message = "failed", f"{folder} is a link or a file, not the repository's folder; " \
+            "remove it"
+        state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
+        return outcome
     try:
         for p in packages:
             write_atomically(folder, p.dir, p.files)
@@ -320,8 +337,9 @@ def _client(address: str):
         raise UserError("--scheduler needs Dask distributed: pip install 'diting[cluster]'") from None
     try:
         return Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - any address the client cannot use is the user's to fix
+        raise UserError(f"--scheduler {address!r}: cannot connect ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else 'no answer'})") from None
 
 
 def _on_dask(client, tasks: list[ScanTask], done: Callable[[Any], None]) -> None:
@@ -352,7 +370,22 @@ def _load_state(out: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or not isinstance(
             state.get("repositories"), dict):
         return {"format": STATE_FORMAT, "repositories": {}}
+    # an entry of another shape is forgotten (its repository is scanned again), never trusted
+    state["repositories"] = {name: entry for name, entry in state["repositories"].items()
+                             if _plain_name(name) and _well_formed(entry)}
+    if not isinstance(state.get("dropped"), dict):
+        state["dropped"] = {}
     return state
+
+
+def _well_formed(entry: Any) -> bool:
+    """Whether a state entry has the shape this module writes."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("packages", []), list):
+        return False
+    text = ("status", "commit", "repo_id", "key", "message")
+    return all(isinstance(entry.get(k), (str, type(None))) for k in text) and all(
+        isinstance(p, dict) and _plain_name(p.get("dir")) and all(isinstance(v, str) for v in p.values())
+        for p in entry.get("packages", []))
 
 
 def _save_state(out: Path, state: dict[str, Any]) -> None:
@@ -374,15 +407,20 @@ def _save_state(out: Path, state: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _locked(out: Path) -> Iterator[None]:
-    """Hold ``out``'s estate lock. Raises :class:`UserError` when another estate scan holds it."""
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s estate lock (an estate scan, or ``estate graph`` reading). Raises
+    :class:`UserError` when another holds it, or when it cannot be taken."""
     import fcntl
-    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot take its lock {LOCK_FILE} ({exc.strerror or exc}); remove what is "
+                        "in its place") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(f"--out {out}: another estate scan is writing there; wait for it to end") from None
+            raise UserError(f"{out}: another estate scan (or estate graph) is using it; wait for it to end") from None
         yield
     finally:
         os.close(fd)

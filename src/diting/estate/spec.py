@@ -9,6 +9,7 @@ mappings. Paths in the file are relative to the file's folder. Nothing here touc
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,8 @@ OPTION_FIELDS = ("profiles", "services", "config_dirs", "sql_dialects", "config_
 REPO_FIELDS = ("name", "path", "url", "rev", "repo_id") + OPTION_FIELDS
 #: a repository's name: its folder under the estate's output
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+#: names an estate's output keeps for itself (its state file)
+RESERVED_NAMES = frozenset({"estate.json"})
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ def load_estate(path: Path) -> EstateSpec:
     if unknown:
         raise UserError(f"estate file {path}: unknown top-level field(s) {', '.join(sorted(unknown))} "
                         "(fields: repositories, defaults, rules)")
-    base = path.parent
+    base = Path(os.path.abspath(path)).parent  # absolute: a worker elsewhere reads the same files
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise UserError(f"estate file {path}: defaults must be a mapping of scan options")
@@ -103,12 +106,17 @@ def _repo(e: dict[str, Any], base: Path, where: str) -> RepoSpec:
         if repo_id is None:
             raise UserError(f"{where}: url {url!r} names no repository (write repo_id instead)")
     name = _string(e.get("name"), where, "name") or _name_of(repo_id or Path(raw_path).name)
-    if not NAME.match(name):
+    if not NAME.match(name) or name.casefold() in RESERVED_NAMES:
         raise UserError(f"{where}: name {name!r} must be letters, digits and . _ + - (it names the repository's "
-                        "folder under --out)")
+                        f"folder under --out), and not {', '.join(sorted(RESERVED_NAMES))}")
     mfb = e.get("max_file_bytes")
-    if mfb is not None and (isinstance(mfb, bool) or not isinstance(mfb, int)):
-        raise UserError(f"{where}: max_file_bytes must be an integer")
+    if mfb is not None:
+        from diting.limits import MAX_FILE_BYTES_LIMIT
+        from diting.scan.options import bounded_int
+        try:
+            bounded_int("max_file_bytes", mfb, 1, MAX_FILE_BYTES_LIMIT)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc.message}") from None
     profiles = e.get("profiles")
     return RepoSpec(
         name=name, path=base / raw_path, rev=_string(e.get("rev"), where, "rev") or "HEAD", repo_id=repo_id, url=url,

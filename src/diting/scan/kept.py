@@ -14,9 +14,12 @@ A module's records (one chunk of its files: ``scan/modules.py``) are kept the sa
 see), the build files, every module's namespace, the rules and options that shape records, and
 diting's code. Their encoded lines carry the scan's placeholders and the commit, replaced on reuse.
 
-Replacing text is exact here: an entry is used only when every input is unchanged, so its content
-came from files that existed before the old commit was made — none can hold that commit's id or a
-scan id derived from it (a file cannot hold the hash of the commit that holds it).
+Replacing text is exact here: an entry is used only when every input is unchanged, so what it holds
+of the repository came from files that existed before the old commit was made — none can hold that
+commit's id, a scan id derived from it, or the random placeholders of the scan that kept it (a file
+cannot hold the hash of the commit that holds it). What the scan reads from elsewhere (the repository
+id, a config snapshot, an inventory, rule files) could hold any text, so an entry whose old ids occur
+there is not used (:func:`usable`).
 """
 
 from __future__ import annotations
@@ -91,9 +94,39 @@ def module_key(s: "ScanFacts", module: str, index: int, paths: list[str]) -> str
 
 
 def _build_files(s: "ScanFacts") -> str:
-    """``(path, blob)`` of every build file of the repository, as text."""
-    return json.dumps(sorted({(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
-                              for p in mod.build_inputs if p in s.snapshot.by_path}))
+    """``(path, blob)`` of every build file of the repository and of ``.mvn/maven.config`` (its user
+    properties shape every module's model), as text."""
+    files = {(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
+             for p in mod.build_inputs if p in s.snapshot.by_path}
+    if s.inv.maven_config:
+        files.add((s.inv.maven_config, s.inv.maven_config_blob or ""))
+    return json.dumps(sorted(files))
+
+
+def outside_text(s: "ScanFacts") -> bytes:
+    """What a scan reads from outside the repository, as bytes: the repository id, the options, the
+    config snapshot, the inventory and the extra rule files (read once per process). A kept entry is
+    used only when its old commit, scan id and placeholders occur nowhere in it
+    (:func:`usable`): there the replacement could not tell them from text of the user's."""
+    got = s.memo.get("outside_text")
+    if got is None:
+        from diting.userfiles import read_regular
+        o = s.options
+        parts = [s.repo_id.encode("utf-8", "surrogatepass"),
+                 json.dumps([o.profiles, o.services, o.sql_dialects, o.config_dirs], default=str).encode()]
+        files = [o.config_snapshot, o.inventory] + [f for d in o.rules_dirs for f in sorted(Path(d).glob("*.y*ml"))]
+        for f in files:
+            if f is not None:
+                parts.append(read_regular(Path(f), 64 * 1024 * 1024) or b"")
+        got = s.memo["outside_text"] = b"\0".join(parts)
+    return got
+
+
+def usable(s: "ScanFacts", *old: str) -> bool:
+    """Whether none of ``old`` (a kept entry's commit, scan id, placeholders) occurs in
+    :func:`outside_text`, as written or as it stands in JSON."""
+    text = outside_text(s)
+    return not any(o and (o.encode() in text or _json_text(o) in text) for o in old)
 
 
 def kept_module(result: Any, commit: str, markers: tuple[str, str]) -> dict[str, Any]:
@@ -102,16 +135,19 @@ def kept_module(result: Any, commit: str, markers: tuple[str, str]) -> dict[str,
     return {"result": result, "commit": commit, "markers": list(markers)}
 
 
-def restamped_module(entry: Any, commit: str, markers: tuple[str, str], cls: type) -> Any | None:
+def restamped_module(s: "ScanFacts", entry: Any, cls: type) -> Any | None:
     """The kept chunk result (an instance of ``cls``) with its commit and placeholder markers replaced
-    by this scan's, or None when the entry is not of the expected shape."""
+    by the scan's, or None when the entry is not of the expected shape or is not :func:`usable`."""
     from diting.ir.builder import EncodedSet
+    commit, markers = s.commit, (s.placeholders.scan, s.placeholders.scope)
     try:
         result, old_commit, old = entry["result"], entry["commit"], entry["markers"]
         if not isinstance(result, cls) or not isinstance(result.encoded, EncodedSet) or not (
                 isinstance(old_commit, str) and len(old) == 2 and all(isinstance(m, str) for m in old)):
             return None
     except (KeyError, TypeError):
+        return None
+    if not usable(s, old_commit, *old):
         return None
     pairs = [(a, b) for a, b in zip((*old, old_commit), (*markers, commit), strict=True) if a != b]
     if pairs:
@@ -153,15 +189,18 @@ def kept_entry(files: dict[str, bytes], commit: str, scan_id: str, status: str, 
             "counts": counts, "sql_datasource": sql_datasource}
 
 
-def restamped(entry: dict[str, Any], commit: str, scan_id: str) -> dict[str, bytes] | None:
-    """The kept files with the kept commit and scan id replaced by ``commit`` and ``scan_id``; None
-    when the entry is not of the expected shape."""
+def restamped(s: "ScanFacts", entry: dict[str, Any], scan_id: str) -> dict[str, bytes] | None:
+    """The kept files with the kept commit and scan id replaced by the scan's commit and ``scan_id``;
+    None when the entry is not of the expected shape or is not :func:`usable`."""
+    commit = s.commit
     try:
         old_commit, old_scan = entry["commit"].encode("ascii"), _json_text(entry["scan_id"])
         files = entry["files"]
         if not all(isinstance(n, str) and isinstance(d, bytes) for n, d in files.items()):
             return None
     except (KeyError, AttributeError, TypeError, UnicodeError):
+        return None
+    if not usable(s, entry["commit"], entry["scan_id"]):
         return None
     new_commit, new_scan = commit.encode("ascii"), _json_text(scan_id)
     return {n: d.replace(old_scan, new_scan).replace(old_commit, new_commit) for n, d in files.items()}

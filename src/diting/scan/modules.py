@@ -173,12 +173,11 @@ def module_job(s: "ScanFacts", task: tuple[str, int, list[str]]) -> tuple[str, i
         return pom_path, index, _build_chunk(s, pom_path, index, paths)
     from diting.cache import ScanCache
     cache, key = ScanCache.opened(s.options.cache), kept.module_key(s, pom_path, index, paths)
-    markers = (s.placeholders.scan, s.placeholders.scope)
     entry = cache.get(kept.MODULE, key)
-    result = kept.restamped_module(entry, s.commit, markers, ModuleResult) if isinstance(entry, dict) else None
+    result = kept.restamped_module(s, entry, ModuleResult) if isinstance(entry, dict) else None
     if result is None:
         result = _build_chunk(s, pom_path, index, paths)
-        cache.put(kept.MODULE, key, kept.kept_module(result, s.commit, markers))
+        cache.put(kept.MODULE, key, kept.kept_module(result, s.commit, (s.placeholders.scan, s.placeholders.scope)))
     return pom_path, index, result
 
 

@@ -229,7 +229,7 @@ def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], e
     """The package of ``plan`` written from a kept ``entry`` (``scan/kept.py``), or None when
     the entry is not of the expected shape (it is then assembled)."""
     ai_bytes, digest, scan_id = _identity(analysis_input, plan)
-    files = kept.restamped(entry, s.commit, scan_id) if isinstance(entry, dict) else None
+    files = kept.restamped(s, entry, scan_id) if isinstance(entry, dict) else None
     if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
         return None
     files["analysis_input.json"] = ai_bytes

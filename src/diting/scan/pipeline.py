@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from diting.config.snapshot import ConfigSnapshot
-from diting.cache import ScanCache
+from diting.cache import ScanCache, refuse_overlap
 from diting.errors import UserError
 from diting.inventory.inventory_file import InventoryFile
 from diting.inventory.services import PackagePlan, closure, link_dependencies
@@ -176,10 +176,7 @@ def _option_facts(options: ScanOptions) -> dict[str, Any]:
     """The given facts read from the options: the options, the rules and the files they name."""
     if options.cache is not None:
         refuse_inside_package(options.cache, "--cache")
-        cache, out = options.cache.resolve(), options.out.resolve()
-        if cache == out or out in cache.parents or cache in out.parents:
-            raise UserError(f"--cache {options.cache} and --out {options.out}: one holds the other; the cache is "
-                            "pruned and tagged for backup tools to skip, packages must be neither")
+        refuse_overlap(options.cache, options.out)
         ScanCache(options.cache)  # refused now (exit 2) when it cannot be used, before any work
     return {"options": options, "rules": load_rules(options.rules_dirs),
             "inventory_file": InventoryFile.load(options.inventory) if options.inventory else None,
