@@ -283,3 +283,24 @@ def test_an_old_commit_id_in_text_from_outside_the_repository_is_never_replaced(
         p.write_text(p.read_text().replace('"/a"', '"/a2"'))
     _cached_equals_cold(tmp_path, files, edit, repo_id=f"example.com/build-{first}")
     assert _git(["rev-parse", "HEAD~1"], tmp_path / "repo") == first
+
+
+def test_a_kept_package_naming_another_file_is_assembled_again(tmp_path):
+    """An entry is read back only with a package's own file names: a name such as ``/abs`` or
+    ``../x`` is never written (the cache finds damage, not forgery, but writes nowhere else)."""
+    from tests.conftest import estate_on_lib, make_repo, scan_repo
+    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                          {"order-svc": {}})
+    repo, sha = make_repo(tmp_path, files)
+    cache = tmp_path / "cache"
+    scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
+    for p in sorted(p for p in (cache / "package").rglob("*") if p.is_file()):
+        entry = pickle.loads(p.read_bytes()[len(MAGIC) + 32:])
+        entry["files"][str(tmp_path / "planted")] = b"x"
+        entry["files"]["../escaped"] = b"x"
+        payload = pickle.dumps(entry)
+        p.write_bytes(MAGIC + _digest(p.name, payload) + payload)
+    scan_repo(repo, tmp_path / "b", cache=cache, jobs=1)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert not (tmp_path / "planted").exists() and not (tmp_path / "b" / "escaped").exists()

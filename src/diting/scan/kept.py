@@ -196,8 +196,9 @@ def restamped(s: "ScanFacts", entry: dict[str, Any], scan_id: str) -> dict[str, 
     try:
         old_commit, old_scan = entry["commit"].encode("ascii"), _json_text(entry["scan_id"])
         files = entry["files"]
-        if not all(isinstance(n, str) and isinstance(d, bytes) for n, d in files.items()):
-            return None
+        from diting.ir.models import PACKAGE_FILES
+        if not all(n in PACKAGE_FILES and isinstance(d, bytes) for n, d in files.items()):
+            return None  # a package's own files only: nothing else is ever written from an entry
     except (KeyError, AttributeError, TypeError, UnicodeError):
         return None
     if not usable(s, entry["commit"], entry["scan_id"]):
