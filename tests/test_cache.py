@@ -304,3 +304,26 @@ def test_a_kept_package_naming_another_file_is_assembled_again(tmp_path):
     scan_repo(repo, tmp_path / "b", cache=cache, jobs=1)
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
     assert not (tmp_path / "planted").exists() and not (tmp_path / "b" / "escaped").exists()
+
+
+def test_config_sources_the_probes_read_stay_in_a_kept_packages_analysis_input(tmp_path):
+    """A ``@PropertySource`` file is found by the probes, after the package's key is made: the
+    analysis input is written after them, and a kept package keeps the one it was written with."""
+    import json
+    from tests.conftest import estate_on_lib
+    conf = ("package com.example.PKG;\n@org.springframework.context.annotation.Configuration\n"
+            "@org.springframework.context.annotation.PropertySource(\"classpath:extra.properties\")\n"
+            "public class Conf { }\n")
+    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                          {"order-svc": {"src/main/java/com/example/ordersvc/Conf.java": conf,
+                                         "src/main/resources/extra.properties": "order.limit=5\n"},
+                           "pay-svc": {"src/main/java/com/example/paysvc/Pay.java":
+                                       "package com.example.paysvc;\npublic class Pay { }\n"}})
+
+    def edit(repo):
+        p = repo / "pay-svc/src/main/java/com/example/paysvc/Pay.java"
+        p.write_text(p.read_text().replace("Pay { }", "Pay { int n; }"))
+    _cached_equals_cold(tmp_path, files, edit)
+    ai = json.loads(next((tmp_path / "b").glob("order-svc@*/analysis_input.json")).read_text())
+    assert "order-svc/src/main/resources/extra.properties" in [c["path"] for c in ai["config_files"]]

@@ -180,13 +180,30 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def kept_entry(files: dict[str, bytes], commit: str, scan_id: str, status: str, status_reason: str,
-               counts: dict[str, int], sql_datasource: str | None) -> dict[str, Any]:
+def kept_entry(files: dict[str, bytes], analysis_input: dict[str, Any], commit: str, scan_id: str, status: str,
+               status_reason: str, counts: dict[str, int], sql_datasource: str | None) -> dict[str, Any]:
     """What the cache keeps of a written package (plain values only): its files but the analysis
-    input and the manifest, which are made again, and what its result says."""
+    input and the manifest, which are made again, its analysis input as written (the config sources
+    the probes read are in it), and what its result says."""
     return {"files": {n: d for n, d in files.items() if n not in ("analysis_input.json", "manifest.json")},
-            "commit": commit, "scan_id": scan_id, "status": status, "status_reason": status_reason,
-            "counts": counts, "sql_datasource": sql_datasource}
+            "analysis_input": analysis_input, "commit": commit, "scan_id": scan_id, "status": status,
+            "status_reason": status_reason, "counts": counts, "sql_datasource": sql_datasource}
+
+
+def kept_analysis_input(s: "ScanFacts", entry: dict[str, Any], commit_fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The kept package's analysis input at this scan's commit (``commit_fields`` replace the kept
+    ones), or None when the entry holds none or a config file it lists has another blob now (the
+    probes read config sources the key cannot name before the package is assembled)."""
+    ai = entry.get("analysis_input")
+    if not isinstance(ai, dict) or not isinstance(ai.get("config_files"), list):
+        return None
+    for ref in ai["config_files"]:
+        if not isinstance(ref, dict):
+            return None
+        got = s.snapshot.by_path.get(ref.get("path"))
+        if got is None or got.oid != ref.get("blob"):
+            return None
+    return dict(ai, **commit_fields)
 
 
 def restamped(s: "ScanFacts", entry: dict[str, Any], scan_id: str) -> dict[str, bytes] | None:

@@ -77,8 +77,6 @@ class PackageFacts(FactStore):
     #: the scan's facts, frozen (the view of stage ``packages``)
     scan: ScanFacts
     plan: PackagePlan
-    #: what the package is made from (its bytes' sha256 is the input digest)
-    analysis_input: dict[str, Any]
     #: the key the package is kept under in the scan cache (None: the scan has no cache)
     kept_key: str | None
 
@@ -174,7 +172,8 @@ def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any
 
     A scan without a cache keeps nothing (``scan/kept.py``)."""
     s, plan, rs = p.scan, p.plan, p.records
-    ai_bytes, digest, scan_id = _identity(p.analysis_input, plan)
+    analysis_input = _analysis_input(s, plan)  # after the probes: they add the config sources they read
+    ai_bytes, digest, scan_id = _identity(analysis_input, plan)
     scope = ids.implementation_scope_for(plan.service_id, s.commit)
     coverage = package_coverage(s, plan, rs, scan_id, p.entry_rids, p.probe_stats, p.call_stats)
     encoded_pkg = rs.encode(s.placeholders)
@@ -191,7 +190,7 @@ def write_package(p: PackageFacts, progress: "Progress | None") -> dict[str, Any
     result = _write(s, plan, blobs, digest, scan_id, status, counts, p.probe_stats.sql_datasource)
     if p.kept_key is not None:
         _cache(s).put(kept.PACKAGE, p.kept_key, kept.kept_entry(
-            blobs, s.commit, scan_id, status, status_reason, counts, p.probe_stats.sql_datasource))
+            blobs, analysis_input, s.commit, scan_id, status, status_reason, counts, p.probe_stats.sql_datasource))
     return {"result": result}
 
 
@@ -225,11 +224,14 @@ def _cache(s: ScanFacts) -> ScanCache:
     return ScanCache.opened(s.options.cache)
 
 
-def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], entry: Any) -> PackageResult | None:
+def _replayed(s: ScanFacts, plan: PackagePlan, entry: Any) -> PackageResult | None:
     """The package of ``plan`` written from a kept ``entry`` (``scan/kept.py``), or None when
-    the entry is not of the expected shape (it is then assembled)."""
+    the entry is not of the expected shape or a config file it read changed (it is then assembled)."""
+    analysis_input = kept.kept_analysis_input(s, entry, _commit_fields(s)) if isinstance(entry, dict) else None
+    if analysis_input is None:
+        return None
     ai_bytes, digest, scan_id = _identity(analysis_input, plan)
-    files = kept.restamped(s, entry, scan_id) if isinstance(entry, dict) else None
+    files = kept.restamped(s, entry, scan_id)
     if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
         return None
     files["analysis_input.json"] = ai_bytes
@@ -239,7 +241,7 @@ def _replayed(s: ScanFacts, plan: PackagePlan, analysis_input: dict[str, Any], e
 
 
 #: what a package's stages begin from
-PACKAGE_GIVEN = ("scan", "plan", "analysis_input", "kept_key")
+PACKAGE_GIVEN = ("scan", "plan", "kept_key")
 
 PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("modules", "merging module records", ("scan", "plan"), ("records", "module_records", "module_rids"),
@@ -256,8 +258,8 @@ PACKAGE_STAGES: tuple[Stage, ...] = (
     Stage("findings", "package findings", ("scan", "plan", "records", "module_rids", "service_rid"),
           ("finding_records",), package_findings),
     # encodes every record the stages before added
-    Stage("write", "writing the package", ("scan", "plan", "analysis_input", "kept_key", "records", "module_records",
-                                           "entry_rids", "probe_stats",
+    Stage("write", "writing the package", ("scan", "plan", "kept_key", "records", "module_records", "entry_rids",
+                                           "probe_stats",
                                            "call_stats", "wrapper_records", "ledger_records", "recovery_records",
                                            "finding_records"), ("result",), write_package),
 )
@@ -273,15 +275,14 @@ def assemble(s: ScanFacts, plan: PackagePlan) -> PackageResult:
     :class:`PackageFacts` — or, when the scan's cache keeps a package of the same inputs
     (``scan/kept.py``), that package with this commit's identity. Raises
     :class:`~diting.errors.UserError` when the package cannot be written."""
-    analysis_input = _analysis_input(s, plan)
     key = None
     if s.options.cache is not None:
-        key = kept.package_key(s, plan, analysis_input)
+        key = kept.package_key(s, plan, _analysis_input(s, plan))
         entry = _cache(s).get(kept.PACKAGE, key)
-        if entry is not None and (done := _replayed(s, plan, analysis_input, entry)) is not None:
+        if entry is not None and (done := _replayed(s, plan, entry)) is not None:
             return done
     p = PackageFacts()
-    p.put(scan=s, plan=plan, analysis_input=analysis_input, kept_key=key)
+    p.put(scan=s, plan=plan, kept_key=key)
     run_stages(PACKAGE_STAGES, p, None)
     return p.result
 
@@ -385,6 +386,12 @@ def _inherited_findings(s: "ScanFacts", rs: RecordSet, plan: PackagePlan, module
         finding_diagnostic(s, rs, f, sorted(rids))
 
 
+def _commit_fields(s: "ScanFacts") -> dict[str, Any]:
+    """The analysis input's fields that name the commit (``scan/kept.py`` replaces them in a kept one)."""
+    return {"commit_sha": s.commit,
+            "commit_time": s.commit_time or _missing("the commit object has no well-formed committer line")}
+
+
 def _analysis_input(s: "ScanFacts", plan: PackagePlan) -> dict[str, Any]:
     model = s.inv.model
     root = model.modules[plan.roots[0]]
@@ -407,10 +414,9 @@ def _analysis_input(s: "ScanFacts", plan: PackagePlan) -> dict[str, Any]:
     cfg = plan.config
     return {
         "repo_id": s.repo_id,
-        "commit_sha": s.commit,
         # when the commit was made (committer time): the date of the code read. A package records no
         # time of its own scan — equal inputs give equal bytes
-        "commit_time": s.commit_time or _missing("the commit object has no well-formed committer line"),
+        **_commit_fields(s),
         "service": {"service_id": plan.service_id, "kind": plan.kind, "module_path": plan.roots[0],
                     "coordinate": root.coordinate, "roots": sorted(plan.roots)},
         "modules": modules,
