@@ -7,7 +7,10 @@ package's modules hold, the repository's build files, the package plan (the serv
 modules, deployable basis and findings, which the whole repository decides) and the analysis input
 without the commit. :func:`package_key` digests exactly that; a scan that finds an entry under its
 package's key writes the kept files with the old commit and scan id replaced by the new ones instead
-of assembling the package again.
+of assembling the package again. The analysis input a package is written with is made after its
+probes, which add the config sources they read (a ``@PropertySource`` file) to it: the entry keeps
+that one, used with the new commit's fields while every config file it lists has the same blob
+(:func:`kept_analysis_input`).
 
 A module's records (one chunk of its files: ``scan/modules.py``) are kept the same way, under
 :func:`module_key`: the files of the module and of its closure (whose types and constants its files
