@@ -341,3 +341,48 @@ def test_a_config_binding_whose_evidence_only_moved_is_evidence_moved(tmp_path):
     assert [c.cls for c in moved] == ["EVIDENCE_MOVED"]
     changed = compare(package(binding("source:1")), package(binding("source:2", value="false")))
     assert [c.cls for c in changed] == ["CONFIG_CHANGED"]
+
+
+def test_a_graph_that_already_holds_the_new_commit_still_names_the_callers_of_a_removed_endpoint(tmp_path):
+    """After the provider's new package is loaded, its callers' edges of the removed urn are
+    UNRESOLVED with no provider side: they are the dependants (as after 'diting estate graph')."""
+    from diting.graph.store import build
+    from tests.conftest import boot_module, make_repo, pom, scan_repo
+    from tests.estate_changes import commit
+    feign = ("package com.example.PKG;\n@org.springframework.cloud.openfeign.FeignClient(name = \"goods-svc\")\n"
+             "public interface GoodsClient {\n  @org.springframework.web.bind.annotation.GetMapping(\"/goods/list\")\n"
+             "  String list();\n}\n")
+    api = ("package com.example.PKG;\n@org.springframework.web.bind.annotation.RestController\npublic class Api {\n"
+           "  @org.springframework.web.bind.annotation.GetMapping(\"/goods/list\") public String list() { return \"\"; }\n"
+           "}\n")
+    files = {"pom.xml": pom("shop", parent=None, packaging="pom",
+                            body="<modules><module>goods-svc</module><module>cart-svc</module></modules>"),
+             **boot_module("goods-svc", "", {"src/main/java/com/example/goodssvc/Api.java": api,
+                                             "src/main/resources/application.properties":
+                                                 "spring.application.name=goods-svc\n"}),
+             **boot_module("cart-svc", "", {"src/main/java/com/example/cartsvc/GoodsClient.java": feign,
+                                            "src/main/java/com/example/cartsvc/Cart.java":
+                                                "package com.example.cartsvc;\n@org.springframework.web.bind."
+                                                "annotation.RestController\npublic class Cart {\n  @org.springframework."
+                                                "beans.factory.annotation.Autowired GoodsClient goods;\n  @org."
+                                                "springframework.web.bind.annotation.GetMapping(\"/cart\") public String "
+                                                "cart() { return goods.list(); }\n}\n",
+                                            "src/main/java/com/example/cartsvc/App.java":
+                                                "package com.example.cartsvc;\n@org.springframework.cloud.openfeign."
+                                                "EnableFeignClients\n@org.springframework.boot.autoconfigure."
+                                                "SpringBootApplication\npublic class App { public static void "
+                                                "main(String[] a) { } }\n",
+                                            "src/main/resources/application.properties":
+                                                "spring.application.name=cart-svc\n"})}
+    files = {k: v.replace("<parent><groupId>com.example</groupId><artifactId>shop-parent</artifactId>",
+                          "<parent><groupId>com.example</groupId><artifactId>shop</artifactId>") for k, v in files.items()}
+    repo, first = make_repo(tmp_path, files)
+    old = scan_repo(repo, tmp_path / "old", rev=first)
+    (repo / "goods-svc/src/main/java/com/example/goodssvc/Api.java").write_text(api.replace("/goods/list", "/goods/all"))
+    new = scan_repo(repo, tmp_path / "new", rev=commit(repo))
+    db = tmp_path / "g.duckdb"
+    build(db, [p.path for p in new.packages])
+    pkg = {p.service_id: p.path for p in old.packages}, {p.service_id: p.path for p in new.packages}
+    doc = diff(pkg[0]["goods-svc"], pkg[1]["goods-svc"], db=db)
+    removed = [i for i in doc["impact"] if i["change"] == "CONTRACT_REMOVED"]
+    assert removed and removed[0]["services"] == ["cart-svc"], doc["impact"]

@@ -20,7 +20,9 @@ _OUTWARD = {"CONTRACT_REMOVED", "CONTRACT_SIGNATURE_CHANGED", "TOPIC_PUBLISH_CHA
 def consumer_impact(con, service_id: str, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For each removed or changed provided contract, and each changed send or subscription, the
     other services the graph (``cross_service_edges``) shows depending on its old urn:
-    ``[{stable_id, urn, change, services, edges}]``."""
+    ``[{stable_id, urn, change, services, edges}]``. A graph that already holds the new packages
+    shows them by an edge of that urn whose side of this service is unknown (the call or the message
+    that no longer finds it); a graph of the old ones, by an edge to or from this service."""
     out = []
     for c in changes:
         if c["class"] not in _OUTWARD or not isinstance(c["before"], dict):
@@ -30,14 +32,14 @@ def consumer_impact(con, service_id: str, changes: list[dict[str, Any]]) -> list
         if not urn:
             continue
         if before.get("kind") == "CONTRACT":  # who calls what this service provided
-            where, params = "edge_kind IN ('RPC', 'HTTP') AND urn = ? AND dst_service = ?", [urn, service_id]
-            side = "src_service"
+            kinds, side, mine = "('RPC', 'HTTP')", "src_service", "dst_service"
         elif c["class"] == "TOPIC_SUBSCRIBE_CHANGED":  # who fed what this service listened to
-            where, params = "edge_kind = 'MQ' AND urn = ? AND dst_service = ?", [urn, service_id]
-            side = "src_service"
+            kinds, side, mine = "('MQ')", "src_service", "dst_service"
         else:  # who listens to what this service sent
-            where, params = "edge_kind = 'MQ' AND urn = ? AND src_service = ?", [urn, service_id]
-            side = "dst_service"
+            kinds, side, mine = "('MQ')", "dst_service", "src_service"
+        where = (f"edge_kind IN {kinds} AND urn = ? AND ({mine} = ? OR ({mine} IS NULL AND "
+                 "resolution_status <> 'RESOLVED'))")
+        params = [urn, service_id]
         rows = con.execute(f"SELECT {side} FROM cross_service_edges WHERE {where} AND {side} IS NOT NULL "
                            f"AND {side} <> ?", params + [service_id]).fetchall()
         out.append({"stable_id": c["stable_id"], "urn": urn, "change": c["class"],
