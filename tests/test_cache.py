@@ -327,3 +327,26 @@ def test_config_sources_the_probes_read_stay_in_a_kept_packages_analysis_input(t
     _cached_equals_cold(tmp_path, files, edit)
     ai = json.loads(next((tmp_path / "b").glob("order-svc@*/analysis_input.json")).read_text())
     assert "order-svc/src/main/resources/extra.properties" in [c["path"] for c in ai["config_files"]]
+
+
+@pytest.mark.parametrize("delay", [0.4, 1.2, 2.5])
+def test_a_scan_killed_while_it_fills_the_cache_leaves_a_cache_the_next_scan_can_trust(estate, tmp_path, delay):
+    """SIGKILL at some point of a scan that writes file facts, module records and packages into the
+    cache: the next scan with that cache writes the packages a scan without one writes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    repo, sha = estate
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-m", "diting", "scan", str(repo), "--commit", sha, "--repo-id", "fixtures/estate",
+            "--quiet", "--cache", str(cache)]
+    proc = subprocess.Popen(args + ["--out", str(tmp_path / "killed")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    after = subprocess.run(args + ["--out", str(tmp_path / "after")], capture_output=True, text=True)
+    cold = subprocess.run(args[:-2] + ["--no-cache", "--out", str(tmp_path / "cold")], capture_output=True, text=True)
+    assert after.returncode == 0 and cold.returncode == 0, after.stderr + cold.stderr
+    assert _tree(tmp_path / "after") == _tree(tmp_path / "cold")
