@@ -250,7 +250,7 @@ class GitRepo:
                          check=False)
         sha = proc.stdout.decode("ascii", "replace").strip()
         if proc.returncode != 0 or not _SHA.match(sha):
-            raise UserError(f"unknown revision {rev!r} in {self.path.name}: no such commit")
+            raise UserError(f"unknown revision {rev!r} in {self.path}: no such commit")
         return sha
 
     def relation(self, old: str, new: str) -> tuple[str, list[str]]:
