@@ -350,3 +350,23 @@ def test_a_scan_killed_while_it_fills_the_cache_leaves_a_cache_the_next_scan_can
     cold = subprocess.run(args[:-2] + ["--no-cache", "--out", str(tmp_path / "cold")], capture_output=True, text=True)
     assert after.returncode == 0 and cold.returncode == 0, after.stderr + cold.stderr
     assert _tree(tmp_path / "after") == _tree(tmp_path / "cold")
+
+
+def test_the_cache_is_pruned_to_its_bound_after_the_packages_are_written(tmp_path, monkeypatch):
+    """Kept packages and module records are written after the files are read: a scan ends with the
+    cache at its bound, not above it."""
+    import diting.cache as cache_mod
+    from tests.conftest import estate_on_lib, make_repo, scan_repo
+    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                          {"order-svc": {}, "pay-svc": {}})
+    repo, _ = make_repo(tmp_path, files)
+
+    def entries(cache):
+        return [p for p in cache.rglob("*") if p.is_file() and p.name != "CACHEDIR.TAG"]
+    scan_repo(repo, tmp_path / "a", cache=tmp_path / "whole", jobs=1)
+    bound = sum(p.stat().st_size for p in entries(tmp_path / "whole")) // 2
+    monkeypatch.setattr(cache_mod.ScanCache.opened.__func__, "__defaults__", (bound,))
+    scan_repo(repo, tmp_path / "b", cache=tmp_path / "cache", jobs=1)
+    kept = entries(tmp_path / "cache")
+    assert kept and sum(p.stat().st_size for p in kept) <= bound

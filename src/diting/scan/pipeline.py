@@ -91,10 +91,16 @@ def warm_sql(s: ScanFacts, progress: Progress) -> dict[str, Any]:
 
 
 def write_packages(s: ScanFacts, progress: Progress) -> dict[str, Any]:
-    """Assemble and write one package per plan (in forked workers); each write is atomic."""
+    """Assemble and write one package per plan (in forked workers); each write is atomic.
+
+    The scan cache, grown by the packages and module records kept since the files were read, is
+    pruned to its bound again."""
     progress.stage("writing packages", total=len(s.plans))
     sweep_leftovers(s.options.out)  # what a killed scan left half-written (never a live writer's)
-    return {"package_results": shared_map(_package_job, s, s.plans, s.options.jobs)}
+    results = shared_map(_package_job, s, s.plans, s.options.jobs)
+    if s.options.cache is not None:
+        ScanCache.opened(s.options.cache).prune()
+    return {"package_results": results}
 
 
 #: what assembling a package reads (scan/package.py, probes, call graph, ledger, coverage)
