@@ -22,6 +22,24 @@ def _tree(out: Path) -> dict[str, str]:
             for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+def _on_lib(services: dict[str, dict[str, str]]) -> dict[str, str]:
+    """:func:`tests.conftest.estate_on_lib` of a one-class library ``shop-lib`` and ``services``."""
+    from tests.conftest import estate_on_lib
+    return estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
+                                      "package com.example.lib;\npublic class Money { public long cents; }\n"},
+                         services)
+
+
+def _kept_scan(tmp_path: Path, services: dict[str, dict[str, str]]) -> tuple[Path, str, Path]:
+    """A repository of :func:`_on_lib` ``services`` scanned once into ``tmp_path/a`` with the cache
+    ``tmp_path/cache``: (repository, commit, cache)."""
+    from tests.conftest import make_repo, scan_repo
+    repo, sha = make_repo(tmp_path, _on_lib(services))
+    cache = tmp_path / "cache"
+    scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
+    return repo, sha, cache
+
+
 def _entries(cache: Path) -> list[Path]:
     return sorted(p for p in (cache / "facts").rglob("*") if p.is_file())
 
@@ -166,17 +184,13 @@ def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_a
     — and every package equals a scan of that commit without a cache, byte for byte."""
     import diting.scan.modules as modules
     import diting.scan.package as package
-    from tests.conftest import estate_on_lib, make_repo, scan_repo
+    from tests.conftest import scan_repo
     from tests.estate_changes import commit
     api = ("package com.example.PKG;\nimport org.springframework.web.bind.annotation.*;\n@RestController\n"
            "public class Api {\n  @GetMapping(\"/PATH\")\n  public String get() { return \"ok\"; }\n}\n")
-    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
-                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
-                          {n: {f"src/main/java/com/example/{n.replace('-', '')}/Api.java": api.replace("PATH", n)}
-                           for n in ("order-svc", "pay-svc")})
-    repo, first = make_repo(tmp_path, files)
-    cache = tmp_path / "cache"
-    scan_repo(repo, tmp_path / "a", rev=first, cache=cache, jobs=1)
+    repo, first, cache = _kept_scan(tmp_path, {
+        n: {f"src/main/java/com/example/{n.replace('-', '')}/Api.java": api.replace("PATH", n)}
+        for n in ("order-svc", "pay-svc")})
     path = repo / "order-svc/src/main/java/com/example/ordersvc/Api.java"
     path.write_text(path.read_text().replace("/order-svc", "/orders"))
     second = commit(repo)
@@ -198,13 +212,8 @@ def test_a_package_whose_inputs_did_not_change_is_written_again_from_the_cache_a
 
 @pytest.mark.parametrize("kind", ["package", "module"])
 def test_a_kept_entry_of_a_bad_shape_is_computed_again(tmp_path, kind):
-    from tests.conftest import estate_on_lib, make_repo, scan_repo
-    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
-                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
-                          {"order-svc": {}})
-    repo, sha = make_repo(tmp_path, files)
-    cache = tmp_path / "cache"
-    scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
+    from tests.conftest import scan_repo
+    repo, sha, cache = _kept_scan(tmp_path, {"order-svc": {}})
     kept = sorted(p for p in (cache / kind).rglob("*") if p.is_file())
     assert kept
     for p in kept:  # a valid entry of another shape: unpickles, is refused by its shape, never written
@@ -288,13 +297,8 @@ def test_an_old_commit_id_in_text_from_outside_the_repository_is_never_replaced(
 def test_a_kept_package_naming_another_file_is_assembled_again(tmp_path):
     """An entry is read back only with a package's own file names: a name such as ``/abs`` or
     ``../x`` is never written (the cache finds damage, not forgery, but writes nowhere else)."""
-    from tests.conftest import estate_on_lib, make_repo, scan_repo
-    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
-                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
-                          {"order-svc": {}})
-    repo, sha = make_repo(tmp_path, files)
-    cache = tmp_path / "cache"
-    scan_repo(repo, tmp_path / "a", cache=cache, jobs=1)
+    from tests.conftest import scan_repo
+    repo, sha, cache = _kept_scan(tmp_path, {"order-svc": {}})
     for p in sorted(p for p in (cache / "package").rglob("*") if p.is_file()):
         entry = pickle.loads(p.read_bytes()[len(MAGIC) + 32:])
         entry["files"][str(tmp_path / "planted")] = b"x"
@@ -310,16 +314,13 @@ def test_config_sources_the_probes_read_stay_in_a_kept_packages_analysis_input(t
     """A ``@PropertySource`` file is found by the probes, after the package's key is made: the
     analysis input is written after them, and a kept package keeps the one it was written with."""
     import json
-    from tests.conftest import estate_on_lib
     conf = ("package com.example.PKG;\n@org.springframework.context.annotation.Configuration\n"
             "@org.springframework.context.annotation.PropertySource(\"classpath:extra.properties\")\n"
             "public class Conf { }\n")
-    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
-                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
-                          {"order-svc": {"src/main/java/com/example/ordersvc/Conf.java": conf,
-                                         "src/main/resources/extra.properties": "order.limit=5\n"},
-                           "pay-svc": {"src/main/java/com/example/paysvc/Pay.java":
-                                       "package com.example.paysvc;\npublic class Pay { }\n"}})
+    files = _on_lib({"order-svc": {"src/main/java/com/example/ordersvc/Conf.java": conf,
+                                   "src/main/resources/extra.properties": "order.limit=5\n"},
+                     "pay-svc": {"src/main/java/com/example/paysvc/Pay.java":
+                                 "package com.example.paysvc;\npublic class Pay { }\n"}})
 
     def edit(repo):
         p = repo / "pay-svc/src/main/java/com/example/paysvc/Pay.java"
@@ -356,11 +357,8 @@ def test_the_cache_is_pruned_to_its_bound_after_the_packages_are_written(tmp_pat
     """Kept packages and module records are written after the files are read: a scan ends with the
     cache at its bound, not above it."""
     import diting.cache as cache_mod
-    from tests.conftest import estate_on_lib, make_repo, scan_repo
-    files = estate_on_lib("shop-lib", {"src/main/java/com/example/lib/Money.java":
-                                       "package com.example.lib;\npublic class Money { public long cents; }\n"},
-                          {"order-svc": {}, "pay-svc": {}})
-    repo, _ = make_repo(tmp_path, files)
+    from tests.conftest import make_repo, scan_repo
+    repo, _ = make_repo(tmp_path, _on_lib({"order-svc": {}, "pay-svc": {}}))
 
     def entries(cache):
         return [p for p in cache.rglob("*") if p.is_file() and p.name != "CACHEDIR.TAG"]

@@ -102,11 +102,16 @@ def default_cache_dir() -> Path:
     return (Path(base) if base and os.path.isabs(base) else Path.home() / ".cache") / "diting"
 
 
+def _overlap(cache: Path, out: Path) -> bool:
+    """Whether the cache directory and the output folder are one, or one holds the other."""
+    c, o = cache.resolve(), out.resolve()
+    return c == o or o in c.parents or c in o.parents
+
+
 def refuse_overlap(cache: Path, out: Path) -> None:
     """Raise :class:`UserError` when the cache directory and the output folder hold one another (the
     cache is pruned and tagged for backup tools to skip; packages must be neither)."""
-    c, o = cache.resolve(), out.resolve()
-    if c == o or o in c.parents or c in o.parents:
+    if _overlap(cache, out):
         raise UserError(f"--cache {cache} and --out {out}: one holds the other; the cache is pruned and tagged "
                         "for backup tools to skip, packages must be neither")
 
@@ -124,10 +129,8 @@ def chosen_cache(given: Path | None, no_cache: bool, out: Path) -> tuple[Path | 
         return given, None
     root = default_cache_dir()
     try:
-        try:
-            refuse_overlap(root, out)
-        except UserError:
-            raise UserError("it holds the output or lies inside it") from None
+        if _overlap(root, out):
+            raise UserError("it holds the output or lies inside it")
         ScanCache(root)
     except UserError as exc:
         return None, (f"note: the default scan cache {root} cannot be used ({exc.message.removeprefix(f'--cache {root}: ')}"

@@ -119,3 +119,13 @@ class ClosedOutput(io.TextIOBase):
     def fileno(self) -> int:
         raise OSError(errno.EBADF, "the standard output is closed")
 
+
+
+def scan_cache(given, no_cache: bool, out, quiet: bool):
+    """The cache directory a scanning command uses (:func:`diting.cache.chosen_cache`), its note on
+    stderr unless ``quiet``. Raises :class:`~diting.errors.UserError` as that does."""
+    from diting.cache import chosen_cache
+    cache, note = chosen_cache(given, no_cache, out)
+    if note and not quiet:
+        say(err, note)
+    return cache

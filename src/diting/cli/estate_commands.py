@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from diting.cli.app import estate_app
-from diting.cli.common import err, fail, out, say
+from diting.cli.common import err, fail, out, say, scan_cache
 from diting.errors import UserError
 from diting.limits import MAX_WORKERS
 
@@ -47,11 +47,8 @@ def estate_scan(
         if not quiet and not as_json:
             say(err, f"{o.name}: {o.status} ({o.seconds:.1f} s)" + (f": {o.message}" if o.message else ""))
 
-    from diting.cache import chosen_cache
     try:
-        cache, note = chosen_cache(cache, no_cache, out_dir)
-        if note and not quiet and not as_json:
-            say(err, note)
+        cache = scan_cache(cache, no_cache, out_dir, quiet or as_json)
         result = scan_estate(load_estate(estate_file), out_dir, cache=cache, jobs=jobs, scheduler=scheduler,
                              progress=progress, only=repo, rescan=rescan)
     except UserError as exc:

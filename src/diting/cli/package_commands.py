@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from diting.cli.app import app
-from diting.cli.common import answer, err, fail, note_directory_repo_id, out, say
+from diting.cli.common import answer, err, fail, note_directory_repo_id, out, say, scan_cache
 from diting.errors import UserError
 from diting.limits import MAX_FILE_BYTES_LIMIT, MAX_WORKERS
 
@@ -62,11 +62,8 @@ def scan(
     """Scan REPO at --commit into one IR package per service (and per lib: unit; docs/scanning.md)."""
     from diting.scan.pipeline import ScanOptions
     from diting.scan.pipeline import scan as run_scan
-    from diting.cache import chosen_cache
     try:
-        cache, note = chosen_cache(cache, no_cache, out_dir)
-        if note and not quiet and not as_json:
-            say(err, note)
+        cache = scan_cache(cache, no_cache, out_dir, quiet or as_json)
         opts = ScanOptions(out=out_dir, services=service or [],
                            profiles=profile.split(",") if profile is not None else None,
                            repo_id=repo_id, inventory=inventory, jobs=jobs, max_file_bytes=max_file_bytes,

@@ -10,14 +10,14 @@ made no longer current in the same transaction.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from diting.errors import UserError
-from diting.estate.run import state_packages
+from diting.estate.run import manifest_bytes, state_packages
 from diting.graph.store import LoadResult
 from diting.ir.canonical import sha256_hex
-from diting.userfiles import read_regular
 
 
 @dataclass
@@ -34,8 +34,8 @@ def update_graph(db: Path, out: Path, deep: bool = True, gate=None) -> EstateGra
     """Bring ``db`` up to date with the estate scanned into ``out`` (see the module docstring); the
     database is not opened for writing when nothing changed. Raises :class:`UserError` as
     :func:`diting.graph.store.build` does, and when ``out`` holds no estate state."""
-    from diting.estate.run import locked
-    state_packages(out)  # no estate here: refused before its lock is taken
+    from diting.estate.run import locked, require_state
+    require_state(out)  # no estate here: refused before its lock is taken
     with locked(out):  # an estate scan writing there now: refused, not read half-way
         return _update(db, out, deep, gate)
 
@@ -89,8 +89,7 @@ def _refuse_clashes(listed: list[Path], manifests: dict[Path, tuple]) -> None:
 
 def _manifest(pkg: Path) -> tuple[str | None, str | None, str | None]:
     """A package's manifest sha256, repository id and service id (None for what cannot be read)."""
-    import json
-    data = read_regular(pkg / "manifest.json", 16 * 1024 * 1024)
+    data = manifest_bytes(pkg)
     if data is None:
         return None, None, None
     try:

@@ -115,14 +115,19 @@ def reuse_key(repo: RepoSpec, commit: str, repo_id: str, rule_files: list[dict[s
         "rules": rule_files, "tools": tool_versions(), "code": code_digest()}))
 
 
+def manifest_bytes(pkg: Path) -> bytes | None:
+    """The bytes of the package folder ``pkg``'s manifest, or None when it is no bounded regular file."""
+    from diting.userfiles import read_regular
+    return read_regular(pkg / "manifest.json", 16 * 1024 * 1024)
+
+
 def _reusable(prev: dict[str, Any] | None, key: str, folder: Path) -> bool:
     """Whether the state's entry ``prev`` of a repository has ``key`` and every package it lists is on
     disk with the manifest it recorded."""
     if not prev or prev.get("status") == "failed" or prev.get("key") != key:
         return False
     for p in prev.get("packages", []):
-        from diting.userfiles import read_regular
-        data = read_regular(folder / p["dir"] / "manifest.json", 16 * 1024 * 1024)
+        data = manifest_bytes(folder / p["dir"])
         if data is None or sha256_hex(data) != p.get("manifest_sha256"):
             return False
     return True
@@ -157,10 +162,8 @@ def scan_repository(task: ScanTask) -> RepoOutcome | tuple[RepoOutcome, list[Pac
                            f"{where.lineno}); please report it")
     else:
         outcome.status = "scanned"
-        outcome.seconds = round(time.monotonic() - started, 3)
-        return outcome, packages
     outcome.seconds = round(time.monotonic() - started, 3)
-    return outcome
+    return (outcome, packages) if outcome.status == "scanned" else outcome
 
 
 # ------------------------------------------------------------------ the client
@@ -227,7 +230,7 @@ def _drop(out: Path, state: dict[str, Any], names: set[str]) -> list[str]:
     """Remove the packages of the repositories the state holds and the estate file no longer lists;
     move their entries to the state's ``dropped`` (name → repository id). Returns their names."""
     gone = sorted(set(state["repositories"]) - names)
-    dropped = state.setdefault("dropped", {})
+    dropped = state["dropped"]
     for name in gone:
         entry = state["repositories"].pop(name)
         _remove_packages(out / name, entry.get("packages", []), keep=set())
@@ -244,7 +247,7 @@ def _remove_packages(folder: Path, packages: list[dict[str, Any]], keep: set[str
     plain names of folders that hold a manifest, never through a link."""
     from diting.ir.writer import holds_manifest
     for p in packages:
-        name = p.get("dir") if isinstance(p, dict) else None
+        name = p["dir"]
         if not _plain_name(name) or name in keep:
             continue
         stale = folder / name
@@ -274,11 +277,9 @@ def _tasks(spec: EstateSpec, repos: list[RepoSpec], out: Path, state: dict[str, 
                 repo_id = repo.repo_id or default_repo_id(git)[0]
             key = reuse_key(repo, commit, repo_id, rule_files)
         except UserError as exc:
-            outcome = RepoOutcome(repo.name, "failed", message=exc.message,
-                                  seconds=round(time.monotonic() - started, 3))
+            outcome = _failed(state, RepoOutcome(repo.name, "failed", message=exc.message,
+                                                 seconds=round(time.monotonic() - started, 3)))
             outcomes[repo.name] = outcome
-            state["repositories"].setdefault(repo.name, {})["status"] = "failed"
-            state["repositories"][repo.name]["message"] = exc.message
             if progress:
                 progress(outcome)
             continue
@@ -301,16 +302,13 @@ def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]
     repository's previous scan wrote that this one did not, and record the outcome in ``state``."""
     from diting.ir.writer import write_atomically
     if isinstance(result, RepoOutcome):  # failed: what an earlier scan wrote stays, and says so in the state
-        entry = state["repositories"].setdefault(result.name, {})
-        entry.update(status="failed", message=result.message)
-        return result
+        return _failed(state, result)
     outcome, packages = result
     folder = out / outcome.name
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         outcome.status, outcome.message = "failed", f"{folder} is a link or a file, not the repository's folder; " \
             "remove it"
-        state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
-        return outcome
+        return _failed(state, outcome)
     try:
         for p in packages:
             write_atomically(folder, p.dir, p.files)
@@ -318,13 +316,18 @@ def _write(out: Path, result: RepoOutcome | tuple[RepoOutcome, list[PackageOut]]
                                      "scan_id": p.scan_id, "manifest_sha256": sha256_hex(p.files["manifest.json"])})
     except OSError as exc:
         outcome.status, outcome.message = "failed", f"cannot write into {folder}: {exc.strerror or exc}"
-        state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
-        return outcome
+        return _failed(state, outcome)
     prev = state["repositories"].get(outcome.name) or {}
-    _remove_packages(folder, prev.get("packages", []) if isinstance(prev.get("packages"), list) else [],
-                     keep={p["dir"] for p in outcome.packages})
+    _remove_packages(folder, prev.get("packages", []), keep={p["dir"] for p in outcome.packages})
     state["repositories"][outcome.name] = {"status": "scanned", "commit": outcome.commit, "repo_id": outcome.repo_id,
                                            "key": outcome.key, "packages": outcome.packages}
+    return outcome
+
+
+def _failed(state: dict[str, Any], outcome: RepoOutcome) -> RepoOutcome:
+    """Record a failed ``outcome`` in the state: its entry keeps the packages an earlier scan wrote
+    (they stay on disk) and says the last scan failed, and why."""
+    state["repositories"].setdefault(outcome.name, {}).update(status="failed", message=outcome.message)
     return outcome
 
 
@@ -369,7 +372,7 @@ def _load_state(out: Path) -> dict[str, Any]:
         state = None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or not isinstance(
             state.get("repositories"), dict):
-        return {"format": STATE_FORMAT, "repositories": {}}
+        return {"format": STATE_FORMAT, "repositories": {}, "dropped": {}}
     # an entry of another shape is forgotten (its repository is scanned again), never trusted
     state["repositories"] = {name: entry for name, entry in state["repositories"].items()
                              if _plain_name(name) and _well_formed(entry)}
@@ -431,18 +434,17 @@ def state_packages(out: Path) -> tuple[list[tuple[str, Path]], set[str]]:
     repository whose last scan failed keeps its earlier packages), in name order, and the ids of the
     repositories the estate dropped. A listed folder that is no plain name is passed over. Raises
     :class:`UserError` when ``out`` holds no estate state."""
+    require_state(out)
+    state = _load_state(out)  # entries of another shape, and folder names that are no plain names, forgotten
+    listed = [(name, out / name / p["dir"]) for name, entry in sorted(state["repositories"].items())
+              for p in entry.get("packages", [])]
+    return listed, {r for r in state["dropped"].values() if isinstance(r, str)}
+
+
+def require_state(out: Path) -> None:
+    """Raise :class:`UserError` when ``out`` holds no estate state."""
     if not (out / STATE_FILE).is_file():
         raise UserError(f"{out}: no {STATE_FILE} here; give the --out folder of 'diting estate scan'")
-    state = _load_state(out)
-    listed = []
-    for name, entry in sorted(state["repositories"].items()):
-        packages = entry.get("packages") if isinstance(entry, dict) else None
-        for p in packages if isinstance(packages, list) else []:
-            d = p.get("dir") if isinstance(p, dict) else None
-            if _plain_name(name) and _plain_name(d):
-                listed.append((name, out / name / d))
-    dropped = state.get("dropped") if isinstance(state.get("dropped"), dict) else {}
-    return listed, {r for r in dropped.values() if isinstance(r, str)}
 
 
 def _plain_name(name: object) -> bool:

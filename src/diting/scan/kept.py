@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diting.cache import cache_key
+from diting.ir.models import PACKAGE_FILES
 
 if TYPE_CHECKING:
     from diting.inventory.services import PackagePlan
@@ -79,8 +80,8 @@ def package_key(s: "ScanFacts", plan: "PackagePlan", analysis_input: dict[str, A
     and of every build file of the repository."""
     from diting.ir.canonical import dumps
     ai = {k: v for k, v in analysis_input.items() if k not in COMMIT_FIELDS}
-    files = sorted((f.path, f.entry.mode, f.entry.oid) for m in plan.modules for f in s.inv.files_by_module.get(m, []))
-    return cache_key(code_digest(), dumps(ai), s.repo_id, _plan_text(plan), json.dumps(files), _build_files(s))
+    return cache_key(code_digest(), dumps(ai), s.repo_id, _plan_text(plan), _files_of(s, plan.modules),
+                     _build_files(s))
 
 
 def module_key(s: "ScanFacts", module: str, index: int, paths: list[str]) -> str:
@@ -88,22 +89,41 @@ def module_key(s: "ScanFacts", module: str, index: int, paths: list[str]) -> str
     repository id, the chunk, ``(path, mode, blob)`` of every file of the module and of its closure,
     the build files, every module's namespace, the rules, the application annotations, the file
     size budget and the libraries' versions."""
-    from diting.ir.canonical import dumps
-    files = sorted((f.path, f.entry.mode, f.entry.oid) for m in s.closures.get(module, [module])
-                   for f in s.inv.files_by_module.get(m, []))
-    return cache_key(code_digest(), s.repo_id, module, str(index), json.dumps(paths), json.dumps(files),
-                     _build_files(s), json.dumps(sorted(s.inv.ns.items())), dumps(s.rules.digest_entries()),
-                     json.dumps(sorted(s.apps)), str(s.options.max_file_bytes), json.dumps(library_versions()))
+    return cache_key(_module_scope(s), module, str(index), json.dumps(paths),
+                     _files_of(s, s.closures.get(module, [module])))
+
+
+def _files_of(s: "ScanFacts", modules: list[str]) -> str:
+    """``(path, mode, blob)`` of every file of ``modules``, as text."""
+    return json.dumps(sorted((f.path, f.entry.mode, f.entry.oid) for m in modules
+                             for f in s.inv.files_by_module.get(m, [])))
+
+
+def _module_scope(s: "ScanFacts") -> str:
+    """What every module key of the scan shares (made once per process): diting's code, the repository
+    id, the build files, every module's namespace, the rules, the application annotations, the file
+    size budget and the libraries' versions."""
+    got = s.memo.get("kept_module_scope")
+    if got is None:
+        from diting.ir.canonical import dumps
+        got = s.memo["kept_module_scope"] = cache_key(
+            code_digest(), s.repo_id, _build_files(s), json.dumps(sorted(s.inv.ns.items())),
+            dumps(s.rules.digest_entries()), json.dumps(sorted(s.apps)), str(s.options.max_file_bytes),
+            json.dumps(library_versions()))
+    return got
 
 
 def _build_files(s: "ScanFacts") -> str:
     """``(path, blob)`` of every build file of the repository and of ``.mvn/maven.config`` (its user
-    properties shape every module's model), as text."""
-    files = {(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
-             for p in mod.build_inputs if p in s.snapshot.by_path}
-    if s.inv.maven_config:
-        files.add((s.inv.maven_config, s.inv.maven_config_blob or ""))
-    return json.dumps(sorted(files))
+    properties shape every module's model), as text (made once per process)."""
+    got = s.memo.get("kept_build_files")
+    if got is None:
+        files = {(p, s.snapshot.by_path[p].oid) for mod in s.inv.model.modules.values()
+                 for p in mod.build_inputs if p in s.snapshot.by_path}
+        if s.inv.maven_config:
+            files.add((s.inv.maven_config, s.inv.maven_config_blob or ""))
+        got = s.memo["kept_build_files"] = json.dumps(sorted(files))
+    return got
 
 
 def outside_text(s: "ScanFacts") -> bytes:
@@ -211,14 +231,16 @@ def kept_analysis_input(s: "ScanFacts", entry: dict[str, Any], commit_fields: di
 
 def restamped(s: "ScanFacts", entry: dict[str, Any], scan_id: str) -> dict[str, bytes] | None:
     """The kept files with the kept commit and scan id replaced by the scan's commit and ``scan_id``;
-    None when the entry is not of the expected shape or is not :func:`usable`."""
+    None when the entry is not of the expected shape (its result's status and counts too) or is not
+    :func:`usable`."""
     commit = s.commit
     try:
         old_commit, old_scan = entry["commit"].encode("ascii"), _json_text(entry["scan_id"])
         files = entry["files"]
-        from diting.ir.models import PACKAGE_FILES
         if not all(n in PACKAGE_FILES and isinstance(d, bytes) for n, d in files.items()):
             return None  # a package's own files only: nothing else is ever written from an entry
+        if not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
+            return None
     except (KeyError, AttributeError, TypeError, UnicodeError):
         return None
     if not usable(s, entry["commit"], entry["scan_id"]):

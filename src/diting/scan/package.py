@@ -232,7 +232,7 @@ def _replayed(s: ScanFacts, plan: PackagePlan, entry: Any) -> PackageResult | No
         return None
     ai_bytes, digest, scan_id = _identity(analysis_input, plan)
     files = kept.restamped(s, entry, scan_id)
-    if files is None or not isinstance(entry.get("counts"), dict) or not isinstance(entry.get("status"), str):
+    if files is None:
         return None
     files["analysis_input.json"] = ai_bytes
     result = _write(s, plan, files, digest, scan_id, entry["status"], entry["counts"], entry.get("sql_datasource"))
