@@ -106,13 +106,25 @@ def reuse_key(repo: RepoSpec, commit: str, repo_id: str, rule_files: list[dict[s
     from diting.scan.kept import code_digest
     from diting.scan.package import tool_versions
     from diting.userfiles import read_user_file
-    files = {what: sha256_hex(read_user_file(p, what.replace("_", " "))) if p else None
-             for what, p in (("config_snapshot", repo.config_snapshot), ("inventory", repo.inventory))}
-    return sha256_hex(dumps({
-        "commit": commit, "repo_id": repo_id, "profiles": list(repo.profiles) if repo.profiles is not None else None,
-        "services": sorted(repo.services), "config_dirs": list(repo.config_dirs),
-        "sql_dialects": list(repo.sql_dialects), "max_file_bytes": repo.max_file_bytes, "files": files,
-        "rules": rule_files, "tools": tool_versions(), "code": code_digest()}))
+    options = _scan_options(repo)
+    named = {what: options.pop(what) for what in ("config_snapshot", "inventory")}
+    files = {what: sha256_hex(read_user_file(p, what.replace("_", " "))) if p else None for what, p in named.items()}
+    options["services"] = sorted(options["services"])
+    options.setdefault("max_file_bytes", None)
+    return sha256_hex(dumps({"commit": commit, "repo_id": repo_id, **options, "files": files, "rules": rule_files,
+                             "tools": tool_versions(), "code": code_digest()}))
+
+
+def _scan_options(repo: RepoSpec) -> dict[str, Any]:
+    """The scan options the estate file gives ``repo``, as :class:`~diting.scan.options.ScanOptions`
+    takes them (what the reuse key digests and the scan is given: one list, so neither can miss one)."""
+    options: dict[str, Any] = {
+        "services": list(repo.services), "profiles": list(repo.profiles) if repo.profiles is not None else None,
+        "inventory": repo.inventory, "config_snapshot": repo.config_snapshot, "sql_dialects": list(repo.sql_dialects),
+        "config_dirs": list(repo.config_dirs)}
+    if repo.max_file_bytes is not None:
+        options["max_file_bytes"] = repo.max_file_bytes
+    return options
 
 
 def manifest_bytes(pkg: Path) -> bytes | None:
@@ -143,13 +155,8 @@ def scan_repository(task: ScanTask) -> RepoOutcome | tuple[RepoOutcome, list[Pac
     outcome = RepoOutcome(repo.name, "failed", task.commit, task.repo_id, task.key)
     try:
         with tempfile.TemporaryDirectory(prefix=TMP_PREFIX, dir=task.tmp_root) as tmp:
-            opts = ScanOptions(out=Path(tmp), services=list(repo.services),
-                               profiles=list(repo.profiles) if repo.profiles is not None else None,
-                               repo_id=task.repo_id, inventory=repo.inventory, jobs=task.scan_jobs,
-                               rules_dirs=list(task.rules), config_snapshot=repo.config_snapshot, quiet=True,
-                               sql_dialects=list(repo.sql_dialects), config_dirs=list(repo.config_dirs),
-                               cache=task.cache, **({"max_file_bytes": repo.max_file_bytes}
-                                                    if repo.max_file_bytes is not None else {}))
+            opts = ScanOptions(out=Path(tmp), repo_id=task.repo_id, jobs=task.scan_jobs, rules_dirs=list(task.rules),
+                               quiet=True, cache=task.cache, **_scan_options(repo))
             result = scan(repo.path, task.commit, opts)
             packages = [PackageOut(p.path.name, p.service_id, p.kind, p.status, p.scan_id,
                                    {f.name: f.read_bytes() for f in sorted(p.path.iterdir()) if f.is_file()})
